@@ -1,0 +1,48 @@
+#pragma once
+//! \file table_output.hpp
+//! \brief One result table printed as an aligned text table, CSV or JSON (`--format`).
+//!
+//! Every predict/evaluate/bench subcommand builds a ResultTable and prints it with the user's
+//! --format. CSV: one header line, one row per record, units in the column names. JSON: an array
+//! of objects. Numbers are printed with 17 significant digits in csv/json (round-trip exact) and
+//! 6 in the table.
+
+#include <iosfwd>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace shardsweep
+{
+
+enum class OutputFormat
+{
+    table,
+    csv,
+    json,
+};
+
+//! Parses "table" | "csv" | "json"; throws UsageError otherwise.
+OutputFormat parseOutputFormat( const std::string& text );
+
+class ResultTable
+{
+  public:
+    using Cell = std::variant<std::string, double, long long>;
+
+    explicit ResultTable( std::vector<std::string> columns );
+
+    //! Appends one row; it must have one cell per column.
+    void addRow( std::vector<Cell> row );
+
+    const std::vector<std::string>& columns() const { return _columns; }
+    const std::vector<std::vector<Cell>>& rows() const { return _rows; }
+
+    void print( std::ostream& out, OutputFormat format ) const;
+
+  private:
+    std::vector<std::string> _columns;
+    std::vector<std::vector<Cell>> _rows;
+};
+
+} // namespace shardsweep

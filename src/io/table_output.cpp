@@ -1,0 +1,155 @@
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/table_output.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+namespace shardsweep
+{
+
+OutputFormat parseOutputFormat( const std::string& text )
+{
+    if ( text == "table" )
+        return OutputFormat::table;
+    if ( text == "csv" )
+        return OutputFormat::csv;
+    if ( text == "json" )
+        return OutputFormat::json;
+    throw UsageError( "--format: expected table, csv or json, found '" + text + "'" );
+}
+
+ResultTable::ResultTable( std::vector<std::string> columns )
+    : _columns( std::move( columns ) )
+{
+}
+
+void ResultTable::addRow( std::vector<Cell> row )
+{
+    if ( row.size() != _columns.size() )
+        throw std::logic_error( fmt::format( "ResultTable: row has {} cells for {} columns",
+                                             row.size(), _columns.size() ) );
+    _rows.push_back( std::move( row ) );
+}
+
+namespace
+{
+std::string csvEscape( const std::string& s )
+{
+    if ( s.find_first_of( ",\"\n" ) == std::string::npos )
+        return s;
+    std::string out = "\"";
+    for ( char c : s )
+    {
+        if ( c == '"' )
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+std::string jsonEscape( const std::string& s )
+{
+    std::string out;
+    for ( char c : s )
+    {
+        switch ( c )
+        {
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        default:
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string formatCell( const ResultTable::Cell& cell, OutputFormat format )
+{
+    if ( const auto* s = std::get_if<std::string>( &cell ) )
+    {
+        if ( format == OutputFormat::csv )
+            return csvEscape( *s );
+        if ( format == OutputFormat::json )
+            return "\"" + jsonEscape( *s ) + "\"";
+        return *s;
+    }
+    if ( const auto* i = std::get_if<long long>( &cell ) )
+        return std::to_string( *i );
+    double v = std::get<double>( cell );
+    if ( !std::isfinite( v ) )
+        return format == OutputFormat::json ? "null" : fmt::format( "{}", v );
+    return format == OutputFormat::table ? fmt::format( "{:.6g}", v )
+                                         : fmt::format( "{:.17g}", v );
+}
+} // namespace
+
+void ResultTable::print( std::ostream& out, OutputFormat format ) const
+{
+    if ( format == OutputFormat::csv )
+    {
+        for ( std::size_t c = 0; c < _columns.size(); ++c )
+            out << ( c ? "," : "" ) << csvEscape( _columns[c] );
+        out << '\n';
+        for ( const auto& row : _rows )
+        {
+            for ( std::size_t c = 0; c < row.size(); ++c )
+                out << ( c ? "," : "" ) << formatCell( row[c], format );
+            out << '\n';
+        }
+        return;
+    }
+    if ( format == OutputFormat::json )
+    {
+        out << "[";
+        for ( std::size_t r = 0; r < _rows.size(); ++r )
+        {
+            out << ( r ? ",\n " : "\n " ) << "{";
+            for ( std::size_t c = 0; c < _columns.size(); ++c )
+                out << ( c ? ", " : "" ) << "\"" << jsonEscape( _columns[c] )
+                    << "\": " << formatCell( _rows[r][c], format );
+            out << "}";
+        }
+        out << "\n]\n";
+        return;
+    }
+    // Aligned table: numbers right-aligned, text left-aligned.
+    std::vector<std::vector<std::string>> cells;
+    std::vector<std::size_t> width( _columns.size() );
+    for ( std::size_t c = 0; c < _columns.size(); ++c )
+        width[c] = _columns[c].size();
+    for ( const auto& row : _rows )
+    {
+        cells.emplace_back();
+        for ( std::size_t c = 0; c < row.size(); ++c )
+        {
+            cells.back().push_back( formatCell( row[c], format ) );
+            width[c] = std::max( width[c], cells.back().back().size() );
+        }
+    }
+    for ( std::size_t c = 0; c < _columns.size(); ++c )
+        out << ( c ? "  " : "" ) << fmt::format( "{:<{}}", _columns[c], width[c] );
+    out << '\n';
+    for ( std::size_t r = 0; r < cells.size(); ++r )
+    {
+        for ( std::size_t c = 0; c < cells[r].size(); ++c )
+        {
+            bool text = std::holds_alternative<std::string>( _rows[r][c] );
+            out << ( c ? "  " : "" )
+                << ( text ? fmt::format( "{:<{}}", cells[r][c], width[c] )
+                          : fmt::format( "{:>{}}", cells[r][c], width[c] ) );
+        }
+        out << '\n';
+    }
+}
+
+} // namespace shardsweep
