@@ -1,11 +1,10 @@
-#include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/errors.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -100,7 +99,10 @@ CsvTable CsvTable::parse( const std::string& text, const std::string& name )
     return table;
 }
 
-bool CsvTable::hasColumn( const std::string& column ) const { return columnIndex( column ) >= 0; }
+bool CsvTable::hasColumn( const std::string& column ) const
+{
+    return columnIndex( column ) >= 0;
+}
 
 int CsvTable::columnIndex( const std::string& column ) const
 {
@@ -123,8 +125,7 @@ bool CsvTable::isEmpty( std::size_t row, const std::string& column ) const
     return c < 0 || _rows[row][c].empty();
 }
 
-void CsvTable::fail( std::size_t row, const std::string& column,
-                     const std::string& expected ) const
+void CsvTable::fail( std::size_t row, const std::string& column, const std::string& expected ) const
 {
     int c = columnIndex( column );
     std::string found = c < 0 ? std::string( "no such column" )
@@ -158,7 +159,8 @@ std::int64_t CsvTable::getInt( std::size_t row, const std::string& column ) cons
     {
         // Accept integral values written as floating point ("4096.0", "1e6").
         double d = std::strtod( s.c_str(), &end );
-        if ( end != s.c_str() + s.size() || d != static_cast<double>( static_cast<long long>( d ) ) )
+        if ( end != s.c_str() + s.size() ||
+             d != static_cast<double>( static_cast<long long>( d ) ) )
             fail( row, column, "an integer" );
         v = static_cast<long long>( d );
     }

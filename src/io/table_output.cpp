@@ -1,11 +1,9 @@
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/table_output.hpp>
-
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <ostream>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/table_output.hpp>
 
 namespace shardsweep
 {
@@ -21,10 +19,7 @@ OutputFormat parseOutputFormat( const std::string& text )
     throw UsageError( "--format: expected table, csv or json, found '" + text + "'" );
 }
 
-ResultTable::ResultTable( std::vector<std::string> columns )
-    : _columns( std::move( columns ) )
-{
-}
+ResultTable::ResultTable( std::vector<std::string> columns ) : _columns( std::move( columns ) ) {}
 
 void ResultTable::addRow( std::vector<Cell> row )
 {
@@ -88,8 +83,7 @@ std::string formatCell( const ResultTable::Cell& cell, OutputFormat format )
     double v = std::get<double>( cell );
     if ( !std::isfinite( v ) )
         return format == OutputFormat::json ? "null" : fmt::format( "{}", v );
-    return format == OutputFormat::table ? fmt::format( "{:.6g}", v )
-                                         : fmt::format( "{:.17g}", v );
+    return format == OutputFormat::table ? fmt::format( "{:.6g}", v ) : fmt::format( "{:.17g}", v );
 }
 } // namespace
 

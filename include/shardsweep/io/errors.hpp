@@ -30,18 +30,14 @@ class InputError : public std::runtime_error
   public:
     InputError( const std::string& file, int line, int column, const std::string& field,
                 const std::string& expected, const std::string& found )
-        : std::runtime_error( format( file, line, column, field, expected, found ) )
-        , _file( file )
-        , _line( line )
-        , _column( column )
-        , _field( field )
+        : std::runtime_error( format( file, line, column, field, expected, found ) ), _file( file ),
+          _line( line ), _column( column ), _field( field )
     {
     }
 
     //! For errors that are not tied to one position (line/column 0 are omitted from the text).
     InputError( const std::string& file, const std::string& message )
-        : std::runtime_error( file + ": " + message )
-        , _file( file )
+        : std::runtime_error( file + ": " + message ), _file( file )
     {
     }
 

@@ -1,0 +1,49 @@
+#pragma once
+//! \file commands.hpp
+//! \brief The subcommands of `shardsweep <subcommand> [options]`, one function each.
+//!
+//! `args` holds the arguments after the subcommand words (e.g. after "predict gemm"). A command
+//! parses them with Boost.Program_options, prints only on rank 0 (through ctx.out), and returns
+//! the exit status; bad input throws InputError/UsageError (exit 2, see io/errors.hpp).
+
+#include <iosfwd>
+#include <mpi.h>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+struct CommandContext
+{
+    int rank = 0;
+    int size = 1;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    std::ostream* out = nullptr; //!< standard output on rank 0, a null stream elsewhere
+    std::string program = "shardsweep";
+
+    std::ostream& print() const { return *out; }
+    bool isRoot() const { return rank == 0; }
+};
+
+using Arguments = std::vector<std::string>;
+
+int runSweep( const CommandContext& ctx, const Arguments& args ); //!< shardsweep run
+int plan( const CommandContext& ctx, const Arguments& args );     //!< shardsweep plan
+int evaluate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep evaluate
+int validate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep validate
+
+int predictGemm( const CommandContext& ctx, const Arguments& args );       //!< predict gemm
+int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< predict collective
+int predictEmbedding( const CommandContext& ctx, const Arguments& args );  //!< predict embedding
+int predictTorchrec( const CommandContext& ctx, const Arguments& args );   //!< predict torchrec
+
+int benchKernel( const CommandContext& ctx, const Arguments& args );   //!< bench kernel
+int benchSweep( const CommandContext& ctx, const Arguments& args );    //!< bench sweep
+int benchPlanners( const CommandContext& ctx, const Arguments& args ); //!< bench planners
+int benchGemm( const CommandContext& ctx, const Arguments& args );     //!< bench gemm
+
+//! Program entry: MPI + Kokkos set-up, dispatch, error reporting and exit status.
+int runMain( int argc, char* argv[] );
+
+} // namespace shardsweep

@@ -1,0 +1,239 @@
+// Program entry: MPI and Kokkos set-up, subcommand dispatch, --help/--version, error reporting.
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <ostream>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/mpi_environment.hpp>
+#include <shardsweep/version.hpp>
+#include <streambuf>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+//! Swallows output on ranks other than 0.
+class NullBuffer : public std::streambuf
+{
+  protected:
+    int overflow( int c ) override { return c; }
+};
+
+using CommandFn = std::function<int( const CommandContext&, const Arguments& )>;
+
+struct Command
+{
+    std::string name;
+    std::string usage;
+    std::string summary;
+    CommandFn run;
+};
+
+const std::vector<Command>& topCommands()
+{
+    static const std::vector<Command> commands = {
+        { "run", "run SWEEP.yaml -o OUT.h5 [options]",
+          "Evaluate every scenario of a sweep over all MPI ranks into one HDF5 file (resumable).",
+          runSweep },
+        { "plan", "plan WORKLOAD.yaml PLATFORM.yaml [options]",
+          "Find the best sharding plan for one workload on one platform; compare with baselines.",
+          plan },
+        { "evaluate", "evaluate SCENARIO.yaml [options]",
+          "Per-GPU, per-phase cost breakdown of one given plan.", evaluate },
+        { "predict", "predict gemm|collective|embedding|torchrec [options]",
+          "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
+        { "validate", "validate FILE...",
+          "Check input files (GPUs, platforms, workloads, sweeps, "
+          "plans) without running anything.",
+          validate },
+        { "bench", "bench kernel|sweep|planners|gemm [options]",
+          "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
+    };
+    return commands;
+}
+
+const std::vector<Command>& predictCommands()
+{
+    static const std::vector<Command> commands = {
+        { "gemm", "predict gemm --gpu NAME --input shapes.csv",
+          "GEMM latency from the tile/wave model.", predictGemm },
+        { "collective", "predict collective --network NET.yml --collective KIND --bytes S",
+          "Collective time with ASTRA-sim 2.0's analytical semantics.", predictCollective },
+        { "embedding", "predict embedding --gpu NAME --input tables.csv",
+          "Embedding-lookup forward/backward time, distinct rows and cache hit rate.",
+          predictEmbedding },
+        { "torchrec", "predict torchrec --input shards.csv",
+          "TorchRec planner's per-shard perf estimate, reproduced exactly.", predictTorchrec },
+    };
+    return commands;
+}
+
+const std::vector<Command>& benchCommands()
+{
+    static const std::vector<Command> commands = {
+#ifdef SHARDSWEEP_ENABLE_BENCHMARKS
+        { "kernel", "bench kernel [options]",
+          "Cost-kernel throughput (shard evaluations/s/core) against a scalar loop.", benchKernel },
+        { "sweep", "bench sweep [options]",
+          "Sweep throughput, I/O share, parallel efficiency and peak memory.", benchSweep },
+        { "planners", "bench planners [options]",
+          "Planner quality on the NeuroShard/DreamShard/AutoShard protocols and planning time.",
+          benchPlanners },
+        { "gemm", "bench gemm [options]",
+          "GEMM model error per GPU, leave-one-GPU-out, next to the roofline.", benchGemm },
+#endif
+    };
+    return commands;
+}
+
+std::string commandTable( const std::vector<Command>& commands )
+{
+    std::string text;
+    for ( const auto& c : commands )
+        text += fmt::format( "  {}\n      {}\n", c.usage, c.summary );
+    return text;
+}
+
+std::string programHelp()
+{
+    return "shardsweep: sweep DLRM embedding-sharding scenarios over GPU platforms with a batched\n"
+           "Kokkos cost model (embedding lookups, GEMMs, collectives on the step's critical "
+           "path).\n\n"
+           "Usage: shardsweep <subcommand> [options]\n"
+           "       mpirun -np N shardsweep run SWEEP.yaml -o OUT.h5\n\n"
+           "Subcommands:\n" +
+           commandTable( topCommands() ) +
+           "\nEvery subcommand takes --help. Global options:\n"
+           "  --help, -h        this text\n"
+           "  --version         version, git hash, Kokkos backend and MPI library\n"
+           "  --kokkos-threads=N, --kokkos-help, ...  Kokkos runtime options (consumed before the\n"
+           "                    subcommand; OMP_NUM_THREADS works too)\n\n"
+           "Exit status: 0 success, 1 failure, 2 bad input or usage (nothing written),\n"
+           "3 sweep stopped by SIGTERM/SIGUSR1 and resumable (rerun the same command).\n";
+}
+
+std::string groupHelp( const std::string& group, const std::vector<Command>& commands )
+{
+    if ( commands.empty() )
+        return "shardsweep " + group + ": this build has no " + group +
+               " subcommands (configure with -DSHARDSWEEP_ENABLE_BENCHMARKS=ON)\n";
+    return "Usage: shardsweep " + group + " <kind> [options]\n\nKinds:\n" +
+           commandTable( commands ) + "\n'shardsweep " + group +
+           " <kind> --help' lists the options of each.\n";
+}
+
+std::string versionText()
+{
+    return fmt::format( "shardsweep {} (git {})\nKokkos {}.{}.{}, default execution space {}\n{}\n",
+                        versionString(), gitHash(), KOKKOS_VERSION / 10000,
+                        KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
+                        Kokkos::DefaultExecutionSpace::name(), MpiEnvironment::libraryVersion() );
+}
+
+int dispatch( const CommandContext& ctx, const Arguments& words )
+{
+    if ( words.empty() || words[0] == "--help" || words[0] == "-h" || words[0] == "help" )
+    {
+        ctx.print() << programHelp();
+        return words.empty() ? kExitBadInput : 0;
+    }
+    if ( words[0] == "--version" )
+    {
+        ctx.print() << versionText();
+        return 0;
+    }
+    for ( const auto& c : topCommands() )
+    {
+        if ( c.name != words[0] )
+            continue;
+        Arguments rest( words.begin() + 1, words.end() );
+        if ( c.run )
+            return c.run( ctx, rest );
+        const auto& group = c.name == "predict" ? predictCommands() : benchCommands();
+        if ( rest.empty() || rest[0] == "--help" || rest[0] == "-h" )
+        {
+            ctx.print() << groupHelp( c.name, group );
+            return rest.empty() ? kExitBadInput : 0;
+        }
+        for ( const auto& k : group )
+            if ( k.name == rest[0] )
+                return k.run( ctx, Arguments( rest.begin() + 1, rest.end() ) );
+        std::string known;
+        for ( const auto& k : group )
+            known += ( known.empty() ? "" : ", " ) + k.name;
+        throw UsageError( fmt::format( "unknown '{}' kind '{}' (known: {})", c.name, rest[0],
+                                       known.empty() ? "none in this build" : known ) );
+    }
+    throw UsageError( fmt::format( "unknown subcommand '{}'; see 'shardsweep --help'", words[0] ) );
+}
+
+} // namespace
+
+int runMain( int argc, char* argv[] )
+{
+    MpiEnvironment mpi( argc, argv );
+    // Under Slurm stdout is a file: line-buffer it so progress lines appear as they are printed.
+    std::setvbuf( stdout, nullptr, _IOLBF, 0 );
+    NullBuffer null_buffer;
+    std::ostream null_stream( &null_buffer );
+
+    CommandContext ctx;
+    ctx.rank = mpi.rank();
+    ctx.size = mpi.size();
+    ctx.out = ctx.rank == 0 ? &std::cout : &null_stream;
+
+    // Kokkos sees only its --kokkos-* arguments: Kokkos 3.4 also acts on unprefixed ones such as
+    // --help and --threads, which belong to shardsweep's subcommands.
+    std::vector<char*> kokkos_argv = { argv[0] };
+    Arguments words;
+    for ( int i = 1; i < argc; ++i )
+    {
+        std::string arg = argv[i];
+        if ( arg.rfind( "--kokkos-", 0 ) == 0 )
+            kokkos_argv.push_back( argv[i] );
+        else
+            words.push_back( arg );
+    }
+    int kokkos_argc = static_cast<int>( kokkos_argv.size() );
+    kokkos_argv.push_back( nullptr );
+    char** kokkos_args = kokkos_argv.data();
+    Kokkos::ScopeGuard kokkos( kokkos_argc, kokkos_args );
+    int status = 0;
+    try
+    {
+        status = dispatch( ctx, words );
+    }
+    catch ( const UsageError& e )
+    {
+        // Usage and input errors are deterministic: every rank sees the same one; rank 0 reports.
+        if ( ctx.rank == 0 )
+            std::cerr << "shardsweep: usage error: " << e.what() << '\n';
+        status = kExitBadInput;
+    }
+    catch ( const InputError& e )
+    {
+        if ( ctx.rank == 0 )
+            std::cerr << "shardsweep: input error: " << e.what() << '\n';
+        status = kExitBadInput;
+    }
+    catch ( const std::exception& e )
+    {
+        // A failure that may be local to one rank: report it with the rank and stop every rank.
+        std::cerr << ( ctx.size > 1 ? fmt::format( "shardsweep: error on rank {}: ", ctx.rank )
+                                    : std::string( "shardsweep: error: " ) )
+                  << e.what() << std::endl;
+        if ( ctx.size > 1 )
+            MpiEnvironment::abort( kExitFailure );
+        status = kExitFailure;
+    }
+    std::cout.flush();
+    return status;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,12 @@
+// Placeholder until this subcommand's component lands; replaced by its implementation.
+#include <shardsweep/cli/commands.hpp>
+
+#include <stdexcept>
+
+namespace shardsweep
+{
+int evaluate( const CommandContext&, const Arguments& )
+{
+    throw std::runtime_error( "'evaluate' is not available in this build yet" );
+}
+} // namespace shardsweep

@@ -1,0 +1,12 @@
+// Placeholder until this subcommand's component lands; replaced by its implementation.
+#include <shardsweep/cli/commands.hpp>
+
+#include <stdexcept>
+
+namespace shardsweep
+{
+int plan( const CommandContext&, const Arguments& )
+{
+    throw std::runtime_error( "'plan' is not available in this build yet" );
+}
+} // namespace shardsweep

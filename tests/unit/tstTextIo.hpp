@@ -1,0 +1,53 @@
+// ResultTable output formats and the CSV reader's error positions.
+#include <gtest/gtest.h>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <sstream>
+
+namespace Test
+{
+
+TEST( TEST_CATEGORY, result_table_formats )
+{
+    shardsweep::ResultTable table( { "name", "time_ms", "count" } );
+    table.addRow( { std::string( "a,b" ), 0.1, 3LL } );
+    std::ostringstream csv;
+    table.print( csv, shardsweep::OutputFormat::csv );
+    EXPECT_EQ( csv.str(), "name,time_ms,count\n\"a,b\",0.10000000000000001,3\n" );
+    std::ostringstream json;
+    table.print( json, shardsweep::OutputFormat::json );
+    EXPECT_EQ( json.str(),
+               "[\n {\"name\": \"a,b\", \"time_ms\": 0.10000000000000001, \"count\": 3}\n]\n" );
+    std::ostringstream text;
+    table.print( text, shardsweep::OutputFormat::table );
+    EXPECT_EQ( text.str(), "name  time_ms  count\na,b       0.1      3\n" );
+    EXPECT_THROW( table.addRow( { 1.0 } ), std::logic_error );
+    EXPECT_THROW( shardsweep::parseOutputFormat( "xml" ), shardsweep::UsageError );
+}
+
+TEST( TEST_CATEGORY, csv_reader_values_and_errors )
+{
+    auto csv =
+        shardsweep::CsvTable::parse( "# comment\nrows,dim,flag\n100, 16,true\n\n7,x,0\n", "t.csv" );
+    ASSERT_EQ( csv.numRows(), 2u );
+    EXPECT_EQ( csv.getInt( 0, "rows" ), 100 );
+    EXPECT_EQ( csv.getDouble( 0, "dim" ), 16.0 );
+    EXPECT_TRUE( csv.getBool( 0, "flag" ) );
+    EXPECT_FALSE( csv.getBool( 1, "flag" ) );
+    EXPECT_EQ( csv.lineOf( 1 ), 5 );
+    try
+    {
+        csv.getInt( 1, "dim" );
+        FAIL() << "no error";
+    }
+    catch ( const shardsweep::InputError& e )
+    {
+        EXPECT_STREQ( e.what(), "t.csv:5:2: field 'dim': expected an integer, found 'x'" );
+    }
+    EXPECT_THROW( csv.checkColumns( { "rows", "dim" }, {} ), shardsweep::InputError );
+    EXPECT_NO_THROW( csv.checkColumns( { "rows", "dim" }, { "flag" } ) );
+    EXPECT_THROW( shardsweep::CsvTable::parse( "a,b\n1\n", "x.csv" ), shardsweep::InputError );
+}
+
+} // namespace Test
