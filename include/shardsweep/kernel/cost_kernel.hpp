@@ -1,0 +1,75 @@
+#pragma once
+//! \file cost_kernel.hpp
+//! \brief The batched cost kernel: predicts one training iteration for many scenarios at once.
+//!
+//! A scenario is (workload, platform, plan, global batch, cost model). The host flattens a batch
+//! of scenarios into struct-of-arrays Views (scenarios, GPUs, shards) and one Kokkos kernel
+//! evaluates them in the execution space the caller passes. Results are bit-identical between
+//! Serial and OpenMP: every reduction runs in a fixed order inside one scenario's work item.
+#include <shardsweep/scenario/task.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! Which cost model prices the shards: shardsweep's own (critical path, distribution-aware
+//! lookups, ASTRA-sim collectives) or TorchRec's planner estimator, reproduced exactly.
+enum class CostModel : std::uint8_t
+{
+    native = 0,
+    torchrec = 1,
+};
+
+//! Phases of one training iteration, in execution order (docs/model/step.md).
+enum class Phase : int
+{
+    input_dist = 0,          //!< sparse-index all-to-all (TorchRec's input dist)
+    embedding_fwd = 1,       //!< embedding lookups of the local shards
+    bottom_mlp_fwd = 2,      //!< dense bottom MLP
+    embedding_comm_fwd = 3,  //!< pooled-embedding all-to-all / reduce-scatter / all-gather
+    top_fwd = 4,             //!< interaction + top MLP
+    top_bwd = 5,             //!< their backward
+    embedding_comm_bwd = 6,  //!< gradient all-to-all back to the shard owners
+    bottom_mlp_bwd = 7,      //!< bottom MLP backward
+    embedding_bwd = 8,       //!< embedding backward + optimizer update
+    dense_allreduce = 9,     //!< dense-gradient all-reduce (overlapped with backward compute)
+};
+constexpr int kNumPhases = 10;
+const char* phaseName( Phase phase ); //!< "input_dist", "embedding_fwd", ...
+
+//! One scenario to evaluate. Pointers are borrowed for the duration of the call.
+struct ScenarioInput
+{
+    const Workload* workload = nullptr;
+    const Platform* platform = nullptr;
+    const Plan* plan = nullptr;
+    std::int64_t global_batch = 0; //!< 0: workload->global_batch
+    CostModel model = CostModel::native;
+};
+
+//! What the kernel predicts for one scenario.
+struct ScenarioResult
+{
+    bool feasible = true;
+    int overflow_gpu = -1;       //!< first GPU whose memory overflows (infeasible plans)
+    double overflow_GiB = 0.0;   //!< by how much
+    double iteration_ms = 0.0;   //!< along the critical path
+    double exposed_comm_ms = 0.0; //!< communication not hidden behind compute
+    double phase_ms[kNumPhases] = {}; //!< critical-path duration of each phase
+    int num_gpus = 0;
+    std::vector<double> gpu_phase_ms;   //!< [gpu * kNumPhases + phase], busy time of that GPU
+    std::vector<double> gpu_memory_GiB; //!< [gpu] total memory needed on that GPU
+    std::vector<double> shard_fwd_ms;   //!< [shard] in plan->shards order
+    std::vector<double> shard_bwd_ms;   //!< [shard]
+};
+
+//! Evaluates a batch of scenarios with the default host execution space.
+std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
+
+//! Convenience for planners and tests: one scenario on the host.
+ScenarioResult evaluateScenario( const ScenarioInput& input );
+
+} // namespace shardsweep

@@ -1,0 +1,54 @@
+#pragma once
+//! \file planner.hpp
+//! \brief One interface for every sharding planner (baselines, TorchRec-like, shardsweep's own).
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/scenario/task.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+enum class PlannerKind : std::uint8_t
+{
+    round_robin = 0,        //!< sharding.md baseline (also the sweep's simple placement)
+    random = 1,             //!< sharding.md baseline
+    dim_greedy = 2,         //!< sharding.md baseline
+    size_greedy = 3,        //!< sharding.md baseline
+    lookup_greedy = 4,      //!< sharding.md baseline
+    size_lookup_greedy = 5, //!< sharding.md baseline
+    torchrec = 6,           //!< TorchRec's enumerator + proposers + greedy-perf partitioner
+    shardsweep = 7,         //!< cost-guided greedy + improvement search on the native model
+};
+constexpr int kNumPlanners = 8;
+const char* plannerName( PlannerKind kind );      //!< "round_robin", "random", ...
+PlannerKind parsePlannerName( const std::string& name ); //!< throws UsageError on unknown names
+
+struct PlannerOptions
+{
+    std::uint64_t seed = 0;          //!< random baseline and search tie-breaking
+    double time_budget_s = 0.5;      //!< shardsweep planner's improvement phase
+    int max_iterations = 100000;     //!< shardsweep planner's improvement phase
+    CostModel model = CostModel::native; //!< the model the plan is priced (and searched) with
+};
+
+struct PlanResult
+{
+    bool feasible = false;
+    std::string reason;          //!< why infeasible ("table 12 (3.2 GiB) fits on no GPU")
+    Plan plan;
+    double predicted_ms = 0.0;   //!< iteration time of the plan under options.model
+    double plan_seconds = 0.0;   //!< wall time spent planning
+};
+
+//! Plans `workload` on `platform` at `global_batch` (0: workload.global_batch).
+PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform& platform,
+                     std::int64_t global_batch, const PlannerOptions& options );
+
+//! A lower bound on the native-model iteration time of any plan for this task.
+double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
+                              std::int64_t global_batch );
+
+} // namespace shardsweep
