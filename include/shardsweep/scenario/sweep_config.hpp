@@ -1,0 +1,80 @@
+#pragma once
+//! \file sweep_config.hpp
+//! \brief The parsed form of a sweep file (`kind: sweep`, docs/SWEEPS.md): grids and generators.
+//!
+//! Plain data: io/sweep_yaml.hpp fills it from YAML (ranges already expanded into value lists,
+//! paths already resolved against the sweep file), scenario/scenario_space.hpp numbers it.
+
+#include <cstdint>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/table_pool.hpp>
+#include <shardsweep/scenario/task_generator.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! "native" / "torchrec".
+const char* costModelName( CostModel model );
+//! Inverse of costModelName; throws UsageError on unknown names.
+CostModel parseCostModelName( const std::string& name );
+
+//! Where a generator's tables come from.
+struct TablePoolSource
+{
+    //! CSV path (resolved); empty: synthetic.
+    std::string csv;
+    //! Synthetic pool: size, seed and the other knobs of SyntheticPoolOptions.
+    SyntheticPoolOptions synthetic;
+    //! Synthetic pool: locality_stats.txt file and block fitted to (resolved path).
+    std::string locality_file;
+    int locality_block = 0;
+};
+
+//! A random task generator: `count` tasks of one protocol, each evaluated for every
+//! planner × batch × cost model of the generator.
+struct TaskGeneratorConfig
+{
+    std::string name; //!< defaults to the protocol name; unique within the sweep
+    TaskProtocol protocol = TaskProtocol::neuroshard;
+    std::uint64_t count = 0;
+    std::uint64_t seed = 0; //!< the generator's task seed (default: mixSeed(sweep seed, ordinal))
+    TaskOptions options;
+    TablePoolSource pool;
+    std::string platform;               //!< platform YAML (resolved): GPU, network, node size
+    std::vector<PlannerKind> planners;  //!< default: the sweep's planners
+    std::vector<std::int64_t> batches;  //!< default: { options.global_batch }
+    std::vector<CostModel> cost_models; //!< default: the sweep's cost models
+};
+
+struct SweepConfig
+{
+    std::string file; //!< the sweep file as given
+    std::string name;
+    std::string description;
+    std::uint64_t seed = 0;
+
+    // ---- the grid: every combination is one scenario --------------------------------------
+    std::vector<std::string> workloads; //!< workload YAML paths (resolved)
+    std::vector<std::string> platforms; //!< platform YAML paths (resolved)
+    std::vector<PlannerKind> planners;  //!< default { round_robin }
+    std::vector<std::int64_t> batches;  //!< global batch sizes; 0 = the workload's own
+    std::vector<int> gpu_counts;        //!< 0 = the platform's own
+    std::vector<CostModel> cost_models; //!< default { native }
+
+    // ---- random task generators, numbered after the grid -----------------------------------
+    std::vector<TaskGeneratorConfig> generators;
+
+    //! The sweep file's text, verbatim (for the results file and the configuration hash).
+    std::string text;
+
+    //! Number of grid scenarios (0 when there are no workloads or no platforms).
+    std::uint64_t gridSize() const;
+};
+
+//! FNV-1a 64 of the sweep text: the configuration hash a resumed run is checked against.
+std::uint64_t sweepConfigHash( const SweepConfig& config );
+
+} // namespace shardsweep
