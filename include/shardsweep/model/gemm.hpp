@@ -1,0 +1,212 @@
+#pragma once
+//! \file gemm.hpp
+//! \brief Latency of one (batched) GEMM on one GPU: a tile/wave model bounded by the roofline.
+//!
+//! C[B,M,N] = A[B,M,K]·W[B,K,N]; K is the reduction (NeuSight's data files call it N, see
+//! io/neusight_data.hpp, which swaps the two on reading). The model mimics how cuBLAS runs such a
+//! GEMM: it cuts C into tiles of tm×tn (a small fixed candidate set, as cuBLAS' SGEMM kernels),
+//! optionally splits the reduction into `s` slices (split-K, followed by a reduction kernel), and
+//! schedules the tiles in waves over the SMs:
+//!
+//!   tiles  = B·⌈M/tm⌉·⌈N/tn⌉·s,   tiles_per_SM = clamp(⌊occupancy_area/(tm·tn)⌋, 1, 8)
+//!   waves  = ⌈tiles / (SMs·tiles_per_SM)⌉
+//!   wave   = tiles_per_SM · 2·tm·tn·(⌈K/s⌉ + k_overhead) / (peak/SMs · e_max · I/(I + i_half))
+//!            with I = tm·tn/(tm+tn) the tile's FLOPs per loaded element (small tiles are slower)
+//!   memory = bytes(A, W, C [+ split-K partials]) / (bandwidth · e_bw)
+//!   time   = launch + max(waves·wave, memory) [+ splitk_launch when s > 1]
+//!
+//! and picks the (tile, s) with the smallest time, as cuBLAS' heuristics aim to. Only the GPU's
+//! catalog spec enters (SM count, peak FLOP/s of the dtype, memory bandwidth), never a per-GPU
+//! constant, so the model predicts GPUs it was not fitted on. The few global constants are in
+//! GemmConstants; kGemmConstants holds the shipped values (how they were fitted: see there and
+//! docs/model/gemm.md). Everything here is a pure function, callable inside Kokkos kernels.
+
+#include <Kokkos_Core.hpp>
+#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/model/math.hpp>
+
+namespace shardsweep
+{
+
+struct GemmPrediction
+{
+    double latency_ms = 0.0;
+    int tile_m = 0;
+    int tile_n = 0;
+    double waves = 0.0;        //!< ⌈tiles / (SMs·tiles_per_SM)⌉ of the chosen tile
+    bool memory_bound = false; //!< the memory time exceeded the compute time
+};
+
+//! The global constants of the model (the same for every GPU).
+struct GemmConstants
+{
+    double launch_ms;            //!< per-call overhead (launch + event timing), ms
+    double peak_efficiency;      //!< e_max: fraction of peak FLOP/s a large tile sustains
+    double k_overhead;           //!< per-tile prologue/epilogue, in reduction elements
+    double intensity_half;       //!< i_half: tile intensity at which efficiency halves
+    double occupancy_area;       //!< accumulator elements one SM holds (tiles resident per SM)
+    double bandwidth_efficiency; //!< e_bw: fraction of the datasheet bandwidth reached
+    double splitk_ms;            //!< extra cost of split-K's reduction kernel, ms
+};
+
+//! Shipped constants, fitted on all five GPUs of shared/data/gemm/train (119,847 FP32 bmm and
+//! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
+//! (src/calibration/gemm_fit.cpp); `shardsweep bench gemm` re-runs this fit and prints the values
+//! next to these. See docs/model/gemm.md.
+constexpr GemmConstants kGemmConstants = { 0.029993, 1.0,     0.00071683, 25.056,
+                                           31052.0,  0.51611, 0.022156 };
+
+//! Number of tile shapes the model chooses from.
+constexpr int kGemmNumTiles = 8;
+//! Split-K factors tried: 1, 2, 4, ..., 2^(kGemmNumSplits-1).
+constexpr int kGemmNumSplits = 7;
+
+//! Tile shape `i` (rows of C, columns of C): cuBLAS SGEMM's 128x128 ... 32x32 family.
+KOKKOS_INLINE_FUNCTION int gemmTileM( int i )
+{
+    switch ( i )
+    {
+    case 0:
+        return 128;
+    case 1:
+        return 128;
+    case 2:
+        return 64;
+    case 3:
+        return 128;
+    case 4:
+        return 32;
+    case 5:
+        return 64;
+    case 6:
+        return 64;
+    default:
+        return 32;
+    }
+}
+KOKKOS_INLINE_FUNCTION int gemmTileN( int i )
+{
+    switch ( i )
+    {
+    case 0:
+        return 128;
+    case 1:
+        return 64;
+    case 2:
+        return 128;
+    case 3:
+        return 32;
+    case 4:
+        return 128;
+    case 5:
+        return 64;
+    case 6:
+        return 32;
+    default:
+        return 32;
+    }
+}
+
+//! Peak FLOP/s (in TFLOP/s) for a dtype; falls back to FP32 where the GPU lists no such rate.
+KOKKOS_INLINE_FUNCTION double gemmPeakTFLOPs( const GpuSpec& gpu, DataType dtype )
+{
+    double peak = gpu.fp32_TFLOPs;
+    if ( dtype == DataType::tf32 && gpu.tf32_TFLOPs > 0.0 )
+        peak = gpu.tf32_TFLOPs;
+    else if ( dtype == DataType::fp16 && gpu.fp16_TFLOPs > 0.0 )
+        peak = gpu.fp16_TFLOPs;
+    else if ( dtype == DataType::bf16 && gpu.bf16_TFLOPs > 0.0 )
+        peak = gpu.bf16_TFLOPs;
+    return peak;
+}
+
+//! Tiles resident per SM for a tm×tn tile.
+KOKKOS_INLINE_FUNCTION double gemmTilesPerSm( const GemmConstants& c, int tm, int tn )
+{
+    const double t = math::floor( c.occupancy_area / ( double( tm ) * double( tn ) ) );
+    return math::fmin( 8.0, math::fmax( 1.0, t ) );
+}
+
+//! Time of one candidate (tile i, split s); fills `out` with it.
+KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, const GpuSpec& gpu,
+                                                     double B, double M, double N, double K,
+                                                     DataType dtype, int tile, double split )
+{
+    const int tm = gemmTileM( tile );
+    const int tn = gemmTileN( tile );
+    const double sms = gpu.sm_count;
+    const double tiles = B * math::ceil( M / tm ) * math::ceil( N / tn ) * split;
+    const double per_sm = gemmTilesPerSm( c, tm, tn );
+    const double waves = math::ceil( tiles / ( sms * per_sm ) );
+    const double area = double( tm ) * double( tn );
+    const double intensity = area / double( tm + tn );
+    const double sm_flops = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12 / sms * c.peak_efficiency *
+                            intensity / ( intensity + c.intensity_half );
+    const double k_slice = math::ceil( K / split );
+    const double wave_s = per_sm * 2.0 * area * ( k_slice + c.k_overhead ) / sm_flops;
+    const double compute_ms = waves * wave_s * 1.0e3;
+
+    const double elem = dataTypeBytes( dtype );
+    // Each operand crosses DRAM once (L2 and shared memory serve the re-reads of tiles).
+    double bytes = elem * B * ( M * K + K * N + M * N );
+    if ( split > 1.0 )
+        bytes += 2.0 * 4.0 * split * B * M * N; // FP32 partials written then reduced
+    const double memory_ms =
+        bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 * c.bandwidth_efficiency ) * 1.0e3;
+
+    GemmPrediction p;
+    p.latency_ms =
+        c.launch_ms + math::fmax( compute_ms, memory_ms ) + ( split > 1.0 ? c.splitk_ms : 0.0 );
+    p.tile_m = tm;
+    p.tile_n = tn;
+    p.waves = waves;
+    p.memory_bound = memory_ms > compute_ms;
+    return p;
+}
+
+//! The model with explicit constants (the fit varies them); picks the fastest candidate.
+KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmWith( const GemmConstants& c, const GpuSpec& gpu,
+                                                       double B, double M, double N, double K,
+                                                       DataType dtype )
+{
+    GemmPrediction best;
+    best.latency_ms = -1.0;
+    if ( B <= 0.0 || M <= 0.0 || N <= 0.0 || K <= 0.0 )
+    {
+        best.latency_ms = 0.0;
+        return best;
+    }
+    for ( int t = 0; t < kGemmNumTiles; ++t )
+    {
+        double split = 1.0;
+        for ( int s = 0; s < kGemmNumSplits; ++s, split *= 2.0 )
+        {
+            if ( split > 1.0 && split * 32.0 > K )
+                break; // a slice keeps at least 32 reduction elements
+            const GemmPrediction p = gemmCandidate( c, gpu, B, M, N, K, dtype, t, split );
+            if ( best.latency_ms < 0.0 || p.latency_ms < best.latency_ms )
+                best = p;
+        }
+    }
+    return best;
+}
+
+//! Predicted latency of C[B,M,N] = A[B,M,K]·W[B,K,N] with the shipped constants.
+KOKKOS_INLINE_FUNCTION GemmPrediction predictGemm( const GpuSpec& gpu, double B, double M, double N,
+                                                   double K, DataType dtype )
+{
+    return predictGemmWith( kGemmConstants, gpu, B, M, N, K, dtype );
+}
+
+//! The plain roofline: max(FLOPs / peak, minimal bytes / bandwidth), no overhead (a baseline).
+KOKKOS_INLINE_FUNCTION double gemmRooflineMs( const GpuSpec& gpu, double B, double M, double N,
+                                              double K, DataType dtype )
+{
+    const double flops = 2.0 * B * M * N * K;
+    const double bytes = dataTypeBytes( dtype ) * B * ( M * K + K * N + M * N );
+    return math::fmax( flops / ( gemmPeakTFLOPs( gpu, dtype ) * 1.0e12 ),
+                       bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 ) ) *
+           1.0e3;
+}
+
+} // namespace shardsweep
