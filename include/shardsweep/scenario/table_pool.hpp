@@ -56,10 +56,18 @@ struct SyntheticPoolOptions
     double tilt_sigma = 0.25;
     //! Fraction of a table's rows touched by one batch is log-uniform in [min, 1].
     double min_touched_fraction = 0.02;
+    //! Correlation between a table's log pooling factor and its hotness tilt (heavier tables
+    //! reuse rows more).
+    double tilt_pooling_correlation = 0.5;
+    //! Largest hash size drawn (it never drops below the rows one batch touches).
+    std::int64_t max_rows = 4000000;
+    //! Fixed-point iterations of the histogram calibration.
+    int calibration_iterations = 200;
 };
 
 //! Mean reuse count of a row whose count falls in bin j: the mean of the integers in
-//! (2^(j-1), 2^j] (bin 0: 1; bin 16, open: taken as 1.5 · 2^15).
+//! (2^(j-1), 2^j] weighted by k^-2 (a power law within the bin; bin 16, open, is taken as
+//! (2^15, 2^16]). docs/model/table_pool.md derives the exponent from the 2021 file.
 double reuseBinMeanCount( int bin );
 
 //! The unique-row histogram implied by the access histogram (u_j ∝ a_j / c_j), normalised:

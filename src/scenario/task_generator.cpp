@@ -1,0 +1,194 @@
+#include <algorithm>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/scenario/task_generator.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace shardsweep
+{
+
+namespace
+{
+constexpr const char* kProtocolNames[kNumTaskProtocols] = {
+    "none", "neuroshard", "dreamshard", "autoshard", "surco", "large-856x128" };
+
+// NeuroShard's dims, in the order of its gen_tasks.py list.
+constexpr int kNeuroShardDims[6] = { 128, 64, 32, 16, 8, 4 };
+
+void addTable( GeneratedTask& task, const TablePool& pool, int id, int dim, DataType dtype )
+{
+    TableSpec t = pool.tables[id];
+    t.dim = dim;
+    t.dtype = dtype;
+    task.workload.tables.push_back( t );
+    task.workload.table_names.push_back( pool.names[id] );
+    task.pool_ids.push_back( id );
+}
+
+double fp32GiB( const TableSpec& t, int dim )
+{
+    return double( t.rows ) * dim * 4.0 / 1073741824.0; // GiB, as the papers' "GB"
+}
+} // namespace
+
+const char* taskProtocolName( TaskProtocol protocol )
+{
+    const int i = static_cast<int>( protocol );
+    return i >= 0 && i < kNumTaskProtocols ? kProtocolNames[i] : "unknown";
+}
+
+TaskProtocol parseTaskProtocol( const std::string& name )
+{
+    for ( int i = 1; i < kNumTaskProtocols; ++i )
+        if ( name == kProtocolNames[i] )
+            return static_cast<TaskProtocol>( i );
+    throw UsageError( "unknown task protocol '" + name +
+                      "' (expected neuroshard, dreamshard, autoshard, surco or large-856x128)" );
+}
+
+std::vector<std::string> taskProtocolNames()
+{
+    return std::vector<std::string>( kProtocolNames + 1, kProtocolNames + kNumTaskProtocols );
+}
+
+ProtocolSpec protocolSpec( TaskProtocol protocol, const TaskOptions& options )
+{
+    ProtocolSpec s;
+    switch ( protocol )
+    {
+    case TaskProtocol::neuroshard:
+        s = { 4, 4, 4.0, DataType::fp32, 10, 59 };
+        break;
+    case TaskProtocol::dreamshard:
+    {
+        const int t = options.num_tables > 0 ? options.num_tables : 50;
+        s = { 4, 4, 5.0, DataType::fp16, t, t };
+        break;
+    }
+    case TaskProtocol::autoshard:
+        s = { 8, 8, 7.0, DataType::fp16, 80, 80 };
+        break;
+    case TaskProtocol::surco:
+        s = { 4, 4, 5.0, DataType::fp16, 10, 60 };
+        break;
+    case TaskProtocol::large_856x128:
+        s = { 128, 8, 0.0, DataType::fp32, 856, 856 };
+        break;
+    case TaskProtocol::none:
+        throw std::invalid_argument( "protocol 'none' generates no tasks" );
+    }
+    return s;
+}
+
+std::vector<int> dreamshardSplit( int pool_size, std::uint64_t seed )
+{
+    // One shuffle per seed (task id 0 of its own stream), shared by every task of the seed.
+    CounterRng rng( seed, 0, kStreamPoolSplit );
+    std::vector<int> scratch( pool_size ), ids( pool_size );
+    chooseWithoutReplacement( rng, pool_size, pool_size, scratch.data(), ids.data() );
+    return ids;
+}
+
+GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::uint64_t seed,
+                            std::uint64_t task_index, const TaskOptions& options,
+                            const DenseModel& dense )
+{
+    const ProtocolSpec spec = protocolSpec( protocol, options );
+    const int pool_size = static_cast<int>( pool.size() );
+    GeneratedTask task;
+    task.num_gpus = spec.num_gpus;
+    task.gpus_per_node = spec.gpus_per_node;
+    task.memory_cap_GiB = spec.memory_cap_GiB;
+    task.workload.dense = dense;
+    task.workload.global_batch = options.global_batch;
+    task.workload.name =
+        std::string( taskProtocolName( protocol ) ) + "#" + std::to_string( task_index );
+
+    CounterRng tables( seed, task_index, kStreamTaskTables );
+    CounterRng dims( seed, task_index, kStreamTaskDims );
+    CounterRng count( seed, task_index, kStreamTaskCount );
+    auto needPool = [&]( int n )
+    {
+        if ( pool_size < n )
+            throw std::invalid_argument( std::string( taskProtocolName( protocol ) ) + " needs " +
+                                         std::to_string( n ) + " pool tables, the pool has " +
+                                         std::to_string( pool_size ) );
+    };
+
+    switch ( protocol )
+    {
+    case TaskProtocol::neuroshard:
+    {
+        // gen_tasks.py: T = randint(10, 60), ids with replacement, a dim per table; the whole
+        // draw is repeated until the task's fp32 size fits 4 GPUs × 4 GB minus 1 GB.
+        needPool( 1 );
+        const double max_total_GiB = spec.memory_cap_GiB * spec.num_gpus - 1.0;
+        for ( int attempt = 0;; ++attempt )
+        {
+            if ( attempt >= 10000 )
+                throw std::invalid_argument( "neuroshard: no draw of the pool fits 15 GiB "
+                                             "after 10000 attempts (tables too large)" );
+            const int n = static_cast<int>( count.uniformInt( spec.min_tables, spec.max_tables ) );
+            task.workload.tables.clear();
+            task.workload.table_names.clear();
+            task.pool_ids.clear();
+            double total = 0.0;
+            for ( int i = 0; i < n; ++i )
+            {
+                const int id = static_cast<int>( tables.uniformInt( 0, pool_size - 1 ) );
+                const int dim = kNeuroShardDims[dims.uniformInt( 0, 5 )];
+                total += fp32GiB( pool.tables[id], dim );
+                addTable( task, pool, id, dim, spec.dtype );
+            }
+            task.resamples = attempt;
+            if ( total <= max_total_GiB )
+                break;
+        }
+        break;
+    }
+    case TaskProtocol::dreamshard:
+    case TaskProtocol::surco:
+    {
+        // gen_tasks.py: shuffle the ids, first half train, second half test; T tables without
+        // replacement from one half; dim 16. SurCo: T = 10, 20, ..., 60 in turn.
+        const std::vector<int> split = dreamshardSplit( pool_size, seed );
+        const int half = pool_size / 2;
+        const int first = options.split == PoolSplit::train ? 0 : half;
+        const int size = options.split == PoolSplit::train ? half : pool_size - half;
+        const int n =
+            protocol == TaskProtocol::surco ? 10 * ( 1 + int( task_index % 6 ) ) : spec.min_tables;
+        if ( size < n )
+            needPool( 2 * n );
+        std::vector<int> scratch( size ), picked( n );
+        chooseWithoutReplacement( tables, size, n, scratch.data(), picked.data() );
+        for ( int i = 0; i < n; ++i )
+            addTable( task, pool, split[first + picked[i]], 16, spec.dtype );
+        break;
+    }
+    case TaskProtocol::autoshard:
+    {
+        // gen_dlrm_data.py: 80 tables without replacement from all tables, dims from {16, 32}.
+        const int n = spec.min_tables;
+        needPool( n );
+        std::vector<int> scratch( pool_size ), picked( n );
+        chooseWithoutReplacement( tables, pool_size, n, scratch.data(), picked.data() );
+        for ( int i = 0; i < n; ++i )
+            addTable( task, pool, picked[i], dims.uniformInt( 0, 1 ) ? 32 : 16, spec.dtype );
+        break;
+    }
+    case TaskProtocol::large_856x128:
+    {
+        // The planner benchmark's scale task: every pool table once, NeuroShard's dims.
+        needPool( spec.min_tables );
+        for ( int i = 0; i < spec.min_tables; ++i )
+            addTable( task, pool, i, kNeuroShardDims[dims.uniformInt( 0, 5 )], spec.dtype );
+        break;
+    }
+    case TaskProtocol::none:
+        break;
+    }
+    return task;
+}
+
+} // namespace shardsweep
