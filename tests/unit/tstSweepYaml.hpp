@@ -1,0 +1,141 @@
+// Sweep files: values, ranges, defaults, and errors with file:line:col.
+#include <gtest/gtest.h>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/scenario/rng.hpp>
+#include <string>
+
+namespace Test
+{
+using namespace shardsweep;
+
+const char* kSweep = R"(kind: sweep
+name: unit-sweep
+seed: 11
+grid:
+  workloads: [w1.yaml, w2.yaml]
+  platforms: [p.yaml]
+  planners: [round_robin, size_greedy]
+  batches: [1024, {from: 4096, to: 32768, factor: 2}]
+  gpu_counts: {from: 8, to: 32, step: 8}
+  cost_models: [native, torchrec]
+generators:
+  - protocol: neuroshard
+    count: 10
+    platform: p.yaml
+    pool: {synthetic: 100, seed: 3}
+  - protocol: dreamshard
+    name: ds80
+    count: 4
+    seed: 5
+    tables: 80
+    split: train
+    platform: /abs/p.yaml
+    pool: {csv: pool.csv}
+    planners: [torchrec]
+    batches: [65536, 131072]
+)";
+
+TEST( TEST_CATEGORY, sweep_yaml_values )
+{
+    const SweepConfig c = parseSweep( kSweep, "dir/s.yaml" );
+    EXPECT_EQ( c.name, "unit-sweep" );
+    EXPECT_EQ( c.seed, 11u );
+    EXPECT_EQ( c.text, kSweep );
+    ASSERT_EQ( c.workloads.size(), 2u );
+    EXPECT_EQ( c.workloads[1], "dir/w2.yaml" );
+    EXPECT_EQ( c.platforms[0], "dir/p.yaml" );
+    ASSERT_EQ( c.planners.size(), 2u );
+    EXPECT_EQ( c.planners[1], PlannerKind::size_greedy );
+    EXPECT_EQ( c.batches, ( std::vector<std::int64_t>{ 1024, 4096, 8192, 16384, 32768 } ) );
+    EXPECT_EQ( c.gpu_counts, ( std::vector<int>{ 8, 16, 24, 32 } ) );
+    ASSERT_EQ( c.cost_models.size(), 2u );
+    EXPECT_EQ( c.cost_models[1], CostModel::torchrec );
+    EXPECT_EQ( c.gridSize(), 2u * 1u * 4u * 5u * 2u * 2u );
+
+    ASSERT_EQ( c.generators.size(), 2u );
+    const TaskGeneratorConfig& g0 = c.generators[0];
+    EXPECT_EQ( g0.name, "neuroshard" );
+    EXPECT_EQ( g0.protocol, TaskProtocol::neuroshard );
+    EXPECT_EQ( g0.count, 10u );
+    EXPECT_EQ( g0.seed, mixSeed( 11, 0 ) );
+    EXPECT_EQ( g0.platform, "dir/p.yaml" );
+    EXPECT_TRUE( g0.pool.csv.empty() );
+    EXPECT_EQ( g0.pool.synthetic.num_tables, 100 );
+    EXPECT_EQ( g0.pool.synthetic.seed, 3u );
+    EXPECT_EQ( g0.pool.locality_file, defaultLocalityFile() );
+    EXPECT_EQ( g0.planners, c.planners ); // inherited from the grid
+    EXPECT_EQ( g0.batches, ( std::vector<std::int64_t>{ 65536 } ) );
+    EXPECT_EQ( g0.cost_models.size(), 2u );
+
+    const TaskGeneratorConfig& g1 = c.generators[1];
+    EXPECT_EQ( g1.name, "ds80" );
+    EXPECT_EQ( g1.seed, 5u );
+    EXPECT_EQ( g1.options.num_tables, 80 );
+    EXPECT_EQ( g1.options.split, PoolSplit::train );
+    EXPECT_EQ( g1.platform, "/abs/p.yaml" );
+    EXPECT_EQ( g1.pool.csv, "dir/pool.csv" );
+    ASSERT_EQ( g1.planners.size(), 1u );
+    EXPECT_EQ( g1.planners[0], PlannerKind::torchrec );
+    EXPECT_EQ( g1.batches, ( std::vector<std::int64_t>{ 65536, 131072 } ) );
+
+    // Defaults: one planner (round_robin), the workload's batch (0), the platform's GPUs (0).
+    const SweepConfig d = parseSweep( "kind: sweep\nname: d\ngrid:\n  workloads: [a.yaml]\n"
+                                      "  platforms: [b.yaml]\n",
+                                      "d.yaml" );
+    EXPECT_EQ( d.gridSize(), 1u );
+    EXPECT_EQ( d.planners[0], PlannerKind::round_robin );
+    EXPECT_EQ( d.batches[0], 0 );
+    EXPECT_EQ( d.gpu_counts[0], 0 );
+    EXPECT_EQ( d.cost_models[0], CostModel::native );
+    EXPECT_NE( sweepConfigHash( c ), sweepConfigHash( d ) );
+}
+
+// Replaces the first occurrence of `from` in the example and expects an InputError whose
+// message starts with "s.yaml:LINE:COL:" and contains `needle`.
+void expectError( const std::string& from, const std::string& to, const std::string& where,
+                  const std::string& needle )
+{
+    std::string text = kSweep;
+    const auto pos = text.find( from );
+    ASSERT_NE( pos, std::string::npos ) << from;
+    text.replace( pos, from.size(), to );
+    try
+    {
+        parseSweep( text, "s.yaml" );
+        FAIL() << "expected an InputError for " << to;
+    }
+    catch ( const InputError& e )
+    {
+        const std::string msg = e.what();
+        EXPECT_EQ( msg.rfind( "s.yaml:" + where + ":", 0 ), 0u ) << msg;
+        EXPECT_NE( msg.find( needle ), std::string::npos ) << msg;
+    }
+}
+
+TEST( TEST_CATEGORY, sweep_yaml_errors )
+{
+    // Unknown planner: line 7, the element's column.
+    expectError( "size_greedy]", "size_gredy]", "7:27", "size_greedy" );
+    // A typo in a key.
+    expectError( "  cost_models: [native, torchrec]", "  cost_model: [native, torchrec]", "10:3",
+                 "cost_model" );
+    // A descending range.
+    expectError( "to: 32, step: 8", "to: 4, step: 8", "9:29", "to" );
+    // Factor 1 would never end.
+    expectError( "factor: 2", "factor: 1", "8:51", "factor" );
+    // Wrong kind.
+    expectError( "kind: sweep", "kind: workload", "1:7", "sweep" );
+    // Unknown protocol.
+    expectError( "protocol: neuroshard", "protocol: neuroshardd", "12:15", "neuroshard" );
+    // A table count for a protocol that has none.
+    expectError( "protocol: dreamshard", "protocol: autoshard", "20:13", "tables" );
+    // Two generators with the same name.
+    expectError( "name: ds80", "name: neuroshard", "17:11", "generator name" );
+    // A pool with both a CSV and a synthetic size.
+    expectError( "{csv: pool.csv}", "{csv: pool.csv, synthetic: 5}", "23:11", "exactly one" );
+    // Negative count.
+    expectError( "count: 10", "count: -1", "13:12", "count" );
+}
+
+} // namespace Test
