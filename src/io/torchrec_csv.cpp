@@ -1,0 +1,180 @@
+#include <fmt/format.h>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/torchrec_csv.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+const char* const kShardingNames[kNumShardingTypes] = {
+    "table_wise",    "column_wise",       "row_wise",  "table_row_wise",
+    "data_parallel", "table_column_wise", "grid_shard" };
+const char* const kKernelNames[kNumTorchrecKernels] = {
+    "dense", "fused",     "fused_uvm",         "fused_uvm_caching",
+    "quant", "quant_uvm", "quant_uvm_caching", "key_value" };
+
+std::string joined( const char* const* names, int n )
+{
+    std::string s;
+    for ( int i = 0; i < n; ++i )
+        s += ( i ? ( i + 1 == n ? " or " : ", " ) : "" ) + std::string( names[i] );
+    return s;
+}
+} // namespace
+
+const char* torchrecShardingName( ShardingType type )
+{
+    return kShardingNames[static_cast<int>( type )];
+}
+
+std::optional<ShardingType> parseTorchrecSharding( const std::string& name )
+{
+    for ( int i = 0; i < kNumShardingTypes; ++i )
+        if ( name == kShardingNames[i] )
+            return static_cast<ShardingType>( i );
+    return std::nullopt;
+}
+
+const char* torchrecKernelName( TorchrecKernel kernel )
+{
+    return kKernelNames[static_cast<int>( kernel )];
+}
+
+std::optional<TorchrecKernel> parseTorchrecKernel( const std::string& name )
+{
+    for ( int i = 0; i < kNumTorchrecKernels; ++i )
+        if ( name == kKernelNames[i] )
+            return static_cast<TorchrecKernel>( i );
+    return std::nullopt;
+}
+
+const std::vector<std::string>& torchrecCsvRequiredColumns()
+{
+    static const std::vector<std::string> c = {
+        "rows",        "dim",        "shard_rows",       "shard_dim",     "pooling_factor",
+        "batch_size",  "world_size", "local_world_size", "sharding_type", "compute_kernel",
+        "dtype_bytes", "is_pooled",  "is_weighted",      "is_inference",  "cache_load_factor" };
+    return c;
+}
+
+const std::vector<std::string>& torchrecCsvOptionalColumns()
+{
+    static const std::vector<std::string> c = {
+        "hbm_GiBps",          "ddr_GiBps",         "hbm_to_ddr_GiBps",
+        "intra_host_GiBps",   "inter_host_GiBps",  "a2a_fwd_elem_bytes",
+        "a2a_bwd_elem_bytes", "rs_fwd_elem_bytes", "rs_bwd_elem_bytes" };
+    return c;
+}
+
+std::vector<TorchrecCsvRow> readTorchrecShards( const CsvTable& table )
+{
+    table.checkColumns( torchrecCsvRequiredColumns(), torchrecCsvOptionalColumns() );
+    std::vector<TorchrecCsvRow> out;
+    out.reserve( table.numRows() );
+    for ( std::size_t r = 0; r < table.numRows(); ++r )
+    {
+        auto positiveInt = [&]( const char* col )
+        {
+            const std::int64_t v = table.getInt( r, col );
+            if ( v <= 0 )
+                table.fail( r, col, "an integer > 0" );
+            return v;
+        };
+        TorchrecCsvRow row;
+        TorchrecShard& s = row.shard;
+        const auto type = parseTorchrecSharding( table.text( r, "sharding_type" ) );
+        if ( !type )
+            table.fail( r, "sharding_type",
+                        "one of " + joined( kShardingNames, kNumShardingTypes ) );
+        const auto kernel = parseTorchrecKernel( table.text( r, "compute_kernel" ) );
+        if ( !kernel )
+            table.fail( r, "compute_kernel",
+                        "one of " + joined( kKernelNames, kNumTorchrecKernels ) );
+        s.sharding = *type;
+        s.kernel = *kernel;
+        s.rows = positiveInt( "rows" );
+        s.dim = static_cast<int>( positiveInt( "dim" ) );
+        const bool whole_rows = s.sharding == ShardingType::table_wise ||
+                                s.sharding == ShardingType::data_parallel ||
+                                s.sharding == ShardingType::column_wise ||
+                                s.sharding == ShardingType::table_column_wise;
+        s.shard_rows = table.getInt( r, "shard_rows" );
+        if ( s.shard_rows < 0 || s.shard_rows > s.rows )
+            table.fail( r, "shard_rows", fmt::format( "0 <= shard_rows <= rows ({})", s.rows ) );
+        if ( whole_rows && s.shard_rows != s.rows )
+            table.fail( r, "shard_rows",
+                        fmt::format( "rows ({}) for a {} shard", s.rows,
+                                     torchrecShardingName( s.sharding ) ) );
+        const std::int64_t shard_dim = table.getInt( r, "shard_dim" );
+        if ( shard_dim <= 0 || shard_dim > s.dim )
+            table.fail( r, "shard_dim", fmt::format( "1 <= shard_dim <= dim ({})", s.dim ) );
+        s.shard_dim = static_cast<int>( shard_dim );
+        if ( ( s.sharding == ShardingType::table_wise || s.sharding == ShardingType::row_wise ||
+               s.sharding == ShardingType::table_row_wise ||
+               s.sharding == ShardingType::data_parallel ) &&
+             s.shard_dim != s.dim )
+            table.fail( r, "shard_dim",
+                        fmt::format( "dim ({}) for a {} shard", s.dim,
+                                     torchrecShardingName( s.sharding ) ) );
+        const double pf = table.getDouble( r, "pooling_factor" );
+        if ( !( pf >= 0.0 ) )
+            table.fail( r, "pooling_factor", "a number >= 0" );
+        const double batch = static_cast<double>( positiveInt( "batch_size" ) );
+        s.lookups = pf * batch;
+        s.pooled_outputs = batch;
+        const double dtype = table.getDouble( r, "dtype_bytes" );
+        if ( !( dtype > 0.0 ) )
+            table.fail( r, "dtype_bytes", "a number > 0 (4 fp32, 2 fp16, 1 int8)" );
+        s.dtype_bytes = dtype;
+        s.pooled = table.getBool( r, "is_pooled" );
+        s.weighted = table.getBool( r, "is_weighted" );
+        s.inference = table.getBool( r, "is_inference" );
+        if ( auto clf = table.getOptionalDouble( r, "cache_load_factor" ) )
+        {
+            if ( !( *clf >= 0.0 && *clf <= 1.0 ) )
+                table.fail( r, "cache_load_factor", "a number in [0, 1] or empty" );
+            s.cache_load_factor = *clf;
+        }
+
+        TorchrecTopology& t = row.topology;
+        const std::int64_t w = positiveInt( "world_size" );
+        const std::int64_t l = positiveInt( "local_world_size" );
+        if ( l > w || w % l != 0 )
+            table.fail( r, "local_world_size", fmt::format( "a divisor of world_size ({})", w ) );
+        t = torchrecDefaultTopology( static_cast<int>( w ), static_cast<int>( l ) );
+        auto bandwidth = [&]( const char* col, double& field )
+        {
+            if ( auto v = table.getOptionalDouble( r, col ) )
+            {
+                if ( !( *v > 0.0 ) )
+                    table.fail( r, col, "a bandwidth in GiB/s > 0, or empty for the default" );
+                field = torchrecGiBpsToBytesPerMs( *v );
+            }
+        };
+        bandwidth( "hbm_GiBps", t.hbm_mem_bw );
+        bandwidth( "ddr_GiBps", t.ddr_mem_bw );
+        bandwidth( "hbm_to_ddr_GiBps", t.hbm_to_ddr_mem_bw );
+        bandwidth( "intra_host_GiBps", t.intra_host_bw );
+        bandwidth( "inter_host_GiBps", t.inter_host_bw );
+        auto elem = [&]( const char* col, double& field )
+        {
+            if ( auto v = table.getOptionalDouble( r, col ) )
+            {
+                if ( !( *v > 0.0 ) )
+                    table.fail( r, col, "an element size in bytes > 0, or empty" );
+                field = *v;
+            }
+        };
+        elem( "a2a_fwd_elem_bytes", s.a2a_fwd_bytes );
+        elem( "a2a_bwd_elem_bytes", s.a2a_bwd_bytes );
+        elem( "rs_fwd_elem_bytes", s.rs_fwd_bytes );
+        elem( "rs_bwd_elem_bytes", s.rs_bwd_bytes );
+        if ( !torchrecKernelSupported( t, s.kernel ) )
+            table.fail( r, "compute_kernel", "a kernel supported on cuda" );
+        out.push_back( row );
+    }
+    return out;
+}
+
+} // namespace shardsweep
