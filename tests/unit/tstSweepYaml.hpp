@@ -138,4 +138,22 @@ TEST( TEST_CATEGORY, sweep_yaml_errors )
     expectError( "count: 10", "count: -1", "13:12", "count" );
 }
 
+TEST( TEST_CATEGORY, shipped_sweeps_parse )
+{
+    const std::string dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/";
+    const SweepConfig q = readSweep( dir + "quickstart.yaml" );
+    EXPECT_EQ( q.gridSize(), 90u );
+    ASSERT_EQ( q.generators.size(), 2u );
+    EXPECT_EQ( q.generators[0].count * q.generators[0].planners.size(), 300u );
+    EXPECT_EQ( q.generators[1].count * q.generators[1].planners.size(), 150u );
+    EXPECT_EQ( readSweep( dir + "sweeps/grid_example.yaml" ).gridSize(), 480u );
+    const SweepConfig p = readSweep( dir + "sweeps/protocols.yaml" );
+    std::uint64_t n = 0;
+    for ( const TaskGeneratorConfig& g : p.generators )
+        n += g.count * g.planners.size() * g.batches.size() * g.cost_models.size();
+    EXPECT_EQ( n, 2880u );
+    EXPECT_EQ( p.generators[2].protocol, TaskProtocol::autoshard );
+    EXPECT_EQ( readSweep( dir + "sweeps/resume_check.yaml" ).generators.size(), 2u );
+}
+
 } // namespace Test
