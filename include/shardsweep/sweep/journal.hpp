@@ -1,0 +1,88 @@
+#pragma once
+//! \file journal.hpp
+//! \brief Per-rank append-only journals: one fsynced, checksummed record per batch of scenarios
+//! (docs/HDF5_LAYOUT.md, "How the file is produced"). The journals are the sweep's source of
+//! truth: the done-mask of a resumed run and the HDF5 file are both rebuilt from them.
+//!
+//! Record: a 48-byte header {magic, payload bytes, scenario/GPU/shard row counts, first and last
+//! scenario id, header checksum, payload checksum} and the payload (ScenarioRow[], GpuRow[],
+//! ShardRow[], native byte order: journals are not meant to move between machines).
+
+#include <cstdint>
+#include <shardsweep/sweep/rows.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! 64-bit FNV-1a over 8-byte words (then the tail bytes): detects torn and corrupted records.
+std::uint64_t journalChecksum( const void* data, std::size_t bytes,
+                               std::uint64_t seed = 0xcbf29ce484222325ull );
+
+//! The rows of one batch. Scenario rows are in increasing id order; GPU and shard rows follow
+//! their scenarios' order.
+struct JournalBatch
+{
+    std::vector<ScenarioRow> scenarios;
+    std::vector<GpuRow> gpus;
+    std::vector<ShardRow> shards;
+
+    void clear()
+    {
+        scenarios.clear();
+        gpus.clear();
+        shards.clear();
+    }
+};
+
+//! Appends records to one journal file (created, or opened for append) and fsyncs each.
+class JournalWriter
+{
+  public:
+    explicit JournalWriter( const std::string& path );
+    ~JournalWriter();
+    JournalWriter( const JournalWriter& ) = delete;
+    JournalWriter& operator=( const JournalWriter& ) = delete;
+
+    //! Writes one record and returns once it is on stable storage (write + fdatasync).
+    void append( const JournalBatch& batch );
+    //! Bytes written so far by this writer.
+    std::uint64_t bytesWritten() const { return _bytes; }
+
+  private:
+    std::string _path;
+    int _fd = -1;
+    std::uint64_t _bytes = 0;
+    std::vector<char> _buffer;
+};
+
+//! Where one valid record lies in its file.
+struct JournalRecordInfo
+{
+    std::uint64_t offset = 0; //!< of the header
+    std::uint64_t first_id = 0;
+    std::uint64_t last_id = 0;
+    std::uint32_t num_scenarios = 0;
+    std::uint32_t num_gpus = 0;
+    std::uint32_t num_shards = 0;
+};
+
+//! The valid records of one journal file.
+struct JournalScan
+{
+    std::string path;
+    std::vector<JournalRecordInfo> records;
+    std::uint64_t valid_bytes = 0; //!< length of the valid prefix
+    bool torn_tail = false;        //!< the file ends in an incomplete record (dropped)
+};
+
+//! Reads and verifies every record of `path`. A record cut short at the end of the file is a torn
+//! tail (dropped); a corrupted record followed by more data throws std::runtime_error naming the
+//! file and offset (a damaged journal is never silently skipped).
+JournalScan scanJournal( const std::string& path );
+
+//! Reads one record found by scanJournal (verifying its checksum again).
+JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record );
+
+} // namespace shardsweep

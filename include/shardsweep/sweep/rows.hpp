@@ -1,0 +1,134 @@
+#pragma once
+//! \file rows.hpp
+//! \brief The rows a sweep stores per scenario, per GPU and per shard (docs/HDF5_LAYOUT.md), as
+//! plain structs: journals hold them byte for byte, and the HDF5 writer turns each field into one
+//! 1-D dataset through the column tables below.
+
+#include <cstdint>
+#include <shardsweep/io/hdf5.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/workload.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! Schema of the results file and the journals (docs/HDF5_LAYOUT.md).
+constexpr int kSweepSchemaVersion = 1;
+
+//! `status` of a scenario row.
+enum class ScenarioStatus : std::int8_t
+{
+    pending = -1,
+    evaluated = 0,
+    no_plan = 1, //!< the planner found no plan
+    error = 2,   //!< materialising or planning threw
+};
+
+//! One row of /scenarios (every member value-initialised: journals compare byte for byte).
+struct ScenarioRow
+{
+    std::uint64_t id = 0;
+    std::uint64_t task_seed = 0;
+    std::uint64_t planner_seed = 0;
+    std::int64_t task_index = -1;
+    std::int64_t global_batch = 0;
+    std::int64_t gpu_row_offset = 0;   //!< set when the file is laid out
+    std::int64_t shard_row_offset = 0; //!< set when the file is laid out
+    std::int32_t workload = -1;
+    std::int32_t platform = -1;
+    std::int32_t planner = -1;
+    std::int32_t cost_model = -1;
+    std::int32_t task_protocol = 0;
+    std::int32_t generator = -1;
+    std::int32_t gpu_count = 0;
+    std::int32_t num_tables = 0;
+    std::int32_t num_shards = 0;
+    std::int32_t num_gpus_rows = 0;
+    std::int32_t overflow_gpu = -1;
+    std::int8_t status = -1;
+    std::uint8_t done = 0;
+    std::uint8_t feasible = 255;
+    std::uint8_t pad_ = 0;
+    double memory_cap_GiB = 0.0;
+    double overflow_GiB = 0.0;
+    double max_memory_GiB = 0.0;
+    double iteration_ms = 0.0;
+    double exposed_comm_ms = 0.0;
+    double phase_ms[kNumPhases] = {};
+};
+
+//! One row of /gpus.
+struct GpuRow
+{
+    std::uint64_t scenario_id = 0;
+    std::int32_t gpu = 0;
+    std::int32_t pad_ = 0;
+    double phase_ms[kNumPhases] = {};
+    double memory_GiB = 0.0;
+};
+
+//! One row of /shards: table features, the placement and the predicted costs.
+struct ShardRow
+{
+    std::uint64_t scenario_id = 0;
+    std::int64_t rows = 0;
+    std::int64_t row_offset = 0;
+    std::int64_t num_rows = 0;
+    std::int32_t shard = 0;
+    std::int32_t table = 0;
+    std::int32_t dim = 0;
+    std::int32_t gpu = 0;
+    std::int32_t col_offset = 0;
+    std::int32_t num_cols = 0;
+    std::uint8_t distribution = 0;
+    std::uint8_t dtype = 0;
+    std::uint8_t sharding_type = 0;
+    std::uint8_t compute_kernel = 0;
+    std::int32_t pad_ = 0;
+    double pooling_factor = 0.0;
+    double zipf_alpha = 0.0;
+    double bins[kReuseBins] = {};
+    double cache_fraction = 0.0;
+    double fwd_ms = 0.0;
+    double bwd_ms = 0.0;
+};
+
+//! A field of a row struct stored as one dataset.
+struct ColumnSpec
+{
+    std::string name;
+    h5::Type type;
+    std::size_t offset; //!< byte offset in the row struct
+    std::string units;
+    std::string codes; //!< the /names table the codes index ("" if none)
+};
+
+const std::vector<ColumnSpec>& scenarioColumns();
+const std::vector<ColumnSpec>& gpuColumns();
+const std::vector<ColumnSpec>& shardColumns();
+
+//! Bytes of one element of `type`.
+std::size_t typeBytes( h5::Type type );
+
+//! The value (as double) of a column in a row, for tests and summaries.
+double columnValue( const ColumnSpec& column, const void* row );
+
+//! Which row groups a run stores (`--detail`).
+enum class SweepDetail : std::uint8_t
+{
+    scenarios = 0, //!< /scenarios only
+    gpus = 1,      //!< and /gpus
+    all = 2,       //!< and /shards
+};
+const char* sweepDetailName( SweepDetail detail );
+SweepDetail parseSweepDetail( const std::string& text ); //!< throws UsageError
+
+//! Rows of one evaluated scenario (fills num_shards, num_gpus_rows and every result field).
+//! `row` already holds the inputs; `plan` may be null when there is no plan.
+void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* plan,
+                     const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
+                     std::vector<ShardRow>& shards );
+
+} // namespace shardsweep

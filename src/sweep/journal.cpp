@@ -1,0 +1,250 @@
+// Append-only, checksummed, fsynced per-rank journals of sweep results.
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <shardsweep/sweep/journal.hpp>
+#include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+constexpr std::uint64_t kMagic = 0x314c4e524a535353ull; // "SSSJRNL1"
+
+struct RecordHeader
+{
+    std::uint64_t magic = kMagic;
+    std::uint64_t payload_bytes = 0;
+    std::uint32_t num_scenarios = 0;
+    std::uint32_t num_gpus = 0;
+    std::uint32_t num_shards = 0;
+    std::uint32_t schema = kSweepSchemaVersion;
+    std::uint64_t first_id = 0;
+    std::uint64_t last_id = 0;
+    std::uint64_t payload_checksum = 0;
+    std::uint64_t header_checksum = 0; //!< of the fields above
+};
+static_assert( sizeof( RecordHeader ) == 64, "fixed header size" );
+
+std::uint64_t headerChecksum( const RecordHeader& h )
+{
+    return journalChecksum( &h, offsetof( RecordHeader, header_checksum ) );
+}
+
+std::string errnoText()
+{
+    return std::strerror( errno );
+}
+
+bool readFully( int fd, void* data, std::size_t bytes, std::uint64_t offset )
+{
+    char* p = static_cast<char*>( data );
+    while ( bytes > 0 )
+    {
+        ssize_t n = ::pread( fd, p, bytes, static_cast<off_t>( offset ) );
+        if ( n < 0 && errno == EINTR )
+            continue;
+        if ( n <= 0 )
+            return false;
+        p += n;
+        bytes -= std::size_t( n );
+        offset += std::uint64_t( n );
+    }
+    return true;
+}
+
+std::uint64_t payloadBytes( const RecordHeader& h )
+{
+    return std::uint64_t( h.num_scenarios ) * sizeof( ScenarioRow ) +
+           std::uint64_t( h.num_gpus ) * sizeof( GpuRow ) +
+           std::uint64_t( h.num_shards ) * sizeof( ShardRow );
+}
+
+class Fd
+{
+  public:
+    Fd( const std::string& path ) : fd( ::open( path.c_str(), O_RDONLY ) )
+    {
+        if ( fd < 0 )
+            throw std::runtime_error( "cannot open journal " + path + ": " + errnoText() );
+    }
+    ~Fd() { ::close( fd ); }
+    int fd;
+};
+
+} // namespace
+
+std::uint64_t journalChecksum( const void* data, std::size_t bytes, std::uint64_t seed )
+{
+    const std::uint64_t prime = 0x100000001b3ull;
+    std::uint64_t h = seed;
+    const char* p = static_cast<const char*>( data );
+    std::size_t words = bytes / 8;
+    for ( std::size_t i = 0; i < words; ++i )
+    {
+        std::uint64_t w;
+        std::memcpy( &w, p + 8 * i, 8 );
+        h = ( h ^ w ) * prime;
+    }
+    for ( std::size_t i = 8 * words; i < bytes; ++i )
+        h = ( h ^ std::uint8_t( p[i] ) ) * prime;
+    return h;
+}
+
+//---------------------------------------------------------------------------------------------//
+JournalWriter::JournalWriter( const std::string& path ) : _path( path )
+{
+    _fd = ::open( path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644 );
+    if ( _fd < 0 )
+        throw std::runtime_error( "cannot create journal " + path + ": " + errnoText() );
+}
+
+JournalWriter::~JournalWriter()
+{
+    if ( _fd >= 0 )
+        ::close( _fd );
+}
+
+void JournalWriter::append( const JournalBatch& batch )
+{
+    RecordHeader h;
+    h.num_scenarios = static_cast<std::uint32_t>( batch.scenarios.size() );
+    h.num_gpus = static_cast<std::uint32_t>( batch.gpus.size() );
+    h.num_shards = static_cast<std::uint32_t>( batch.shards.size() );
+    h.payload_bytes = payloadBytes( h );
+    if ( !batch.scenarios.empty() )
+    {
+        h.first_id = batch.scenarios.front().id;
+        h.last_id = batch.scenarios.back().id;
+    }
+    _buffer.resize( sizeof( RecordHeader ) + h.payload_bytes );
+    char* p = _buffer.data() + sizeof( RecordHeader );
+    auto put = [&p]( const auto& rows )
+    {
+        const std::size_t n = rows.size() * sizeof( rows[0] );
+        if ( n )
+            std::memcpy( p, rows.data(), n );
+        p += n;
+    };
+    put( batch.scenarios );
+    put( batch.gpus );
+    put( batch.shards );
+    h.payload_checksum =
+        journalChecksum( _buffer.data() + sizeof( RecordHeader ), h.payload_bytes );
+    h.header_checksum = headerChecksum( h );
+    std::memcpy( _buffer.data(), &h, sizeof( h ) );
+
+    const char* q = _buffer.data();
+    std::size_t left = _buffer.size();
+    while ( left > 0 )
+    {
+        ssize_t n = ::write( _fd, q, left );
+        if ( n < 0 && errno == EINTR )
+            continue;
+        if ( n < 0 )
+            throw std::runtime_error( "writing journal " + _path + ": " + errnoText() );
+        q += n;
+        left -= std::size_t( n );
+    }
+    if ( ::fdatasync( _fd ) != 0 )
+        throw std::runtime_error( "fsync of journal " + _path + ": " + errnoText() );
+    _bytes += _buffer.size();
+}
+
+//---------------------------------------------------------------------------------------------//
+JournalScan scanJournal( const std::string& path )
+{
+    JournalScan scan;
+    scan.path = path;
+    Fd f( path );
+    struct stat st;
+    if ( ::fstat( f.fd, &st ) != 0 )
+        throw std::runtime_error( "cannot stat journal " + path + ": " + errnoText() );
+    const std::uint64_t size = std::uint64_t( st.st_size );
+    std::uint64_t offset = 0;
+    std::vector<char> payload;
+    while ( offset < size )
+    {
+        RecordHeader h;
+        const bool complete_header =
+            size - offset >= sizeof( h ) && readFully( f.fd, &h, sizeof( h ), offset );
+        const bool header_ok = complete_header && h.magic == kMagic &&
+                               h.header_checksum == headerChecksum( h ) &&
+                               h.payload_bytes == payloadBytes( h );
+        const bool fits = header_ok && size - offset - sizeof( h ) >= h.payload_bytes;
+        bool payload_ok = false;
+        if ( fits )
+        {
+            payload.resize( h.payload_bytes );
+            payload_ok = readFully( f.fd, payload.data(), payload.size(), offset + sizeof( h ) ) &&
+                         journalChecksum( payload.data(), payload.size() ) == h.payload_checksum;
+        }
+        if ( !payload_ok )
+        {
+            // A kill mid-append leaves a prefix of the last record: a torn tail. Anything else
+            // (a bad record with complete data after it) is damage.
+            const bool at_end =
+                !complete_header ||
+                ( header_ok && ( !fits || offset + sizeof( h ) + h.payload_bytes == size ) );
+            if ( !at_end || ( header_ok && h.schema != kSweepSchemaVersion ) )
+                throw std::runtime_error( "journal " + path + " is damaged at byte " +
+                                          std::to_string( offset ) +
+                                          " (a record fails its checksum before the end of the "
+                                          "file); use --fresh to start over" );
+            scan.torn_tail = true;
+            break;
+        }
+        if ( h.schema != kSweepSchemaVersion )
+            throw std::runtime_error( "journal " + path + " has schema version " +
+                                      std::to_string( h.schema ) + ", this build writes " +
+                                      std::to_string( kSweepSchemaVersion ) + "; use --fresh" );
+        JournalRecordInfo info;
+        info.offset = offset;
+        info.first_id = h.first_id;
+        info.last_id = h.last_id;
+        info.num_scenarios = h.num_scenarios;
+        info.num_gpus = h.num_gpus;
+        info.num_shards = h.num_shards;
+        scan.records.push_back( info );
+        offset += sizeof( h ) + h.payload_bytes;
+        scan.valid_bytes = offset;
+    }
+    return scan;
+}
+
+JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record )
+{
+    Fd f( path );
+    RecordHeader h;
+    if ( !readFully( f.fd, &h, sizeof( h ), record.offset ) || h.magic != kMagic ||
+         h.header_checksum != headerChecksum( h ) )
+        throw std::runtime_error( "journal " + path + " changed under the run at byte " +
+                                  std::to_string( record.offset ) );
+    std::vector<char> payload( h.payload_bytes );
+    if ( !readFully( f.fd, payload.data(), payload.size(), record.offset + sizeof( h ) ) ||
+         journalChecksum( payload.data(), payload.size() ) != h.payload_checksum )
+        throw std::runtime_error( "journal " + path + " is damaged at byte " +
+                                  std::to_string( record.offset ) );
+    JournalBatch batch;
+    batch.scenarios.resize( h.num_scenarios );
+    batch.gpus.resize( h.num_gpus );
+    batch.shards.resize( h.num_shards );
+    const char* p = payload.data();
+    auto get = [&p]( auto& rows )
+    {
+        const std::size_t n = rows.size() * sizeof( rows[0] );
+        if ( n )
+            std::memcpy( rows.data(), p, n );
+        p += n;
+    };
+    get( batch.scenarios );
+    get( batch.gpus );
+    get( batch.shards );
+    return batch;
+}
+
+} // namespace shardsweep

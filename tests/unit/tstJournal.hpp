@@ -1,0 +1,119 @@
+// Journals: records round-trip byte for byte; a record cut short at the end (a kill mid-append)
+// is dropped; a corrupted record with data after it is refused.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <shardsweep/sweep/journal.hpp>
+#include <string>
+#include <unistd.h>
+
+namespace Test
+{
+using namespace shardsweep;
+
+JournalBatch makeBatch( std::uint64_t first, int n )
+{
+    JournalBatch b;
+    for ( int i = 0; i < n; ++i )
+    {
+        ScenarioRow r;
+        r.id = first + std::uint64_t( i );
+        r.iteration_ms = 1.5 * double( r.id );
+        r.num_gpus_rows = 2;
+        r.num_shards = 1;
+        b.scenarios.push_back( r );
+        for ( int g = 0; g < 2; ++g )
+        {
+            GpuRow gr;
+            gr.scenario_id = r.id;
+            gr.gpu = g;
+            gr.memory_GiB = double( g ) + 0.25;
+            b.gpus.push_back( gr );
+        }
+        ShardRow s;
+        s.scenario_id = r.id;
+        s.bins[16] = 0.125 * double( i );
+        s.fwd_ms = 3.0;
+        b.shards.push_back( s );
+    }
+    return b;
+}
+
+std::string journalPath( const std::string& stem )
+{
+    return "tstJournal_" + stem + "_" + std::to_string( ::getpid() ) + ".jnl";
+}
+
+TEST( TEST_CATEGORY, journal_roundtrip_and_torn_tail )
+{
+    const std::string path = journalPath( "torn" );
+    std::remove( path.c_str() );
+    {
+        JournalWriter w( path );
+        w.append( makeBatch( 0, 3 ) );
+        w.append( makeBatch( 10, 5 ) );
+        w.append( makeBatch( 20, 4 ) );
+    }
+    auto scan = scanJournal( path );
+    ASSERT_EQ( scan.records.size(), 3u );
+    EXPECT_FALSE( scan.torn_tail );
+    EXPECT_EQ( scan.records[1].first_id, 10u );
+    EXPECT_EQ( scan.records[1].last_id, 14u );
+    EXPECT_EQ( scan.records[1].num_gpus, 10u );
+    auto b = readJournalRecord( path, scan.records[1] );
+    auto expected = makeBatch( 10, 5 );
+    ASSERT_EQ( b.scenarios.size(), 5u );
+    EXPECT_EQ(
+        std::memcmp( b.scenarios.data(), expected.scenarios.data(), 5 * sizeof( ScenarioRow ) ),
+        0 );
+    EXPECT_EQ( std::memcmp( b.gpus.data(), expected.gpus.data(), 10 * sizeof( GpuRow ) ), 0 );
+    EXPECT_EQ( b.shards[4].bins[16], 0.5 );
+
+    // Cut the last record at every kind of place: inside its header, inside its payload.
+    const std::uint64_t full = scan.valid_bytes;
+    const std::uint64_t third = scan.records[2].offset;
+    for ( std::uint64_t cut : { full - 1, third + 64, third + 10 } ) // shrinking only
+    {
+        ASSERT_EQ( ::truncate( path.c_str(), off_t( cut ) ), 0 );
+        auto torn = scanJournal( path );
+        EXPECT_EQ( torn.records.size(), 2u ) << cut;
+        EXPECT_TRUE( torn.torn_tail ) << cut;
+        EXPECT_EQ( torn.valid_bytes, third ) << cut;
+    }
+    std::remove( path.c_str() );
+}
+
+TEST( TEST_CATEGORY, journal_damage_in_the_middle_is_refused )
+{
+    const std::string path = journalPath( "damaged" );
+    std::remove( path.c_str() );
+    {
+        JournalWriter w( path );
+        w.append( makeBatch( 0, 3 ) );
+        w.append( makeBatch( 3, 3 ) );
+    }
+    auto scan = scanJournal( path );
+    {
+        // Flip one payload byte of the first record.
+        std::fstream f( path, std::ios::in | std::ios::out | std::ios::binary );
+        f.seekp( std::streamoff( scan.records[0].offset + 64 + 100 ) );
+        f.put( char( 0x5a ) );
+    }
+    EXPECT_THROW( scanJournal( path ), std::runtime_error );
+    std::remove( path.c_str() );
+}
+
+TEST( TEST_CATEGORY, journal_checksum_sees_every_byte )
+{
+    char data[19] = {};
+    const auto base = journalChecksum( data, sizeof( data ) );
+    for ( std::size_t i = 0; i < sizeof( data ); ++i )
+    {
+        data[i] = 1;
+        EXPECT_NE( journalChecksum( data, sizeof( data ) ), base ) << i;
+        data[i] = 0;
+    }
+}
+
+} // namespace Test
