@@ -1,0 +1,553 @@
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/yaml_util.hpp>
+#include <sstream>
+
+namespace shardsweep
+{
+
+namespace
+{
+constexpr double kUnbounded = 1.0e308;
+
+std::string lower( std::string s )
+{
+    for ( auto& c : s )
+        c = static_cast<char>( std::tolower( static_cast<unsigned char>( c ) ) );
+    return s;
+}
+
+// YAML 1.1 allowed '_' between digits (40_000_000); yaml-cpp does not, so strip them here.
+std::string stripDigitSeparators( const std::string& s )
+{
+    std::string out;
+    for ( std::size_t i = 0; i < s.size(); ++i )
+    {
+        if ( s[i] == '_' && i > 0 && i + 1 < s.size() &&
+             std::isdigit( static_cast<unsigned char>( s[i - 1] ) ) &&
+             std::isdigit( static_cast<unsigned char>( s[i + 1] ) ) )
+            continue;
+        out += s[i];
+    }
+    return out;
+}
+
+bool parseDouble( const std::string& text, double& value )
+{
+    std::string t = stripDigitSeparators( text );
+    if ( t.empty() || std::isspace( static_cast<unsigned char>( t[0] ) ) )
+        return false;
+    errno = 0;
+    char* end = nullptr;
+    value = std::strtod( t.c_str(), &end );
+    return end == t.c_str() + t.size() && errno == 0 && std::isfinite( value );
+}
+
+bool parseInt( const std::string& text, std::int64_t& value )
+{
+    std::string t = stripDigitSeparators( text );
+    if ( t.empty() || std::isspace( static_cast<unsigned char>( t[0] ) ) )
+        return false;
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll( t.c_str(), &end, 10 );
+    if ( end == t.c_str() + t.size() && errno == 0 )
+    {
+        value = v;
+        return true;
+    }
+    // Integral floats (4e7) are integers written compactly.
+    double d = 0.0;
+    if ( !parseDouble( t, d ) || d != std::floor( d ) || std::fabs( d ) > 9.0e18 )
+        return false;
+    value = static_cast<std::int64_t>( d );
+    return true;
+}
+
+std::size_t editDistance( const std::string& a, const std::string& b )
+{
+    std::vector<std::size_t> row( b.size() + 1 );
+    for ( std::size_t j = 0; j <= b.size(); ++j )
+        row[j] = j;
+    for ( std::size_t i = 1; i <= a.size(); ++i )
+    {
+        std::size_t diag = row[0];
+        row[0] = i;
+        for ( std::size_t j = 1; j <= b.size(); ++j )
+        {
+            std::size_t up = row[j];
+            row[j] = std::min( { row[j] + 1, row[j - 1] + 1, diag + ( a[i - 1] != b[j - 1] ) } );
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+std::size_t commonPrefix( const std::string& a, const std::string& b )
+{
+    std::size_t i = 0;
+    while ( i < a.size() && i < b.size() && a[i] == b[i] )
+        ++i;
+    return i;
+}
+
+std::string didYouMean( const std::string& word, const std::vector<std::string>& names )
+{
+    std::string c = closestName( word, names );
+    return c.empty() ? std::string() : " (did you mean '" + c + "'?)";
+}
+} // namespace
+
+// ---- Range ---------------------------------------------------------------------------------
+
+bool Range::contains( double x ) const
+{
+    bool lo = min_inclusive ? x >= min : x > min;
+    bool hi = max_inclusive ? x <= max : x < max;
+    return lo && hi;
+}
+
+std::string Range::describe( const std::string& noun ) const
+{
+    bool has_min = min > -kUnbounded;
+    bool has_max = max < kUnbounded;
+    if ( has_min && has_max )
+        return noun + " in " + ( min_inclusive ? "[" : "(" ) + formatNumber( min ) + ", " +
+               formatNumber( max ) + ( max_inclusive ? "]" : ")" );
+    if ( has_min )
+        return noun + ( min_inclusive ? " >= " : " > " ) + formatNumber( min );
+    if ( has_max )
+        return noun + ( max_inclusive ? " <= " : " < " ) + formatNumber( max );
+    return noun;
+}
+
+// ---- YamlView ------------------------------------------------------------------------------
+
+YamlView::YamlView( YAML::Node node, std::string file, std::string path )
+    : _node( std::move( node ) ), _file( std::move( file ) ), _path( std::move( path ) )
+{
+    if ( _node.IsDefined() )
+    {
+        YAML::Mark m = _node.Mark();
+        if ( m.line >= 0 )
+        {
+            _line = m.line + 1;
+            _column = m.column + 1;
+        }
+    }
+}
+
+int YamlView::line() const
+{
+    return _line;
+}
+int YamlView::column() const
+{
+    return _column;
+}
+
+std::string YamlView::describe() const
+{
+    if ( !_node.IsDefined() || _node.IsNull() )
+        return "nothing";
+    if ( _node.IsMap() )
+        return "a mapping";
+    if ( _node.IsSequence() )
+        return "a list";
+    std::string s = _node.Scalar();
+    if ( s.size() > 60 )
+        s = s.substr( 0, 57 ) + "...";
+    return "'" + s + "'";
+}
+
+void YamlView::fail( const std::string& expected ) const
+{
+    fail( expected, describe() );
+}
+
+void YamlView::fail( const std::string& expected, const std::string& found ) const
+{
+    throw InputError( _file, _line, _column, _path.empty() ? std::string( "(document)" ) : _path,
+                      expected, found );
+}
+
+std::string YamlView::childPath( const std::string& key ) const
+{
+    return _path.empty() ? key : _path + "." + key;
+}
+
+void YamlView::requireMap( const std::string& what ) const
+{
+    if ( !_node.IsMap() )
+        fail( what );
+}
+
+void YamlView::requireSequence( const std::string& what ) const
+{
+    if ( !_node.IsSequence() )
+        fail( what );
+}
+
+bool YamlView::has( const std::string& key ) const
+{
+    if ( !_node.IsMap() )
+        return false;
+    for ( auto it = _node.begin(); it != _node.end(); ++it )
+        if ( it->first.IsScalar() && it->first.Scalar() == key )
+            return true;
+    return false;
+}
+
+YamlView YamlView::at( const std::string& key ) const
+{
+    requireMap();
+    for ( auto it = _node.begin(); it != _node.end(); ++it )
+    {
+        if ( it->first.IsScalar() && it->first.Scalar() == key )
+        {
+            YamlView v( it->second, _file, childPath( key ) );
+            if ( v._line == 0 ) // some null values carry no mark: point at the key
+            {
+                YamlView k( it->first, _file, v._path );
+                v._line = k._line;
+                v._column = k._column;
+            }
+            return v;
+        }
+    }
+    YamlView missing( YAML::Node(), _file, childPath( key ) );
+    missing._line = _line;
+    missing._column = _column;
+    missing.fail( "a value (the field is required)", "no '" + key + "' key in this mapping" );
+}
+
+std::optional<YamlView> YamlView::find( const std::string& key ) const
+{
+    if ( !has( key ) )
+        return std::nullopt;
+    YamlView v = at( key );
+    if ( v.isNull() )
+        return std::nullopt;
+    return v;
+}
+
+YamlView YamlView::element( std::size_t i ) const
+{
+    requireSequence();
+    YamlView v( _node[i], _file, _path + "[" + std::to_string( i ) + "]" );
+    if ( v._line == 0 )
+    {
+        v._line = _line;
+        v._column = _column;
+    }
+    return v;
+}
+
+std::size_t YamlView::size() const
+{
+    return _node.IsMap() || _node.IsSequence() ? _node.size() : 0;
+}
+
+std::vector<std::string> YamlView::keys() const
+{
+    std::vector<std::string> out;
+    if ( _node.IsMap() )
+        for ( auto it = _node.begin(); it != _node.end(); ++it )
+            out.push_back( it->first.IsScalar() ? it->first.Scalar() : std::string() );
+    return out;
+}
+
+void YamlView::checkKeys( const std::vector<std::string>& required,
+                          const std::vector<std::string>& optional ) const
+{
+    requireMap();
+    std::vector<std::string> allowed = required;
+    allowed.insert( allowed.end(), optional.begin(), optional.end() );
+    std::vector<std::pair<std::string, int>> seen;
+    for ( auto it = _node.begin(); it != _node.end(); ++it )
+    {
+        YamlView key( it->first, _file, _path );
+        if ( !it->first.IsScalar() )
+            key.fail( "a key name" );
+        const std::string name = it->first.Scalar();
+        key._path = childPath( name );
+        if ( std::find( allowed.begin(), allowed.end(), name ) == allowed.end() )
+            key.fail( "one of the keys " + joinNames( allowed ) + didYouMean( name, allowed ),
+                      "unknown key '" + name + "'" );
+        for ( const auto& s : seen )
+            if ( s.first == name )
+                key.fail( "each key once", "'" + name + "' again (first on line " +
+                                               std::to_string( s.second ) + ")" );
+        seen.emplace_back( name, key._line );
+    }
+    for ( const auto& r : required )
+        at( r ); // throws for a missing key, pointing at this mapping
+}
+
+// ---- values --------------------------------------------------------------------------------
+
+double YamlView::asDouble( const Range& range ) const
+{
+    double x = 0.0;
+    if ( !_node.IsScalar() || !parseDouble( _node.Scalar(), x ) || !range.contains( x ) )
+        fail( range.describe( "a number" ) );
+    return x;
+}
+
+std::int64_t YamlView::asInt( const Range& range ) const
+{
+    std::int64_t x = 0;
+    if ( !_node.IsScalar() || !parseInt( _node.Scalar(), x ) ||
+         !range.contains( static_cast<double>( x ) ) )
+        fail( range.describe( "an integer" ) );
+    return x;
+}
+
+int YamlView::asInt32( const Range& range ) const
+{
+    Range r = range;
+    r.min = std::max( r.min, static_cast<double>( std::numeric_limits<int>::min() ) );
+    r.max = std::min( r.max, static_cast<double>( std::numeric_limits<int>::max() ) );
+    std::int64_t x = 0;
+    if ( !_node.IsScalar() || !parseInt( _node.Scalar(), x ) ||
+         !r.contains( static_cast<double>( x ) ) )
+        fail( range.describe( "an integer" ) );
+    return static_cast<int>( x );
+}
+
+bool YamlView::asBool() const
+{
+    if ( _node.IsScalar() )
+    {
+        std::string s = lower( _node.Scalar() );
+        if ( s == "true" )
+            return true;
+        if ( s == "false" )
+            return false;
+    }
+    fail( "true or false" );
+}
+
+std::string YamlView::asString() const
+{
+    if ( !_node.IsScalar() )
+        fail( "a text value" );
+    return _node.Scalar();
+}
+
+std::string YamlView::asName() const
+{
+    if ( !_node.IsScalar() || _node.Scalar().empty() )
+        fail( "a non-empty name" );
+    return _node.Scalar();
+}
+
+std::string YamlView::asOneOf( const std::vector<std::string>& names ) const
+{
+    if ( _node.IsScalar() )
+    {
+        const std::string s = _node.Scalar();
+        if ( std::find( names.begin(), names.end(), s ) != names.end() )
+            return s;
+        fail( "one of " + joinNames( names ) + didYouMean( s, names ) );
+    }
+    fail( "one of " + joinNames( names ) );
+}
+
+std::vector<double> YamlView::asDoubleList( const Range& range ) const
+{
+    requireSequence( "a list of numbers" );
+    std::vector<double> out;
+    for ( std::size_t i = 0; i < size(); ++i )
+        out.push_back( element( i ).asDouble( range ) );
+    return out;
+}
+
+std::vector<std::int64_t> YamlView::asIntList( const Range& range ) const
+{
+    requireSequence( "a list of integers" );
+    std::vector<std::int64_t> out;
+    for ( std::size_t i = 0; i < size(); ++i )
+        out.push_back( element( i ).asInt( range ) );
+    return out;
+}
+
+std::vector<std::string> YamlView::asStringList() const
+{
+    requireSequence( "a list of names" );
+    std::vector<std::string> out;
+    for ( std::size_t i = 0; i < size(); ++i )
+        out.push_back( element( i ).asName() );
+    return out;
+}
+
+// ---- fields --------------------------------------------------------------------------------
+
+double YamlView::getDouble( const std::string& key, const Range& range ) const
+{
+    return at( key ).asDouble( range );
+}
+
+double YamlView::getDoubleOr( const std::string& key, double fallback, const Range& range ) const
+{
+    auto v = find( key );
+    return v ? v->asDouble( range ) : fallback;
+}
+
+std::int64_t YamlView::getInt( const std::string& key, const Range& range ) const
+{
+    return at( key ).asInt( range );
+}
+
+std::int64_t YamlView::getIntOr( const std::string& key, std::int64_t fallback,
+                                 const Range& range ) const
+{
+    auto v = find( key );
+    return v ? v->asInt( range ) : fallback;
+}
+
+int YamlView::getInt32( const std::string& key, const Range& range ) const
+{
+    return at( key ).asInt32( range );
+}
+
+int YamlView::getInt32Or( const std::string& key, int fallback, const Range& range ) const
+{
+    auto v = find( key );
+    return v ? v->asInt32( range ) : fallback;
+}
+
+bool YamlView::getBool( const std::string& key ) const
+{
+    return at( key ).asBool();
+}
+
+bool YamlView::getBoolOr( const std::string& key, bool fallback ) const
+{
+    auto v = find( key );
+    return v ? v->asBool() : fallback;
+}
+
+std::string YamlView::getString( const std::string& key ) const
+{
+    return at( key ).asString();
+}
+
+std::string YamlView::getStringOr( const std::string& key, const std::string& fallback ) const
+{
+    auto v = find( key );
+    return v ? v->asString() : fallback;
+}
+
+std::string YamlView::resolvePath( const std::string& written ) const
+{
+    namespace fs = std::filesystem;
+    fs::path p( written );
+    if ( p.is_absolute() )
+        return written;
+    fs::path dir = fs::path( _file ).parent_path();
+    if ( dir.empty() )
+        return written;
+    return ( dir / p ).lexically_normal().string();
+}
+
+// ---- files ---------------------------------------------------------------------------------
+
+YamlView loadYamlString( const std::string& text, const std::string& name )
+{
+    try
+    {
+        return YamlView( YAML::Load( text ), name, "" );
+    }
+    catch ( const YAML::ParserException& e )
+    {
+        throw InputError( name, e.mark.line + 1, e.mark.column + 1, "(syntax)", "valid YAML",
+                          e.msg );
+    }
+}
+
+YamlView loadYamlFile( const std::string& path )
+{
+    std::ifstream in( path );
+    if ( !in )
+        throw InputError( path, "cannot open file for reading" );
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return loadYamlString( buffer.str(), path );
+}
+
+std::string fileKind( const YamlView& root )
+{
+    root.requireMap( "a mapping with a 'kind:' key" );
+    return root.at( "kind" ).asName();
+}
+
+void expectKind( const YamlView& root, const std::string& kind )
+{
+    root.requireMap( "a mapping with 'kind: " + kind + "'" );
+    YamlView k = root.at( "kind" );
+    if ( !k.isScalar() || k.asString() != kind )
+        k.fail( "'" + kind + "'" );
+}
+
+std::string formatNumber( double x )
+{
+    char buf[40];
+    // Integers print as integers ("80", not "8e+01").
+    if ( x == std::floor( x ) && std::fabs( x ) < 1.0e15 )
+    {
+        std::snprintf( buf, sizeof( buf ), "%.0f", x );
+        return buf;
+    }
+    for ( int precision = 1; precision <= 17; ++precision )
+    {
+        std::snprintf( buf, sizeof( buf ), "%.*g", precision, x );
+        if ( std::strtod( buf, nullptr ) == x )
+            break;
+    }
+    return buf;
+}
+
+std::string closestName( const std::string& word, const std::vector<std::string>& names )
+{
+    const std::string w = lower( word );
+    std::string best;
+    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+    for ( const auto& n : names )
+    {
+        const std::string l = lower( n );
+        std::size_t d = editDistance( w, l );
+        // Ties go to the name sharing the longer prefix ("e" -> "ee" rather than "a").
+        if ( d < best_distance ||
+             ( d == best_distance && commonPrefix( w, l ) > commonPrefix( w, lower( best ) ) ) )
+        {
+            best_distance = d;
+            best = n;
+        }
+    }
+    // A typo changes a few characters; anything further away is a different word.
+    std::size_t limit = std::max<std::size_t>( 2, w.size() / 3 );
+    return best_distance <= limit ? best : std::string();
+}
+
+std::string joinNames( const std::vector<std::string>& names, const std::string& last_sep )
+{
+    std::string out;
+    for ( std::size_t i = 0; i < names.size(); ++i )
+    {
+        if ( i > 0 )
+            out += i + 1 == names.size() ? last_sep : ", ";
+        out += names[i];
+    }
+    return out;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,228 @@
+// Input files: parsed values field by field for one file of each kind, and every class of input
+// error with its exact "file:line:col: field ..." message.
+#include <functional>
+#include <gtest/gtest.h>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/yaml_util.hpp>
+#include <string>
+
+namespace Test
+{
+
+using namespace shardsweep;
+
+const std::string kInputs = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs";
+
+// Runs f, which must throw InputError with exactly `message`.
+void expectInputError( const std::function<void()>& f, const std::string& message )
+{
+    try
+    {
+        f();
+        ADD_FAILURE() << "no error, expected: " << message;
+    }
+    catch ( const InputError& e )
+    {
+        EXPECT_EQ( std::string( e.what() ), message );
+    }
+}
+
+const GpuCatalog& catalog()
+{
+    static GpuCatalog c = readGpuCatalog( kInputs + "/gpus" );
+    return c;
+}
+
+TEST( TEST_CATEGORY, yaml_values_and_ranges )
+{
+    YamlView v = loadYamlString( "a: 40_000_000\nb: 4e7\nc: 2.5\nd: [1, 2]\ne: TRUE\n", "t.yaml" );
+    EXPECT_EQ( v.getInt( "a" ), 40000000 );
+    EXPECT_EQ( v.getInt( "b" ), 40000000 );
+    EXPECT_EQ( v.getDouble( "c" ), 2.5 );
+    EXPECT_EQ( v.at( "d" ).asIntList(), ( std::vector<std::int64_t>{ 1, 2 } ) );
+    EXPECT_TRUE( v.getBool( "e" ) );
+    EXPECT_EQ( v.getIntOr( "missing", 7 ), 7 );
+    expectInputError( [&] { v.getInt( "c" ); },
+                      "t.yaml:3:4: field 'c': expected an integer, found '2.5'" );
+    expectInputError( [&] { v.getDouble( "c", Range::between( 0, 1 ) ); },
+                      "t.yaml:3:4: field 'c': expected a number in [0, 1], found '2.5'" );
+    expectInputError( [&] { v.getDouble( "d" ); },
+                      "t.yaml:4:4: field 'd': expected a number, found a list" );
+    expectInputError( [&] { v.at( "d" ).element( 0 ).asInt( Range::atLeast( 2 ) ); },
+                      "t.yaml:4:5: field 'd[0]': expected an integer >= 2, found '1'" );
+    expectInputError(
+        [&] {
+            v.checkKeys( { "a", "b" }, { "c", "d", "ee" } );
+        },
+        "t.yaml:5:1: field 'e': expected one of the keys a, b, c, d or ee (did you "
+        "mean 'ee'?), found unknown key 'e'" );
+    expectInputError(
+        [&] {
+            v.checkKeys( { "a", "b", "c", "d", "e", "f" } );
+        },
+        "t.yaml:1:1: field 'f': expected a value (the field is required), found no "
+        "'f' key in this mapping" );
+    expectInputError( [] { loadYamlString( "a: 1\na: 2\n", "dup.yaml" ).checkKeys( { "a" } ); },
+                      "dup.yaml:2:1: field 'a': expected each key once, found 'a' again (first on "
+                      "line 1)" );
+    expectInputError( [] { loadYamlString( "a: [1, 2\n", "syntax.yaml" ); },
+                      "syntax.yaml:2:1: field '(syntax)': expected valid YAML, found end of "
+                      "sequence flow not found" );
+    EXPECT_EQ( loadYamlString( "x: 1", "dir/f.yaml" ).resolvePath( "../t.csv" ), "t.csv" );
+    EXPECT_EQ( loadYamlString( "x: 1", "/a/b/f.yaml" ).resolvePath( "c/t.csv" ), "/a/b/c/t.csv" );
+}
+
+TEST( TEST_CATEGORY, gpu_catalog )
+{
+    const GpuCatalog& c = catalog();
+    EXPECT_EQ( c.entries().size(), 13u );
+    const GpuEntry& h100 = c.get( "H100-SXM-80GB" );
+    EXPECT_EQ( h100.spec.sm_count, 132 );
+    EXPECT_EQ( h100.spec.boost_clock_MHz, 1980.0 );
+    EXPECT_EQ( h100.spec.fp32_TFLOPs, 67.0 );
+    EXPECT_EQ( h100.spec.tf32_TFLOPs, 494.7 );
+    EXPECT_EQ( h100.spec.fp16_TFLOPs, 989.4 );
+    EXPECT_EQ( h100.spec.bf16_TFLOPs, 989.4 );
+    EXPECT_EQ( h100.spec.memory_GiB, 80.0 );
+    EXPECT_EQ( h100.spec.memory_bandwidth_GBps, 3350.0 );
+    EXPECT_EQ( h100.spec.l2_cache_MiB, 50.0 );
+    EXPECT_EQ( h100.spec.pcie_generation, 5 );
+    EXPECT_DOUBLE_EQ( h100.spec.pcie_bandwidth_GBps, 16 * 32.0 * 128.0 / 130.0 / 8 );
+    // NeuSight's device names (the "Device" field and the file stems) are aliases.
+    EXPECT_EQ( c.get( "NVIDIA H100 80GB HBM3" ).name, "H100-SXM-80GB" );
+    EXPECT_EQ( c.get( "Tesla_T4" ).name, "T4" );
+    EXPECT_EQ( c.get( "NVIDIA_A100-PCIE-40GB" ).name, "A100-PCIe-40GB" );
+    EXPECT_EQ( c.get( "NVIDIA A100 80GB PCIe" ).name, "A100-PCIe-80GB" );
+    EXPECT_EQ( c.get( "Tesla P100-PCIE-16GB" ).name, "P100" );
+    EXPECT_EQ( c.get( "Tesla_V100-PCIE-32GB" ).name, "V100-PCIe-32GB" );
+    EXPECT_EQ( c.get( "NVIDIA_L4" ).name, "L4" );
+    EXPECT_EQ( c.get( "Tesla P4" ).name, "P4" );
+    EXPECT_EQ( c.get( "NVIDIA A100-SXM4-40GB" ).name, "A100-SXM4-40GB" );
+    EXPECT_EQ( c.find( "H300" ), nullptr );
+    EXPECT_THROW( c.get( "H300" ), UsageError );
+    EXPECT_EQ( c.get( "T4" ).spec.tf32_TFLOPs, 0.0 );
+    EXPECT_EQ( findGpu( "h100" ).name, "H100-SXM-80GB" );
+}
+
+TEST( TEST_CATEGORY, platform_file_values )
+{
+    NamedPlatform p = readPlatformFile( kInputs + "/platforms/dgx1-v100.yaml", catalog() );
+    EXPECT_EQ( p.name, "DGX-1-V100" );
+    EXPECT_EQ( p.gpu_name, "V100-SXM2-32GB" );
+    EXPECT_EQ( p.platform.gpu.sm_count, 80 );
+    EXPECT_EQ( p.platform.gpus_per_node, 8 );
+    EXPECT_EQ( p.platform.num_nodes, 1 );
+    EXPECT_EQ( p.platform.hbm_reserve_GiB, 2.0 );
+    EXPECT_EQ( p.platform.host_memory_GiB, 512.0 );
+    EXPECT_EQ( p.platform.host_to_gpu_GBps, 15.75 );
+    ASSERT_EQ( p.platform.network.num_dims, 3 );
+    for ( int d = 0; d < 3; ++d )
+    {
+        EXPECT_EQ( p.platform.network.dims[d].topology, Topology::Ring );
+        EXPECT_EQ( p.platform.network.dims[d].npus_count, 2 );
+        EXPECT_EQ( p.platform.network.dims[d].bandwidth_GBps, 50.0 );
+        EXPECT_EQ( p.platform.network.dims[d].latency_ns, 500.0 );
+        EXPECT_EQ( p.platform.system.algorithm[0][d], CollectiveAlgorithm::ring );
+        EXPECT_EQ( p.platform.system.algorithm[3][d], CollectiveAlgorithm::direct );
+    }
+    EXPECT_EQ( p.platform.system.endpoint_delay_ns, 10 );
+    EXPECT_EQ( p.platform.system.active_chunks_per_dimension, 1 );
+    EXPECT_EQ( p.platform.system.preferred_dataset_splits, 4 );
+    EXPECT_EQ( p.platform.system.optimization, CollectiveOptimization::local_bw_aware );
+    EXPECT_EQ( p.platform.system.local_mem_bw_GBps, 900.0 );
+
+    // Unchanged ASTRA-sim files: [Switch, Ring] [8, 2] [400, 50] [936.25, 1000] and the
+    // validated system JSON (its one-entry lists repeat over both dimensions).
+    NamedPlatform q = readPlatformFile( kInputs + "/platforms/h100-2node-ib.yaml", catalog() );
+    ASSERT_EQ( q.platform.network.num_dims, 2 );
+    EXPECT_EQ( q.platform.network.dims[0].topology, Topology::Switch );
+    EXPECT_EQ( q.platform.network.dims[1].topology, Topology::Ring );
+    EXPECT_EQ( q.platform.network.dims[0].npus_count, 8 );
+    EXPECT_EQ( q.platform.network.dims[1].npus_count, 2 );
+    EXPECT_EQ( q.platform.network.dims[0].bandwidth_GBps, 400.0 );
+    EXPECT_EQ( q.platform.network.dims[1].bandwidth_GBps, 50.0 );
+    EXPECT_EQ( q.platform.network.dims[0].latency_ns, 936.25 );
+    EXPECT_EQ( q.platform.network.dims[1].latency_ns, 1000.0 );
+    EXPECT_EQ( q.platform.system.active_chunks_per_dimension, 2 );
+    EXPECT_EQ( q.platform.system.preferred_dataset_splits, 4 );
+    EXPECT_EQ( q.platform.system.local_mem_bw_GBps, 3350.0 );
+    EXPECT_EQ( q.platform.system.algorithm[3][1], CollectiveAlgorithm::ring );
+    EXPECT_EQ( q.platform.numGpus(), 16 );
+}
+
+TEST( TEST_CATEGORY, platform_errors )
+{
+    const std::string base = "kind: platform\n"
+                             "gpu: H100\n"
+                             "gpus_per_node: 8\n"
+                             "num_nodes: 2\n"
+                             "network:\n"
+                             "  topology: [ Switch, Ring ]\n"
+                             "  npus_count: [ 8, 2 ]\n"
+                             "  bandwidth: [ 400, 50 ]\n"
+                             "  latency: [ 900, 1000 ]\n";
+    auto parse = [&]( const std::string& text )
+    { return [text] { parsePlatformString( text, "p.yaml", catalog() ); }; };
+    EXPECT_NO_THROW( parse( base )() );
+    auto replace = [&]( const std::string& from, const std::string& to )
+    {
+        std::string s = base;
+        s.replace( s.find( from ), from.size(), to );
+        return s;
+    };
+    // Unknown key (typo).
+    expectInputError( parse( replace( "num_nodes", "num_node" ) ),
+                      "p.yaml:4:1: field 'num_node': expected one of the keys kind, gpu, "
+                      "gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, "
+                      "host_memory_GiB, host_to_gpu_GBps, network or system (did you mean "
+                      "'num_nodes'?), found unknown key 'num_node'" );
+    // Wrong type.
+    expectInputError( parse( replace( "gpus_per_node: 8", "gpus_per_node: eight" ) ),
+                      "p.yaml:3:16: field 'gpus_per_node': expected an integer in [1, 1024], "
+                      "found 'eight'" );
+    // Zero bandwidth.
+    expectInputError(
+        parse( replace( "[ 400, 50 ]", "[ 400, 0 ]" ) ),
+        "p.yaml:8:21: field 'network.bandwidth[1]': expected a number in (0, 1000000], "
+        "found '0'" );
+    // Negative latency.
+    expectInputError(
+        parse( replace( "[ 900, 1000 ]", "[ -9, 1000 ]" ) ),
+        "p.yaml:9:14: field 'network.latency[0]': expected a number in [0, 1000000000], "
+        "found '-9'" );
+    // npus_count product mismatch.
+    expectInputError( parse( replace( "num_nodes: 2", "num_nodes: 4" ) ),
+                      "p.yaml:7:15: field 'network.npus_count': expected npus_count multiplying to "
+                      "gpus_per_node x num_nodes = 8 x 4 = 32, found [8, 2] (product 16)" );
+    // Unknown GPU.
+    expectInputError( parse( replace( "gpu: H100", "gpu: H101" ) ),
+                      "p.yaml:2:6: field 'gpu': expected a GPU of the catalog (A100-PCIe-40GB, "
+                      "A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, H100-PCIe, H100-SXM-80GB, "
+                      "H200, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) (did you "
+                      "mean 'H200'?), found 'H101'" );
+    // ASTRA-sim's own rules: unknown topology, a one-NPU dimension, list length mismatch.
+    expectInputError( parse( replace( "Switch, Ring", "Switch, Torus" ) ),
+                      "p.yaml:6:23: field 'network.topology[1]': expected one of Ring, "
+                      "FullyConnected or Switch, found 'Torus'" );
+    expectInputError( parse( replace( "[ 400, 50 ]", "[ 400 ]" ) ),
+                      "p.yaml:8:14: field 'network.bandwidth': expected 2 entries, one per "
+                      "dimension as in 'topology', found 1 entries" );
+    // Negative size.
+    expectInputError( parse( base + "host_memory_GiB: -1\n" ),
+                      "p.yaml:10:18: field 'host_memory_GiB': expected a number in [0, 10000000], "
+                      "found '-1'" );
+    expectInputError( parse( base + "hbm_reserve_GiB: 80\n" ),
+                      "p.yaml:10:18: field 'hbm_reserve_GiB': expected a number in [0, 80), "
+                      "found '80'" );
+    expectInputError(
+        parse( base + "system:\n  all-to-all-implementation: [ doubleBinaryTree ]\n" ),
+        "p.yaml:11:32: field 'system.all-to-all-implementation[0]': expected ring, "
+        "direct or halvingDoubling (doubleBinaryTree is all-reduce only), found "
+        "'doubleBinaryTree'" );
+    expectInputError( parse( replace( "kind: platform", "kind: workload" ) ),
+                      "p.yaml:1:7: field 'kind': expected 'platform', found 'workload'" );
+}
+
+} // namespace Test
