@@ -1,12 +1,164 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// shardsweep bench gemm: the GEMM model against NeuSight's measurements, leave-one-GPU-out.
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <iostream>
+#include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <sstream>
 
 namespace shardsweep
 {
-int benchGemm( const CommandContext&, const Arguments& )
+
+namespace
 {
-    throw std::runtime_error( "'bench_gemm' is not available in this build yet" );
+namespace po = boost::program_options;
+
+//! B·M·N·K ≥ 2^30: the large, transformer-shaped end of the data (few rows; most are small).
+bool isLarge( const GemmMeasurement& m )
+{
+    return m.B * m.M * m.N * m.K >= 1073741824.0;
 }
+
+std::vector<double> predictRows( const GemmConstants& c, const GemmDataset& d,
+                                 const std::vector<std::size_t>& rows )
+{
+    std::vector<double> p;
+    p.reserve( rows.size() );
+    for ( std::size_t i : rows )
+        p.push_back( gemmPredictRow( c, d.specs[d.rows[i].gpu], d.rows[i] ) );
+    return p;
+}
+
+std::vector<double> rooflineRows( const GemmDataset& d, const std::vector<std::size_t>& rows )
+{
+    std::vector<double> p;
+    p.reserve( rows.size() );
+    for ( std::size_t i : rows )
+    {
+        const GemmMeasurement& m = d.rows[i];
+        p.push_back( gemmRooflineMs( d.specs[m.gpu], m.B, m.M, m.N, m.K, DataType::fp32 ) );
+    }
+    return p;
+}
+
+void addConstantsRow( ResultTable& t, const std::string& fold, const GemmFitResult& r )
+{
+    double x[kGemmNumConstants];
+    gemmConstantsToArray( r.constants, x );
+    std::vector<ResultTable::Cell> row{ fold, r.objective,
+                                        static_cast<long long>( r.evaluations ) };
+    for ( double v : x )
+        row.emplace_back( v );
+    t.addRow( row );
+}
+} // namespace
+
+int benchGemm( const CommandContext& ctx, const Arguments& args )
+{
+    std::string data_dir = std::string( SHARDSWEEP_SHARED_DIR ) + "/data/gemm";
+    std::string format = "table", table = "errors";
+    int stride = 8, max_evals = 2500;
+    po::options_description opts(
+        "Usage: shardsweep bench gemm [options]\n\n"
+        "Validates the GEMM model (model/gemm.hpp) on NeuSight's measured FP32 bmm/linear\n"
+        "latencies, leave-one-GPU-out: for each GPU the model's global constants are fitted on "
+        "the\n"
+        "other GPUs (Nelder-Mead, mean |log error|, every --fit-stride-th row) and evaluated on "
+        "all\n"
+        "rows of the held-out GPU. Prints per GPU and subset (all rows; 'large': B*M*N*K >= 2^30)\n"
+        "the MAPE and median APE of that fit, of the plain roofline max(FLOPs/peak, bytes/BW) and "
+        "of\n"
+        "the shipped constants (kGemmConstants, fitted on all GPUs).\n\nOptions" );
+    opts.add_options()( "help,h", "this text" )(
+        "data-dir", po::value( &data_dir ),
+        "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
+        "$SHARED/data/gemm)" )( "format", po::value( &format ), "table | csv | json" )(
+        "table", po::value( &table ),
+        "errors: the error table; constants: the constants of each fold and of the fit on all "
+        "GPUs" )( "fit-stride", po::value( &stride ),
+                  "fit on every n-th row of the training GPUs (default 8, keeps the run < 1 min)" )(
+        "max-evaluations", po::value( &max_evals ),
+        "objective evaluations per fit (default 2500)" );
+    po::variables_map vm;
+    try
+    {
+        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
+        po::notify( vm );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( std::string( "bench gemm: " ) + e.what() );
+    }
+    if ( vm.count( "help" ) )
+    {
+        std::ostringstream s;
+        s << opts;
+        ctx.print() << s.str();
+        return 0;
+    }
+    const OutputFormat fmt = parseOutputFormat( format );
+    if ( table != "errors" && table != "constants" )
+        throw UsageError( "bench gemm: --table must be 'errors' or 'constants', found '" + table +
+                          "'" );
+    if ( stride < 1 || max_evals < 1 )
+        throw UsageError( "bench gemm: --fit-stride and --max-evaluations must be >= 1" );
+
+    const auto start = std::chrono::steady_clock::now();
+    const GemmDataset d = loadNeuSightGemmDataset( data_dir );
+    const int num_gpus = static_cast<int>( d.gpus.size() );
+
+    // Fit on all GPUs: what the shipped constants were fitted on.
+    std::vector<std::size_t> all_fit;
+    for ( std::size_t i = 0; i < d.rows.size(); i += stride )
+        all_fit.push_back( i );
+    const GemmFitResult all = fitGemmConstants( kGemmConstants, d, all_fit, max_evals );
+
+    ResultTable errors( { "gpu", "subset", "rows", "logo_mape_pct", "logo_median_ape_pct",
+                          "roofline_mape_pct", "roofline_median_ape_pct", "shipped_mape_pct",
+                          "shipped_median_ape_pct", "refit_all_mape_pct" } );
+    ResultTable constants( { "fit_on", "objective_mean_abs_log", "evaluations", "launch_ms",
+                             "peak_efficiency", "k_overhead", "intensity_half", "occupancy_area",
+                             "bandwidth_efficiency", "splitk_ms" } );
+    addConstantsRow( constants, "all", all );
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        std::vector<std::size_t> fit;
+        std::size_t n = 0;
+        for ( std::size_t i = 0; i < d.rows.size(); ++i )
+            if ( d.rows[i].gpu != g && n++ % stride == 0 )
+                fit.push_back( i );
+        const GemmFitResult fold = fitGemmConstants( kGemmConstants, d, fit, max_evals );
+        addConstantsRow( constants, "all but " + d.gpus[g], fold );
+        for ( int large = 0; large < 2; ++large )
+        {
+            std::vector<std::size_t> rows;
+            for ( std::size_t i = 0; i < d.rows.size(); ++i )
+                if ( d.rows[i].gpu == g && ( !large || isLarge( d.rows[i] ) ) )
+                    rows.push_back( i );
+            const GemmErrorStats logo =
+                gemmErrorStats( predictRows( fold.constants, d, rows ), d, rows );
+            const GemmErrorStats roof = gemmErrorStats( rooflineRows( d, rows ), d, rows );
+            const GemmErrorStats shipped =
+                gemmErrorStats( predictRows( kGemmConstants, d, rows ), d, rows );
+            const GemmErrorStats refit =
+                gemmErrorStats( predictRows( all.constants, d, rows ), d, rows );
+            errors.addRow( { d.gpus[g], std::string( large ? "large" : "all" ),
+                             static_cast<long long>( rows.size() ), logo.mape, logo.median_ape,
+                             roof.mape, roof.median_ape, shipped.mape, shipped.median_ape,
+                             refit.mape } );
+        }
+    }
+    const double seconds =
+        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    ( table == "errors" ? errors : constants ).print( ctx.print(), fmt );
+    if ( fmt == OutputFormat::table )
+        ctx.print() << "\n"
+                    << d.rows.size() << " rows, " << num_gpus << " GPUs, " << num_gpus + 1
+                    << " fits on every " << stride << "-th row, " << seconds << " s\n";
+    return 0;
+}
+
 } // namespace shardsweep

@@ -1,12 +1,121 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// shardsweep predict gemm: the GEMM model (model/gemm.hpp) for the shapes of a CSV file.
+#include <boost/program_options.hpp>
+#include <fstream>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/gemm.hpp>
+#include <sstream>
 
 namespace shardsweep
 {
-int predictGemm( const CommandContext&, const Arguments& )
+
+namespace
 {
-    throw std::runtime_error( "'predict_gemm' is not available in this build yet" );
+namespace po = boost::program_options;
+
+DataType parseGemmDtype( const CsvTable& t, std::size_t row )
+{
+    if ( t.isEmpty( row, "dtype" ) )
+        return DataType::fp32;
+    const std::string& s = t.text( row, "dtype" );
+    if ( s == "fp32" )
+        return DataType::fp32;
+    if ( s == "tf32" )
+        return DataType::tf32;
+    if ( s == "fp16" )
+        return DataType::fp16;
+    if ( s == "bf16" )
+        return DataType::bf16;
+    t.fail( row, "dtype", "one of fp32, tf32, fp16, bf16" );
 }
+
+double positiveDim( const CsvTable& t, std::size_t row, const char* column )
+{
+    const double x = t.getDouble( row, column );
+    if ( !( x >= 1.0 ) || x != static_cast<double>( static_cast<long long>( x ) ) )
+        t.fail( row, column, "an integer >= 1" );
+    return x;
+}
+} // namespace
+
+int predictGemm( const CommandContext& ctx, const Arguments& args )
+{
+    std::string gpu_name, input, output, format;
+    po::options_description opts(
+        "Usage: shardsweep predict gemm --gpu NAME --input shapes.csv [--output pred.csv]\n\n"
+        "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
+        "of\n"
+        "a CSV file with the columns B,M,N,K and optionally dtype (fp32 default, tf32, fp16, "
+        "bf16),\n"
+        "using the tile/wave model of model/gemm.hpp (docs/model/gemm.md). The output repeats the\n"
+        "input columns and adds latency_ms, tile (rows x columns of C per thread block), waves "
+        "and\n"
+        "bound (compute | memory).\n\nOptions" );
+    opts.add_options()( "help,h", "this text" )(
+        "gpu", po::value( &gpu_name ),
+        "GPU catalog name or alias, e.g. A100-PCIe-40GB or \"NVIDIA H100 80GB HBM3\"" )(
+        "input", po::value( &input ), "CSV with columns B,M,N,K[,dtype]" )(
+        "output", po::value( &output ),
+        "write the predictions to this file instead of standard output" )(
+        "format", po::value( &format ),
+        "table | csv | json (default: table on standard output, csv in --output)" );
+    po::variables_map vm;
+    try
+    {
+        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
+        po::notify( vm );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( std::string( "predict gemm: " ) + e.what() );
+    }
+    if ( vm.count( "help" ) )
+    {
+        std::ostringstream s;
+        s << opts;
+        ctx.print() << s.str();
+        return 0;
+    }
+    if ( gpu_name.empty() || input.empty() )
+        throw UsageError( "predict gemm: --gpu and --input are required (see --help)" );
+    const OutputFormat fmt =
+        parseOutputFormat( format.empty() ? ( output.empty() ? "table" : "csv" ) : format );
+    const GpuSpec gpu = findGpu( gpu_name ).spec;
+
+    const CsvTable t = CsvTable::read( input );
+    t.checkColumns( { "B", "M", "N", "K" }, { "dtype" } );
+    ResultTable result( { "B", "M", "N", "K", "dtype", "latency_ms", "tile", "waves", "bound" } );
+    for ( std::size_t r = 0; r < t.numRows(); ++r )
+    {
+        const double b = positiveDim( t, r, "B" ), m = positiveDim( t, r, "M" ),
+                     n = positiveDim( t, r, "N" ), k = positiveDim( t, r, "K" );
+        const DataType dtype = parseGemmDtype( t, r );
+        const GemmPrediction p = shardsweep::predictGemm( gpu, b, m, n, k, dtype );
+        static const char* names[] = { "fp32", "tf32", "fp16", "bf16" };
+        result.addRow( { static_cast<long long>( b ), static_cast<long long>( m ),
+                         static_cast<long long>( n ), static_cast<long long>( k ),
+                         std::string( names[static_cast<int>( dtype )] ), p.latency_ms,
+                         std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
+                         std::string( p.memory_bound ? "memory" : "compute" ) } );
+    }
+    if ( output.empty() )
+    {
+        result.print( ctx.print(), fmt );
+        return 0;
+    }
+    if ( ctx.isRoot() )
+    {
+        std::ofstream out( output );
+        if ( !out )
+            throw InputError( output, "cannot open for writing" );
+        result.print( out, fmt );
+        if ( !out )
+            throw InputError( output, "write failed" );
+    }
+    return 0;
+}
+
 } // namespace shardsweep

@@ -49,7 +49,7 @@ TEST( TEST_CATEGORY, gemm_hand_computed_compute_bound )
     // B=1, M=N=256, K=1024: 32x32 gives 64 tiles ≤ 80 slots → 1 wave of 8 tiles per SM:
     // 8 · 2 · 1024 · (1024 + 32) / 2.5e11 s = 0.069206016 ms; memory 4·(2·256·1024 + 256²) B /
     // 50 GB/s = 0.04718592 ms < compute; + launch 0.01 ms. (128x128: 4 tiles, 1 wave,
-    // 2·16384·1056/4e11 = 0.08650752 ms, slower; split-K adds 0.05 ms.)
+    // 2·16384·1056/4e11 = 0.08650752 ms, slower; split-K adds ≥ 0.05 ms.)
     GemmPrediction p = predictGemmWith( kToy, g, 1, 256, 256, 1024, DataType::fp32 );
     EXPECT_NEAR( p.latency_ms, 0.079206016, 1e-12 );
     EXPECT_EQ( p.tile_m, 32 );
@@ -78,13 +78,14 @@ TEST( TEST_CATEGORY, gemm_hand_computed_compute_bound )
 TEST( TEST_CATEGORY, gemm_hand_computed_split_k_memory_bound )
 {
     // B=1, M=N=32, K=8192, 32x32 tiles. A tile occupies one of 8 slots of an SM, so it runs at
-    // 2.5e11/8 FLOP/s. Split-K s: s tiles (1 wave), compute 8·2·1024·(8192/s + 32)/2.5e11 s,
-    // memory 4·(2·32·8192 + 32²) + 8·s·32² bytes at 50 GB/s, + 0.05 ms for s > 1:
-    //   s=8:  compute 0.069206016, memory 0.04333568 → 0.129206016 ms
-    //   s=16: compute 0.035651584, memory 0.0446464  → 0.1046464 ms (the minimum)
-    //   s=32: compute 0.018874368, memory 0.04726784 → 0.10726784 ms
+    // 2.5e11/8 FLOP/s. Split-K s (allowed: 1 tile < 80 slots): s tiles (1 wave), compute
+    // 8·2·1024·(8192/s + 32)/2.5e11 s; memory 4·(2·32·8192 + 32²) B at 50 GB/s = 0.04202496 ms;
+    // reduction 0.05 ms + 4·(s+1)·32² B at 50 GB/s:
+    //   s=8:  compute 0.069206016 → 0.01 + 0.069206016 + 0.05073728 = 0.129943296 ms
+    //   s=16: compute 0.035651584 < memory → 0.01 + 0.04202496 + 0.05139264 = 0.1034176 ms (min)
+    //   s=32: memory-bound too → 0.01 + 0.04202496 + 0.05270336 = 0.10472832 ms
     const GemmPrediction p = predictGemmWith( kToy, toyGpu(), 1, 32, 32, 8192, DataType::fp32 );
-    EXPECT_NEAR( p.latency_ms, 0.1046464, 1e-12 );
+    EXPECT_NEAR( p.latency_ms, 0.1034176, 1e-12 );
     EXPECT_EQ( p.waves, 1.0 );
     EXPECT_TRUE( p.memory_bound );
     // Candidate s = 16 reproduced on its own.

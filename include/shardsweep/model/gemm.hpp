@@ -12,8 +12,10 @@
 //!   waves  = ⌈tiles / (SMs·tiles_per_SM)⌉
 //!   wave   = tiles_per_SM · 2·tm·tn·(⌈K/s⌉ + k_overhead) / (peak/SMs · e_max · I/(I + i_half))
 //!            with I = tm·tn/(tm+tn) the tile's FLOPs per loaded element (small tiles are slower)
-//!   memory = bytes(A, W, C [+ split-K partials]) / (bandwidth · e_bw)
-//!   time   = launch + max(waves·wave, memory) [+ splitk_launch when s > 1]
+//!   memory = bytes(A, W, C) / (bandwidth · e_bw)
+//!   time   = launch + max(waves·wave, memory) [+ splitk_ms + 4·(s+1)·B·M·N / (bandwidth · e_bw)]
+//!
+//! (split-K, s > 1, only when the unsplit tiles fill less than one wave, as cuBLAS does)
 //!
 //! and picks the (tile, s) with the smallest time, as cuBLAS' heuristics aim to. Only the GPU's
 //! catalog spec enters (SM count, peak FLOP/s of the dtype, memory bandwidth), never a per-GPU
@@ -53,8 +55,8 @@ struct GemmConstants
 //! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
 //! (src/calibration/gemm_fit.cpp); `shardsweep bench gemm` re-runs this fit and prints the values
 //! next to these. See docs/model/gemm.md.
-constexpr GemmConstants kGemmConstants = { 0.029993, 1.0,     0.00071683, 25.056,
-                                           31052.0,  0.51611, 0.022156 };
+constexpr GemmConstants kGemmConstants = { 0.030419, 1.0,     0.0013111, 23.113,
+                                           32533.0,  0.51683, 0.019724 };
 
 //! Number of tile shapes the model chooses from.
 constexpr int kGemmNumTiles = 8;
@@ -127,7 +129,7 @@ KOKKOS_INLINE_FUNCTION double gemmTilesPerSm( const GemmConstants& c, int tm, in
     return math::fmin( 8.0, math::fmax( 1.0, t ) );
 }
 
-//! Time of one candidate (tile i, split s); fills `out` with it.
+//! Time of one candidate: tile shape `tile`, reduction split `split` ways.
 KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, const GpuSpec& gpu,
                                                      double B, double M, double N, double K,
                                                      DataType dtype, int tile, double split )
@@ -148,15 +150,15 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, con
 
     const double elem = dataTypeBytes( dtype );
     // Each operand crosses DRAM once (L2 and shared memory serve the re-reads of tiles).
-    double bytes = elem * B * ( M * K + K * N + M * N );
-    if ( split > 1.0 )
-        bytes += 2.0 * 4.0 * split * B * M * N; // FP32 partials written then reduced
-    const double memory_ms =
-        bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 * c.bandwidth_efficiency ) * 1.0e3;
+    const double bytes = elem * B * ( M * K + K * N + M * N );
+    const double bandwidth = gpu.memory_bandwidth_GBps * 1.0e9 * c.bandwidth_efficiency;
+    const double memory_ms = bytes / bandwidth * 1.0e3;
+    // Split-K: the GEMM writes `split` FP32 partial products, a second kernel reads and sums them.
+    const double reduce_ms =
+        split > 1.0 ? c.splitk_ms + 4.0 * ( split + 1.0 ) * B * M * N / bandwidth * 1.0e3 : 0.0;
 
     GemmPrediction p;
-    p.latency_ms =
-        c.launch_ms + math::fmax( compute_ms, memory_ms ) + ( split > 1.0 ? c.splitk_ms : 0.0 );
+    p.latency_ms = c.launch_ms + math::fmax( compute_ms, memory_ms ) + reduce_ms;
     p.tile_m = tm;
     p.tile_n = tn;
     p.waves = waves;
@@ -178,11 +180,16 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmWith( const GemmConstants& c, c
     }
     for ( int t = 0; t < kGemmNumTiles; ++t )
     {
+        // Like cuBLAS, split the reduction only when the tiles do not fill the GPU once.
+        const double tiles =
+            B * math::ceil( M / gemmTileM( t ) ) * math::ceil( N / gemmTileN( t ) );
+        const double slots = gpu.sm_count * gemmTilesPerSm( c, gemmTileM( t ), gemmTileN( t ) );
         double split = 1.0;
         for ( int s = 0; s < kGemmNumSplits; ++s, split *= 2.0 )
         {
-            if ( split > 1.0 && split * 32.0 > K )
-                break; // a slice keeps at least 32 reduction elements
+            // A slice keeps at least 32 reduction elements.
+            if ( split > 1.0 && ( split * 32.0 > K || tiles >= slots ) )
+                break;
             const GemmPrediction p = gemmCandidate( c, gpu, B, M, N, K, dtype, t, split );
             if ( best.latency_ms < 0.0 || p.latency_ms < best.latency_ms )
                 best = p;

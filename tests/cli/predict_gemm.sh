@@ -1,0 +1,59 @@
+# shardsweep predict gemm: columns, formats, bounds and errors.
+set -u
+exe=$1
+scratch=$3
+fail() { echo "FAIL: $*"; exit 1; }
+mkdir -p "$scratch"
+cat >"$scratch/shapes.csv" <<'CSV'
+B,M,N,K,dtype
+1,8192,8192,8192,fp32
+1,4096,4096,4096,
+8,512,512,64,fp32
+1,1,4096,4096,bf16
+CSV
+
+out=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --format csv) || fail "exit $?"
+[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,latency_ms,tile,waves,bound" ] || fail "header: $out"
+[ "$(wc -l <<<"$out")" -eq 5 ] || fail "rows: $out"
+# The same GPU by its NeuSight alias gives identical numbers; --output writes the same csv.
+alias_out=$("$exe" predict gemm --gpu "NVIDIA A100-PCIE-40GB" --input "$scratch/shapes.csv" --format csv)
+[ "$out" = "$alias_out" ] || fail "alias differs"
+"$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --output "$scratch/pred.csv" \
+    || fail "--output exit $?"
+[ "$out" = "$(cat "$scratch/pred.csv")" ] || fail "--output content differs"
+
+# Per row (A100-PCIe-40GB catalog: 108 SMs, FP32 19.5 TFLOP/s, 1555 GB/s): latency above the
+# roofline, below 3x it for 8192^3, waves between tiles/(108*8) and ceil(tiles/108), empty dtype
+# reads as fp32, the 4096^3 GEMM is 8x faster than 8192^3 within wave quantisation.
+awk -F, 'NR > 1 {
+    b = $1; m = $2; n = $3; k = $4; lat = $6; split($7, t, "x"); w = $8
+    e = ($5 == "bf16") ? 2 : 4
+    roof = 2 * b * m * n * k / 19.5e12; mem = e * b * (m * k + k * n + m * n) / 1555e9
+    if (mem > roof) roof = mem
+    roof *= 1e3
+    if (!(lat > roof)) { print "row " NR ": latency " lat " <= roofline " roof; bad = 1 }
+    tiles = b * int((m + t[1] - 1) / t[1]) * int((n + t[2] - 1) / t[2])
+    if (tiles >= 108 * 8 && (w < tiles / (108 * 8) || w > int((tiles + 107) / 108))) {
+        print "row " NR ": waves " w " for " tiles " tiles"; bad = 1 }
+    if ($9 != "compute" && $9 != "memory") { print "bound " $9; bad = 1 }
+    if (NR == 2) { big = lat; if (lat > 3 * roof) { print "8192^3 too slow: " lat; bad = 1 } }
+    if (NR == 3) { if ($5 != "fp32") { print "default dtype " $5; bad = 1 }
+                   r = big / lat; if (r < 6 || r > 9) { print "8192^3 / 4096^3 = " r; bad = 1 } }
+} END { exit bad }' <<<"$out" || fail "row checks"
+
+json=$("$exe" predict gemm --gpu H100 --input "$scratch/shapes.csv" --format json) || fail "json"
+grep -q '"latency_ms"' <<<"$json" || fail "json: $json"
+
+# Errors: exit 2 with file:line:col and the field.
+printf 'B,M,N,K,dtype\n1,64,64,64,fp8\n' >"$scratch/bad.csv"
+err=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/bad.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "bad dtype exit $rc"
+grep -q "bad.csv:2:.*dtype" <<<"$err" || fail "bad dtype message: $err"
+printf 'B,M,N,K\n1,0,64,64\n' >"$scratch/zero.csv"
+err=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/zero.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "M=0 exit $rc"
+grep -q "zero.csv:2:.*'M'" <<<"$err" || fail "M=0 message: $err"
+"$exe" predict gemm --gpu NoSuchGpu --input "$scratch/shapes.csv" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "unknown GPU must exit 2"
+"$exe" predict gemm --help | grep -q -- "--input" || fail "--help"
+echo "predict gemm OK"
