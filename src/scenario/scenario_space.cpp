@@ -160,6 +160,10 @@ ScenarioSpace::ScenarioSpace( SweepConfig config, SweepInputs inputs )
             throw std::invalid_argument( "generator '" + g.name + "': platform '" +
                                          _inputs.platforms[pi].name + "': " + e.what() );
         }
+        _splits.push_back( g.protocol == TaskProtocol::dreamshard ||
+                                   g.protocol == TaskProtocol::surco
+                               ? dreamshardSplit( int( _inputs.generator_pool[j].size() ), g.seed )
+                               : std::vector<int>{} );
         // Checks the pool size against the protocol once (task 0 stands for all tasks).
         if ( g.count > 0 )
             generateTask( g.protocol, _inputs.generator_pool[j], g.seed, 0, g.options );
@@ -223,8 +227,9 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
     s.workload_index = int( c.workloads.size() ) + j;
     s.platform_index = _inputs.generator_platform[j];
 
-    GeneratedTask task = generateTask( g.protocol, _inputs.generator_pool[j], g.seed,
-                                       std::uint64_t( s.task_index ), g.options );
+    GeneratedTask task =
+        generateTask( g.protocol, _inputs.generator_pool[j], g.seed, std::uint64_t( s.task_index ),
+                      g.options, DenseModel{}, _splits[j].empty() ? nullptr : &_splits[j] );
     task.workload.global_batch = s.global_batch;
     s.workload = std::make_shared<const Workload>( std::move( task.workload ) );
     const Platform& base = _inputs.platforms[s.platform_index].platform;

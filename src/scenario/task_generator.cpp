@@ -92,7 +92,7 @@ std::vector<int> dreamshardSplit( int pool_size, std::uint64_t seed )
 
 GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::uint64_t seed,
                             std::uint64_t task_index, const TaskOptions& options,
-                            const DenseModel& dense )
+                            const DenseModel& dense, const std::vector<int>* split_ids )
 {
     const ProtocolSpec spec = protocolSpec( protocol, options );
     const int pool_size = static_cast<int>( pool.size() );
@@ -152,7 +152,13 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
     {
         // gen_tasks.py: shuffle the ids, first half train, second half test; T tables without
         // replacement from one half; dim 16. SurCo: T = 10, 20, ..., 60 in turn.
-        const std::vector<int> split = dreamshardSplit( pool_size, seed );
+        std::vector<int> own_split;
+        if ( !split_ids || int( split_ids->size() ) != pool_size )
+        {
+            own_split = dreamshardSplit( pool_size, seed );
+            split_ids = &own_split;
+        }
+        const std::vector<int>& split = *split_ids;
         const int half = pool_size / 2;
         const int first = options.split == PoolSplit::train ? 0 : half;
         const int size = options.split == PoolSplit::train ? half : pool_size - half;

@@ -279,6 +279,10 @@ TEST( TEST_CATEGORY, dreamshard_autoshard_surco_large_protocols )
         }
         EXPECT_EQ( d.num_gpus, 4 );
         EXPECT_DOUBLE_EQ( d.memory_cap_GiB, 5.0 );
+        // A precomputed split gives the same task.
+        EXPECT_EQ(
+            generateTask( TaskProtocol::dreamshard, pool, 3, i, {}, DenseModel{}, &split ).pool_ids,
+            d.pool_ids );
 
         TaskOptions train;
         train.split = PoolSplit::train;

@@ -98,6 +98,7 @@ class ScenarioSpace
     std::vector<std::string> _workload_names;
     std::vector<std::string> _platform_names;
     std::vector<std::uint64_t> _generator_offsets; //!< size numGenerators() + 1
+    std::vector<std::vector<int>> _splits;         //!< per generator: DreamShard's pool split
     std::uint64_t _grid_size = 0;
     std::uint64_t _size = 0;
 };

@@ -84,10 +84,12 @@ struct GeneratedTask
 
 //! Task `task_index` of `protocol` for `seed`, drawn from `pool`. The workload's dense part is
 //! `dense` (default: none, as in the papers, which time embeddings and their all-to-alls only).
-//! Throws std::invalid_argument when the pool is too small for the protocol.
+//! `split` may pass dreamshardSplit( pool.size(), seed ) computed once (dreamshard/surco: saves
+//! the per-task shuffle of the pool). Throws std::invalid_argument when the pool is too small.
 GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::uint64_t seed,
                             std::uint64_t task_index, const TaskOptions& options = {},
-                            const DenseModel& dense = DenseModel{} );
+                            const DenseModel& dense = DenseModel{},
+                            const std::vector<int>* split = nullptr );
 
 //! DreamShard's train/test split of `pool_size` ids for `seed`: the shuffled ids, the first half
 //! training, the second test.
