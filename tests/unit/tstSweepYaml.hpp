@@ -156,4 +156,49 @@ TEST( TEST_CATEGORY, shipped_sweeps_parse )
     EXPECT_EQ( readSweep( dir + "sweeps/resume_check.yaml" ).generators.size(), 2u );
 }
 
+TEST( TEST_CATEGORY, load_scenario_space )
+{
+    const std::string dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/sweeps/";
+    const ScenarioSpace space = loadScenarioSpace( dir + "protocols.yaml" );
+    ASSERT_EQ( space.size(), 2880u );
+    EXPECT_EQ( space.gridSize(), 0u );
+    EXPECT_EQ( space.generatorOffset( 2 ), 1600u );
+    ScenarioSpec s = space.materialize( 0 );
+    EXPECT_EQ( s.protocol, TaskProtocol::neuroshard );
+    EXPECT_EQ( s.planner, PlannerKind::round_robin );
+    EXPECT_EQ( s.gpu_count, 4 );
+    EXPECT_EQ( s.platform.num_nodes, 1 );
+    EXPECT_DOUBLE_EQ( s.platform.gpu.memory_GiB, 4.0 );
+    // 1600 + 8·3 + 7: autoshard task 3 with the last planner (shardsweep).
+    s = space.materialize( 1631 );
+    EXPECT_EQ( s.protocol, TaskProtocol::autoshard );
+    EXPECT_EQ( s.task_index, 3 );
+    EXPECT_EQ( s.planner, PlannerKind::shardsweep );
+    EXPECT_EQ( s.gpu_count, 8 );
+    EXPECT_EQ( s.workload->tables.size(), 80u );
+    EXPECT_EQ( space.workloadNames().at( 2 ), "autoshard" );
+    EXPECT_EQ( space.platformNames().size(), 1u ); // one platform file shared by all generators
+    EXPECT_EQ( loadScenarioSpace( dir + "resume_check.yaml" ).size(), 400000u );
+
+    // A missing platform file and a pool too small for the protocol are input errors.
+    const std::string base = "kind: sweep\nname: x\ngenerators:\n  - protocol: autoshard\n"
+                             "    count: 1\n";
+    EXPECT_THROW(
+        loadScenarioSpace( parseSweep( base + "    platform: nowhere.yaml\n", "x.yaml" ) ),
+        InputError );
+    try
+    {
+        loadScenarioSpace(
+            parseSweep( base + "    platform: " + dir +
+                            "../platforms/dgx-a100.yaml\n    pool: {synthetic: 40}\n",
+                        "x.yaml" ) );
+        FAIL() << "expected an InputError";
+    }
+    catch ( const InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "80 pool tables" ), std::string::npos )
+            << e.what();
+    }
+}
+
 } // namespace Test

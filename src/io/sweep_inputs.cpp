@@ -1,0 +1,94 @@
+// Loading what a sweep names (workloads, platforms, table pools) and validating the whole space.
+#include <map>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/locality_stats.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/io/table_pool_csv.hpp>
+#include <shardsweep/io/workload_yaml.hpp>
+#include <stdexcept>
+
+namespace shardsweep
+{
+
+SweepInputs loadSweepInputs( const SweepConfig& config )
+{
+    SweepInputs in;
+    for ( const std::string& path : config.workloads )
+        in.workloads.push_back( readWorkloadFile( path ) );
+    std::map<std::string, int> platform_index;
+    for ( const std::string& path : config.platforms )
+    {
+        platform_index.emplace( path, int( in.platforms.size() ) );
+        in.platforms.push_back( readPlatformFile( path ) );
+    }
+    // Pools are cached by their source: generators sharing a pool build it once.
+    std::map<std::string, TablePool> pools;
+    for ( const TaskGeneratorConfig& g : config.generators )
+    {
+        auto it = platform_index.find( g.platform );
+        if ( it == platform_index.end() )
+        {
+            it = platform_index.emplace( g.platform, int( in.platforms.size() ) ).first;
+            in.platforms.push_back( readPlatformFile( g.platform ) );
+        }
+        in.generator_platform.push_back( it->second );
+
+        const TablePoolSource& s = g.pool;
+        const SyntheticPoolOptions& o = s.synthetic;
+        const std::string key =
+            !s.csv.empty()
+                ? "csv:" + s.csv
+                : "syn:" + s.locality_file + "#" + std::to_string( s.locality_block ) + "/" +
+                      std::to_string( o.num_tables ) + "/" + std::to_string( o.seed ) + "/" +
+                      std::to_string( o.default_dim ) + "/" + std::to_string( o.pooling_sigma ) +
+                      "/" + std::to_string( o.tilt_sigma ) + "/" +
+                      std::to_string( o.min_touched_fraction ) + "/" + std::to_string( o.max_rows );
+        auto pool = pools.find( key );
+        if ( pool == pools.end() )
+        {
+            TablePool p;
+            if ( !s.csv.empty() )
+                p = readTablePoolCsv( s.csv );
+            else
+            {
+                const std::vector<LocalityTarget> blocks = readLocalityStats( s.locality_file );
+                if ( s.locality_block >= int( blocks.size() ) )
+                    throw InputError( config.file, "generator '" + g.name + "': locality block " +
+                                                       std::to_string( s.locality_block ) +
+                                                       " does not exist in " + s.locality_file +
+                                                       " (" + std::to_string( blocks.size() ) +
+                                                       " blocks)" );
+                p = syntheticTablePool( blocks[s.locality_block], o );
+            }
+            pool = pools.emplace( key, std::move( p ) ).first;
+        }
+        in.generator_pool.push_back( pool->second );
+    }
+    return in;
+}
+
+ScenarioSpace loadScenarioSpace( const SweepConfig& config )
+{
+    SweepInputs inputs = loadSweepInputs( config );
+    try
+    {
+        return ScenarioSpace( config, std::move( inputs ) );
+    }
+    catch ( const std::invalid_argument& e )
+    {
+        throw InputError( config.file, e.what() );
+    }
+}
+
+ScenarioSpace loadScenarioSpace( const std::string& path )
+{
+    return loadScenarioSpace( readSweep( path ) );
+}
+
+void validateSweepFile( const std::string& path )
+{
+    loadScenarioSpace( path );
+}
+
+} // namespace shardsweep
