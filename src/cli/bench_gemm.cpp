@@ -114,7 +114,7 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
     std::vector<std::size_t> all_fit;
     for ( std::size_t i = 0; i < d.rows.size(); i += stride )
         all_fit.push_back( i );
-    const GemmFitResult all = fitGemmConstants( kGemmConstants, d, all_fit, max_evals );
+    const GemmFitResult all = fitGemmConstants( kGemmFitStart, d, all_fit, max_evals );
 
     ResultTable errors( { "gpu", "subset", "rows", "logo_mape_pct", "logo_median_ape_pct",
                           "roofline_mape_pct", "roofline_median_ape_pct", "shipped_mape_pct",
@@ -130,7 +130,7 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
         for ( std::size_t i = 0; i < d.rows.size(); ++i )
             if ( d.rows[i].gpu != g && n++ % stride == 0 )
                 fit.push_back( i );
-        const GemmFitResult fold = fitGemmConstants( kGemmConstants, d, fit, max_evals );
+        const GemmFitResult fold = fitGemmConstants( kGemmFitStart, d, fit, max_evals );
         addConstantsRow( constants, "all but " + d.gpus[g], fold );
         for ( int large = 0; large < 2; ++large )
         {

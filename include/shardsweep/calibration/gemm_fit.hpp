@@ -15,6 +15,11 @@
 namespace shardsweep
 {
 
+//! Where every fit starts (bench gemm, and the fit behind kGemmConstants): round physical guesses
+//! (30 µs launch, 90 % of peak, 32-element epilogue, i_half 8, one 128x128 tile per SM, 80 % of the
+//! bandwidth, 10 µs split-K reduction). Nelder–Mead finds a local optimum, so the start matters.
+constexpr GemmConstants kGemmFitStart = { 0.03, 0.9, 32.0, 8.0, 16384.0, 0.8, 0.01 };
+
 //! Number of constants in GemmConstants that the fit varies.
 constexpr int kGemmNumConstants = 7;
 void gemmConstantsToArray( const GemmConstants& c, double* x );
