@@ -270,7 +270,9 @@ void YamlView::checkKeys( const std::vector<std::string>& required,
 {
     requireMap();
     std::vector<std::string> allowed = required;
-    allowed.insert( allowed.end(), optional.begin(), optional.end() );
+    for ( const auto& o : optional )
+        if ( std::find( allowed.begin(), allowed.end(), o ) == allowed.end() )
+            allowed.push_back( o );
     std::vector<std::pair<std::string, int>> seen;
     for ( auto it = _node.begin(); it != _node.end(); ++it )
     {

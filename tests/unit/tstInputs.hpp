@@ -1,10 +1,15 @@
 // Input files: parsed values field by field for one file of each kind, and every class of input
 // error with its exact "file:line:col: field ..." message.
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/scenario_yaml.hpp>
+#include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <string>
 
@@ -223,6 +228,115 @@ TEST( TEST_CATEGORY, platform_errors )
         "'doubleBinaryTree'" );
     expectInputError( parse( replace( "kind: platform", "kind: workload" ) ),
                       "p.yaml:1:7: field 'kind': expected 'platform', found 'workload'" );
+}
+
+TEST( TEST_CATEGORY, workload_file_values )
+{
+    Workload w = readWorkloadFile( kInputs + "/workloads/mlperf-dlrm-criteo-1tb.yaml" );
+    EXPECT_EQ( w.name, "mlperf-dlrm-criteo-1tb" );
+    EXPECT_EQ( w.global_batch, 65536 );
+    const std::int64_t rows[26] = { 39884406, 39043,  17289,    7420,    20263,  3,        7120,
+                                    1543,     63,     38532951, 2953546, 403346, 10,       2208,
+                                    11938,    155,    4,        976,     14,     39979771, 25641295,
+                                    39664984, 585935, 12972,    108,     36 };
+    ASSERT_EQ( w.tables.size(), 26u );
+    std::int64_t total = 0;
+    for ( int i = 0; i < 26; ++i )
+    {
+        EXPECT_EQ( w.table_names[i], "cat_" + std::to_string( i ) );
+        EXPECT_EQ( w.tables[i].rows, rows[i] );
+        EXPECT_EQ( w.tables[i].dim, 128 );
+        EXPECT_EQ( w.tables[i].pooling_factor, 1.0 );
+        EXPECT_EQ( w.tables[i].dtype, DataType::fp32 );
+        EXPECT_EQ( w.tables[i].optimizer, Optimizer::sgd );
+        EXPECT_EQ( w.tables[i].distribution, AccessDistribution::uniform );
+        EXPECT_FALSE( w.tables[i].weighted );
+        total += w.tables[i].rows;
+    }
+    EXPECT_EQ( total, 187767399 ); // the sum of the 26 MLPerf hash sizes
+    EXPECT_EQ( w.dense.num_dense_features, 13 );
+    ASSERT_EQ( w.dense.bottom_mlp_layers, 3 );
+    EXPECT_EQ( w.dense.bottom_mlp[0], 512 );
+    EXPECT_EQ( w.dense.bottom_mlp[1], 256 );
+    EXPECT_EQ( w.dense.bottom_mlp[2], 128 );
+    ASSERT_EQ( w.dense.top_mlp_layers, 5 );
+    const int top[5] = { 1024, 1024, 512, 256, 1 };
+    for ( int i = 0; i < 5; ++i )
+        EXPECT_EQ( w.dense.top_mlp[i], top[i] );
+    EXPECT_EQ( w.dense.interaction, Interaction::dot );
+
+    // The synthetic model's tables come from a CSV next to it.
+    Workload s = readWorkloadFile( kInputs + "/workloads/synthetic-400.yaml" );
+    ASSERT_EQ( s.tables.size(), 400u );
+    EXPECT_EQ( s.dense.interaction, Interaction::cat );
+    EXPECT_EQ( s.table_names[0], "syn_000" );
+    EXPECT_EQ( s.tables[0].rows, 627037 );
+    EXPECT_EQ( s.tables[0].dim, 64 );
+    EXPECT_EQ( s.tables[0].pooling_factor, 7.75 );
+    EXPECT_EQ( s.tables[0].optimizer, Optimizer::rowwise_adagrad );
+    EXPECT_EQ( s.tables[1].distribution, AccessDistribution::zipf );
+    EXPECT_EQ( s.tables[1].zipf_alpha, 0.801 );
+    EXPECT_EQ( s.tables[2].distribution, AccessDistribution::histogram );
+    EXPECT_EQ( s.tables[2].histogram_batch, 65536 );
+    double sum = 0.0;
+    for ( double b : s.tables[2].reuse_histogram )
+        sum += b;
+    EXPECT_NEAR( sum, 1.0, 1e-9 );
+}
+
+const std::string kWorkload = "kind: workload\n"
+                              "global_batch: 1024\n"
+                              "dense: { bottom_mlp: [ 64, 16 ], top_mlp: [ 32, 1 ] }\n"
+                              "tables:\n"
+                              "  - { name: a, rows: 1000, dim: 16, zipf_alpha: 1.2 }\n"
+                              "  - { name: b, rows: 10, dim: 8, reuse_histogram: [ 0.5, 0.25, "
+                              "0.25, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 ], histogram_batch: "
+                              "512 }\n";
+
+TEST( TEST_CATEGORY, workload_inline_and_errors )
+{
+    Workload w = parseWorkloadString( kWorkload, "w.yaml" );
+    EXPECT_EQ( w.name, "w" );
+    EXPECT_EQ( w.tables[0].distribution, AccessDistribution::zipf );
+    EXPECT_EQ( w.tables[0].zipf_alpha, 1.2 );
+    EXPECT_EQ( w.tables[1].distribution, AccessDistribution::histogram );
+    EXPECT_EQ( w.tables[1].reuse_histogram[1], 0.25 );
+    EXPECT_EQ( w.tables[1].histogram_batch, 512 );
+    EXPECT_EQ( w.dense.num_dense_features, 13 );
+
+    auto with = [&]( const std::string& from, const std::string& to )
+    {
+        std::string s = kWorkload;
+        s.replace( s.find( from ), from.size(), to );
+        return [s] { parseWorkloadString( s, "w.yaml" ); };
+    };
+    // dim 0.
+    expectInputError( with( "dim: 16", "dim: 0" ),
+                      "w.yaml:5:33: field 'tables[0].dim': expected an integer in [1, 65536], "
+                      "found '0'" );
+    // Negative size.
+    expectInputError( with( "rows: 1000", "rows: -5" ),
+                      "w.yaml:5:22: field 'tables[0].rows': expected an integer in [1, "
+                      "10000000000000], found '-5'" );
+    // Unknown key.
+    expectInputError( with( "zipf_alpha", "zipf_alfa" ),
+                      "w.yaml:5:37: field 'tables[0].zipf_alfa': expected one of the keys rows, "
+                      "dim, name, pooling_factor, zipf_alpha, histogram_batch, dtype, "
+                      "optimizer, weighted or reuse_histogram (did you mean 'zipf_alpha'?), "
+                      "found unknown key 'zipf_alfa'" );
+    // Wrong type.
+    expectInputError( with( "global_batch: 1024", "global_batch: [ 1024 ]" ),
+                      "w.yaml:2:15: field 'global_batch': expected an integer in [1, "
+                      "1000000000], found a list" );
+    expectInputError( with( "0.5, 0.25, 0.25", "0.5, 0.25, 0.35" ),
+                      "w.yaml:6:51: field 'tables[1].reuse_histogram': expected fractions summing "
+                      "to 1 (within 0.02), found a sum of 1.1" );
+    expectInputError( with( "name: b", "name: a" ),
+                      "w.yaml:6:13: field 'tables[1].name': expected a table name used once, found "
+                      "'a' again (first: tables[0])" );
+    expectInputError( with( "top_mlp: [ 32, 1 ]", "top_mlp: [ ]" ),
+                      "w.yaml:3:43: field 'dense.top_mlp': expected a list of 1 to 16 layer "
+                      "widths, found 0 entries" );
 }
 
 } // namespace Test

@@ -1,0 +1,33 @@
+#pragma once
+//! \file scenario_yaml.hpp
+//! \brief Scenario files (`kind: scenario`) for `shardsweep evaluate`: one workload, one platform
+//! and one plan (each a path relative to the scenario file or written inline), the global batch
+//! and the cost model. Everything is cross-checked: plan against workload and platform, batch
+//! divisible by the GPU count.
+
+#include <cstdint>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/yaml_util.hpp>
+#include <shardsweep/scenario/task.hpp>
+#include <string>
+
+namespace shardsweep
+{
+
+struct ScenarioFile
+{
+    std::string name;
+    Workload workload;
+    NamedPlatform platform;
+    Plan plan;
+    std::int64_t global_batch = 0;     //!< the scenario's, else the workload's
+    std::string cost_model = "native"; //!< "native" or "torchrec"
+};
+
+ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog );
+ScenarioFile readScenarioFile( const std::string& path );
+ScenarioFile readScenarioFile( const std::string& path, const GpuCatalog& catalog );
+ScenarioFile parseScenarioString( const std::string& text, const std::string& name,
+                                  const GpuCatalog& catalog );
+
+} // namespace shardsweep

@@ -1,0 +1,29 @@
+#pragma once
+//! \file workload_yaml.hpp
+//! \brief Workload files (`kind: workload`, inputs/workloads/): embedding tables (inline or from a
+//! CSV file), the dense DLRM model and the global batch. docs/INPUTS.md documents every field.
+
+#include <shardsweep/io/yaml_util.hpp>
+#include <shardsweep/scenario/task.hpp>
+#include <string>
+
+namespace shardsweep
+{
+
+//! Parses a workload document. `embedded`: a `workload:` mapping inside another file (scenario),
+//! where `kind:` may be left out. CSV paths resolve against the document's file.
+Workload parseWorkload( const YamlView& root, bool embedded = false );
+Workload readWorkloadFile( const std::string& path );
+//! Parses workload text (tests); `name` stands for the file in messages.
+Workload parseWorkloadString( const std::string& text, const std::string& name );
+
+//! Reads tables from a CSV file (columns in docs/INPUTS.md; the table-pool CSV columns are a
+//! subset), filling absent cells from `defaults`; appends to names/tables.
+void readTablesCsv( const std::string& path, const TableSpec& defaults,
+                    std::vector<std::string>& names, std::vector<TableSpec>& tables );
+
+//! Names used in files for the enums.
+const char* dataTypeName( DataType t );
+const char* optimizerName( Optimizer o );
+
+} // namespace shardsweep

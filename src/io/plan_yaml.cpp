@@ -1,0 +1,304 @@
+#include <map>
+#include <ostream>
+#include <set>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/plan_yaml.hpp>
+#include <sstream>
+
+namespace shardsweep
+{
+
+namespace
+{
+const std::vector<std::pair<std::string, ShardingType>> kShardingTypes = {
+    { "table_wise", ShardingType::table_wise },
+    { "column_wise", ShardingType::column_wise },
+    { "row_wise", ShardingType::row_wise },
+    { "table_row_wise", ShardingType::table_row_wise },
+    { "data_parallel", ShardingType::data_parallel },
+    { "table_column_wise", ShardingType::table_column_wise },
+    { "grid_shard", ShardingType::grid_shard } };
+
+const std::vector<std::pair<std::string, ComputeKernel>> kKernels = {
+    { "fused", ComputeKernel::hbm },
+    { "fused_uvm", ComputeKernel::uvm },
+    { "fused_uvm_caching", ComputeKernel::uvm_caching },
+    { "dense", ComputeKernel::dense } };
+
+struct ParsedShard
+{
+    ShardSpec spec;
+    YamlView node;
+};
+
+// A YAML double-quoted scalar.
+std::string quoted( const std::string& s )
+{
+    std::string out = "\"";
+    for ( char c : s )
+    {
+        if ( c == '"' || c == '\\' )
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+bool overlaps( const ShardSpec& a, const ShardSpec& b )
+{
+    return a.row_offset < b.row_offset + b.num_rows && b.row_offset < a.row_offset + a.num_rows &&
+           a.col_offset < b.col_offset + b.num_cols && b.col_offset < a.col_offset + a.num_cols;
+}
+
+// Checks one table's shards against its TableSpec and sharding type.
+void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards, const TableSpec& t,
+                  const std::string& name, ShardingType type, const Platform* platform )
+{
+    for ( const auto& s : shards )
+    {
+        if ( s.spec.row_offset + s.spec.num_rows > t.rows )
+            s.node.fail( "rows inside table '" + name + "' (" + std::to_string( t.rows ) + " rows)",
+                         "rows " + std::to_string( s.spec.row_offset ) + " to " +
+                             std::to_string( s.spec.row_offset + s.spec.num_rows ) );
+        if ( s.spec.col_offset + s.spec.num_cols > t.dim )
+            s.node.fail( "columns inside table '" + name + "' (dim " + std::to_string( t.dim ) +
+                             ")",
+                         "columns " + std::to_string( s.spec.col_offset ) + " to " +
+                             std::to_string( s.spec.col_offset + s.spec.num_cols ) );
+        const bool full_rows = s.spec.row_offset == 0 && s.spec.num_rows == t.rows;
+        const bool full_cols = s.spec.col_offset == 0 && s.spec.num_cols == t.dim;
+        bool ok = true;
+        const char* shape = "";
+        switch ( type )
+        {
+        case ShardingType::table_wise:
+        case ShardingType::data_parallel:
+            ok = full_rows && full_cols;
+            shape = "the whole table";
+            break;
+        case ShardingType::column_wise:
+        case ShardingType::table_column_wise:
+            ok = full_rows;
+            shape = "all rows of a column block";
+            break;
+        case ShardingType::row_wise:
+        case ShardingType::table_row_wise:
+            ok = full_cols;
+            shape = "all columns of a row block";
+            break;
+        case ShardingType::grid_shard:
+            break;
+        }
+        if ( !ok )
+            s.node.fail(
+                std::string( "a shard holding " ) + shape + " (" + shardingTypeName( type ) + ")",
+                "rows " + std::to_string( s.spec.row_offset ) + "+" +
+                    std::to_string( s.spec.num_rows ) + ", columns " +
+                    std::to_string( s.spec.col_offset ) + "+" + std::to_string( s.spec.num_cols ) );
+    }
+    if ( type == ShardingType::table_wise && shards.size() != 1 )
+        entry.at( "shards" )
+            .fail( "exactly one shard (table_wise)", std::to_string( shards.size() ) + " shards" );
+    if ( type == ShardingType::data_parallel )
+    {
+        std::set<int> gpus;
+        for ( const auto& s : shards )
+            if ( !gpus.insert( s.spec.gpu ).second )
+                s.node.fail( "one copy per GPU (data_parallel)",
+                             "a second copy on GPU " + std::to_string( s.spec.gpu ) );
+        if ( platform && static_cast<int>( shards.size() ) != platform->numGpus() )
+            entry.at( "shards" )
+                .fail( "one full copy on each of the " + std::to_string( platform->numGpus() ) +
+                           " GPUs",
+                       std::to_string( shards.size() ) + " shards" );
+        return;
+    }
+    // Everything else partitions the table: no overlap, and the areas add up to rows x dim.
+    double area = 0.0;
+    for ( std::size_t i = 0; i < shards.size(); ++i )
+    {
+        area += double( shards[i].spec.num_rows ) * shards[i].spec.num_cols;
+        for ( std::size_t j = 0; j < i; ++j )
+            if ( overlaps( shards[i].spec, shards[j].spec ) )
+                shards[i].node.fail( "shards that do not overlap",
+                                     "an overlap with shards[" + std::to_string( j ) + "]" );
+    }
+    if ( area != double( t.rows ) * t.dim )
+        entry.at( "shards" )
+            .fail( "shards covering all " + std::to_string( t.rows ) + " x " +
+                       std::to_string( t.dim ) + " elements of '" + name + "'",
+                   "shards covering " + formatNumber( area ) );
+    // Row blocks of table_row_wise (and of each grid column block) stay inside one node.
+    if ( platform && ( type == ShardingType::table_row_wise || type == ShardingType::grid_shard ) )
+    {
+        std::map<int, int> node_of_block;
+        for ( const auto& s : shards )
+        {
+            int node = s.spec.gpu / platform->gpus_per_node;
+            auto [it, fresh] = node_of_block.emplace( s.spec.col_offset, node );
+            if ( !fresh && it->second != node )
+                s.node.fail(
+                    std::string( "a GPU of node " ) + std::to_string( it->second ) +
+                        " like the block's other shards (" + shardingTypeName( type ) + ")",
+                    "GPU " + std::to_string( s.spec.gpu ) + " on node " + std::to_string( node ) );
+        }
+    }
+}
+} // namespace
+
+const char* shardingTypeName( ShardingType t )
+{
+    for ( const auto& n : kShardingTypes )
+        if ( n.second == t )
+            return n.first.c_str();
+    return "table_wise";
+}
+
+const char* computeKernelName( ComputeKernel k )
+{
+    for ( const auto& n : kKernels )
+        if ( n.second == k )
+            return n.first.c_str();
+    return "fused";
+}
+
+Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* platform,
+                bool embedded )
+{
+    std::vector<std::string> required = { "tables" };
+    if ( embedded && !root.has( "kind" ) )
+        root.requireMap( "a plan file path or a mapping of plan fields" );
+    else
+    {
+        expectKind( root, "plan" );
+        required.insert( required.begin(), "kind" );
+    }
+    root.checkKeys( required, { "name", "description", "workload" } );
+
+    YamlView list = root.at( "tables" );
+    list.requireSequence( "a list with one entry per table" );
+    std::map<std::string, std::size_t> index;
+    if ( workload )
+        for ( std::size_t i = 0; i < workload->table_names.size(); ++i )
+            index.emplace( workload->table_names[i], i );
+    const std::size_t num_tables = workload ? workload->tables.size() : list.size();
+
+    Plan plan;
+    plan.tables.resize( num_tables );
+    std::vector<int> entry_of( num_tables, -1 );
+    std::vector<std::vector<ShardSpec>> shards_of( num_tables );
+    for ( std::size_t e = 0; e < list.size(); ++e )
+    {
+        YamlView entry = list.element( e );
+        entry.checkKeys( { "table", "sharding", "compute_kernel", "shards" },
+                         { "cache_fraction" } );
+        YamlView name_node = entry.at( "table" );
+        const std::string name = name_node.asName();
+        std::size_t t = e;
+        if ( workload )
+        {
+            auto it = index.find( name );
+            if ( it == index.end() )
+            {
+                std::vector<std::string> names = workload->table_names;
+                std::string c = closestName( name, names );
+                name_node.fail( "a table of workload '" + workload->name + "'" +
+                                ( c.empty() ? "" : " (did you mean '" + c + "'?)" ) );
+            }
+            t = it->second;
+        }
+        if ( entry_of[t] >= 0 )
+            name_node.fail( "one entry per table", "'" + name + "' again (first: tables[" +
+                                                       std::to_string( entry_of[t] ) + "])" );
+        entry_of[t] = static_cast<int>( e );
+
+        TablePlan& tp = plan.tables[t];
+        tp.sharding = entry.at( "sharding" ).asEnum( kShardingTypes );
+        tp.kernel = entry.at( "compute_kernel" ).asEnum( kKernels );
+        if ( auto cf = entry.find( "cache_fraction" ) )
+        {
+            tp.cache_fraction = cf->asDouble( Range::fraction() );
+            if ( tp.kernel != ComputeKernel::uvm_caching && tp.cache_fraction != 0.0 )
+                cf->fail( "0 unless compute_kernel is fused_uvm_caching" );
+        }
+
+        YamlView shards = entry.at( "shards" );
+        shards.requireSequence( "a list of shards" );
+        if ( shards.size() == 0 )
+            shards.fail( "at least one shard" );
+        std::vector<ParsedShard> parsed;
+        const Range gpu_range =
+            platform ? Range::between( 0, platform->numGpus() - 1 ) : Range::between( 0, 1.0e7 );
+        for ( std::size_t s = 0; s < shards.size(); ++s )
+        {
+            YamlView sn = shards.element( s );
+            sn.checkKeys( { "gpu", "row_offset", "num_rows", "col_offset", "num_cols" } );
+            ShardSpec spec;
+            spec.table = static_cast<int>( t );
+            spec.gpu = sn.getInt32( "gpu", gpu_range );
+            spec.row_offset = sn.getInt( "row_offset", Range::between( 0, 1.0e13 ) );
+            spec.num_rows = sn.getInt( "num_rows", Range::between( 1, 1.0e13 ) );
+            spec.col_offset = sn.getInt32( "col_offset", Range::between( 0, 65535 ) );
+            spec.num_cols = sn.getInt32( "num_cols", Range::between( 1, 65536 ) );
+            parsed.push_back( { spec, sn } );
+        }
+        if ( workload )
+            checkShards( entry, parsed, workload->tables[t], name, tp.sharding, platform );
+        for ( const auto& p : parsed )
+            shards_of[t].push_back( p.spec );
+    }
+    if ( workload )
+        for ( std::size_t t = 0; t < num_tables; ++t )
+            if ( entry_of[t] < 0 )
+                list.fail( "an entry for every table of workload '" + workload->name + "'",
+                           "none for '" + workload->table_names[t] + "'" );
+    for ( const auto& s : shards_of )
+        plan.shards.insert( plan.shards.end(), s.begin(), s.end() );
+    return plan;
+}
+
+Plan readPlanFile( const std::string& path, const Workload* workload, const Platform* platform )
+{
+    return parsePlan( loadYamlFile( path ), workload, platform );
+}
+
+Plan parsePlanString( const std::string& text, const std::string& name, const Workload* workload,
+                      const Platform* platform )
+{
+    return parsePlan( loadYamlString( text, name ), workload, platform );
+}
+
+void writePlanYaml( std::ostream& out, const Plan& plan,
+                    const std::vector<std::string>& table_names, const std::string& workload_name )
+{
+    out << "kind: plan\n";
+    if ( !workload_name.empty() )
+        out << "workload: " << quoted( workload_name ) << "\n";
+    out << "tables:\n";
+    for ( std::size_t t = 0; t < plan.tables.size(); ++t )
+    {
+        const TablePlan& tp = plan.tables[t];
+        out << "  - table: "
+            << quoted( t < table_names.size() ? table_names[t] : "t" + std::to_string( t ) ) << "\n"
+            << "    sharding: " << shardingTypeName( tp.sharding ) << "\n"
+            << "    compute_kernel: " << computeKernelName( tp.kernel ) << "\n";
+        if ( tp.kernel == ComputeKernel::uvm_caching )
+            out << "    cache_fraction: " << formatNumber( tp.cache_fraction ) << "\n";
+        out << "    shards:\n";
+        for ( const ShardSpec& s : plan.shards )
+            if ( s.table == static_cast<int>( t ) )
+                out << "      - { gpu: " << s.gpu << ", row_offset: " << s.row_offset
+                    << ", num_rows: " << s.num_rows << ", col_offset: " << s.col_offset
+                    << ", num_cols: " << s.num_cols << " }\n";
+    }
+}
+
+std::string planToYaml( const Plan& plan, const std::vector<std::string>& table_names,
+                        const std::string& workload_name )
+{
+    std::ostringstream out;
+    writePlanYaml( out, plan, table_names, workload_name );
+    return out.str();
+}
+
+} // namespace shardsweep
