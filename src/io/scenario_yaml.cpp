@@ -47,7 +47,7 @@ ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
         s.global_batch = s.workload.global_batch;
         if ( s.global_batch % gpus != 0 )
             workload.fail( "a workload whose global_batch is divisible by the platform's " +
-                               std::to_string( gpus ) + " GPUs (or a global_batch: here)",
+                               std::to_string( gpus ) + " GPUs",
                            "global_batch " + std::to_string( s.global_batch ) );
     }
     YamlView plan = root.at( "plan" );

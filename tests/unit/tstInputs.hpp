@@ -339,4 +339,165 @@ TEST( TEST_CATEGORY, workload_inline_and_errors )
                       "widths, found 0 entries" );
 }
 
+TEST( TEST_CATEGORY, plan_file_values_and_round_trip )
+{
+    Workload w = readWorkloadFile( kInputs + "/workloads/mlperf-dlrm-criteo-1tb.yaml" );
+    NamedPlatform p = readPlatformFile( kInputs + "/platforms/dgx-h100.yaml", catalog() );
+    Plan plan = readPlanFile( kInputs + "/plans/mlperf-dlrm-8gpu.yaml", &w, &p.platform );
+    ASSERT_EQ( plan.tables.size(), 26u );
+    EXPECT_EQ( plan.tables[0].sharding, ShardingType::row_wise );
+    EXPECT_EQ( plan.tables[0].kernel, ComputeKernel::hbm );
+    EXPECT_EQ( plan.tables[5].sharding, ShardingType::data_parallel );
+    EXPECT_EQ( plan.tables[5].kernel, ComputeKernel::dense );
+    EXPECT_EQ( plan.tables[11].sharding, ShardingType::column_wise );
+    EXPECT_EQ( plan.tables[22].kernel, ComputeKernel::uvm_caching );
+    EXPECT_EQ( plan.tables[22].cache_fraction, 0.2 );
+    // 6 row-wise tables x 8 + 6 data-parallel x 8 + 2 column blocks + 13 table-wise (one with
+    // fused_uvm_caching).
+    ASSERT_EQ( plan.shards.size(), 6u * 8 + 6u * 8 + 2 + 13 );
+    const ShardSpec& last = plan.shards[7]; // cat_0's last row block
+    EXPECT_EQ( last.table, 0 );
+    EXPECT_EQ( last.gpu, 7 );
+    EXPECT_EQ( last.row_offset, 34898857 );
+    EXPECT_EQ( last.num_rows, 4985549 );
+    EXPECT_EQ( last.col_offset, 0 );
+    EXPECT_EQ( last.num_cols, 128 );
+
+    // What `plan --output` writes reads back to the same plan.
+    std::string text = planToYaml( plan, w.table_names, w.name );
+    Plan back = parsePlanString( text, "written.yaml", &w, &p.platform );
+    ASSERT_EQ( back.tables.size(), plan.tables.size() );
+    for ( std::size_t t = 0; t < plan.tables.size(); ++t )
+    {
+        EXPECT_EQ( back.tables[t].sharding, plan.tables[t].sharding );
+        EXPECT_EQ( back.tables[t].kernel, plan.tables[t].kernel );
+        EXPECT_EQ( back.tables[t].cache_fraction, plan.tables[t].cache_fraction );
+    }
+    ASSERT_EQ( back.shards.size(), plan.shards.size() );
+    for ( std::size_t i = 0; i < plan.shards.size(); ++i )
+    {
+        EXPECT_EQ( back.shards[i].table, plan.shards[i].table );
+        EXPECT_EQ( back.shards[i].gpu, plan.shards[i].gpu );
+        EXPECT_EQ( back.shards[i].row_offset, plan.shards[i].row_offset );
+        EXPECT_EQ( back.shards[i].num_rows, plan.shards[i].num_rows );
+        EXPECT_EQ( back.shards[i].col_offset, plan.shards[i].col_offset );
+        EXPECT_EQ( back.shards[i].num_cols, plan.shards[i].num_cols );
+    }
+    EXPECT_EQ( planToYaml( back, w.table_names, w.name ), text );
+}
+
+TEST( TEST_CATEGORY, plan_errors )
+{
+    Workload w = parseWorkloadString( kWorkload, "w.yaml" );
+    Platform two;
+    two.gpus_per_node = 2;
+    const std::string base = "kind: plan\n"
+                             "tables:\n"
+                             "  - table: a\n"
+                             "    sharding: row_wise\n"
+                             "    compute_kernel: fused\n"
+                             "    shards:\n"
+                             "      - { gpu: 0, row_offset: 0, num_rows: 500, col_offset: 0, "
+                             "num_cols: 16 }\n"
+                             "      - { gpu: 1, row_offset: 500, num_rows: 500, col_offset: 0, "
+                             "num_cols: 16 }\n"
+                             "  - table: b\n"
+                             "    sharding: table_wise\n"
+                             "    compute_kernel: fused_uvm_caching\n"
+                             "    cache_fraction: 0.5\n"
+                             "    shards:\n"
+                             "      - { gpu: 1, row_offset: 0, num_rows: 10, col_offset: 0, "
+                             "num_cols: 8 }\n";
+    Plan ok = parsePlanString( base, "plan.yaml", &w, &two );
+    EXPECT_EQ( ok.shards.size(), 3u );
+    EXPECT_EQ( ok.tables[1].cache_fraction, 0.5 );
+    auto with = [&]( const std::string& from, const std::string& to )
+    {
+        std::string s = base;
+        s.replace( s.find( from ), from.size(), to );
+        return [s, &w, &two] { parsePlanString( s, "plan.yaml", &w, &two ); };
+    };
+    expectInputError( with( "table: b", "table: c" ),
+                      "plan.yaml:9:12: field 'tables[1].table': expected a table of workload 'w' "
+                      "(did you mean 'a'?), found 'c'" );
+    expectInputError( with( "gpu: 1, row_offset: 500", "gpu: 2, row_offset: 500" ),
+                      "plan.yaml:8:16: field 'tables[0].shards[1].gpu': expected an integer in "
+                      "[0, 1], found '2'" );
+    expectInputError( with( "row_offset: 500, num_rows: 500", "row_offset: 400, num_rows: 600" ),
+                      "plan.yaml:8:9: field 'tables[0].shards[1]': expected shards that do not "
+                      "overlap, found an overlap with shards[0]" );
+    expectInputError( with( "num_rows: 500, col_offset: 0, num_cols: 16 }\n  ",
+                            "num_rows: 400, col_offset: 0, num_cols: 16 }\n  " ),
+                      "plan.yaml:7:7: field 'tables[0].shards': expected shards covering all 1000 "
+                      "x 16 elements of 'a', found shards covering 14400" );
+    expectInputError( with( "num_rows: 10,", "num_rows: 11," ),
+                      "plan.yaml:14:9: field 'tables[1].shards[0]': expected rows inside table "
+                      "'b' (10 rows), found rows 0 to 11" );
+    expectInputError( with( "sharding: table_wise", "sharding: tablewise" ),
+                      "plan.yaml:10:15: field 'tables[1].sharding': expected one of table_wise, "
+                      "column_wise, row_wise, table_row_wise, data_parallel, table_column_wise or "
+                      "grid_shard (did you mean 'table_wise'?), found 'tablewise'" );
+    expectInputError( with( "compute_kernel: fused_uvm_caching", "compute_kernel: fused" ),
+                      "plan.yaml:12:21: field 'tables[1].cache_fraction': expected 0 unless "
+                      "compute_kernel is fused_uvm_caching, found '0.5'" );
+    expectInputError( with( "num_cols: 8 }", "num_cols: 0 }" ),
+                      "plan.yaml:14:73: field 'tables[1].shards[0].num_cols': expected an integer "
+                      "in [1, 65536], found '0'" );
+    std::string missing = base.substr( 0, base.find( "  - table: b" ) );
+    expectInputError( [&] { parsePlanString( missing, "plan.yaml", &w, &two ); },
+                      "plan.yaml:3:3: field 'tables': expected an entry for every table of "
+                      "workload 'w', found none for 'b'" );
+}
+
+TEST( TEST_CATEGORY, scenario_files )
+{
+    ScenarioFile s = readScenarioFile( kInputs + "/scenarios/mlperf-dgx-h100.yaml", catalog() );
+    EXPECT_EQ( s.name, "mlperf-dlrm-dgx-h100" );
+    EXPECT_EQ( s.workload.name, "mlperf-dlrm-criteo-1tb" );
+    EXPECT_EQ( s.platform.name, "DGX-H100" );
+    EXPECT_EQ( s.platform.platform.network.dims[0].bandwidth_GBps, 400.0 );
+    EXPECT_EQ( s.plan.tables.size(), 26u );
+    EXPECT_EQ( s.global_batch, 65536 );
+    EXPECT_EQ( s.cost_model, "native" );
+
+    ScenarioFile t = readScenarioFile( kInputs + "/scenarios/tiny-inline.yaml", catalog() );
+    EXPECT_EQ( t.name, "tiny-inline" );
+    EXPECT_EQ( t.workload.name, "tiny" );
+    EXPECT_EQ( t.workload.tables[0].rows, 1000000 );
+    EXPECT_EQ( t.platform.gpu_name, "T4" );
+    EXPECT_EQ( t.platform.platform.numGpus(), 2 );
+    EXPECT_EQ( t.plan.tables[1].kernel, ComputeKernel::uvm_caching );
+    EXPECT_EQ( t.plan.tables[1].cache_fraction, 0.25 );
+    EXPECT_EQ( t.global_batch, 4096 );
+    EXPECT_EQ( t.cost_model, "torchrec" );
+
+    // Batch not divisible by the GPU count, both where the scenario sets it and where the
+    // workload does.
+    std::ifstream in( kInputs + "/scenarios/tiny-inline.yaml" );
+    std::string text( ( std::istreambuf_iterator<char>( in ) ), std::istreambuf_iterator<char>() );
+    auto with = [&]( const std::string& from, const std::string& to )
+    {
+        std::string x = text;
+        x.replace( x.find( from ), from.size(), to );
+        return [x] { parseScenarioString( x, "s.yaml", catalog() ); };
+    };
+    expectInputError( with( "global_batch: 4096\ncost", "global_batch: 4095\ncost" ),
+                      "s.yaml:4:15: field 'global_batch': expected a batch divisible by the "
+                      "platform's 2 GPUs, found '4095'" );
+    std::string no_batch = text;
+    no_batch.replace( no_batch.find( "global_batch: 4096\ncost" ), 19, "" );
+    no_batch.replace( no_batch.find( "  global_batch: 4096" ), 20, "  global_batch: 4095" );
+    expectInputError( [&] { parseScenarioString( no_batch, "s.yaml", catalog() ); },
+                      "s.yaml:6:3: field 'workload': expected a workload whose global_batch is "
+                      "divisible by the platform's 2 GPUs, found global_batch 4095" );
+    expectInputError( with( "cost_model: torchrec", "cost_model: astra" ),
+                      "s.yaml:5:13: field 'cost_model': expected one of native or torchrec, found "
+                      "'astra'" );
+    expectInputError( with( "gpu: T4", "gpu: T5" ),
+                      "s.yaml:18:8: field 'platform.gpu': expected a GPU of the catalog "
+                      "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, "
+                      "H100-PCIe, H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or "
+                      "V100-SXM2-32GB) (did you mean 'T4'?), found 'T5'" );
+}
+
 } // namespace Test
