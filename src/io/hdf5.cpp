@@ -225,6 +225,12 @@ PropertyList PropertyList::datasetChunked( std::uint64_t chunk, int gzip_level )
     return PropertyList( std::move( h ) );
 }
 
+PropertyList PropertyList::datasetContiguous()
+{
+    return PropertyList(
+        Handle( check( H5Pcreate( H5P_DATASET_CREATE ), "H5Pcreate" ), Handle::Kind::plist ) );
+}
+
 PropertyList PropertyList::transferCollective()
 {
     Handle h( check( H5Pcreate( H5P_DATASET_XFER ), "H5Pcreate" ), Handle::Kind::plist );
@@ -357,10 +363,11 @@ Dataset Group::createDatasetOfType( const std::string& name, Type type, std::uin
     hsize_t dims = size;
     Handle space( check( H5Screate_simple( 1, &dims, nullptr ), "H5Screate_simple" ),
                   Handle::Kind::dataspace );
+    // An empty dataset cannot be chunked (chunk > extent): it keeps the contiguous layout.
     PropertyList dcpl =
-        PropertyList::datasetChunked( std::min<std::uint64_t>( std::max<std::uint64_t>( chunk, 1 ),
-                                                               std::max<std::uint64_t>( size, 1 ) ),
-                                      gzip_level );
+        size > 0
+            ? PropertyList::datasetChunked( std::min<std::uint64_t>( chunk, size ), gzip_level )
+            : PropertyList::datasetContiguous();
     check( H5Pset_fill_value( dcpl.id(), nativeType( type ), fill ), "H5Pset_fill_value", 0 );
     // Every element is written before the file is complete (docs/HDF5_LAYOUT.md): writing fill
     // values at allocation would double the I/O. Readers still see the fill value property.

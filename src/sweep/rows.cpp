@@ -37,11 +37,18 @@ void arrayColumns( std::vector<ColumnSpec>& out, double ( Row::*member )[N],
                                    "" } );
 }
 
+//! phaseName() in Phase order, fixed by docs/HDF5_LAYOUT.md (schema 1). Kept here so that the
+//! file layout does not change if a phase is renamed in the kernel (that needs a new schema).
+const char* const kPhaseColumnNames[kNumPhases] = {
+    "input_dist", "embedding_fwd",      "bottom_mlp_fwd", "embedding_comm_fwd", "top_fwd",
+    "top_bwd",    "embedding_comm_bwd", "bottom_mlp_bwd", "embedding_bwd",      "dense_allreduce",
+};
+
 std::vector<std::string> phaseColumnNames()
 {
     std::vector<std::string> names;
     for ( int p = 0; p < kNumPhases; ++p )
-        names.push_back( std::string( phaseName( Phase( p ) ) ) + "_ms" );
+        names.push_back( std::string( kPhaseColumnNames[p] ) + "_ms" );
     return names;
 }
 
@@ -60,6 +67,11 @@ std::size_t typeBytes( h5::Type type )
     default:
         return 8;
     }
+}
+
+std::vector<std::string> schemaPhaseNames()
+{
+    return std::vector<std::string>( kPhaseColumnNames, kPhaseColumnNames + kNumPhases );
 }
 
 double columnValue( const ColumnSpec& c, const void* row )

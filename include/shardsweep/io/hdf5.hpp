@@ -112,6 +112,7 @@ class PropertyList
     static PropertyList fileAccessMpio( MPI_Comm comm ); //!< MPI-IO + collective metadata
     static PropertyList fileAccessSerial();
     static PropertyList datasetChunked( std::uint64_t chunk, int gzip_level ); //!< 0: no filter
+    static PropertyList datasetContiguous();
     static PropertyList transferCollective();
     static PropertyList transferDefault();
     Id id() const { return _handle.id(); }
@@ -156,9 +157,11 @@ class Group
     std::vector<std::string> readStringDataset( const std::string& name ) const;
     Dataset openDataset( const std::string& name ) const;
 
-  private:
+    //! createDataset with the element type given at run time; `fill` points to one element.
     Dataset createDatasetOfType( const std::string& name, Type type, std::uint64_t size,
                                  std::uint64_t chunk, const void* fill, int gzip_level ) const;
+
+  private:
     Handle _handle;
 };
 

@@ -109,6 +109,9 @@ const std::vector<ColumnSpec>& scenarioColumns();
 const std::vector<ColumnSpec>& gpuColumns();
 const std::vector<ColumnSpec>& shardColumns();
 
+//! The 10 phase names of the schema (= phaseName() in Phase order).
+std::vector<std::string> schemaPhaseNames();
+
 //! Bytes of one element of `type`.
 std::size_t typeBytes( h5::Type type );
 

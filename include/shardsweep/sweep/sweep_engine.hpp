@@ -1,0 +1,97 @@
+#pragma once
+//! \file sweep_engine.hpp
+//! \brief The sweep engine behind `shardsweep run`: scenarios handed out in batches to MPI ranks
+//! through a one-sided atomic counter, planned and evaluated, journaled per batch, and laid out
+//! in one parallel HDF5 file when every scenario is done (docs/HDF5_LAYOUT.md).
+//!
+//! The engine does not know where scenarios, plans and costs come from: the caller passes a
+//! SweepProblem (usually a ScenarioSpace) and the planning and evaluation functions (makePlan and
+//! evaluateScenarios in `shardsweep run`, doubles in tests).
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <mpi.h>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
+#include <shardsweep/sweep/rows.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! What the engine sweeps over.
+struct SweepProblem
+{
+    std::uint64_t num_scenarios = 0;
+    std::function<ScenarioSpec( std::uint64_t )> materialize;
+    std::vector<std::string> workload_names;
+    std::vector<std::string> platform_names;
+    std::vector<std::string> generator_names;
+    std::vector<std::string> planner_names;    //!< index = PlannerKind
+    std::vector<std::string> cost_model_names; //!< index = CostModel
+    std::vector<std::string> protocol_names;   //!< index = TaskProtocol
+    std::string config_text;                   //!< the sweep file, verbatim
+    std::string config_file;
+    std::uint64_t config_hash = 0;
+};
+
+//! Plans one scenario (feasible = false: no plan, the scenario's status becomes no_plan).
+using SweepPlanFunction = std::function<PlanResult( const ScenarioSpec& )>;
+//! Evaluates a batch of planned scenarios (evaluateScenarios).
+using SweepEvaluateFunction =
+    std::function<std::vector<ScenarioResult>( const std::vector<ScenarioInput>& )>;
+
+struct SweepOptions
+{
+    std::string output;                //!< OUT.h5 (journals go to OUT.h5.journal/)
+    std::uint64_t batch_size = 2048;   //!< scenarios per batch (and per journal record)
+    double progress_interval_s = 10.0; //!< rank 0 prints one line per interval (<= 0: never)
+    bool fresh = false;                //!< delete journals and output first
+    bool compress = false;             //!< gzip the finished file (serial rewrite on rank 0)
+    std::uint64_t max_scenarios = 0;   //!< 0: the whole space; else ids [0, max)
+    SweepDetail detail = SweepDetail::all;
+    std::uint64_t finalize_window = 16384; //!< scenario ids laid out per collective round
+    std::string command_line;              //!< stored in the file
+    bool quiet = false;                    //!< no progress lines or summary
+};
+
+//! Per-rank seconds spent in each engine phase.
+struct SweepTimes
+{
+    double materialize = 0, plan = 0, evaluate = 0, journal = 0, dispatch = 0, hdf5 = 0;
+    double busy() const { return materialize + plan + evaluate + journal; }
+};
+
+struct SweepReport
+{
+    int exit_code = 0;             //!< 0 complete, kExitResumable stopped by a signal
+    bool already_complete = false; //!< the file existed, complete, with the same config
+    std::uint64_t num_scenarios = 0;
+    std::uint64_t done_before = 0;    //!< scenarios found in journals at start
+    std::uint64_t computed = 0;       //!< scenarios computed by this run (all ranks)
+    std::uint64_t failures = 0;       //!< of those, status != evaluated
+    std::uint64_t local_computed = 0; //!< by this rank
+    double wall_s = 0.0;
+    SweepTimes local;           //!< this rank's phase times
+    std::vector<double> busy_s; //!< every rank's busy time (on every rank)
+    std::vector<double> computed_per_rank;
+    double io_s_max = 0.0; //!< max over ranks of journal + hdf5 seconds
+};
+
+//! Runs (or resumes) the sweep; collective over `comm`. Throws UsageError when a resume is
+//! refused (other config, schema or scenario count, damaged file or journal).
+SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
+                            const SweepPlanFunction& plan, const SweepEvaluateFunction& evaluate,
+                            const SweepOptions& options, std::ostream& out );
+
+//! Round-robin table-wise placement (table t on GPU t mod num_gpus, HBM): the sweep's simple
+//! placement, and the fallback while no planner is linked.
+Plan roundRobinTableWisePlan( const Workload& workload, int num_gpus );
+
+//! The journal directory of an output file.
+std::string journalDirectory( const std::string& output );
+
+} // namespace shardsweep

@@ -1,0 +1,363 @@
+// The sweep engine against a serial reference computed inside the test: every dataset of the
+// results file equals the rows a plain loop produces (so 1- and 2-rank runs are bit-identical),
+// a signal stops a run resumably, a resume (also after a torn journal tail) computes only what is
+// missing and gives the same file, and a different configuration is refused.
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <memory>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/hdf5.hpp>
+#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/sweep/journal.hpp>
+#include <shardsweep/sweep/sweep_engine.hpp>
+#include <sstream>
+#include <unistd.h>
+
+namespace Test
+{
+using namespace shardsweep;
+
+//! A synthetic problem: 7 workloads of 3..9 tables, 2 or 4 GPUs, three batch sizes; scenario
+//! 50k+7 has no plan. Costs come from a closed-form double of the kernel.
+struct EngineFixture
+{
+    std::vector<std::shared_ptr<const Workload>> workloads;
+    SweepProblem problem;
+    std::int64_t evaluated = 0; // scenarios this rank evaluated (all runs)
+    int signal_at_call = -1;    // raise SIGUSR1 during this evaluate call of this rank
+    int calls = 0;
+
+    explicit EngineFixture( std::uint64_t n, std::uint64_t hash = 42 )
+    {
+        for ( int w = 0; w < 7; ++w )
+        {
+            auto wl = std::make_shared<Workload>();
+            wl->name = "w" + std::to_string( w );
+            for ( int t = 0; t < 3 + w; ++t )
+            {
+                TableSpec s;
+                s.rows = 1000 * ( t + 1 ) + 17 * w;
+                s.dim = 16 << ( t % 3 );
+                s.pooling_factor = 1.0 + 0.5 * t;
+                s.zipf_alpha = 0.1 * w;
+                s.reuse_histogram[t % kReuseBins] = 0.25;
+                wl->tables.push_back( s );
+                wl->table_names.push_back( "t" + std::to_string( t ) );
+            }
+            workloads.push_back( wl );
+            problem.workload_names.push_back( wl->name );
+        }
+        problem.num_scenarios = n;
+        problem.platform_names = { "p2", "p4" };
+        problem.planner_names = { "round_robin" };
+        problem.cost_model_names = { "native", "torchrec" };
+        problem.protocol_names = { "none" };
+        problem.config_text = "kind: sweep\n";
+        problem.config_file = "test.yaml";
+        problem.config_hash = hash;
+        problem.materialize = [this]( std::uint64_t id ) { return spec( id ); };
+    }
+
+    ScenarioSpec spec( std::uint64_t id ) const
+    {
+        ScenarioSpec s;
+        s.id = id;
+        s.workload_index = int( id % 7 );
+        s.workload = workloads[s.workload_index];
+        s.platform_index = int( id / 7 % 2 );
+        s.gpu_count = 2 << s.platform_index;
+        s.platform.gpus_per_node = s.gpu_count;
+        s.platform.num_nodes = 1;
+        s.global_batch = 1024 * std::int64_t( 1 + id % 3 );
+        s.cost_model = CostModel( id % 2 );
+        s.planner_seed = id * 2654435761u;
+        return s;
+    }
+
+    static PlanResult plan( const ScenarioSpec& s )
+    {
+        PlanResult r;
+        r.feasible = s.id % 50 != 7;
+        if ( r.feasible )
+            r.plan = roundRobinTableWisePlan( *s.workload, s.gpu_count );
+        return r;
+    }
+
+    static ScenarioResult evaluateOne( const ScenarioInput& in )
+    {
+        ScenarioResult r;
+        r.num_gpus = in.platform->numGpus();
+        r.gpu_phase_ms.assign( std::size_t( r.num_gpus ) * kNumPhases, 0.0 );
+        r.gpu_memory_GiB.assign( std::size_t( r.num_gpus ), 0.0 );
+        for ( const auto& sh : in.plan->shards )
+        {
+            const TableSpec& t = in.workload->tables[sh.table];
+            const double fwd = double( sh.num_rows ) * sh.num_cols * 1e-7 *
+                               double( in.global_batch ) / ( 1000.0 + t.pooling_factor );
+            r.shard_fwd_ms.push_back( fwd );
+            r.shard_bwd_ms.push_back( 2.0 * fwd + 0.1 * double( in.model ) );
+            r.gpu_phase_ms[sh.gpu * kNumPhases + 1] += fwd;
+            r.gpu_phase_ms[sh.gpu * kNumPhases + 8] += 2.0 * fwd;
+            r.gpu_memory_GiB[sh.gpu] += double( sh.num_rows ) * sh.num_cols * 4.0 / 1073741824.0;
+        }
+        for ( int g = 0; g < r.num_gpus; ++g )
+        {
+            double sum = 0;
+            for ( int p = 0; p < kNumPhases; ++p )
+                sum += r.gpu_phase_ms[g * kNumPhases + p];
+            r.iteration_ms = std::max( r.iteration_ms, sum );
+            r.phase_ms[1] = std::max( r.phase_ms[1], r.gpu_phase_ms[g * kNumPhases + 1] );
+        }
+        r.exposed_comm_ms = 0.01 * r.iteration_ms;
+        r.feasible = r.iteration_ms < 5.0;
+        r.overflow_gpu = r.feasible ? -1 : 0;
+        return r;
+    }
+
+    SweepEvaluateFunction evaluator()
+    {
+        return [this]( const std::vector<ScenarioInput>& inputs )
+        {
+            if ( ++calls == signal_at_call )
+                std::raise( SIGUSR1 );
+            evaluated += std::int64_t( inputs.size() );
+            std::vector<ScenarioResult> out;
+            for ( const auto& in : inputs )
+                out.push_back( evaluateOne( in ) );
+            return out;
+        };
+    }
+
+    //! The expected rows, computed serially, laid out as docs/HDF5_LAYOUT.md says.
+    void reference( std::vector<ScenarioRow>& scen, std::vector<GpuRow>& gpus,
+                    std::vector<ShardRow>& shards ) const
+    {
+        for ( std::uint64_t id = 0; id < problem.num_scenarios; ++id )
+        {
+            ScenarioSpec s = spec( id );
+            ScenarioRow row;
+            row.id = id;
+            row.workload = s.workload_index;
+            row.platform = s.platform_index;
+            row.planner = 0;
+            row.cost_model = int( s.cost_model );
+            row.task_protocol = 0;
+            row.generator = -1;
+            row.task_index = -1;
+            row.planner_seed = s.planner_seed;
+            row.global_batch = s.global_batch;
+            row.gpu_count = s.gpu_count;
+            row.gpu_row_offset = std::int64_t( gpus.size() );
+            row.shard_row_offset = std::int64_t( shards.size() );
+            PlanResult p = plan( s );
+            if ( p.feasible )
+            {
+                ScenarioInput in{ s.workload.get(), &s.platform, &p.plan, s.global_batch,
+                                  s.cost_model };
+                ScenarioResult r = evaluateOne( in );
+                fillResultRows( row, *s.workload, &p.plan, &r, SweepDetail::all, gpus, shards );
+            }
+            else
+            {
+                fillResultRows( row, *s.workload, nullptr, nullptr, SweepDetail::all, gpus,
+                                shards );
+                row.status = 1;
+            }
+            scen.push_back( row );
+        }
+    }
+};
+
+std::string outputPath( const std::string& stem )
+{
+    // One name for all ranks (rank 0's pid), distinct between np1 and np2 runs.
+    std::int64_t pid = mpi::rank( MPI_COMM_WORLD ) == 0 ? ::getpid() : 0;
+    pid = mpi::allreduceMax( pid, MPI_COMM_WORLD );
+    return "tstSweepEngine_" + stem + "_" + std::to_string( pid ) + ".h5";
+}
+
+template <class Row>
+void expectColumns( const h5::Group& group, const std::vector<ColumnSpec>& columns,
+                    const std::vector<Row>& rows )
+{
+    EXPECT_EQ( group.members().size(), columns.size() );
+    for ( const auto& c : columns )
+    {
+        auto set = group.openDataset( c.name );
+        ASSERT_EQ( set.size(), rows.size() ) << c.name;
+        EXPECT_EQ( set.type(), c.type ) << c.name;
+        auto values = set.readAll<double>();
+        int mismatches = 0;
+        for ( std::size_t i = 0; i < rows.size(); ++i )
+        {
+            const double want = columnValue( c, &rows[i] );
+            const bool same = std::isnan( want ) ? std::isnan( values[i] ) : values[i] == want;
+            if ( !same && mismatches++ < 3 )
+                ADD_FAILURE() << c.name << "[" << i << "] = " << values[i] << ", expected " << want;
+        }
+    }
+}
+
+//! Rank 0 compares every dataset of `path` with the serial reference.
+void expectFileMatchesReference( const EngineFixture& fx, const std::string& path )
+{
+    if ( mpi::rank( MPI_COMM_WORLD ) != 0 )
+        return;
+    std::vector<ScenarioRow> scen;
+    std::vector<GpuRow> gpus;
+    std::vector<ShardRow> shards;
+    fx.reference( scen, gpus, shards );
+    auto file = h5::File::openSerial( path );
+    {
+        auto root = file.root();
+        EXPECT_EQ( h5::readIntAttribute( root.id(), "complete" ), 1 );
+        EXPECT_EQ( h5::readIntAttribute( root.id(), "schema_version" ), kSweepSchemaVersion );
+        EXPECT_EQ( h5::readStringAttribute( root.id(), "config_hash" ), "000000000000002a" );
+        EXPECT_EQ( h5::readIntAttribute( root.id(), "num_ranks" ), mpi::size( MPI_COMM_WORLD ) );
+        expectColumns( root.openGroup( "scenarios" ), scenarioColumns(), scen );
+        expectColumns( root.openGroup( "gpus" ), gpuColumns(), gpus );
+        expectColumns( root.openGroup( "shards" ), shardColumns(), shards );
+        EXPECT_EQ( root.openGroup( "names" ).readStringDataset( "workloads" )[3], "w3" );
+        EXPECT_EQ( root.openGroup( "names" ).readStringDataset( "phases" )[9], "dense_allreduce" );
+    }
+    file.close();
+}
+
+SweepOptions smallOptions( const std::string& path )
+{
+    SweepOptions o;
+    o.output = path;
+    o.batch_size = 16;
+    o.finalize_window = 50;
+    o.quiet = true;
+    return o;
+}
+
+TEST( TEST_CATEGORY, sweep_matches_serial_reference )
+{
+    EngineFixture fx( 300 );
+    const std::string path = outputPath( "full" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
+                                  options, log );
+    EXPECT_EQ( report.exit_code, 0 );
+    EXPECT_EQ( report.computed, 300u );
+    EXPECT_EQ( report.failures, 6u ); // ids 7, 57, ..., 257 have no plan
+    EXPECT_FALSE( std::filesystem::exists( journalDirectory( path ) ) );
+    expectFileMatchesReference( fx, path );
+    // Every scenario was evaluated exactly once over all ranks (the 6 without a plan never).
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+
+    // Rerunning the finished sweep does nothing.
+    auto again = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
+                                 smallOptions( path ), log );
+    EXPECT_TRUE( again.already_complete );
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+    // Another sweep into the same file is refused.
+    EngineFixture other( 300, 43 );
+    EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
+                                  other.evaluator(), smallOptions( path ), log ),
+                  UsageError );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        std::filesystem::remove( path );
+}
+
+TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
+{
+    EngineFixture fx( 300 );
+    const std::string path = outputPath( "resume" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    // SIGUSR1 arrives at rank 0 during its 3rd batch: every rank finishes its batch and stops.
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        fx.signal_at_call = 3;
+    auto first = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
+                                 options, log );
+    EXPECT_EQ( first.exit_code, kExitResumable );
+    EXPECT_LT( first.computed, 300u );
+    EXPECT_GE( first.computed, 48u );
+    EXPECT_FALSE( std::filesystem::exists( path ) );
+    mpi::barrier( MPI_COMM_WORLD );
+
+    // A kill in the middle of an append: cut rank 0's journal inside its last record.
+    std::uint64_t torn = 0;
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        const std::string j = journalDirectory( path ) + "/s0-r0.jnl";
+        auto scan = scanJournal( j );
+        ASSERT_GE( scan.records.size(), 2u );
+        torn = scan.records.back().num_scenarios;
+        ASSERT_EQ( ::truncate( j.c_str(), off_t( scan.records.back().offset + 100 ) ), 0 );
+    }
+    torn = std::uint64_t( mpi::allreduceSum( std::int64_t( torn ), MPI_COMM_WORLD ) );
+
+    // A different configuration is refused while the journals exist.
+    EngineFixture other( 300, 99 );
+    EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
+                                  other.evaluator(), smallOptions( path ), log ),
+                  UsageError );
+
+    fx.signal_at_call = -1;
+    const std::int64_t before = mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD );
+    auto second = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
+                                  smallOptions( path ), log );
+    EXPECT_EQ( second.exit_code, 0 );
+    EXPECT_EQ( second.done_before, first.computed - torn );
+    EXPECT_EQ( second.computed, 300u - second.done_before );
+    // Only the missing scenarios were evaluated again.
+    const std::int64_t after = mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD );
+    EXPECT_LE( after - before, std::int64_t( second.computed ) );
+    expectFileMatchesReference( fx, path );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        std::filesystem::remove( path );
+}
+
+TEST( TEST_CATEGORY, sweep_detail_scenarios_and_compress )
+{
+    EngineFixture fx( 120 );
+    const std::string path = outputPath( "small" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    options.detail = SweepDetail::scenarios;
+    options.compress = true;
+    options.max_scenarios = 100;
+    auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
+                                  options, log );
+    EXPECT_EQ( report.computed, 100u );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        fx.problem.num_scenarios = 100;
+        std::vector<ScenarioRow> scen;
+        std::vector<GpuRow> gpus;
+        std::vector<ShardRow> shards;
+        fx.reference( scen, gpus, shards );
+        for ( auto& r : scen )
+        {
+            // Without /gpus and /shards rows every offset stays 0 and no GPU rows are counted.
+            r.gpu_row_offset = 0;
+            r.shard_row_offset = 0;
+            r.num_gpus_rows = 0;
+        }
+        auto file = h5::File::openSerial( path );
+        {
+            auto root = file.root();
+            EXPECT_FALSE( root.has( "gpus" ) );
+            EXPECT_FALSE( root.has( "shards" ) );
+            auto group = root.openGroup( "scenarios" );
+            EXPECT_EQ( group.openDataset( "iteration_ms" ).gzipLevel(), 4 );
+            expectColumns( group, scenarioColumns(), scen );
+            EXPECT_EQ( h5::readStringAttribute( root.id(), "detail" ), "scenarios" );
+        }
+        file.close();
+        std::filesystem::remove( path );
+    }
+}
+
+} // namespace Test
