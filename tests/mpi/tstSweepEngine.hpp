@@ -274,26 +274,43 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
     std::ostringstream log;
     auto options = smallOptions( path );
     options.fresh = true;
-    // SIGUSR1 arrives at rank 0 during its 3rd batch: every rank finishes its batch and stops.
-    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
-        fx.signal_at_call = 3;
+    // SIGUSR1 arrives at every rank during its 2nd batch (whichever rank gets at least two of
+    // the 19 batches raises it): every rank finishes its batch and stops.
+    fx.signal_at_call = 2;
     auto first = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
                                  options, log );
     EXPECT_EQ( first.exit_code, kExitResumable );
     EXPECT_LT( first.computed, 300u );
-    EXPECT_GE( first.computed, 48u );
+    EXPECT_GE( first.computed, 32u );
     EXPECT_FALSE( std::filesystem::exists( path ) );
     mpi::barrier( MPI_COMM_WORLD );
 
-    // A kill in the middle of an append: cut rank 0's journal inside its last record.
+    // A kill in the middle of an append: cut the journal with the most records inside its last
+    // record (rank 0 does it; no early return may skip the collective calls below).
     std::uint64_t torn = 0;
-    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 && first.exit_code == kExitResumable )
     {
-        const std::string j = journalDirectory( path ) + "/s0-r0.jnl";
-        auto scan = scanJournal( j );
-        ASSERT_GE( scan.records.size(), 2u );
-        torn = scan.records.back().num_scenarios;
-        ASSERT_EQ( ::truncate( j.c_str(), off_t( scan.records.back().offset + 100 ) ), 0 );
+        std::string longest;
+        std::size_t most = 0;
+        for ( const auto& e : std::filesystem::directory_iterator( journalDirectory( path ) ) )
+        {
+            if ( e.path().extension() != ".jnl" )
+                continue;
+            auto scan = scanJournal( e.path().string() );
+            if ( scan.records.size() > most )
+            {
+                most = scan.records.size();
+                longest = e.path().string();
+            }
+        }
+        EXPECT_GE( most, 2u );
+        if ( most >= 2 )
+        {
+            auto scan = scanJournal( longest );
+            torn = scan.records.back().num_scenarios;
+            EXPECT_EQ( ::truncate( longest.c_str(), off_t( scan.records.back().offset + 100 ) ),
+                       0 );
+        }
     }
     torn = std::uint64_t( mpi::allreduceSum( std::int64_t( torn ), MPI_COMM_WORLD ) );
 
