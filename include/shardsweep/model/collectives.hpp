@@ -1,0 +1,279 @@
+#pragma once
+//! \file collectives.hpp
+//! \brief Collective time with ASTRA-sim 2.0's congestion-unaware analytical semantics
+//! (reference/collectives.md §12; docs/model/collectives.md).
+//!
+//! Per step a message of m bytes over h hops costs t(m, h) = ⌊h·L + m/B⌋ ns (B in B/ns with
+//! GB = 2^30 B), a reduction of m bytes R(m) = 3·⌊m / local_mem_bw⌋ ns (GB = 10^9 B), and every
+//! hand-off the endpoint delay δ. Per-dimension algorithms (ring, direct, halving-doubling,
+//! double binary tree) give a phase time; phases on successive dimensions add (localBWAware
+//! all-reduce: reduce-scatter up the dimensions, all-reduce on the last, all-gather down).
+//! A collective is cut into `preferred_dataset_splits` chunks; on one dimension
+//! ⌈splits / active⌉ rounds of one chunk run back to back (the backend has no contention); on
+//! several dimensions the chunks pipeline through per-phase queues of `active` slots (FIFO flow
+//! shop), which reproduces the one-dimensional rule exactly.
+#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/model/math.hpp>
+
+namespace shardsweep
+{
+
+//! Chunks beyond this many are priced as this many chunks of the same total size (the pipeline
+//! simulation keeps its state in fixed-size arrays).
+constexpr int kMaxCollectiveChunks = 64;
+//! Phases of one collective: reduce-scatter, all-reduce and all-gather over at most 4 dims.
+constexpr int kMaxCollectivePhases = 2 * kMaxNetworkDims - 1;
+
+namespace collective_detail
+{
+
+//! Hops between two NPUs `distance` apart in a dimension of `p` NPUs.
+KOKKOS_INLINE_FUNCTION double hops( Topology topology, int p, int distance )
+{
+    switch ( topology )
+    {
+    case Topology::Ring:
+    {
+        const int d = distance % p;
+        return d < p - d ? d : p - d;
+    }
+    case Topology::FullyConnected:
+        return 1.0;
+    case Topology::Switch:
+        return 2.0;
+    }
+    return 1.0;
+}
+
+//! Bytes per ns of `GBps` with ASTRA-sim's network GB = 2^30 B.
+KOKKOS_INLINE_FUNCTION double linkBytesPerNs( double GBps )
+{
+    return GBps * 1073741824.0 / 1e9;
+}
+
+//! One message: ⌊h·L + m/B⌋ (ASTRA-sim truncates each delay to whole ns).
+KOKKOS_INLINE_FUNCTION double message( const NetworkDim& dim, double bytes, double h )
+{
+    return math::floor( h * dim.latency_ns + bytes / linkBytesPerNs( dim.bandwidth_GBps ) );
+}
+
+//! Reduction of m bytes: one write and two reads at local-mem-bw (GB = 10^9 B, i.e. B/ns).
+KOKKOS_INLINE_FUNCTION double reduction( const SystemConfig& sys, double bytes )
+{
+    return 3.0 * math::floor( bytes / sys.local_mem_bw_GBps );
+}
+
+KOKKOS_INLINE_FUNCTION bool isPowerOfTwo( int p )
+{
+    return p > 0 && ( p & ( p - 1 ) ) == 0;
+}
+
+KOKKOS_INLINE_FUNCTION int log2Int( int p )
+{
+    int k = 0;
+    while ( ( 1 << ( k + 1 ) ) <= p )
+        ++k;
+    return k;
+}
+
+//! One phase of collective `c` on one dimension with input D bytes per NPU.
+KOKKOS_INLINE_FUNCTION double phaseTime( const NetworkDim& dim, const SystemConfig& sys,
+                                         Collective c, CollectiveAlgorithm algorithm, double D )
+{
+    const int p = dim.npus_count;
+    if ( p <= 1 )
+        return 0.0;
+    const double delta = sys.endpoint_delay_ns;
+    const double pm1 = p - 1.0;
+    // Halving-doubling needs a power of two and has no all-to-all; double binary tree is for
+    // all-reduce only. ASTRA-sim rejects those combinations; shardsweep prices them as ring.
+    if ( ( algorithm == CollectiveAlgorithm::halving_doubling &&
+           ( !isPowerOfTwo( p ) || c == Collective::all_to_all ) ) ||
+         ( algorithm == CollectiveAlgorithm::double_binary_tree && c != Collective::all_reduce ) )
+        algorithm = CollectiveAlgorithm::ring;
+
+    switch ( algorithm )
+    {
+    case CollectiveAlgorithm::ring:
+    {
+        const double h = hops( dim.topology, p, 1 );
+        switch ( c )
+        {
+        case Collective::reduce_scatter:
+            return delta + pm1 * ( message( dim, D / p, h ) + delta + reduction( sys, D / p ) );
+        case Collective::all_gather:
+            return delta + pm1 * ( message( dim, D, h ) + delta );
+        case Collective::all_reduce:
+            return delta +
+                   pm1 * ( 2.0 * message( dim, D / p, h ) + 2.0 * delta + reduction( sys, D / p ) );
+        case Collective::all_to_all:
+            return delta + p * pm1 / 2.0 * ( message( dim, D / p, h ) + delta );
+        }
+        return 0.0;
+    }
+    case CollectiveAlgorithm::direct:
+    {
+        const double h = hops( dim.topology, p, p / 2 );
+        switch ( c )
+        {
+        case Collective::reduce_scatter:
+            return 2.0 * delta + message( dim, D / p, h ) + reduction( sys, D / p );
+        case Collective::all_gather:
+            return 2.0 * delta + message( dim, D, h );
+        case Collective::all_reduce:
+            return 3.0 * delta + 2.0 * message( dim, D / p, h ) + reduction( sys, D / p );
+        case Collective::all_to_all:
+            return 2.0 * delta + message( dim, D / p, h );
+        }
+        return 0.0;
+    }
+    case CollectiveAlgorithm::halving_doubling:
+    {
+        const int k = log2Int( p );
+        double rs = delta;
+        for ( int i = 1; i <= k; ++i )
+            rs += message( dim, D / ( 1 << i ), hops( dim.topology, p, 1 << ( i - 1 ) ) ) + delta;
+        for ( int i = 1; i <= k - 1; ++i )
+            rs += reduction( sys, D / ( 1 << ( i + 1 ) ) );
+        if ( c == Collective::reduce_scatter )
+            return rs;
+        if ( c == Collective::all_gather )
+        {
+            double ag = delta;
+            for ( int i = 1; i <= k; ++i )
+                ag +=
+                    message( dim, ( 1 << ( i - 1 ) ) * D, hops( dim.topology, p, p >> i ) ) + delta;
+            return ag;
+        }
+        double ar = rs; // all-reduce: the reduce-scatter, then the gather of the D/p shards
+        for ( int j = 1; j <= k; ++j )
+            ar +=
+                message( dim, ( 1 << ( j - 1 ) ) * D / p, hops( dim.topology, p, p >> j ) ) + delta;
+        return ar;
+    }
+    case CollectiveAlgorithm::double_binary_tree:
+    {
+        // Reduce up and broadcast down a tree of depth ⌈log2 p⌉ with the full chunk per step
+        // (collectives.md §5; not in §12's verified set).
+        const double depth = log2Int( p ) + ( isPowerOfTwo( p ) ? 0 : 1 );
+        return delta + 2.0 * depth * ( message( dim, D, hops( dim.topology, p, 1 ) ) + delta ) +
+               depth * reduction( sys, D );
+    }
+    }
+    return 0.0;
+}
+
+} // namespace collective_detail
+
+//! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` on dims
+//! [first_dim, first_dim + num_dims) of `net` (a group spanning only those dimensions).
+KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const SystemConfig& sys,
+                                                      Collective c, double bytes, int first_dim,
+                                                      int num_dims )
+{
+    namespace cd = collective_detail;
+    if ( bytes <= 0.0 )
+        return 0.0;
+    // The dimensions that actually have peers.
+    int dims[kMaxNetworkDims];
+    int n = 0;
+    double total_npus = 1.0;
+    for ( int d = first_dim; d < first_dim + num_dims && d < net.num_dims; ++d )
+        if ( net.dims[d].npus_count > 1 )
+        {
+            dims[n++] = d;
+            total_npus *= net.dims[d].npus_count;
+        }
+    if ( n == 0 )
+        return 0.0;
+
+    const int splits = math::max( 1, sys.preferred_dataset_splits );
+    const int chunks = math::min( splits, kMaxCollectiveChunks );
+    double chunk = bytes / splits;
+    if ( c != Collective::all_gather )
+        chunk = math::fmax( chunk, total_npus ); // ASTRA-sim: at least one byte per NPU
+
+    // The phases one chunk runs through, with their durations.
+    double phase[kMaxCollectivePhases];
+    int num_phases = 0;
+    const int ci = static_cast<int>( c );
+    auto add = [&]( int d, Collective pc, double D )
+    { phase[num_phases++] = cd::phaseTime( net.dims[d], sys, pc, sys.algorithm[ci][d], D ); };
+    double D = chunk;
+    if ( c == Collective::all_reduce && sys.optimization == CollectiveOptimization::local_bw_aware )
+    {
+        // Reduce-scatter up, all-reduce on the last dimension, all-gather back down; the
+        // all-gather of dimension d starts from the shard the reduce-scatter left.
+        double shard[kMaxNetworkDims];
+        for ( int i = 0; i < n - 1; ++i )
+        {
+            add( dims[i], Collective::reduce_scatter, D );
+            D /= net.dims[dims[i]].npus_count;
+            shard[i] = D;
+        }
+        add( dims[n - 1], Collective::all_reduce, D );
+        for ( int i = n - 2; i >= 0; --i )
+            add( dims[i], Collective::all_gather, shard[i] );
+    }
+    else if ( c == Collective::all_gather )
+    {
+        for ( int i = n - 1; i >= 0; --i )
+        {
+            add( dims[i], c, D );
+            D *= net.dims[dims[i]].npus_count;
+        }
+    }
+    else
+    {
+        for ( int i = 0; i < n; ++i )
+        {
+            add( dims[i], c, D );
+            if ( c == Collective::reduce_scatter )
+                D /= net.dims[dims[i]].npus_count;
+        }
+    }
+
+    // Chunks through the phases: a FIFO flow shop with `active` slots per phase. Chunk j may
+    // start phase k once it has finished phase k-1 and chunk j-active has left phase k.
+    const int active = math::max( 1, sys.active_chunks_per_dimension );
+    double finish[kMaxCollectiveChunks][kMaxCollectivePhases];
+    for ( int j = 0; j < chunks; ++j )
+        for ( int k = 0; k < num_phases; ++k )
+        {
+            double start = k > 0 ? finish[j][k - 1] : 0.0;
+            if ( j >= active )
+                start = math::fmax( start, finish[j - active][k] );
+            finish[j][k] = start + phase[k];
+        }
+    double time = finish[chunks - 1][num_phases - 1];
+    if ( splits > chunks ) // more chunks than simulated: scale the pipeline's length
+        time *= static_cast<double>( splits ) / chunks;
+    return time;
+}
+
+//! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` over the whole network.
+KOKKOS_INLINE_FUNCTION double collectiveTimeNs( const Network& net, const SystemConfig& sys,
+                                                Collective c, double bytes )
+{
+    return collectiveTimeNsOnDims( net, sys, c, bytes, 0, net.num_dims );
+}
+
+//! All-to-all with per-GPU volumes over the whole network. send_bytes[g] / recv_bytes[g] are
+//! the bytes GPU g sends to / receives from the other GPUs (its own share excluded). ASTRA-sim's
+//! comm_size S of a balanced all-to-all sends (P-1)/P·S to the others, so the most loaded GPU's
+//! volume v = max_g max(send, recv) is priced as an all-to-all with S = v·P/(P-1): all GPUs wait
+//! for the busiest one, and with equal volumes this is exactly collectiveTimeNs(all_to_all, S).
+KOKKOS_INLINE_FUNCTION double allToAllvTimeNs( const Network& net, const SystemConfig& sys,
+                                               const double* send_bytes, const double* recv_bytes,
+                                               int num_gpus )
+{
+    if ( num_gpus <= 1 )
+        return 0.0;
+    double busiest = 0.0;
+    for ( int g = 0; g < num_gpus; ++g )
+        busiest = math::fmax( busiest, math::fmax( send_bytes[g], recv_bytes[g] ) );
+    return collectiveTimeNs( net, sys, Collective::all_to_all,
+                             busiest * num_gpus / ( num_gpus - 1.0 ) );
+}
+
+} // namespace shardsweep
