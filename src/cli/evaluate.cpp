@@ -1,12 +1,137 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// `shardsweep evaluate SCENARIO.yaml`: the per-GPU, per-phase cost of one given plan.
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <ostream>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/scenario_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
 
 namespace shardsweep
 {
-int evaluate( const CommandContext&, const Arguments& )
+namespace
 {
-    throw std::runtime_error( "'evaluate' is not available in this build yet" );
+namespace po = boost::program_options;
+
+CostModel parseCostModel( const std::string& name )
+{
+    if ( name == "native" )
+        return CostModel::native;
+    if ( name == "torchrec" )
+        return CostModel::torchrec;
+    throw UsageError(
+        fmt::format( "--cost-model: expected native or torchrec, found '{}'", name ) );
 }
+
+//! One row per GPU and a last row for the critical path; phases in execution order.
+ResultTable breakdownTable( const ScenarioResult& r )
+{
+    std::vector<std::string> columns = { "gpu" };
+    for ( int k = 0; k < kNumPhases; ++k )
+        columns.push_back( std::string( phaseName( static_cast<Phase>( k ) ) ) + "_ms" );
+    columns.insert( columns.end(), { "total_ms", "memory_GiB" } );
+    ResultTable table( columns );
+    for ( int g = 0; g < r.num_gpus; ++g )
+    {
+        std::vector<ResultTable::Cell> row = { std::to_string( g ) };
+        double total = 0.0;
+        for ( int k = 0; k < kNumPhases; ++k )
+        {
+            row.push_back( r.gpu_phase_ms[g * kNumPhases + k] );
+            total += r.gpu_phase_ms[g * kNumPhases + k];
+        }
+        row.push_back( total );
+        row.push_back( r.gpu_memory_GiB[g] );
+        table.addRow( row );
+    }
+    std::vector<ResultTable::Cell> path = { std::string( "critical_path" ) };
+    for ( int k = 0; k < kNumPhases; ++k )
+        path.push_back( r.phase_ms[k] );
+    path.push_back( r.iteration_ms );
+    double max_memory = 0.0;
+    for ( double m : r.gpu_memory_GiB )
+        max_memory = std::max( max_memory, m );
+    path.push_back( max_memory );
+    table.addRow( path );
+    return table;
+}
+} // namespace
+
+int evaluate( const CommandContext& ctx, const Arguments& args )
+{
+    po::options_description options( "Options of 'shardsweep evaluate'" );
+    std::string format = "table", cost_model;
+    long long batch = 0;
+    options.add_options()( "help,h", "show this help" )(
+        "format", po::value( &format )->default_value( format ),
+        "output: table (summary + per-GPU breakdown), csv or json (the breakdown: one row per "
+        "GPU, a last row 'critical_path')" )(
+        "cost-model", po::value( &cost_model ),
+        "native | torchrec: overrides the scenario file's cost_model" )(
+        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
+    po::options_description hidden;
+    std::string scenario_path;
+    hidden.add_options()( "scenario", po::value( &scenario_path ) );
+    po::positional_options_description positional;
+    positional.add( "scenario", 1 );
+    po::options_description all;
+    all.add( options ).add( hidden );
+    po::variables_map vm;
+    po::store( po::command_line_parser( args ).options( all ).positional( positional ).run(), vm );
+    if ( vm.count( "help" ) )
+    {
+        ctx.print()
+            << "Usage: shardsweep evaluate SCENARIO.yaml [options]\n\n"
+            << "Predicts one training iteration of the plan in SCENARIO.yaml (kind: scenario:\n"
+            << "workload, platform and plan, as paths or inline; docs/INPUTS.md) and prints its\n"
+            << "per-GPU busy time of every phase, the memory per GPU and the critical path.\n"
+            << "Phases (ms): input_dist, embedding_fwd, bottom_mlp_fwd, embedding_comm_fwd,\n"
+            << "top_fwd, top_bwd, embedding_comm_bwd, bottom_mlp_bwd, embedding_bwd,\n"
+            << "dense_allreduce (docs/model/step.md). Memory in GiB (2^30 B).\n\n"
+            << options << "\n";
+        return 0;
+    }
+    po::notify( vm );
+    if ( scenario_path.empty() )
+        throw UsageError(
+            "evaluate: a scenario file is required (see 'shardsweep evaluate --help')" );
+    const OutputFormat out_format = parseOutputFormat( format );
+
+    const ScenarioFile scenario = readScenarioFile( scenario_path );
+    ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &scenario.platform.platform;
+    input.plan = &scenario.plan;
+    input.global_batch = vm.count( "batch" ) ? batch : scenario.global_batch;
+    const int gpus = scenario.platform.platform.numGpus();
+    if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
+        throw UsageError(
+            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
+                         input.global_batch ) );
+    input.model = parseCostModel( vm.count( "cost-model" ) ? cost_model : scenario.cost_model );
+    const ScenarioResult result = evaluateScenario( input );
+
+    std::ostream& out = ctx.print();
+    if ( out_format == OutputFormat::table )
+    {
+        out << fmt::format( "scenario {}: workload {} ({} tables), platform {} ({} x {} GPUs), "
+                            "global batch {}, cost model {}\n",
+                            scenario_path, scenario.workload.name, scenario.workload.tables.size(),
+                            scenario.platform.name, scenario.platform.platform.num_nodes,
+                            scenario.platform.platform.gpus_per_node, input.global_batch,
+                            input.model == CostModel::native ? "native" : "torchrec" );
+        out << fmt::format( "iteration {:.4f} ms, exposed communication {:.4f} ms, {}\n\n",
+                            result.iteration_ms, result.exposed_comm_ms,
+                            result.feasible
+                                ? std::string( "fits in memory" )
+                                : fmt::format( "INFEASIBLE: GPU {} needs {:.3f} GiB more than its "
+                                               "{:.1f} GiB",
+                                               result.overflow_gpu, result.overflow_GiB,
+                                               scenario.platform.platform.gpu.memory_GiB ) );
+    }
+    breakdownTable( result ).print( out, out_format );
+    return 0;
+}
+
 } // namespace shardsweep

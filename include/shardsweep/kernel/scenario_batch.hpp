@@ -1,0 +1,224 @@
+#pragma once
+//! \file scenario_batch.hpp
+//! \brief A batch of scenarios flattened into struct-of-arrays Views, and the Kokkos kernel that
+//! evaluates it in the execution space the caller passes.
+//!
+//! Layout: per scenario a Platform, a DenseModel, the global batch and the cost model, and
+//! offsets (CSR style) into the table, shard and GPU arrays; per table its spec and plan; per
+//! shard five scalar columns; per GPU the outputs plus four scratch columns (all-to-all
+//! volumes). The kernel runs one work item per scenario, so each scenario's sums run in a fixed
+//! order and Serial, OpenMP and CUDA give bit-identical results.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/step.hpp>
+#include <shardsweep/model/step_torchrec.hpp>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! The inputs of the dense part of one scenario (see denseCost). Scenarios that differ only in
+//! their plan share one DenseCase, priced once per batch.
+struct DenseCase
+{
+    GpuSpec gpu;
+    DenseModel dense;
+    int num_tables = 0;
+    double sum_embedding_dims = 0.0;
+    double local_batch = 0.0;
+};
+
+//! The inputs of one table's access statistics (see embeddingTableStats). Tables that recur
+//! across the batch's scenarios (same spec, batch and cache) share one TableCase.
+struct TableCase
+{
+    TableSpec spec;
+    double batch = 0.0;
+    double cache_fraction = 0.0;
+};
+
+template <class MemorySpace>
+struct ScenarioBatch
+{
+    template <class T>
+    using View = Kokkos::View<T*, MemorySpace>;
+
+    // Per scenario (offset views have one more entry than scenarios).
+    View<Platform> platform;
+    View<DenseModel> dense;
+    View<std::int64_t> global_batch;
+    View<std::uint8_t> model;
+    View<int> table_offset;
+    View<int> shard_offset;
+    View<int> gpu_offset;
+    View<int> dense_index; //!< into dense_case / dense_cost
+    // Per distinct dense case.
+    View<DenseCase> dense_case;
+    View<DenseCost> dense_cost;
+    // Per distinct table case.
+    View<TableCase> table_case;
+    View<EmbeddingTableStats> table_stats;
+    // Per table.
+    View<TableSpec> table_spec;
+    View<ShardingType> table_sharding;
+    View<ComputeKernel> table_kernel;
+    View<double> table_cache_fraction;
+    View<int> table_stats_index; //!< into table_case / table_stats
+    // Per shard.
+    View<int> shard_table; //!< index within its scenario's tables
+    View<int> shard_gpu;
+    View<double> shard_rows;
+    View<int> shard_cols;
+    // Outputs.
+    View<StepSummary> summary;
+    View<double> shard_fwd_ms;
+    View<double> shard_bwd_ms;
+    View<double> gpu_phase_ms; //!< [gpu * kNumPhases + phase]
+    View<double> gpu_memory_GiB;
+    View<double> gpu_scratch; //!< [4 * gpu + k]: send/recv index, send/recv embedding bytes
+
+    int numScenarios() const { return static_cast<int>( summary.extent( 0 ) ); }
+};
+
+using HostScenarioBatch = ScenarioBatch<Kokkos::HostSpace>;
+
+//! Flattens scenarios into host Views (validating that every shard's table and GPU exist).
+HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs );
+
+//! Copies a host batch's inputs into `MemorySpace` (outputs are allocated, not copied).
+template <class MemorySpace>
+ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
+{
+    ScenarioBatch<MemorySpace> b;
+    auto copy = []( const auto& v )
+    { return Kokkos::create_mirror_view_and_copy( MemorySpace(), v ); };
+    auto alloc = []( const auto& v )
+    {
+        using T = typename std::decay_t<decltype( v )>::value_type;
+        return Kokkos::View<T*, MemorySpace>( v.label(), v.extent( 0 ) );
+    };
+    b.platform = copy( host.platform );
+    b.dense = copy( host.dense );
+    b.global_batch = copy( host.global_batch );
+    b.model = copy( host.model );
+    b.table_offset = copy( host.table_offset );
+    b.shard_offset = copy( host.shard_offset );
+    b.gpu_offset = copy( host.gpu_offset );
+    b.dense_index = copy( host.dense_index );
+    b.dense_case = copy( host.dense_case );
+    b.dense_cost = alloc( host.dense_cost );
+    b.table_spec = copy( host.table_spec );
+    b.table_sharding = copy( host.table_sharding );
+    b.table_kernel = copy( host.table_kernel );
+    b.table_cache_fraction = copy( host.table_cache_fraction );
+    b.table_stats_index = copy( host.table_stats_index );
+    b.table_case = copy( host.table_case );
+    b.table_stats = alloc( host.table_stats );
+    b.shard_table = copy( host.shard_table );
+    b.shard_gpu = copy( host.shard_gpu );
+    b.shard_rows = copy( host.shard_rows );
+    b.shard_cols = copy( host.shard_cols );
+    b.summary = alloc( host.summary );
+    b.shard_fwd_ms = alloc( host.shard_fwd_ms );
+    b.shard_bwd_ms = alloc( host.shard_bwd_ms );
+    b.gpu_phase_ms = alloc( host.gpu_phase_ms );
+    b.gpu_memory_GiB = alloc( host.gpu_memory_GiB );
+    b.gpu_scratch = alloc( host.gpu_scratch );
+    return b;
+}
+
+//! Evaluates scenario `i` of a batch (the kernel body; also callable in a plain host loop).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    const int t0 = b.table_offset( i );
+    const int s0 = b.shard_offset( i );
+    const int g0 = b.gpu_offset( i );
+    const StepTables tables{ b.table_spec.data() + t0,        b.table_sharding.data() + t0,
+                             b.table_kernel.data() + t0,      b.table_cache_fraction.data() + t0,
+                             b.table_stats_index.data() + t0, b.table_stats.data(),
+                             b.table_offset( i + 1 ) - t0 };
+    const StepShards shards{ b.shard_table.data() + s0, b.shard_gpu.data() + s0,
+                             b.shard_rows.data() + s0, b.shard_cols.data() + s0,
+                             b.shard_offset( i + 1 ) - s0 };
+    double* scratch = b.gpu_scratch.data() + 4 * g0;
+    const int n = b.gpu_offset( i + 1 ) - g0;
+    const StepGpuArrays gpus{ b.gpu_phase_ms.data() + kNumPhases * g0,
+                              b.gpu_memory_GiB.data() + g0,
+                              scratch,
+                              scratch + n,
+                              scratch + 2 * n,
+                              scratch + 3 * n };
+    if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::torchrec ) )
+    {
+        b.summary( i ) =
+            predictStepTorchrec( b.platform( i ), b.global_batch( i ), tables, shards, gpus,
+                                 b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
+        return;
+    }
+    b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
+                                  b.global_batch( i ), tables, shards, gpus,
+                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
+}
+
+//! Prices the batch's distinct dense cases (run before the scenarios).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateDenseCase( const ScenarioBatch<MemorySpace>& b, int k )
+{
+    const DenseCase& c = b.dense_case( k );
+    b.dense_cost( k ) =
+        denseCost( c.gpu, c.dense, c.num_tables, c.sum_embedding_dims, c.local_batch );
+}
+
+//! Computes the access statistics of the batch's distinct table cases.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateTableCase( const ScenarioBatch<MemorySpace>& b, int k )
+{
+    const TableCase& c = b.table_case( k );
+    b.table_stats( k ) = embeddingTableStats( c.spec, c.batch, c.cache_fraction );
+}
+
+//! The batched cost kernel in `exec`: one work item per distinct dense case and per distinct
+//! table case (the expensive, plan-independent terms), then one per scenario.
+template <class ExecutionSpace, class MemorySpace>
+void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch )
+{
+    Kokkos::parallel_for(
+        "shardsweep::evaluateDenseCases",
+        Kokkos::RangePolicy<ExecutionSpace>( exec, 0,
+                                             static_cast<int>( batch.dense_case.extent( 0 ) ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateDenseCase( batch, k ); } );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateTableCases",
+        Kokkos::RangePolicy<ExecutionSpace>( exec, 0,
+                                             static_cast<int>( batch.table_case.extent( 0 ) ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateTableCase( batch, k ); } );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateBatch",
+        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, batch.numScenarios() ),
+        KOKKOS_LAMBDA( const int i ) { evaluateBatchEntry( batch, i ); } );
+    exec.fence();
+}
+
+//! Copies a batch's outputs back into per-scenario results.
+std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
+
+//! Packs, evaluates in `exec`, and unpacks: the whole path for one execution space.
+template <class ExecutionSpace>
+std::vector<ScenarioResult> evaluateScenarios( const ExecutionSpace& exec,
+                                               const std::vector<ScenarioInput>& inputs )
+{
+    using MemorySpace = typename ExecutionSpace::memory_space;
+    HostScenarioBatch host = packScenarios( inputs );
+    auto device = toMemorySpace<MemorySpace>( host );
+    evaluateBatch( exec, device );
+    Kokkos::deep_copy( host.summary, device.summary );
+    Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
+    Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );
+    Kokkos::deep_copy( host.gpu_phase_ms, device.gpu_phase_ms );
+    Kokkos::deep_copy( host.gpu_memory_GiB, device.gpu_memory_GiB );
+    return unpackResults( host );
+}
+
+} // namespace shardsweep

@@ -1,0 +1,286 @@
+#pragma once
+//! \file step.hpp
+//! \brief One training iteration of one scenario along its critical path (docs/model/step.md).
+//!
+//! predictStep is the native cost model's top level. It prices every shard's lookups
+//! (embedding.hpp), the dense part (dense.hpp), the per-GPU all-to-all volumes the plan creates
+//! and the collectives on the platform's network (collectives.hpp), and composes them on a
+//! timeline in which every collective starts when the slowest GPU it spans is ready.
+//!
+//! Inputs and outputs are raw pointers into struct-of-arrays storage (Views in the batched
+//! kernel, std::vectors on the host), so the same function runs on host and in any Kokkos
+//! backend. The loops run in a fixed order: results do not depend on the backend.
+#include <cstdint>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/model/dense.hpp>
+#include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/math.hpp>
+#include <shardsweep/model/memory.hpp>
+
+namespace shardsweep
+{
+
+//! Phases of an iteration; the numbering matches kernel/cost_kernel.hpp's Phase.
+namespace step_phase
+{
+constexpr int input_dist = 0;
+constexpr int embedding_fwd = 1;
+constexpr int bottom_mlp_fwd = 2;
+constexpr int embedding_comm_fwd = 3;
+constexpr int top_fwd = 4;
+constexpr int top_bwd = 5;
+constexpr int embedding_comm_bwd = 6;
+constexpr int bottom_mlp_bwd = 7;
+constexpr int embedding_bwd = 8;
+constexpr int dense_allreduce = 9;
+constexpr int count = 10;
+} // namespace step_phase
+
+//! Bytes per sparse index sent in the input distribution (int64 ids, TorchRec's default).
+constexpr double kIndexBytes = 8.0;
+
+//! The tables of one scenario with their plan (indexed by table, 0-based within the scenario).
+struct StepTables
+{
+    const TableSpec* spec;
+    const ShardingType* sharding;
+    const ComputeKernel* kernel;
+    const double* cache_fraction;
+    //! Whole-table access statistics of table t: stats[stats_index[t]], computed by
+    //! embeddingTableStats( spec[t], batch, cache ) with batch = the global batch for
+    //! model-parallel tables and the local batch for data-parallel ones, cache = the table's
+    //! cache_fraction for uvm_caching and 0 otherwise (see stepTableBatch / stepTableCache).
+    const int* stats_index;
+    const EmbeddingTableStats* stats;
+    int count;
+};
+
+//! The batch a table's statistics are taken at: all samples' ids reach a model-parallel
+//! table's shards, a data-parallel replica sees only its GPU's samples.
+KOKKOS_INLINE_FUNCTION double stepTableBatch( ShardingType sharding, double global_batch,
+                                              int num_gpus )
+{
+    return sharding == ShardingType::data_parallel ? global_batch / num_gpus : global_batch;
+}
+
+//! The HBM cache share a table's statistics are taken with.
+KOKKOS_INLINE_FUNCTION double stepTableCache( ComputeKernel kernel, double cache_fraction )
+{
+    return kernel == ComputeKernel::uvm_caching ? cache_fraction : 0.0;
+}
+
+//! The shards of one scenario, struct-of-arrays.
+struct StepShards
+{
+    const int* table; //!< index into StepTables
+    const int* gpu;
+    const double* num_rows;
+    const int* num_cols;
+    int count;
+};
+
+//! Per-GPU outputs and scratch of one scenario (arrays of num_gpus entries; phase_ms has
+//! num_gpus × step_phase::count, GPU-major).
+struct StepGpuArrays
+{
+    double* phase_ms;
+    double* memory_GiB;
+    double* send_index_bytes;     //!< scratch
+    double* recv_index_bytes;     //!< scratch
+    double* send_embedding_bytes; //!< scratch
+    double* recv_embedding_bytes; //!< scratch
+};
+
+struct StepSummary
+{
+    bool feasible = true;
+    int overflow_gpu = -1;
+    double overflow_GiB = 0.0;
+    double iteration_ms = 0.0;
+    double exposed_comm_ms = 0.0;
+    double phase_ms[step_phase::count] = {};
+};
+
+//! The dense part's inputs for a scenario: scenarios that share them share one denseCost()
+//! evaluation in the batched kernel (the GEMM model is the most expensive term per scenario).
+KOKKOS_INLINE_FUNCTION double sumEmbeddingDims( const StepTables& tables )
+{
+    double sum_dims = 0.0;
+    for ( int t = 0; t < tables.count; ++t )
+        sum_dims += tables.spec[t].dim;
+    return sum_dims;
+}
+
+//! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
+//! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
+//! each shard's lookup cost.
+KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
+                                                const DenseCost& dense_cost,
+                                                std::int64_t global_batch, StepTables tables,
+                                                StepShards shards, StepGpuArrays gpus,
+                                                double* shard_fwd_ms, double* shard_bwd_ms )
+{
+    namespace ph = step_phase;
+    StepSummary summary;
+    const int num_gpus = platform.numGpus();
+    const double p = num_gpus;
+    const double global = static_cast<double>( global_batch );
+    const double local = global / p;
+
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        for ( int k = 0; k < ph::count; ++k )
+            gpus.phase_ms[g * ph::count + k] = 0.0;
+        gpus.memory_GiB[g] = 0.0;
+        gpus.send_index_bytes[g] = 0.0;
+        gpus.recv_index_bytes[g] = 0.0;
+        gpus.send_embedding_bytes[g] = 0.0;
+        gpus.recv_embedding_bytes[g] = 0.0;
+    }
+
+    // Shards. Every GPU holds `local` samples. A model-parallel shard serves the ids of all
+    // `global` samples that hash to its rows (its row share of each sample's pooling_factor
+    // lookups): every other GPU sends it local·pf·share ids and receives local·cols pooled
+    // values (partial sums for row-split shards, which is the reduce-scatter's volume). Sends
+    // into a GPU from "every other GPU" are accumulated as totals minus the GPU's own part, so
+    // the loop is O(shards), not O(shards × GPUs). The own parts live in the send arrays until
+    // the totals are known.
+    double total_index = 0.0;
+    double total_embedding = 0.0;
+    double dp_gradient_bytes = 0.0;
+    for ( int s = 0; s < shards.count; ++s )
+    {
+        const int t = shards.table[s];
+        const int g = shards.gpu[s];
+        const TableSpec& table = tables.spec[t];
+        const ShardingType sharding = tables.sharding[t];
+        const ComputeKernel kernel = tables.kernel[t];
+        const double rows = shards.num_rows[s];
+        const double cols = shards.num_cols[s];
+        const double row_share = table.rows > 0 ? rows / static_cast<double>( table.rows ) : 0.0;
+        const bool replicated = sharding == ShardingType::data_parallel;
+        const EmbeddingCost cost = embeddingShardCostFromStats(
+            platform.gpu, platform.host_to_gpu_GBps, table, tables.stats[tables.stats_index[t]],
+            row_share, static_cast<int>( cols ), replicated ? local : global, kernel );
+        shard_fwd_ms[s] = cost.fwd_ms;
+        shard_bwd_ms[s] = cost.bwd_ms;
+        gpus.phase_ms[g * ph::count + ph::embedding_fwd] += cost.fwd_ms;
+        gpus.phase_ms[g * ph::count + ph::embedding_bwd] += cost.bwd_ms;
+        gpus.memory_GiB[g] +=
+            shardHbmBytes( table, rows, cols, kernel, tables.cache_fraction[t] ) / kBytesPerGiB;
+        const double elem = dataTypeBytes( table.dtype );
+        if ( replicated )
+        {
+            // Each replica's weight gradient joins the dense all-reduce; count the table once.
+            dp_gradient_bytes += rows * cols * elem / p;
+            // Its pooled output stays local.
+            gpus.memory_GiB[g] += 2.0 * local * cols * elem / kBytesPerGiB;
+            continue;
+        }
+        const double ids = local * table.pooling_factor * row_share * kIndexBytes;
+        const double pooled = local * cols * elem;
+        total_index += ids;
+        total_embedding += pooled;
+        gpus.send_index_bytes[g] += ids;                      // own part, subtracted below
+        gpus.recv_index_bytes[g] += ( p - 1.0 ) * ids;        // from every other GPU
+        gpus.recv_embedding_bytes[g] += pooled;               // own part, subtracted below
+        gpus.send_embedding_bytes[g] += ( p - 1.0 ) * pooled; // to every other GPU
+        // The shard's output for all samples before the all-to-all, and its gradient.
+        gpus.memory_GiB[g] += 2.0 * global * cols * elem / kBytesPerGiB;
+    }
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        gpus.send_index_bytes[g] = total_index - gpus.send_index_bytes[g];
+        gpus.recv_embedding_bytes[g] = total_embedding - gpus.recv_embedding_bytes[g];
+    }
+
+    // Collectives on the platform's network (ns → ms). One GPU needs none.
+    double index_ms = 0.0, a2a_fwd_ms = 0.0, a2a_bwd_ms = 0.0, allreduce_ms = 0.0;
+    const double gradient_bytes =
+        dense_cost.parameters * dataTypeBytes( dense.dtype ) + dp_gradient_bytes;
+    if ( num_gpus > 1 )
+    {
+        index_ms = 1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_index_bytes,
+                                           gpus.recv_index_bytes, num_gpus );
+        a2a_fwd_ms =
+            1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_embedding_bytes,
+                                    gpus.recv_embedding_bytes, num_gpus );
+        // Backward sends the gradients of the pooled values back: the transposed volumes.
+        a2a_bwd_ms =
+            1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.recv_embedding_bytes,
+                                    gpus.send_embedding_bytes, num_gpus );
+        allreduce_ms = 1e-6 * collectiveTimeNs( platform.network, platform.system,
+                                                Collective::all_reduce, gradient_bytes );
+    }
+
+    // Timeline. The bottom MLP needs no sparse input: it runs while the ids are distributed.
+    // The embedding all-to-all starts when the slowest GPU has finished its lookups; the
+    // interaction and top MLP run on every GPU alike; the gradient all-to-all follows, while
+    // the bottom MLP's backward runs; then each GPU updates its shards while the dense
+    // all-reduce (issued after the gradient all-to-all on the same network) proceeds.
+    const double t_lookup_start = math::fmax( index_ms, dense_cost.bottom_fwd_ms );
+    double max_fwd = 0.0, max_bwd = 0.0;
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        max_fwd = math::fmax( max_fwd, gpus.phase_ms[g * ph::count + ph::embedding_fwd] );
+        max_bwd = math::fmax( max_bwd, gpus.phase_ms[g * ph::count + ph::embedding_bwd] );
+    }
+    const double t_top_start = t_lookup_start + max_fwd + a2a_fwd_ms;
+    const double t_top_end = t_top_start + dense_cost.top_fwd_ms + dense_cost.top_bwd_ms;
+    const double t_grad_arrived = t_top_end + a2a_bwd_ms;
+    const double t_update_start =
+        math::fmax( t_grad_arrived, t_top_end + dense_cost.bottom_bwd_ms );
+    const double t_compute_end = t_update_start + max_bwd;
+    const double t_allreduce_end = t_grad_arrived + allreduce_ms;
+    summary.iteration_ms = math::fmax( t_compute_end, t_allreduce_end );
+
+    // Critical-path share of each phase (they add up to the iteration time).
+    summary.phase_ms[ph::bottom_mlp_fwd] = dense_cost.bottom_fwd_ms;
+    summary.phase_ms[ph::input_dist] = t_lookup_start - dense_cost.bottom_fwd_ms;
+    summary.phase_ms[ph::embedding_fwd] = max_fwd;
+    summary.phase_ms[ph::embedding_comm_fwd] = a2a_fwd_ms;
+    summary.phase_ms[ph::top_fwd] = dense_cost.top_fwd_ms;
+    summary.phase_ms[ph::top_bwd] = dense_cost.top_bwd_ms;
+    summary.phase_ms[ph::embedding_comm_bwd] = a2a_bwd_ms;
+    summary.phase_ms[ph::bottom_mlp_bwd] = t_update_start - t_grad_arrived;
+    summary.phase_ms[ph::embedding_bwd] = max_bwd;
+    summary.phase_ms[ph::dense_allreduce] = summary.iteration_ms - t_compute_end;
+
+    // Per-GPU busy time of each phase and memory.
+    const double dense_GiB =
+        ( denseReplicaBytes( dense, dense_cost.parameters ) + dense_cost.activation_bytes ) /
+        kBytesPerGiB;
+    double max_compute = 0.0;
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        double* row = gpus.phase_ms + g * ph::count;
+        row[ph::input_dist] = index_ms;
+        row[ph::bottom_mlp_fwd] = dense_cost.bottom_fwd_ms;
+        row[ph::embedding_comm_fwd] = a2a_fwd_ms;
+        row[ph::top_fwd] = dense_cost.top_fwd_ms;
+        row[ph::top_bwd] = dense_cost.top_bwd_ms;
+        row[ph::embedding_comm_bwd] = a2a_bwd_ms;
+        row[ph::bottom_mlp_bwd] = dense_cost.bottom_bwd_ms;
+        row[ph::dense_allreduce] = allreduce_ms;
+        const double compute = row[ph::embedding_fwd] + row[ph::bottom_mlp_fwd] + row[ph::top_fwd] +
+                               row[ph::top_bwd] + row[ph::bottom_mlp_bwd] + row[ph::embedding_bwd];
+        max_compute = math::fmax( max_compute, compute );
+
+        // Communication buffers: ids received, pooled values sent and received (and their
+        // gradients), on top of shard state and the dense replica.
+        const double buffers = gpus.recv_index_bytes[g] + 2.0 * ( gpus.send_embedding_bytes[g] +
+                                                                  gpus.recv_embedding_bytes[g] );
+        gpus.memory_GiB[g] += dense_GiB + buffers / kBytesPerGiB + platform.hbm_reserve_GiB;
+        const double overflow = gpus.memory_GiB[g] - platform.gpu.memory_GiB;
+        if ( overflow > 0.0 && overflow > summary.overflow_GiB )
+        {
+            summary.feasible = false;
+            summary.overflow_gpu = g;
+            summary.overflow_GiB = overflow;
+        }
+    }
+    summary.exposed_comm_ms = summary.iteration_ms - max_compute;
+    return summary;
+}
+
+} // namespace shardsweep

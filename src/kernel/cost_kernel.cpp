@@ -1,0 +1,250 @@
+// Host side of the batched cost kernel: packing scenarios into Views, unpacking results.
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <stdexcept>
+
+namespace shardsweep
+{
+
+const char* phaseName( Phase phase )
+{
+    static const char* const names[kNumPhases] = {
+        "input_dist",    "embedding_fwd",  "bottom_mlp_fwd",     "embedding_comm_fwd",
+        "top_fwd",       "top_bwd",        "embedding_comm_bwd", "bottom_mlp_bwd",
+        "embedding_bwd", "dense_allreduce" };
+    return names[static_cast<int>( phase )];
+}
+
+namespace
+{
+//! Every field denseCost reads, as a map key (structs with padding cannot be compared bytewise).
+std::vector<double> denseCaseKey( const DenseCase& c )
+{
+    const GpuSpec& g = c.gpu;
+    const DenseModel& d = c.dense;
+    std::vector<double> key = { double( g.sm_count ),
+                                g.boost_clock_MHz,
+                                g.fp32_TFLOPs,
+                                g.tf32_TFLOPs,
+                                g.fp16_TFLOPs,
+                                g.bf16_TFLOPs,
+                                g.memory_GiB,
+                                g.memory_bandwidth_GBps,
+                                g.l2_cache_MiB,
+                                double( g.pcie_generation ),
+                                g.pcie_bandwidth_GBps,
+                                double( d.num_dense_features ),
+                                double( d.bottom_mlp_layers ),
+                                double( d.top_mlp_layers ),
+                                double( d.interaction ),
+                                double( d.dtype ),
+                                double( d.optimizer ),
+                                double( c.num_tables ),
+                                c.sum_embedding_dims,
+                                c.local_batch };
+    key.insert( key.end(), d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers );
+    key.insert( key.end(), d.top_mlp, d.top_mlp + d.top_mlp_layers );
+    return key;
+}
+
+//! Every field embeddingTableStats reads.
+std::vector<double> tableCaseKey( const TableCase& c )
+{
+    const TableSpec& t = c.spec;
+    std::vector<double> key = { double( t.rows ),
+                                t.pooling_factor,
+                                double( t.distribution ),
+                                t.zipf_alpha,
+                                double( t.histogram_batch ),
+                                c.batch,
+                                c.cache_fraction };
+    if ( t.distribution == AccessDistribution::histogram )
+        key.insert( key.end(), t.reuse_histogram, t.reuse_histogram + kReuseBins );
+    return key;
+}
+
+static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );
+
+void checkScenario( const ScenarioInput& in, std::size_t index )
+{
+    if ( !in.workload || !in.platform || !in.plan )
+        throw std::invalid_argument( fmt::format( "scenario {}: missing input", index ) );
+    const auto num_tables = in.workload->tables.size();
+    if ( in.plan->tables.size() != num_tables )
+        throw std::invalid_argument(
+            fmt::format( "scenario {}: plan has {} table entries for {} tables", index,
+                         in.plan->tables.size(), num_tables ) );
+    const int num_gpus = in.platform->numGpus();
+    const std::int64_t batch = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
+    if ( num_gpus <= 0 || batch <= 0 )
+        throw std::invalid_argument(
+            fmt::format( "scenario {}: {} GPUs, global batch {}", index, num_gpus, batch ) );
+    for ( std::size_t s = 0; s < in.plan->shards.size(); ++s )
+    {
+        const ShardSpec& shard = in.plan->shards[s];
+        if ( shard.table < 0 || static_cast<std::size_t>( shard.table ) >= num_tables ||
+             shard.gpu < 0 || shard.gpu >= num_gpus || shard.num_rows < 0 || shard.num_cols < 0 )
+            throw std::invalid_argument( fmt::format(
+                "scenario {}: shard {} (table {}, GPU {}) is outside the workload or platform",
+                index, s, shard.table, shard.gpu ) );
+    }
+}
+} // namespace
+
+HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
+{
+    const std::size_t n = inputs.size();
+    std::size_t num_tables = 0, num_shards = 0, num_gpus = 0;
+    for ( std::size_t i = 0; i < n; ++i )
+    {
+        checkScenario( inputs[i], i );
+        num_tables += inputs[i].workload->tables.size();
+        num_shards += inputs[i].plan->shards.size();
+        num_gpus += inputs[i].platform->numGpus();
+    }
+    using Kokkos::view_alloc;
+    using Kokkos::WithoutInitializing;
+    HostScenarioBatch b;
+    auto make = []( auto& view, const char* label, std::size_t size )
+    {
+        using V = std::decay_t<decltype( view )>;
+        view = V( view_alloc( WithoutInitializing, std::string( label ) ), size );
+    };
+    make( b.platform, "platform", n );
+    make( b.dense, "dense", n );
+    make( b.global_batch, "global_batch", n );
+    make( b.model, "model", n );
+    make( b.table_offset, "table_offset", n + 1 );
+    make( b.shard_offset, "shard_offset", n + 1 );
+    make( b.gpu_offset, "gpu_offset", n + 1 );
+    make( b.dense_index, "dense_index", n );
+    make( b.table_spec, "table_spec", num_tables );
+    make( b.table_sharding, "table_sharding", num_tables );
+    make( b.table_kernel, "table_kernel", num_tables );
+    make( b.table_cache_fraction, "table_cache_fraction", num_tables );
+    make( b.table_stats_index, "table_stats_index", num_tables );
+    make( b.shard_table, "shard_table", num_shards );
+    make( b.shard_gpu, "shard_gpu", num_shards );
+    make( b.shard_rows, "shard_rows", num_shards );
+    make( b.shard_cols, "shard_cols", num_shards );
+    make( b.summary, "summary", n );
+    make( b.shard_fwd_ms, "shard_fwd_ms", num_shards );
+    make( b.shard_bwd_ms, "shard_bwd_ms", num_shards );
+    make( b.gpu_phase_ms, "gpu_phase_ms", num_gpus * kNumPhases );
+    make( b.gpu_memory_GiB, "gpu_memory_GiB", num_gpus );
+    make( b.gpu_scratch, "gpu_scratch", num_gpus * 4 );
+
+    // Distinct dense cases, keyed by every field denseCost reads.
+    std::map<std::vector<double>, int> dense_ids, table_ids;
+    std::vector<DenseCase> dense_cases;
+    std::vector<TableCase> table_cases;
+    int t = 0, s = 0, g = 0;
+    for ( std::size_t i = 0; i < n; ++i )
+    {
+        const ScenarioInput& in = inputs[i];
+        b.global_batch( i ) = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
+        DenseCase dc;
+        dc.gpu = in.platform->gpu;
+        dc.dense = in.workload->dense;
+        dc.num_tables = static_cast<int>( in.workload->tables.size() );
+        for ( const TableSpec& spec : in.workload->tables )
+            dc.sum_embedding_dims += spec.dim;
+        dc.local_batch = static_cast<double>( b.global_batch( i ) ) / in.platform->numGpus();
+        const auto [it, inserted] =
+            dense_ids.emplace( denseCaseKey( dc ), static_cast<int>( dense_cases.size() ) );
+        if ( inserted )
+            dense_cases.push_back( dc );
+        b.dense_index( i ) = it->second;
+        b.platform( i ) = *in.platform;
+        b.dense( i ) = in.workload->dense;
+        b.model( i ) = static_cast<std::uint8_t>( in.model );
+        b.table_offset( i ) = t;
+        b.shard_offset( i ) = s;
+        b.gpu_offset( i ) = g;
+        for ( std::size_t k = 0; k < in.workload->tables.size(); ++k, ++t )
+        {
+            b.table_spec( t ) = in.workload->tables[k];
+            b.table_sharding( t ) = in.plan->tables[k].sharding;
+            b.table_kernel( t ) = in.plan->tables[k].kernel;
+            b.table_cache_fraction( t ) = in.plan->tables[k].cache_fraction;
+            TableCase tc;
+            tc.spec = in.workload->tables[k];
+            tc.batch =
+                stepTableBatch( b.table_sharding( t ), static_cast<double>( b.global_batch( i ) ),
+                                in.platform->numGpus() );
+            tc.cache_fraction = stepTableCache( b.table_kernel( t ), b.table_cache_fraction( t ) );
+            const auto [at, fresh] =
+                table_ids.emplace( tableCaseKey( tc ), static_cast<int>( table_cases.size() ) );
+            if ( fresh )
+                table_cases.push_back( tc );
+            b.table_stats_index( t ) = at->second;
+        }
+        for ( const ShardSpec& shard : in.plan->shards )
+        {
+            b.shard_table( s ) = shard.table;
+            b.shard_gpu( s ) = shard.gpu;
+            b.shard_rows( s ) = static_cast<double>( shard.num_rows );
+            b.shard_cols( s ) = shard.num_cols;
+            ++s;
+        }
+        g += in.platform->numGpus();
+    }
+    make( b.dense_case, "dense_case", dense_cases.size() );
+    make( b.dense_cost, "dense_cost", dense_cases.size() );
+    std::copy( dense_cases.begin(), dense_cases.end(), b.dense_case.data() );
+    make( b.table_case, "table_case", table_cases.size() );
+    make( b.table_stats, "table_stats", table_cases.size() );
+    std::copy( table_cases.begin(), table_cases.end(), b.table_case.data() );
+    b.table_offset( n ) = t;
+    b.shard_offset( n ) = s;
+    b.gpu_offset( n ) = g;
+    return b;
+}
+
+std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
+{
+    const int n = b.numScenarios();
+    std::vector<ScenarioResult> results( n );
+    for ( int i = 0; i < n; ++i )
+    {
+        const StepSummary& sum = b.summary( i );
+        ScenarioResult& r = results[i];
+        r.feasible = sum.feasible;
+        r.overflow_gpu = sum.overflow_gpu;
+        r.overflow_GiB = sum.overflow_GiB;
+        r.iteration_ms = sum.iteration_ms;
+        r.exposed_comm_ms = sum.exposed_comm_ms;
+        for ( int k = 0; k < kNumPhases; ++k )
+            r.phase_ms[k] = sum.phase_ms[k];
+        const int g0 = b.gpu_offset( i ), g1 = b.gpu_offset( i + 1 );
+        const int s0 = b.shard_offset( i ), s1 = b.shard_offset( i + 1 );
+        r.num_gpus = g1 - g0;
+        r.gpu_phase_ms.assign( b.gpu_phase_ms.data() + kNumPhases * g0,
+                               b.gpu_phase_ms.data() + kNumPhases * g1 );
+        r.gpu_memory_GiB.assign( b.gpu_memory_GiB.data() + g0, b.gpu_memory_GiB.data() + g1 );
+        r.shard_fwd_ms.assign( b.shard_fwd_ms.data() + s0, b.shard_fwd_ms.data() + s1 );
+        r.shard_bwd_ms.assign( b.shard_bwd_ms.data() + s0, b.shard_bwd_ms.data() + s1 );
+    }
+    return results;
+}
+
+std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs )
+{
+    return evaluateScenarios( Kokkos::DefaultExecutionSpace(), inputs );
+}
+
+ScenarioResult evaluateScenario( const ScenarioInput& input )
+{
+    // Planners call this in tight loops: a plain host loop, no kernel launch.
+    HostScenarioBatch batch = packScenarios( { input } );
+    evaluateDenseCase( batch, 0 );
+    for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
+        evaluateTableCase( batch, k );
+    evaluateBatchEntry( batch, 0 );
+    return unpackResults( batch ).front();
+}
+
+} // namespace shardsweep

@@ -1,0 +1,281 @@
+// The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp).
+#include <gtest/gtest.h>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/model/step.hpp>
+#include <shardsweep/scenario/rng.hpp>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+
+namespace
+{
+GpuSpec testGpu()
+{
+    GpuSpec gpu;
+    gpu.sm_count = 108;
+    gpu.boost_clock_MHz = 1410;
+    gpu.fp32_TFLOPs = 19.5;
+    gpu.tf32_TFLOPs = 156;
+    gpu.fp16_TFLOPs = 312;
+    gpu.bf16_TFLOPs = 312;
+    gpu.memory_GiB = 40;
+    gpu.memory_bandwidth_GBps = 1555;
+    gpu.l2_cache_MiB = 40;
+    gpu.pcie_generation = 4;
+    gpu.pcie_bandwidth_GBps = 32;
+    return gpu;
+}
+
+Platform testPlatform( int gpus_per_node, int nodes )
+{
+    Platform p;
+    p.gpu = testGpu();
+    p.gpus_per_node = gpus_per_node;
+    p.num_nodes = nodes;
+    p.hbm_reserve_GiB = 1.5;
+    p.host_memory_GiB = 1024;
+    p.host_to_gpu_GBps = 25;
+    p.network.num_dims = nodes > 1 ? 2 : 1;
+    p.network.dims[0] = { Topology::Switch, gpus_per_node, 150.0, 500.0 };
+    if ( nodes > 1 )
+        p.network.dims[1] = { Topology::Switch, nodes, 25.0, 2000.0 };
+    return p;
+}
+
+TableSpec table( std::int64_t rows, int dim, double pf )
+{
+    TableSpec t;
+    t.rows = rows;
+    t.dim = dim;
+    t.pooling_factor = pf;
+    t.distribution = AccessDistribution::zipf;
+    t.zipf_alpha = 1.05;
+    t.optimizer = Optimizer::rowwise_adagrad;
+    return t;
+}
+
+DenseModel smallDense()
+{
+    DenseModel d;
+    d.num_dense_features = 13;
+    d.bottom_mlp_layers = 2;
+    d.bottom_mlp[0] = 64;
+    d.bottom_mlp[1] = 16;
+    d.top_mlp_layers = 2;
+    d.top_mlp[0] = 64;
+    d.top_mlp[1] = 1;
+    return d;
+}
+} // namespace
+
+// Two table-wise tables on two GPUs: the all-to-all volumes by hand, and the timeline
+// recomposed here from the component models.
+TEST( TEST_CATEGORY, step_two_tables_table_wise )
+{
+    const Platform platform = testPlatform( 2, 1 );
+    const DenseModel dense = smallDense();
+    const TableSpec specs[2] = { table( 1000, 16, 2.0 ), table( 500, 8, 1.0 ) };
+    const ShardingType sharding[2] = { ShardingType::table_wise, ShardingType::table_wise };
+    const ComputeKernel kernels[2] = { ComputeKernel::hbm, ComputeKernel::hbm };
+    const double cache[2] = { 0.0, 0.0 };
+    const int shard_table[2] = { 0, 1 }, shard_gpu[2] = { 0, 1 }, shard_cols[2] = { 16, 8 };
+    const double shard_rows[2] = { 1000, 500 };
+    double phase[2 * kNumPhases], memory[2], scratch[8], fwd[2], bwd[2];
+    const DenseCost dc = denseCost( platform.gpu, dense, 2, 24.0, 32.0 );
+    const EmbeddingTableStats stats[2] = { embeddingTableStats( specs[0], 64, 0.0 ),
+                                           embeddingTableStats( specs[1], 64, 0.0 ) };
+    const int stats_index[2] = { 0, 1 };
+    const StepSummary s = predictStep(
+        platform, dense, dc, 64,
+        StepTables{ specs, sharding, kernels, cache, stats_index, stats, 2 },
+        StepShards{ shard_table, shard_gpu, shard_rows, shard_cols, 2 },
+        StepGpuArrays{ phase, memory, scratch, scratch + 2, scratch + 4, scratch + 6 }, fwd, bwd );
+
+    // Local batch 32. Ids: table 0 has 32·2·8 = 512 B per GPU, table 1 32·1·8 = 256 B.
+    EXPECT_EQ( scratch[0], 256.0 ); // GPU 0 sends table 1's ids to GPU 1
+    EXPECT_EQ( scratch[1], 512.0 );
+    EXPECT_EQ( scratch[2], 512.0 ); // GPU 0 receives table 0's ids from GPU 1
+    EXPECT_EQ( scratch[3], 256.0 );
+    // Pooled values: table 0 32·16·4 = 2048 B, table 1 32·8·4 = 1024 B.
+    EXPECT_EQ( scratch[4], 2048.0 );
+    EXPECT_EQ( scratch[5], 1024.0 );
+    EXPECT_EQ( scratch[6], 1024.0 );
+    EXPECT_EQ( scratch[7], 2048.0 );
+
+    const EmbeddingCost e0 =
+        embeddingShardCost( platform.gpu, 25, specs[0], 1.0, 16, 64, ComputeKernel::hbm, 0.0 );
+    const EmbeddingCost e1 =
+        embeddingShardCost( platform.gpu, 25, specs[1], 1.0, 8, 64, ComputeKernel::hbm, 0.0 );
+    EXPECT_EQ( fwd[0], e0.fwd_ms );
+    EXPECT_EQ( bwd[1], e1.bwd_ms );
+    const double ids_send[2] = { 256, 512 }, ids_recv[2] = { 512, 256 };
+    const double emb_send[2] = { 2048, 1024 }, emb_recv[2] = { 1024, 2048 };
+    const double t_ids =
+        allToAllvTimeNs( platform.network, platform.system, ids_send, ids_recv, 2 ) * 1e-6;
+    const double t_fwd =
+        allToAllvTimeNs( platform.network, platform.system, emb_send, emb_recv, 2 ) * 1e-6;
+    const double t_bwd =
+        allToAllvTimeNs( platform.network, platform.system, emb_recv, emb_send, 2 ) * 1e-6;
+    const double grads = dc.parameters * 4.0;
+    const double t_ar =
+        collectiveTimeNs( platform.network, platform.system, Collective::all_reduce, grads ) * 1e-6;
+    const double start = std::max( t_ids, dc.bottom_fwd_ms );
+    const double top_end =
+        start + std::max( e0.fwd_ms, e1.fwd_ms ) + t_fwd + dc.top_fwd_ms + dc.top_bwd_ms;
+    const double update = std::max( top_end + t_bwd, top_end + dc.bottom_bwd_ms );
+    const double expected =
+        std::max( update + std::max( e0.bwd_ms, e1.bwd_ms ), top_end + t_bwd + t_ar );
+    EXPECT_DOUBLE_EQ( s.iteration_ms, expected );
+    double sum = 0.0;
+    for ( double p : s.phase_ms )
+    {
+        EXPECT_GE( p, 0.0 );
+        sum += p;
+    }
+    EXPECT_NEAR( sum, s.iteration_ms, 1e-12 * s.iteration_ms );
+
+    // Memory of GPU 1: table 1 (500·8·4 B + 500·4 B Adagrad state), its output and gradient
+    // for all 64 samples, the dense replica, activations, buffers and the reserve.
+    const double gib = 1073741824.0;
+    const double expect_mem1 = ( 500.0 * 8 * 4 + 500.0 * 4 ) / gib + 2.0 * 64 * 8 * 4 / gib +
+                               ( dc.parameters * 8.0 + dc.activation_bytes ) / gib +
+                               ( 256.0 + 2.0 * ( 1024.0 + 2048.0 ) ) / gib + 1.5;
+    EXPECT_DOUBLE_EQ( memory[1], expect_mem1 );
+    EXPECT_TRUE( s.feasible );
+}
+
+// A table too large for the GPU makes the plan infeasible on that GPU, by the overflow.
+TEST( TEST_CATEGORY, step_reports_overflow )
+{
+    Workload w;
+    w.tables = { table( 400'000'000, 32, 1.0 ), table( 1000, 32, 1.0 ) };
+    w.table_names = { "huge", "small" };
+    w.dense = smallDense();
+    w.global_batch = 1024;
+    Plan plan;
+    plan.tables.resize( 2 );
+    plan.shards = { { 0, 1, 0, 400'000'000, 0, 32 }, { 1, 0, 0, 1000, 0, 32 } };
+    const Platform platform = testPlatform( 2, 1 );
+    const ScenarioResult r = evaluateScenario( { &w, &platform, &plan, 0, CostModel::native } );
+    EXPECT_FALSE( r.feasible );
+    EXPECT_EQ( r.overflow_gpu, 1 );
+    // 400e6 rows · (32·4 + 4) B = 52.8e9 B = 49.17 GiB of weights + state alone.
+    EXPECT_NEAR( r.overflow_GiB, r.gpu_memory_GiB[1] - 40.0, 1e-12 );
+    EXPECT_GT( r.gpu_memory_GiB[1], 400e6 * 132 / 1073741824.0 );
+}
+
+// The batched kernel in TEST_EXECSPACE gives bit-for-bit the host loop's results, for random
+// scenarios of every sharding type and kernel.
+TEST( TEST_CATEGORY, batched_kernel_matches_host )
+{
+    const int num_scenarios = 40;
+    std::vector<Workload> workloads( num_scenarios );
+    std::vector<Plan> plans( num_scenarios );
+    std::vector<Platform> platforms( num_scenarios );
+    for ( int i = 0; i < num_scenarios; ++i )
+    {
+        CounterRng rng( 7, i, 0 );
+        const int nodes = 1 + i % 3;
+        platforms[i] = testPlatform( 4, nodes );
+        const int gpus = 4 * nodes;
+        Workload& w = workloads[i];
+        w.dense = smallDense();
+        w.global_batch = 256 * gpus;
+        const int num_tables = 3 + i % 7;
+        for ( int t = 0; t < num_tables; ++t )
+        {
+            TableSpec spec =
+                table( 1000 + rng.uniformInt( 0, 1'000'000 - 1 ),
+                       4 * ( 1 + rng.uniformInt( 0, 16 - 1 ) ), 1.0 + rng.uniformInt( 0, 40 - 1 ) );
+            spec.zipf_alpha = 0.5 + rng.uniform();
+            w.tables.push_back( spec );
+            w.table_names.push_back( "t" + std::to_string( t ) );
+            TablePlan tp;
+            tp.sharding = static_cast<ShardingType>( rng.uniformInt( 0, 5 - 1 ) );
+            tp.kernel = static_cast<ComputeKernel>( rng.uniformInt( 0, 3 - 1 ) );
+            tp.cache_fraction = tp.kernel == ComputeKernel::uvm_caching ? 0.2 : 0.0;
+            plans[i].tables.push_back( tp );
+            const int owner = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
+            switch ( tp.sharding )
+            {
+            case ShardingType::table_wise:
+                plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim } );
+                break;
+            case ShardingType::column_wise:
+                plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim / 2 } );
+                plans[i].shards.push_back( { t, ( owner + 1 ) % gpus, 0, spec.rows, spec.dim / 2,
+                                             spec.dim - spec.dim / 2 } );
+                break;
+            case ShardingType::row_wise:
+            case ShardingType::data_parallel:
+                for ( int g = 0; g < gpus; ++g )
+                {
+                    const bool dp = tp.sharding == ShardingType::data_parallel;
+                    const std::int64_t block = dp ? spec.rows : ( spec.rows + gpus - 1 ) / gpus;
+                    const std::int64_t begin =
+                        dp ? 0 : std::min<std::int64_t>( g * block, spec.rows );
+                    const std::int64_t end =
+                        dp ? spec.rows : std::min<std::int64_t>( begin + block, spec.rows );
+                    plans[i].shards.push_back( { t, g, begin, end - begin, 0, spec.dim } );
+                }
+                break;
+            default: // table_row_wise over the owner's node
+            {
+                const int node = owner / 4;
+                const std::int64_t block = ( spec.rows + 3 ) / 4;
+                for ( int l = 0; l < 4; ++l )
+                {
+                    const std::int64_t begin = std::min<std::int64_t>( l * block, spec.rows );
+                    const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+                    plans[i].shards.push_back(
+                        { t, node * 4 + l, begin, end - begin, 0, spec.dim } );
+                }
+            }
+            }
+        }
+    }
+    std::vector<ScenarioInput> inputs;
+    for ( int i = 0; i < num_scenarios; ++i )
+        inputs.push_back( { &workloads[i], &platforms[i], &plans[i], 0, CostModel::native } );
+    const auto batched = evaluateScenarios( TEST_EXECSPACE(), inputs );
+    ASSERT_EQ( batched.size(), inputs.size() );
+    for ( int i = 0; i < num_scenarios; ++i )
+    {
+        const ScenarioResult host = evaluateScenario( inputs[i] );
+        EXPECT_EQ( batched[i].iteration_ms, host.iteration_ms ) << "scenario " << i;
+        EXPECT_GT( host.iteration_ms, 0.0 );
+        EXPECT_EQ( batched[i].feasible, host.feasible );
+        EXPECT_EQ( batched[i].gpu_memory_GiB, host.gpu_memory_GiB );
+        EXPECT_EQ( batched[i].gpu_phase_ms, host.gpu_phase_ms );
+        EXPECT_EQ( batched[i].shard_fwd_ms, host.shard_fwd_ms );
+        EXPECT_EQ( batched[i].num_gpus, platforms[i].numGpus() );
+    }
+}
+
+// An unbalanced plan (every table on one GPU) is slower than a balanced one.
+TEST( TEST_CATEGORY, imbalance_costs_time )
+{
+    Workload w;
+    w.dense = smallDense();
+    w.global_batch = 4096;
+    Plan balanced, skewed;
+    for ( int t = 0; t < 8; ++t )
+    {
+        w.tables.push_back( table( 1'000'000, 64, 20.0 ) );
+        w.table_names.push_back( "t" );
+        balanced.tables.push_back( {} );
+        skewed.tables.push_back( {} );
+        balanced.shards.push_back( { t, t % 4, 0, 1'000'000, 0, 64 } );
+        skewed.shards.push_back( { t, 0, 0, 1'000'000, 0, 64 } );
+    }
+    const Platform platform = testPlatform( 4, 1 );
+    const auto a = evaluateScenario( { &w, &platform, &balanced, 0, CostModel::native } );
+    const auto b = evaluateScenario( { &w, &platform, &skewed, 0, CostModel::native } );
+    EXPECT_LT( a.iteration_ms, b.iteration_ms );
+    EXPECT_LT( a.phase_ms[static_cast<int>( Phase::embedding_comm_fwd )],
+               b.phase_ms[static_cast<int>( Phase::embedding_comm_fwd )] );
+}
+
+} // namespace Test
