@@ -6,9 +6,8 @@
 //! of scenarios into struct-of-arrays Views (scenarios, GPUs, shards) and one Kokkos kernel
 //! evaluates them in the execution space the caller passes. Results are bit-identical between
 //! Serial and OpenMP: every reduction runs in a fixed order inside one scenario's work item.
-#include <shardsweep/scenario/task.hpp>
-
 #include <cstdint>
+#include <shardsweep/scenario/task.hpp>
 #include <string>
 #include <vector>
 
@@ -26,16 +25,16 @@ enum class CostModel : std::uint8_t
 //! Phases of one training iteration, in execution order (docs/model/step.md).
 enum class Phase : int
 {
-    input_dist = 0,          //!< sparse-index all-to-all (TorchRec's input dist)
-    embedding_fwd = 1,       //!< embedding lookups of the local shards
-    bottom_mlp_fwd = 2,      //!< dense bottom MLP
-    embedding_comm_fwd = 3,  //!< pooled-embedding all-to-all / reduce-scatter / all-gather
-    top_fwd = 4,             //!< interaction + top MLP
-    top_bwd = 5,             //!< their backward
-    embedding_comm_bwd = 6,  //!< gradient all-to-all back to the shard owners
-    bottom_mlp_bwd = 7,      //!< bottom MLP backward
-    embedding_bwd = 8,       //!< embedding backward + optimizer update
-    dense_allreduce = 9,     //!< dense-gradient all-reduce (overlapped with backward compute)
+    input_dist = 0,         //!< sparse-index all-to-all (TorchRec's input dist)
+    embedding_fwd = 1,      //!< embedding lookups of the local shards
+    bottom_mlp_fwd = 2,     //!< dense bottom MLP
+    embedding_comm_fwd = 3, //!< pooled-embedding all-to-all / reduce-scatter / all-gather
+    top_fwd = 4,            //!< interaction + top MLP
+    top_bwd = 5,            //!< their backward
+    embedding_comm_bwd = 6, //!< gradient all-to-all back to the shard owners
+    bottom_mlp_bwd = 7,     //!< bottom MLP backward
+    embedding_bwd = 8,      //!< embedding backward + optimizer update
+    dense_allreduce = 9,    //!< dense-gradient all-reduce (overlapped with backward compute)
 };
 constexpr int kNumPhases = 10;
 const char* phaseName( Phase phase ); //!< "input_dist", "embedding_fwd", ...
@@ -54,10 +53,10 @@ struct ScenarioInput
 struct ScenarioResult
 {
     bool feasible = true;
-    int overflow_gpu = -1;       //!< first GPU whose memory overflows (infeasible plans)
-    double overflow_GiB = 0.0;   //!< by how much
-    double iteration_ms = 0.0;   //!< along the critical path
-    double exposed_comm_ms = 0.0; //!< communication not hidden behind compute
+    int overflow_gpu = -1;            //!< first GPU whose memory overflows (infeasible plans)
+    double overflow_GiB = 0.0;        //!< by how much
+    double iteration_ms = 0.0;        //!< along the critical path
+    double exposed_comm_ms = 0.0;     //!< communication not hidden behind compute
     double phase_ms[kNumPhases] = {}; //!< critical-path duration of each phase
     int num_gpus = 0;
     std::vector<double> gpu_phase_ms;   //!< [gpu * kNumPhases + phase], busy time of that GPU

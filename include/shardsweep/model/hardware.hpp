@@ -109,9 +109,9 @@ struct Platform
     GpuSpec gpu;
     int gpus_per_node = 1;
     int num_nodes = 1;
-    double hbm_reserve_GiB = 0.0;   //!< memory kept free per GPU (runtime, fragmentation)
-    double host_memory_GiB = 0.0;   //!< per node, for UVM tables
-    double host_to_gpu_GBps = 0.0;  //!< UVM path per GPU (PCIe / NVLink-C2C), GB = 1e9 B
+    double hbm_reserve_GiB = 0.0;  //!< memory kept free per GPU (runtime, fragmentation)
+    double host_memory_GiB = 0.0;  //!< per node, for UVM tables
+    double host_to_gpu_GBps = 0.0; //!< UVM path per GPU (PCIe / NVLink-C2C), GB = 1e9 B
     Network network;
     SystemConfig system;
 

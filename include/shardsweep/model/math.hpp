@@ -8,7 +8,6 @@
 //! overloads that are callable from both sides.
 
 #include <Kokkos_Core.hpp>
-
 #include <cstdint>
 
 #if KOKKOS_VERSION >= 30700
@@ -21,18 +20,54 @@ namespace shardsweep
 {
 namespace math
 {
-KOKKOS_INLINE_FUNCTION double sqrt( double x ) { return SHARDSWEEP_KOKKOS_MATH::sqrt( x ); }
-KOKKOS_INLINE_FUNCTION double exp( double x ) { return SHARDSWEEP_KOKKOS_MATH::exp( x ); }
-KOKKOS_INLINE_FUNCTION double log( double x ) { return SHARDSWEEP_KOKKOS_MATH::log( x ); }
-KOKKOS_INLINE_FUNCTION double log2( double x ) { return SHARDSWEEP_KOKKOS_MATH::log2( x ); }
-KOKKOS_INLINE_FUNCTION double log1p( double x ) { return SHARDSWEEP_KOKKOS_MATH::log1p( x ); }
-KOKKOS_INLINE_FUNCTION double expm1( double x ) { return SHARDSWEEP_KOKKOS_MATH::expm1( x ); }
-KOKKOS_INLINE_FUNCTION double pow( double x, double y ) { return SHARDSWEEP_KOKKOS_MATH::pow( x, y ); }
-KOKKOS_INLINE_FUNCTION double floor( double x ) { return SHARDSWEEP_KOKKOS_MATH::floor( x ); }
-KOKKOS_INLINE_FUNCTION double ceil( double x ) { return SHARDSWEEP_KOKKOS_MATH::ceil( x ); }
-KOKKOS_INLINE_FUNCTION double fabs( double x ) { return x < 0.0 ? -x : x; }
-KOKKOS_INLINE_FUNCTION double fmin( double a, double b ) { return a < b ? a : b; }
-KOKKOS_INLINE_FUNCTION double fmax( double a, double b ) { return a > b ? a : b; }
+KOKKOS_INLINE_FUNCTION double sqrt( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::sqrt( x );
+}
+KOKKOS_INLINE_FUNCTION double exp( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::exp( x );
+}
+KOKKOS_INLINE_FUNCTION double log( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::log( x );
+}
+KOKKOS_INLINE_FUNCTION double log2( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::log2( x );
+}
+KOKKOS_INLINE_FUNCTION double log1p( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::log1p( x );
+}
+KOKKOS_INLINE_FUNCTION double expm1( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::expm1( x );
+}
+KOKKOS_INLINE_FUNCTION double pow( double x, double y )
+{
+    return SHARDSWEEP_KOKKOS_MATH::pow( x, y );
+}
+KOKKOS_INLINE_FUNCTION double floor( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::floor( x );
+}
+KOKKOS_INLINE_FUNCTION double ceil( double x )
+{
+    return SHARDSWEEP_KOKKOS_MATH::ceil( x );
+}
+KOKKOS_INLINE_FUNCTION double fabs( double x )
+{
+    return x < 0.0 ? -x : x;
+}
+KOKKOS_INLINE_FUNCTION double fmin( double a, double b )
+{
+    return a < b ? a : b;
+}
+KOKKOS_INLINE_FUNCTION double fmax( double a, double b )
+{
+    return a > b ? a : b;
+}
 template <class T>
 KOKKOS_INLINE_FUNCTION T min( T a, T b )
 {

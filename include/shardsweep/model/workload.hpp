@@ -2,9 +2,8 @@
 //! \file workload.hpp
 //! \brief Plain structs describing a DLRM workload (tables + dense model) and a sharding plan.
 
-#include <shardsweep/model/hardware.hpp>
-
 #include <cstdint>
+#include <shardsweep/model/hardware.hpp>
 
 namespace shardsweep
 {
