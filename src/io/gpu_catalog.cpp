@@ -47,7 +47,8 @@ GpuEntry parseGpu( const YamlView& node, bool inline_gpu )
         "fp16_TFLOPs",    "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
         "pcie_generation" };
     std::vector<std::string> optional = { "aliases", "tf32_TFLOPs", "bf16_TFLOPs",
-                                          "pcie_bandwidth_GBps", "description" };
+                                          "pcie_bandwidth_GBps", "description", "tdp_W",
+                                          "process_nm" };
     if ( inline_gpu )
         node.requireMap( "a GPU catalog name or a mapping of GPU fields" );
     else
@@ -79,6 +80,9 @@ GpuEntry parseGpu( const YamlView& node, bool inline_gpu )
     g.pcie_bandwidth_GBps =
         node.getDoubleOr( "pcie_bandwidth_GBps", pcieX16BandwidthGBps( g.pcie_generation ),
                           Range{ 0.0, 10000.0, false, true } );
+    // Optional; 0 (the default) means unknown, and the GEMM model then applies no power cap.
+    g.tdp_W = node.getDoubleOr( "tdp_W", 0.0, Range::between( 0, 10000 ) );
+    g.process_nm = node.getDoubleOr( "process_nm", 0.0, Range::between( 0, 1000 ) );
     return e;
 }
 

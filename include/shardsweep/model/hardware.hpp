@@ -40,6 +40,8 @@ struct GpuSpec
     double l2_cache_MiB = 0.0;
     int pcie_generation = 3;
     double pcie_bandwidth_GBps = 0.0; //!< per direction, GB = 1e9 B
+    double tdp_W = 0.0;      //!< board power limit (datasheet "max power"); 0 = unknown: no cap
+    double process_nm = 0.0; //!< fabrication node (16, 12, 7, 4...); 0 = unknown: no power cap
 };
 
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).
