@@ -1,0 +1,28 @@
+#pragma once
+//! \file planner_detail.hpp
+//! \brief Pieces shared by the planners' implementations (not part of the public API).
+#include <shardsweep/plan/planner.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! shardsweep's own planner (src/plan/shardsweep_planner.cpp, docs/PLANNERS.md).
+PlanResult planShardsweep( const Workload& workload, const Platform& platform,
+                           std::int64_t global_batch, const PlannerOptions& options );
+
+namespace planner_detail
+{
+//! HBM a GPU offers to embedding tables: its memory minus the platform's reserve.
+double gpuCapacityBytes( const Platform& platform );
+//! Weights + optimizer state of a whole table.
+double tableStateBytes( const TableSpec& t );
+//! Every table whole (table-wise, HBM) on the GPU given per table.
+Plan tableWisePlan( const Workload& workload, const std::vector<int>& gpu_of_table );
+//! Why a table-wise placement over-commits a GPU, or "" if it does not.
+std::string overCommitReason( const Workload& workload, const Platform& platform,
+                              const std::vector<int>& gpu_of_table );
+} // namespace planner_detail
+
+} // namespace shardsweep

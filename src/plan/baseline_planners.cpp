@@ -1,0 +1,210 @@
+// The sharding papers' baselines (reference/sharding.md §2), planner names and makePlan.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/model/memory.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/plan/planner_detail.hpp>
+#include <shardsweep/plan/torchrec_planner.hpp>
+#include <shardsweep/scenario/rng.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+const char* const kPlannerNames[kNumPlanners] = {
+    "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
+    "size_lookup_greedy", "torchrec", "shardsweep" };
+
+//! The greedy baselines' per-table cost (sharding.md §2).
+double baselineCost( PlannerKind kind, const TableSpec& t )
+{
+    switch ( kind )
+    {
+    case PlannerKind::dim_greedy:
+        return t.dim;
+    case PlannerKind::size_greedy:
+        return static_cast<double>( t.rows ) * t.dim * dataTypeBytes( t.dtype ) / kBytesPerGiB;
+    case PlannerKind::lookup_greedy:
+        return t.dim * t.pooling_factor;
+    case PlannerKind::size_lookup_greedy:
+        return t.dim * t.pooling_factor * std::log10( static_cast<double>( t.rows ) );
+    default:
+        return 0.0;
+    }
+}
+} // namespace
+
+const char* plannerName( PlannerKind kind )
+{
+    return kPlannerNames[static_cast<int>( kind )];
+}
+
+PlannerKind parsePlannerName( const std::string& name )
+{
+    for ( int k = 0; k < kNumPlanners; ++k )
+        if ( name == kPlannerNames[k] )
+            return static_cast<PlannerKind>( k );
+    std::string known;
+    for ( const char* n : kPlannerNames )
+        known += std::string( known.empty() ? "" : ", " ) + n;
+    throw UsageError( fmt::format( "unknown planner '{}' (known: {})", name, known ) );
+}
+
+namespace planner_detail
+{
+
+double gpuCapacityBytes( const Platform& platform )
+{
+    return ( platform.gpu.memory_GiB - platform.hbm_reserve_GiB ) * kBytesPerGiB;
+}
+
+double tableStateBytes( const TableSpec& t )
+{
+    return shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
+}
+
+Plan tableWisePlan( const Workload& workload, const std::vector<int>& gpu_of_table )
+{
+    Plan plan;
+    plan.tables.resize( workload.tables.size() );
+    for ( std::size_t t = 0; t < workload.tables.size(); ++t )
+        plan.shards.push_back( { static_cast<int>( t ), gpu_of_table[t], 0, workload.tables[t].rows,
+                                 0, workload.tables[t].dim } );
+    return plan;
+}
+
+std::string overCommitReason( const Workload& workload, const Platform& platform,
+                              const std::vector<int>& gpu_of_table )
+{
+    std::vector<double> used( platform.numGpus(), 0.0 );
+    for ( std::size_t t = 0; t < gpu_of_table.size(); ++t )
+        used[gpu_of_table[t]] += tableStateBytes( workload.tables[t] );
+    const double cap = gpuCapacityBytes( platform );
+    for ( int g = 0; g < platform.numGpus(); ++g )
+        if ( used[g] > cap )
+            return fmt::format( "GPU {} would hold {:.3f} GiB of tables, more than its {:.3f} GiB",
+                                g, used[g] / kBytesPerGiB, cap / kBytesPerGiB );
+    return {};
+}
+
+} // namespace planner_detail
+
+using namespace planner_detail;
+
+//! round_robin (DreamShard's `naive`: table i on GPU i mod D) and random (uniform GPU per table,
+//! Philox-seeded): placements without a memory check; an over-committed GPU makes them
+//! infeasible instead of silently overflowing.
+PlanResult planUnchecked( PlannerKind kind, const Workload& workload, const Platform& platform,
+                          std::uint64_t seed )
+{
+    const int gpus = platform.numGpus();
+    std::vector<int> gpu_of_table( workload.tables.size() );
+    CounterRng rng( seed, 0, 0 );
+    for ( std::size_t t = 0; t < gpu_of_table.size(); ++t )
+        gpu_of_table[t] = kind == PlannerKind::round_robin
+                              ? static_cast<int>( t % gpus )
+                              : static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
+    PlanResult result;
+    result.plan = tableWisePlan( workload, gpu_of_table );
+    result.reason = overCommitReason( workload, platform, gpu_of_table );
+    result.feasible = result.reason.empty();
+    return result;
+}
+
+//! dim/size/lookup/size_lookup greedy: tables in descending (cost, size, index) order, each on
+//! the GPU with the least cost so far among those it fits on (ties: less size, lower index).
+PlanResult planGreedyBaseline( PlannerKind kind, const Workload& workload,
+                               const Platform& platform )
+{
+    struct Info
+    {
+        int index;
+        double cost, size;
+    };
+    std::vector<Info> order;
+    for ( std::size_t t = 0; t < workload.tables.size(); ++t )
+        order.push_back( { static_cast<int>( t ), baselineCost( kind, workload.tables[t] ),
+                           tableStateBytes( workload.tables[t] ) } );
+    std::sort( order.begin(), order.end(),
+               []( const Info& a, const Info& b )
+               {
+                   if ( a.cost != b.cost )
+                       return a.cost > b.cost;
+                   if ( a.size != b.size )
+                       return a.size > b.size;
+                   return a.index > b.index;
+               } );
+    const int gpus = platform.numGpus();
+    const double cap = gpuCapacityBytes( platform );
+    std::vector<double> cost_sum( gpus, 0.0 ), size_sum( gpus, 0.0 );
+    std::vector<int> gpu_of_table( workload.tables.size(), -1 );
+    PlanResult result;
+    for ( const Info& info : order )
+    {
+        int best = -1;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            if ( size_sum[g] + info.size > cap )
+                continue;
+            if ( best < 0 || cost_sum[g] < cost_sum[best] ||
+                 ( cost_sum[g] == cost_sum[best] && size_sum[g] < size_sum[best] ) )
+                best = g;
+        }
+        if ( best < 0 )
+        {
+            const std::string name = info.index < static_cast<int>( workload.table_names.size() )
+                                         ? workload.table_names[info.index]
+                                         : std::to_string( info.index );
+            result.reason = fmt::format( "table {} '{}' ({:.3f} GiB) fits on no GPU", info.index,
+                                         name, info.size / kBytesPerGiB );
+            result.feasible = false;
+            return result;
+        }
+        gpu_of_table[info.index] = best;
+        cost_sum[best] += info.cost;
+        size_sum[best] += info.size;
+    }
+    result.plan = tableWisePlan( workload, gpu_of_table );
+    result.feasible = true;
+    return result;
+}
+
+PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform& platform,
+                     std::int64_t global_batch, const PlannerOptions& options )
+{
+    const auto start = std::chrono::steady_clock::now();
+    const std::int64_t batch = global_batch > 0 ? global_batch : workload.global_batch;
+    PlanResult result;
+    switch ( kind )
+    {
+    case PlannerKind::round_robin:
+    case PlannerKind::random:
+        result = planUnchecked( kind, workload, platform, options.seed );
+        break;
+    case PlannerKind::dim_greedy:
+    case PlannerKind::size_greedy:
+    case PlannerKind::lookup_greedy:
+    case PlannerKind::size_lookup_greedy:
+        result = planGreedyBaseline( kind, workload, platform );
+        break;
+    case PlannerKind::torchrec:
+        result = planTorchrec( workload, platform, batch, options );
+        break;
+    case PlannerKind::shardsweep:
+        result = planShardsweep( workload, platform, batch, options );
+        break;
+    }
+    if ( result.feasible && kind != PlannerKind::shardsweep )
+        result.predicted_ms =
+            evaluateScenario( { &workload, &platform, &result.plan, batch, options.model } )
+                .iteration_ms;
+    result.plan_seconds =
+        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    return result;
+}
+
+} // namespace shardsweep
