@@ -9,6 +9,7 @@
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
+#include <shardsweep/plan/torchrec_planner.hpp>
 
 namespace shardsweep
 {
@@ -146,7 +147,33 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
         load[roomiest] += cost[t];
     }
 
-    // 2. Local search on the full model: move or swap table-wise shards off the GPU with the
+    // 2. Start the search from the best of that placement, the greedy baselines and
+    //    TorchRec's plan: the result is never worse than any of them.
+    {
+        ScenarioInput own{ &workload, &platform, &plan, global_batch, CostModel::native };
+        double start_ms = evaluateScenario( own ).iteration_ms;
+        std::vector<PlanResult> seeds;
+        for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
+                                   PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
+            seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
+        PlannerOptions torchrec_options = options;
+        torchrec_options.model = CostModel::torchrec;
+        seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
+        for ( PlanResult& seed : seeds )
+        {
+            if ( !seed.feasible )
+                continue;
+            const ScenarioResult r = evaluateScenario(
+                { &workload, &platform, &seed.plan, global_batch, CostModel::native } );
+            if ( r.feasible && r.iteration_ms < start_ms )
+            {
+                start_ms = r.iteration_ms;
+                plan = std::move( seed.plan );
+            }
+        }
+    }
+
+    // 3. Local search on the full model: move or swap table-wise shards off the GPU with the
     //    most embedding work while the iteration time improves; then try splitting its most
     //    expensive table row-wise. Deterministic: candidates in a fixed order, ties to the first.
     ScenarioInput input{ &workload, &platform, &plan, global_batch, CostModel::native };

@@ -12,6 +12,10 @@ namespace shardsweep
 PlanResult planShardsweep( const Workload& workload, const Platform& platform,
                            std::int64_t global_batch, const PlannerOptions& options );
 
+//! The greedy baselines of sharding.md §2 (dim/size/lookup/size_lookup greedy).
+PlanResult planGreedyBaseline( PlannerKind kind, const Workload& workload,
+                               const Platform& platform );
+
 namespace planner_detail
 {
 //! HBM a GPU offers to embedding tables: its memory minus the platform's reserve.
