@@ -1,6 +1,7 @@
 // Program entry: MPI and Kokkos set-up, subcommand dispatch, --help/--version, error reporting.
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
 #include <functional>
 #include <iostream>
@@ -203,6 +204,9 @@ int runMain( int argc, char* argv[] )
     int kokkos_argc = static_cast<int>( kokkos_argv.size() );
     kokkos_argv.push_back( nullptr );
     char** kokkos_args = kokkos_argv.data();
+    // Without OMP_PROC_BIND, Kokkos' OpenMP backend prints a warning on every rank; a user who
+    // wants binding sets it (and OMP_PLACES) in the job script.
+    setenv( "OMP_PROC_BIND", "false", 0 );
     Kokkos::ScopeGuard kokkos( kokkos_argc, kokkos_args );
     int status = 0;
     try

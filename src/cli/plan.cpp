@@ -1,12 +1,270 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// `shardsweep plan WORKLOAD PLATFORM`: the best plan for one workload on one platform, its
+// per-GPU breakdown, its gap to the lower bound and how every other planner compares.
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <set>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/plan_yaml.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/io/workload_yaml.hpp>
+#include <shardsweep/plan/planner.hpp>
 
 namespace shardsweep
 {
-int plan( const CommandContext&, const Arguments& )
+namespace
 {
-    throw std::runtime_error( "'plan' is not available in this build yet" );
+namespace po = boost::program_options;
+
+bool endsWith( const std::string& s, const std::string& suffix )
+{
+    return s.size() >= suffix.size() &&
+           s.compare( s.size() - suffix.size(), suffix.size(), suffix ) == 0;
 }
+
+std::string jsonString( const std::string& s )
+{
+    std::string out = "\"";
+    for ( char c : s )
+    {
+        if ( c == '"' || c == '\\' )
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
+//! The plan as JSON with the same fields as the YAML plan format (evaluate reads both: JSON is
+//! YAML).
+std::string planToJson( const Plan& plan, const Workload& workload )
+{
+    std::string out =
+        fmt::format( "{{\n  \"kind\": \"plan\",\n  \"workload\": {},\n  \"tables\": [",
+                     jsonString( workload.name ) );
+    for ( std::size_t t = 0; t < plan.tables.size(); ++t )
+    {
+        const TablePlan& tp = plan.tables[t];
+        out += fmt::format(
+            "{}\n    {{\"table\": {}, \"sharding\": \"{}\", \"compute_kernel\": \"{}\"",
+            t ? "," : "", jsonString( workload.table_names[t] ), shardingTypeName( tp.sharding ),
+            computeKernelName( tp.kernel ) );
+        if ( tp.kernel == ComputeKernel::uvm_caching )
+            out += fmt::format( ", \"cache_fraction\": {}", tp.cache_fraction );
+        out += ", \"shards\": [";
+        bool first = true;
+        for ( const ShardSpec& s : plan.shards )
+            if ( s.table == static_cast<int>( t ) )
+            {
+                out += fmt::format( "{}{{\"gpu\": {}, \"row_offset\": {}, \"num_rows\": {}, "
+                                    "\"col_offset\": {}, \"num_cols\": {}}}",
+                                    first ? "" : ", ", s.gpu, s.row_offset, s.num_rows,
+                                    s.col_offset, s.num_cols );
+                first = false;
+            }
+        out += "]}";
+    }
+    return out + "\n  ]\n}\n";
+}
+
+//! TorchRec ParameterConstraints-style JSON: per table the sharding type and compute kernel the
+//! plan chose (what a TorchRec user passes to EmbeddingShardingPlanner(constraints=...)).
+std::string torchrecConstraints( const Plan& plan, const Workload& workload )
+{
+    std::string out = "{";
+    for ( std::size_t t = 0; t < plan.tables.size(); ++t )
+    {
+        std::set<int> ranks;
+        for ( const ShardSpec& s : plan.shards )
+            if ( s.table == static_cast<int>( t ) )
+                ranks.insert( s.gpu );
+        std::string rank_list;
+        for ( int r : ranks )
+            rank_list += fmt::format( "{}{}", rank_list.empty() ? "" : ", ", r );
+        out +=
+            fmt::format( "{}\n  {}: {{\"sharding_types\": [\"{}\"], \"compute_kernels\": [\"{}\"], "
+                         "\"ranks\": [{}]}}",
+                         t ? "," : "", jsonString( workload.table_names[t] ),
+                         shardingTypeName( plan.tables[t].sharding ),
+                         computeKernelName( plan.tables[t].kernel ), rank_list );
+    }
+    return out + "\n}\n";
+}
+
+void writeFile( const std::string& path, const std::string& text )
+{
+    std::ofstream out( path );
+    out << text;
+    if ( !out )
+        throw UsageError( fmt::format( "cannot write '{}'", path ) );
+}
+
+} // namespace
+
+int plan( const CommandContext& ctx, const Arguments& args )
+{
+    po::options_description options( "Options of 'shardsweep plan'" );
+    std::string planner_name = "shardsweep", output, torchrec_output, format = "table",
+                cost_model = "native";
+    long long batch = 0;
+    std::uint64_t seed = 0;
+    double budget = 1.0;
+    int iterations = 100000;
+    options.add_options()( "help,h", "show this help" )(
+        "planner", po::value( &planner_name )->default_value( planner_name ),
+        "round_robin | random | dim_greedy | size_greedy | lookup_greedy | size_lookup_greedy | "
+        "torchrec | shardsweep" )( "batch", po::value( &batch ),
+                                   "global batch size (default: the workload's)" )(
+        "seed", po::value( &seed )->default_value( seed ),
+        "seed of the random planner and of tie-breaking" )(
+        "budget-s", po::value( &budget )->default_value( budget ),
+        "time budget of the shardsweep planner's local search, seconds" )(
+        "max-iterations", po::value( &iterations )->default_value( iterations ),
+        "iteration budget of the shardsweep planner's local search" )(
+        "cost-model", po::value( &cost_model )->default_value( cost_model ),
+        "native | torchrec: the model plans are priced with" )(
+        "output,o", po::value( &output ),
+        "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back)" )(
+        "torchrec", po::value( &torchrec_output ),
+        "write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, ranks per "
+        "table)" )(
+        "format", po::value( &format )->default_value( format ),
+        "table (plan, per-GPU breakdown, comparison) | csv | json (the comparison table)" );
+    po::options_description hidden;
+    std::vector<std::string> files;
+    hidden.add_options()( "files", po::value( &files ) );
+    po::positional_options_description positional;
+    positional.add( "files", 2 );
+    po::options_description all;
+    all.add( options ).add( hidden );
+    po::variables_map vm;
+    po::store( po::command_line_parser( args ).options( all ).positional( positional ).run(), vm );
+    if ( vm.count( "help" ) )
+    {
+        ctx.print()
+            << "Usage: shardsweep plan WORKLOAD.yaml PLATFORM.yaml [options]\n\n"
+            << "Plans the workload's embedding tables on the platform with the chosen planner,\n"
+            << "prints the plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown,\n"
+            << "its gap to the lower bound on any plan, and every other planner's result on\n"
+            << "the same task (docs/PLANNERS.md).\n\n"
+            << options << "\n";
+        return 0;
+    }
+    po::notify( vm );
+    if ( files.size() != 2 )
+        throw UsageError(
+            "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
+    const OutputFormat out_format = parseOutputFormat( format );
+    const PlannerKind chosen = parsePlannerName( planner_name );
+    if ( cost_model != "native" && cost_model != "torchrec" )
+        throw UsageError(
+            fmt::format( "--cost-model: expected native or torchrec, found '{}'", cost_model ) );
+
+    const Workload workload = readWorkloadFile( files[0] );
+    const NamedPlatform platform = readPlatformFile( files[1] );
+    const std::int64_t global_batch = vm.count( "batch" ) ? batch : workload.global_batch;
+    const int gpus = platform.platform.numGpus();
+    if ( global_batch <= 0 || global_batch % gpus != 0 )
+        throw UsageError(
+            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
+                         global_batch ) );
+
+    PlannerOptions popts;
+    popts.seed = seed;
+    popts.time_budget_s = budget;
+    popts.max_iterations = iterations;
+    popts.model = cost_model == "torchrec" ? CostModel::torchrec : CostModel::native;
+    const double bound = iterationLowerBoundMs( workload, platform.platform, global_batch );
+
+    // Every planner on the same task; the chosen one is printed in full.
+    std::map<int, PlanResult> results;
+    for ( int k = 0; k < kNumPlanners; ++k )
+        results[k] = makePlan( static_cast<PlannerKind>( k ), workload, platform.platform,
+                               global_batch, popts );
+    const PlanResult& best = results[static_cast<int>( chosen )];
+
+    ResultTable comparison( { "planner", "feasible", "iteration_ms", "gap_to_bound_pct",
+                              "vs_chosen_pct", "plan_seconds", "reason" } );
+    for ( const auto& [k, r] : results )
+    {
+        const double gap = r.feasible ? 100.0 * ( r.predicted_ms - bound ) / bound : NAN;
+        const double vs = r.feasible && best.feasible
+                              ? 100.0 * ( r.predicted_ms - best.predicted_ms ) / best.predicted_ms
+                              : NAN;
+        comparison.addRow( { std::string( plannerName( static_cast<PlannerKind>( k ) ) ),
+                             static_cast<long long>( r.feasible ),
+                             r.feasible ? r.predicted_ms : NAN, gap, vs, r.plan_seconds,
+                             r.reason } );
+    }
+
+    std::ostream& out = ctx.print();
+    if ( out_format != OutputFormat::table )
+    {
+        comparison.print( out, out_format );
+    }
+    else
+    {
+        out << fmt::format( "workload {} ({} tables), platform {} ({} GPUs), global batch {}, "
+                            "planner {}, cost model {}\n",
+                            workload.name, workload.tables.size(), platform.name, gpus,
+                            global_batch, planner_name, cost_model );
+        if ( !best.feasible )
+            out << "no feasible plan: " << best.reason << "\n";
+        else
+        {
+            out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
+                                "planned in {:.3f} s\n\n",
+                                best.predicted_ms, bound,
+                                100.0 * ( best.predicted_ms - bound ) / bound, best.plan_seconds );
+            ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
+            for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
+            {
+                std::string gpu_list;
+                for ( const ShardSpec& s : best.plan.shards )
+                    if ( s.table == static_cast<int>( t ) )
+                        gpu_list += fmt::format( "{}{}", gpu_list.empty() ? "" : ",", s.gpu );
+                placement.addRow( { static_cast<long long>( t ), workload.table_names[t],
+                                    std::string( shardingTypeName( best.plan.tables[t].sharding ) ),
+                                    std::string( computeKernelName( best.plan.tables[t].kernel ) ),
+                                    gpu_list } );
+            }
+            placement.print( out, OutputFormat::table );
+            const ScenarioResult r = evaluateScenario(
+                { &workload, &platform.platform, &best.plan, global_batch, popts.model } );
+            ResultTable per_gpu(
+                { "gpu", "embedding_fwd_ms", "embedding_bwd_ms", "comm_ms", "memory_GiB" } );
+            for ( int g = 0; g < r.num_gpus; ++g )
+            {
+                auto phase = [&]( Phase p )
+                { return r.gpu_phase_ms[g * kNumPhases + static_cast<int>( p )]; };
+                per_gpu.addRow( { static_cast<long long>( g ), phase( Phase::embedding_fwd ),
+                                  phase( Phase::embedding_bwd ),
+                                  phase( Phase::input_dist ) + phase( Phase::embedding_comm_fwd ) +
+                                      phase( Phase::embedding_comm_bwd ) +
+                                      phase( Phase::dense_allreduce ),
+                                  r.gpu_memory_GiB[g] } );
+            }
+            out << "\n";
+            per_gpu.print( out, OutputFormat::table );
+        }
+        out << "\nall planners on this task:\n";
+        comparison.print( out, OutputFormat::table );
+    }
+
+    if ( best.feasible && ctx.isRoot() )
+    {
+        if ( !output.empty() )
+            writeFile( output, endsWith( output, ".json" )
+                                   ? planToJson( best.plan, workload )
+                                   : planToYaml( best.plan, workload.table_names, workload.name ) );
+        if ( !torchrec_output.empty() )
+            writeFile( torchrec_output, torchrecConstraints( best.plan, workload ) );
+    }
+    return best.feasible ? 0 : 1;
+}
+
 } // namespace shardsweep
