@@ -15,16 +15,21 @@ void gemmConstantsToArray( const GemmConstants& c, double* x )
     x[4] = c.occupancy_area;
     x[5] = c.bandwidth_efficiency;
     x[6] = c.splitk_ms;
+    x[7] = c.linear_launch_ratio;
+    x[8] = c.flops_per_joule;
+    x[9] = c.boost_ms;
 }
 
 GemmConstants gemmConstantsFromArray( const double* x )
 {
-    return GemmConstants{ x[0], x[1], x[2], x[3], x[4], x[5], x[6] };
+    return GemmConstants{ x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], x[9] };
 }
 
 double gemmPredictRow( const GemmConstants& c, const GpuSpec& gpu, const GemmMeasurement& m )
 {
-    return predictGemmWith( c, gpu, m.B, m.M, m.N, m.K, DataType::fp32 ).latency_ms;
+    return predictGemmWith( c, gpu, m.B, m.M, m.N, m.K, DataType::fp32,
+                            m.linear ? GemmOp::linear : GemmOp::bmm )
+        .latency_ms;
 }
 
 double gemmFitObjective( const GemmConstants& c, const GemmDataset& data,

@@ -121,7 +121,8 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
                           "shipped_median_ape_pct", "refit_all_mape_pct" } );
     ResultTable constants( { "fit_on", "objective_mean_abs_log", "evaluations", "launch_ms",
                              "peak_efficiency", "k_overhead", "intensity_half", "occupancy_area",
-                             "bandwidth_efficiency", "splitk_ms" } );
+                             "bandwidth_efficiency", "splitk_ms", "linear_launch_ratio",
+                             "flops_per_joule_16nm", "boost_ms" } );
     addConstantsRow( constants, "all", all );
     for ( int g = 0; g < num_gpus; ++g )
     {

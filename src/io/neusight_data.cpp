@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <yaml-cpp/yaml.h>
 
@@ -105,7 +106,15 @@ GemmDataset loadNeuSightGemmDataset( const std::string& dir )
     {
         const int gpu = static_cast<int>( d.gpus.size() );
         std::string name;
-        d.specs.push_back( readNeuSightDevice( ( devices / ( stem + ".json" ) ).string(), &name ) );
+        GpuSpec spec = readNeuSightDevice( ( devices / ( stem + ".json" ) ).string(), &name );
+        // NeuSight's JSONs list no board power or process node: take them from the catalog entry
+        // that has the device name as an alias (none: both stay 0, no power cap).
+        if ( const GpuEntry* e = defaultGpuCatalog().find( name ) )
+        {
+            spec.tdp_W = e->spec.tdp_W;
+            spec.process_nm = e->spec.process_nm;
+        }
+        d.specs.push_back( spec );
         d.gpus.push_back( stem );
         d.device_names.push_back( name );
         for ( const char* op : { "bmm_", "linear_" } )

@@ -6,7 +6,9 @@
 //! with bias. Rows are converted on reading to shardsweep's convention C[B,M,N] = A[B,M,K]·W[B,K,N]
 //! (K the reduction), i.e. NeuSight's (N, K) become (K, N). Device JSON keys map to GpuSpec as
 //! Num_Sm → sm_count, Freq (MHz) → boost_clock_MHz, SingleFLOPs (GFLOPS) → fp32_TFLOPs,
-//! Mem_Bw (GB/s) → memory_bandwidth_GBps, L2Cache (MB) → l2_cache_MiB, Dev_Mem (GB) → memory_GiB.
+//! Mem_Bw (GB/s) → memory_bandwidth_GBps, L2Cache (MB) → l2_cache_MiB, Dev_Mem (GB) → memory_GiB;
+//! loadNeuSightGemmDataset takes tdp_W and process_nm from the GPU catalog entry whose alias is
+//! the JSON's "Device" name.
 
 #include <shardsweep/model/hardware.hpp>
 #include <string>

@@ -4,24 +4,32 @@
 //!
 //! C[B,M,N] = A[B,M,K]·W[B,K,N]; K is the reduction (NeuSight's data files call it N, see
 //! io/neusight_data.hpp, which swaps the two on reading). The model mimics how cuBLAS runs such a
-//! GEMM: it cuts C into tiles of tm×tn (a small fixed candidate set, as cuBLAS' SGEMM kernels),
-//! optionally splits the reduction into `s` slices (split-K, followed by a reduction kernel), and
-//! schedules the tiles in waves over the SMs:
+//! GEMM: it cuts C into tiles of tm×tn (cuBLAS' SGEMM family), optionally splits the reduction
+//! into `s` slices (split-K, followed by a reduction kernel), and schedules the tiles in waves:
 //!
 //!   tiles  = B·⌈M/tm⌉·⌈N/tn⌉·s,   tiles_per_SM = clamp(⌊occupancy_area/(tm·tn)⌋, 1, 8)
 //!   waves  = ⌈tiles / (SMs·tiles_per_SM)⌉
-//!   wave   = tiles_per_SM · 2·tm·tn·(⌈K/s⌉ + k_overhead) / (peak/SMs · e_max · I/(I + i_half))
-//!            with I = tm·tn/(tm+tn) the tile's FLOPs per loaded element (small tiles are slower)
+//!   work   = waves · tiles_per_SM · 2·tm·tn·(⌈K/s⌉ + k_overhead)       (FLOPs per SM)
+//!   rate   = r·e_max·I/(I + i_half),  I = tm·tn/(tm+tn)  (small tiles are less efficient)
+//!   t_boost with r = peak/SMs;  t_cap with r = min(peak, P)/SMs where the power cap
+//!   P = tdp_W · flops_per_joule · 16/process_nm (FLOP per joule grows as the node shrinks)
+//!   compute = (1-w)·t_boost + w·t_cap,  w = t_boost/(t_boost + boost_ms)  (short kernels run at
+//!             boost clock, long ones settle at the power limit)
 //!   memory = bytes(A, W, C) / (bandwidth · e_bw)
-//!   time   = launch + max(waves·wave, memory) [+ splitk_ms + 4·(s+1)·B·M·N / (bandwidth · e_bw)]
+//!   time   = launch·(linear ? linear_launch_ratio : 1) + max(compute, memory)
+//!            [+ splitk_ms + 4·(s+1)·B·M·N / (bandwidth · e_bw)]
 //!
-//! (split-K, s > 1, only when the unsplit tiles fill less than one wave, as cuBLAS does)
-//!
-//! and picks the (tile, s) with the smallest time, as cuBLAS' heuristics aim to. Only the GPU's
-//! catalog spec enters (SM count, peak FLOP/s of the dtype, memory bandwidth), never a per-GPU
-//! constant, so the model predicts GPUs it was not fitted on. The few global constants are in
-//! GemmConstants; kGemmConstants holds the shipped values (how they were fitted: see there and
-//! docs/model/gemm.md). Everything here is a pure function, callable inside Kokkos kernels.
+//! (split-K, s > 1, only when the unsplit tiles fill less than one wave, as cuBLAS does). For each
+//! tile the fastest split is taken; the latency is the geometric mean over the tile family, because
+//! which tile cuBLAS' heuristic picks differs between GPU generations (A100 runs batched GEMMs with
+//! 128x128 tiles whatever the shape, Pascal with 128x64, Volta mixes four) and cannot be read from
+//! a spec sheet: the log-average is the prediction with the smallest expected log error under that
+//! uncertainty. `tile_m`, `tile_n`, `waves`, `memory_bound` describe the fastest tile.
+//! Only the GPU's catalog spec enters (SM count, peak FLOP/s of the dtype, memory bandwidth, board
+//! power and process node), never a per-GPU constant, so the model predicts GPUs it was not fitted
+//! on. The global constants are in GemmConstants; kGemmConstants holds the shipped values (how
+//! they were fitted: see there and docs/model/gemm.md). Everything here is a pure function,
+//! callable inside Kokkos kernels.
 
 #include <Kokkos_Core.hpp>
 #include <shardsweep/model/hardware.hpp>
@@ -39,24 +47,35 @@ struct GemmPrediction
     bool memory_bound = false; //!< the memory time exceeded the compute time
 };
 
+//! Which PyTorch op the GEMM is: `bmm`/`mm` (plain matmul) or `linear` (addmm with a bias; its
+//! host path costs more per call).
+enum class GemmOp : unsigned char
+{
+    bmm = 0,
+    linear = 1,
+};
+
 //! The global constants of the model (the same for every GPU).
 struct GemmConstants
 {
-    double launch_ms;            //!< per-call overhead (launch + event timing), ms
+    double launch_ms;            //!< per-call overhead of bmm (launch + event timing), ms
     double peak_efficiency;      //!< e_max: fraction of peak FLOP/s a large tile sustains
     double k_overhead;           //!< per-tile prologue/epilogue, in reduction elements
     double intensity_half;       //!< i_half: tile intensity at which efficiency halves
     double occupancy_area;       //!< accumulator elements one SM holds (tiles resident per SM)
     double bandwidth_efficiency; //!< e_bw: fraction of the datasheet bandwidth reached
     double splitk_ms;            //!< extra cost of split-K's reduction kernel, ms
+    double linear_launch_ratio;  //!< per-call overhead of linear / that of bmm
+    double flops_per_joule;      //!< sustained GFLOP per joule at a 16 nm node (power cap)
+    double boost_ms;             //!< kernel time at which the clock is halfway down to the cap, ms
 };
 
 //! Shipped constants, fitted on all five GPUs of shared/data/gemm/train (119,847 FP32 bmm and
 //! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
 //! from kGemmFitStart (src/calibration/gemm_fit.cpp), rounded to 5 digits: `shardsweep bench gemm
 //! --table constants` re-runs this fit (row "all"). See docs/model/gemm.md.
-constexpr GemmConstants kGemmConstants = { 0.030371, 1.0,     0.17777, 23.055,
-                                           32698.0,  0.51705, 0.019923 };
+constexpr GemmConstants kGemmConstants = { 0.029564, 1.0,      15.059, 4.9597, 15968.0,
+                                           0.60923,  0.024917, 1.2671, 42.087, 0.81743 };
 
 //! Number of tile shapes the model chooses from.
 constexpr int kGemmNumTiles = 8;
@@ -129,10 +148,19 @@ KOKKOS_INLINE_FUNCTION double gemmTilesPerSm( const GemmConstants& c, int tm, in
     return math::fmin( 8.0, math::fmax( 1.0, t ) );
 }
 
+//! Sustained FLOP/s of the whole GPU under its power limit; 0 when tdp_W or process_nm is unknown.
+KOKKOS_INLINE_FUNCTION double gemmPowerCapFlops( const GemmConstants& c, const GpuSpec& gpu )
+{
+    if ( !( gpu.tdp_W > 0.0 ) || !( gpu.process_nm > 0.0 ) )
+        return 0.0;
+    return gpu.tdp_W * c.flops_per_joule * 1.0e9 * 16.0 / gpu.process_nm;
+}
+
 //! Time of one candidate: tile shape `tile`, reduction split `split` ways.
 KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, const GpuSpec& gpu,
                                                      double B, double M, double N, double K,
-                                                     DataType dtype, int tile, double split )
+                                                     DataType dtype, int tile, double split,
+                                                     GemmOp op = GemmOp::bmm )
 {
     const int tm = gemmTileM( tile );
     const int tn = gemmTileN( tile );
@@ -142,11 +170,17 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, con
     const double waves = math::ceil( tiles / ( sms * per_sm ) );
     const double area = double( tm ) * double( tn );
     const double intensity = area / double( tm + tn );
-    const double sm_flops = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12 / sms * c.peak_efficiency *
-                            intensity / ( intensity + c.intensity_half );
+    const double tile_eff = c.peak_efficiency * intensity / ( intensity + c.intensity_half );
+    const double peak = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12;
+    const double cap = gemmPowerCapFlops( c, gpu );
+    const double sustained = cap > 0.0 ? math::fmin( peak, cap ) : peak;
     const double k_slice = math::ceil( K / split );
-    const double wave_s = per_sm * 2.0 * area * ( k_slice + c.k_overhead ) / sm_flops;
-    const double compute_ms = waves * wave_s * 1.0e3;
+    const double work = waves * per_sm * 2.0 * area * ( k_slice + c.k_overhead ) * sms;
+    const double boost_ms = work / ( peak * tile_eff ) * 1.0e3;
+    const double capped_ms = work / ( sustained * tile_eff ) * 1.0e3;
+    // Short kernels finish before the power limiter pulls the clock down; long ones run capped.
+    const double w = boost_ms / ( boost_ms + c.boost_ms );
+    const double compute_ms = ( 1.0 - w ) * boost_ms + w * capped_ms;
 
     const double elem = dataTypeBytes( dtype );
     // Each operand crosses DRAM once (L2 and shared memory serve the re-reads of tiles).
@@ -156,9 +190,11 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, con
     // Split-K: the GEMM writes `split` FP32 partial products, a second kernel reads and sums them.
     const double reduce_ms =
         split > 1.0 ? c.splitk_ms + 4.0 * ( split + 1.0 ) * B * M * N / bandwidth * 1.0e3 : 0.0;
+    const double launch_ms =
+        op == GemmOp::linear ? c.launch_ms * c.linear_launch_ratio : c.launch_ms;
 
     GemmPrediction p;
-    p.latency_ms = c.launch_ms + math::fmax( compute_ms, memory_ms ) + reduce_ms;
+    p.latency_ms = launch_ms + math::fmax( compute_ms, memory_ms ) + reduce_ms;
     p.tile_m = tm;
     p.tile_n = tn;
     p.waves = waves;
@@ -166,43 +202,56 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, con
     return p;
 }
 
-//! The model with explicit constants (the fit varies them); picks the fastest candidate.
+//! The fastest split-K candidate of tile `tile`.
+KOKKOS_INLINE_FUNCTION GemmPrediction gemmBestSplit( const GemmConstants& c, const GpuSpec& gpu,
+                                                     double B, double M, double N, double K,
+                                                     DataType dtype, int tile, GemmOp op )
+{
+    // Like cuBLAS, split the reduction only when the tiles do not fill the GPU once.
+    const double tiles =
+        B * math::ceil( M / gemmTileM( tile ) ) * math::ceil( N / gemmTileN( tile ) );
+    const double slots = gpu.sm_count * gemmTilesPerSm( c, gemmTileM( tile ), gemmTileN( tile ) );
+    GemmPrediction best = gemmCandidate( c, gpu, B, M, N, K, dtype, tile, 1.0, op );
+    double split = 2.0;
+    for ( int s = 1; s < kGemmNumSplits; ++s, split *= 2.0 )
+    {
+        // A slice keeps at least 32 reduction elements.
+        if ( split * 32.0 > K || tiles >= slots )
+            break;
+        const GemmPrediction p = gemmCandidate( c, gpu, B, M, N, K, dtype, tile, split, op );
+        if ( p.latency_ms < best.latency_ms )
+            best = p;
+    }
+    return best;
+}
+
+//! The model with explicit constants (the fit varies them): geometric mean over the tiles of each
+//! tile's fastest split; tile, waves and bound of the fastest tile.
 KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmWith( const GemmConstants& c, const GpuSpec& gpu,
                                                        double B, double M, double N, double K,
-                                                       DataType dtype )
+                                                       DataType dtype, GemmOp op = GemmOp::bmm )
 {
     GemmPrediction best;
-    best.latency_ms = -1.0;
     if ( B <= 0.0 || M <= 0.0 || N <= 0.0 || K <= 0.0 )
-    {
-        best.latency_ms = 0.0;
         return best;
-    }
+    double sum_log = 0.0;
     for ( int t = 0; t < kGemmNumTiles; ++t )
     {
-        // Like cuBLAS, split the reduction only when the tiles do not fill the GPU once.
-        const double tiles =
-            B * math::ceil( M / gemmTileM( t ) ) * math::ceil( N / gemmTileN( t ) );
-        const double slots = gpu.sm_count * gemmTilesPerSm( c, gemmTileM( t ), gemmTileN( t ) );
-        double split = 1.0;
-        for ( int s = 0; s < kGemmNumSplits; ++s, split *= 2.0 )
-        {
-            // A slice keeps at least 32 reduction elements.
-            if ( split > 1.0 && ( split * 32.0 > K || tiles >= slots ) )
-                break;
-            const GemmPrediction p = gemmCandidate( c, gpu, B, M, N, K, dtype, t, split );
-            if ( best.latency_ms < 0.0 || p.latency_ms < best.latency_ms )
-                best = p;
-        }
+        const GemmPrediction p = gemmBestSplit( c, gpu, B, M, N, K, dtype, t, op );
+        sum_log += math::log( p.latency_ms );
+        if ( t == 0 || p.latency_ms < best.latency_ms )
+            best = p;
     }
+    best.latency_ms = math::exp( sum_log / kGemmNumTiles );
     return best;
 }
 
 //! Predicted latency of C[B,M,N] = A[B,M,K]·W[B,K,N] with the shipped constants.
 KOKKOS_INLINE_FUNCTION GemmPrediction predictGemm( const GpuSpec& gpu, double B, double M, double N,
-                                                   double K, DataType dtype )
+                                                   double K, DataType dtype,
+                                                   GemmOp op = GemmOp::bmm )
 {
-    return predictGemmWith( kGemmConstants, gpu, B, M, N, K, dtype );
+    return predictGemmWith( kGemmConstants, gpu, B, M, N, K, dtype, op );
 }
 
 //! The plain roofline: max(FLOPs / peak, minimal bytes / bandwidth), no overhead (a baseline).
