@@ -1,12 +1,172 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// `shardsweep bench planners`: plan quality and speed of every planner over the papers' task
+// protocols (tables from the synthetic pool), and planning time for 856 tables on 128 GPUs.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+#include <limits>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/locality_stats.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
+#include <shardsweep/scenario/table_pool.hpp>
+#include <shardsweep/scenario/task_generator.hpp>
 
 namespace shardsweep
 {
-int benchPlanners( const CommandContext&, const Arguments& )
+namespace
 {
-    throw std::runtime_error( "'bench_planners' is not available in this build yet" );
+namespace po = boost::program_options;
+
+constexpr PlannerKind kBaselines[] = {
+    PlannerKind::random,      PlannerKind::round_robin,   PlannerKind::dim_greedy,
+    PlannerKind::size_greedy, PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy };
+
+struct PlannerStats
+{
+    int tasks = 0; //!< tasks where the planner found a feasible plan
+    double sum_improvement = 0.0, worst_improvement = std::numeric_limits<double>::infinity();
+    int best = 0;
+    double sum_gap = 0.0, sum_seconds = 0.0;
+};
+} // namespace
+
+int benchPlanners( const CommandContext& ctx, const Arguments& args )
+{
+    po::options_description options( "Options of 'shardsweep bench planners'" );
+    int tasks = 100;
+    int large_tasks = 1;
+    std::string format = "table", platform_file, locality_file;
+    double budget = 0.8;
+    options.add_options()( "help,h", "show this help" )(
+        "tasks", po::value( &tasks )->default_value( tasks ), "tasks per protocol" )(
+        "large-tasks", po::value( &large_tasks )->default_value( large_tasks ),
+        "tasks of the large-856x128 protocol (0: skip it)" )(
+        "budget-s", po::value( &budget )->default_value( budget ),
+        "time budget of the shardsweep planner's search per task" )(
+        "platform", po::value( &platform_file ),
+        "platform whose GPU and network the tasks run on (default "
+        "inputs/platforms/dgx-a100-4node-ib.yaml, "
+        "resized to each protocol's GPU count, with the protocol's memory cap)" )(
+        "locality", po::value( &locality_file ),
+        "dlrm_datasets locality file the synthetic pool is fitted to (default "
+        "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
+        "format", po::value( &format )->default_value( format ), "table | csv | json" );
+    po::variables_map vm;
+    po::store( po::command_line_parser( args ).options( options ).run(), vm );
+    if ( vm.count( "help" ) )
+    {
+        ctx.print()
+            << "Usage: shardsweep bench planners [options]\n\n"
+            << "For each protocol (NeuroShard: 4 GPUs, 10-59 tables, 4 GB; DreamShard: 4 GPUs,\n"
+            << "50 tables of dim 16, 5 GB; AutoShard: 8 GPUs, 80 tables; reference/sharding.md)\n"
+            << "and each planner: mean and worst improvement of the predicted iteration time\n"
+            << "over the best of the six paper baselines on the same task, the share of tasks\n"
+            << "where the planner is best of all, the mean gap to the lower bound, and the mean\n"
+            << "planning time. Times are the native model's. 'large-856x128' plans 856 tables\n"
+            << "on 16 nodes x 8 GPUs.\n\n"
+            << options << "\n";
+        return 0;
+    }
+    po::notify( vm );
+    const OutputFormat out_format = parseOutputFormat( format );
+    if ( tasks < 1 || large_tasks < 0 || budget <= 0 )
+        throw UsageError( "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0" );
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    if ( platform_file.empty() )
+        platform_file = source + "/inputs/platforms/dgx-a100-4node-ib.yaml";
+    if ( locality_file.empty() )
+        locality_file = source + "/inputs/locality/dlrm_datasets_2021_locality_stats.txt";
+    const NamedPlatform base = readPlatformFile( platform_file );
+    const TablePool pool =
+        syntheticTablePool( readLocalityStats( locality_file ).at( 0 ), SyntheticPoolOptions{} );
+
+    ResultTable table( { "protocol", "planner", "tasks", "mean_improvement_vs_best_baseline_pct",
+                         "worst_improvement_vs_best_baseline_pct", "share_best_pct",
+                         "mean_gap_to_bound_pct", "mean_plan_seconds" } );
+    const std::pair<TaskProtocol, int> protocols[] = {
+        { TaskProtocol::neuroshard, tasks },
+        { TaskProtocol::dreamshard, tasks },
+        { TaskProtocol::autoshard, tasks },
+        { TaskProtocol::large_856x128, large_tasks } };
+    for ( const auto& [protocol, count] : protocols )
+    {
+        if ( count == 0 )
+            continue;
+        PlannerStats stats[kNumPlanners];
+        const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
+        for ( int i = 0; i < count; ++i )
+        {
+            const GeneratedTask task =
+                generateTask( protocol, pool, 1, i, TaskOptions{}, DenseModel{}, &split );
+            Platform platform = resizePlatform( base.platform, task.num_gpus, task.gpus_per_node );
+            if ( task.memory_cap_GiB > 0 )
+                platform = applyMemoryCap( platform, task.memory_cap_GiB );
+            const std::int64_t batch = task.workload.global_batch;
+            const double bound = iterationLowerBoundMs( task.workload, platform, batch );
+            PlannerOptions o;
+            o.seed = i;
+            o.time_budget_s = budget;
+            PlanResult results[kNumPlanners];
+            const bool large = protocol == TaskProtocol::large_856x128;
+            for ( int k = 0; k < kNumPlanners; ++k )
+            {
+                // On the large task only the two planners whose speed is the question run.
+                if ( large && k != static_cast<int>( PlannerKind::torchrec ) &&
+                     k != static_cast<int>( PlannerKind::shardsweep ) &&
+                     k != static_cast<int>( PlannerKind::size_lookup_greedy ) )
+                    continue;
+                results[k] =
+                    makePlan( static_cast<PlannerKind>( k ), task.workload, platform, batch, o );
+            }
+            double best_baseline = std::numeric_limits<double>::infinity();
+            double best_any = std::numeric_limits<double>::infinity();
+            for ( PlannerKind b : kBaselines )
+                if ( results[static_cast<int>( b )].feasible )
+                    best_baseline =
+                        std::min( best_baseline, results[static_cast<int>( b )].predicted_ms );
+            for ( const PlanResult& r : results )
+                if ( r.feasible )
+                    best_any = std::min( best_any, r.predicted_ms );
+            for ( int k = 0; k < kNumPlanners; ++k )
+            {
+                const PlanResult& r = results[k];
+                if ( !r.feasible )
+                    continue;
+                PlannerStats& s = stats[k];
+                ++s.tasks;
+                if ( std::isfinite( best_baseline ) )
+                {
+                    const double improvement =
+                        100.0 * ( best_baseline - r.predicted_ms ) / best_baseline;
+                    s.sum_improvement += improvement;
+                    s.worst_improvement = std::min( s.worst_improvement, improvement );
+                }
+                s.best += r.predicted_ms <= best_any * ( 1.0 + 1e-12 ) ? 1 : 0;
+                s.sum_gap += 100.0 * ( r.predicted_ms - bound ) / bound;
+                s.sum_seconds += r.plan_seconds;
+            }
+        }
+        for ( int k = 0; k < kNumPlanners; ++k )
+        {
+            const PlannerStats& s = stats[k];
+            if ( s.tasks == 0 )
+                continue;
+            const bool has_baseline = std::isfinite( s.worst_improvement );
+            table.addRow( { std::string( taskProtocolName( protocol ) ),
+                            std::string( plannerName( static_cast<PlannerKind>( k ) ) ),
+                            static_cast<long long>( s.tasks ),
+                            has_baseline ? s.sum_improvement / s.tasks : NAN,
+                            has_baseline ? s.worst_improvement : NAN, 100.0 * s.best / count,
+                            s.sum_gap / s.tasks, s.sum_seconds / s.tasks } );
+        }
+    }
+    table.print( ctx.print(), out_format );
+    return 0;
 }
+
 } // namespace shardsweep

@@ -48,21 +48,40 @@ void makeRowWise( Plan& plan, const Workload& workload, int t, int gpus )
 struct Evaluator
 {
     HostScenarioBatch batch;
+    double capacity_bytes = 0.0;
+    mutable std::vector<double> table_bytes;
 
     void repack( const ScenarioInput& input )
     {
+        capacity_bytes = gpuCapacityBytes( *input.platform );
         batch = packScenarios( { input } );
         evaluateDenseCase( batch, 0 );
         for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
             evaluateTableCase( batch, k );
     }
-    //! Iteration time, or +inf when a GPU's memory overflows.
+    //! The search's score: the iteration time of a plan whose tables fit (the rule every
+    //! planner shares: weights + optimizer state within each GPU's memory less the reserve); a
+    //! plan that over-commits a GPU scores above every fitting one, less the smaller its
+    //! overflow, so the search also walks out of memory pressure.
     double evaluate() const
     {
         evaluateBatchEntry( batch, 0 );
-        const StepSummary& s = batch.summary( 0 );
-        return s.feasible ? s.iteration_ms : std::numeric_limits<double>::infinity();
+        const int gpus = static_cast<int>( batch.gpu_memory_GiB.extent( 0 ) );
+        table_bytes.assign( gpus, 0.0 );
+        for ( int s = 0; s < static_cast<int>( batch.shard_gpu.extent( 0 ) ); ++s )
+        {
+            const int t = batch.shard_table( s );
+            table_bytes[batch.shard_gpu( s )] +=
+                shardHbmBytes( batch.table_spec( t ), batch.shard_rows( s ), batch.shard_cols( s ),
+                               batch.table_kernel( t ), batch.table_cache_fraction( t ) );
+        }
+        double overflow = 0.0;
+        for ( double b : table_bytes )
+            overflow = std::max( overflow, b - capacity_bytes );
+        return overflow > 0.0 ? kOverflowScore * ( 1.0 + overflow / kBytesPerGiB )
+                              : batch.summary( 0 ).iteration_ms;
     }
+    static constexpr double kOverflowScore = 1e12;
     //! Embedding busy time (fwd + bwd) of GPU g in the last evaluation.
     double embeddingLoad( int g ) const
     {
@@ -70,6 +89,9 @@ struct Evaluator
                batch.gpu_phase_ms( g * kNumPhases + static_cast<int>( Phase::embedding_bwd ) );
     }
 };
+
+//! Largest tables × GPUs for which TorchRec's plan seeds the search.
+constexpr long kTorchrecSeedLimit = 4096;
 
 } // namespace
 
@@ -150,24 +172,30 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     // 2. Start the search from the best of that placement, the greedy baselines and
     //    TorchRec's plan: the result is never worse than any of them.
     {
-        ScenarioInput own{ &workload, &platform, &plan, global_batch, CostModel::native };
-        double start_ms = evaluateScenario( own ).iteration_ms;
+        Evaluator scorer;
+        scorer.repack( { &workload, &platform, &plan, global_batch, CostModel::native } );
+        double start_ms = scorer.evaluate();
         std::vector<PlanResult> seeds;
         for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
                                    PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
             seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
-        PlannerOptions torchrec_options = options;
-        torchrec_options.model = CostModel::torchrec;
-        seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
+        // TorchRec's planner enumerates every sharding option of every table; beyond a few
+        // thousand (table, GPU) pairs it takes seconds to minutes, more than the whole budget.
+        if ( static_cast<long>( num_tables ) * gpus <= kTorchrecSeedLimit )
+        {
+            PlannerOptions torchrec_options = options;
+            torchrec_options.model = CostModel::torchrec;
+            seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
+        }
         for ( PlanResult& seed : seeds )
         {
             if ( !seed.feasible )
                 continue;
-            const ScenarioResult r = evaluateScenario(
-                { &workload, &platform, &seed.plan, global_batch, CostModel::native } );
-            if ( r.feasible && r.iteration_ms < start_ms )
+            scorer.repack( { &workload, &platform, &seed.plan, global_batch, CostModel::native } );
+            const double score = scorer.evaluate();
+            if ( score < start_ms )
             {
-                start_ms = r.iteration_ms;
+                start_ms = score;
                 plan = std::move( seed.plan );
             }
         }
@@ -196,6 +224,8 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
         int move_shard = -1, move_to = -1, swap_shard = -1;
         for ( int s = 0; s < num_shards; ++s )
         {
+            if ( elapsed() >= options.time_budget_s ) // keep the best candidate found so far
+                break;
             if ( shard_gpu( s ) != hot ||
                  plan.tables[plan.shards[s].table].sharding != ShardingType::table_wise )
                 continue;
@@ -266,17 +296,26 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
             tried_split = false; // the landscape changed: moves may help again
         }
     }
+    // Feasible by the rule every planner shares: the tables' weights and optimizer state fit in
+    // each GPU's memory less the reserve (the full model's buffers and activations are
+    // reported by the evaluation, as for the baselines).
+    std::vector<double> table_bytes( gpus, 0.0 );
+    for ( const ShardSpec& s : plan.shards )
+        table_bytes[s.gpu] +=
+            shardHbmBytes( workload.tables[s.table], static_cast<double>( s.num_rows ), s.num_cols,
+                           plan.tables[s.table].kernel, plan.tables[s.table].cache_fraction );
+    for ( int g = 0; g < gpus; ++g )
+        if ( table_bytes[g] > cap * 1.0001 )
+        {
+            result.reason =
+                fmt::format( "GPU {} would hold {:.3f} GiB of tables, more than its {:.3f} GiB", g,
+                             table_bytes[g] / kBytesPerGiB, cap / kBytesPerGiB );
+            return result;
+        }
     result.feasible = true;
     result.predicted_ms =
-        options.model == CostModel::native
-            ? best_ms
-            : evaluateScenario( { &workload, &platform, &plan, global_batch, options.model } )
-                  .iteration_ms;
-    if ( !( best_ms < std::numeric_limits<double>::infinity() ) )
-    {
-        result.feasible = false;
-        result.reason = "no placement found that fits every GPU's memory with its buffers";
-    }
+        evaluateScenario( { &workload, &platform, &plan, global_batch, options.model } )
+            .iteration_ms;
     return result;
 }
 
