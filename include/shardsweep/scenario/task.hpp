@@ -4,10 +4,9 @@
 //! platform and a sharding plan. I/O turns files into these; planners produce Plans; the batched
 //! kernel flattens them into struct-of-arrays Views.
 
+#include <cstdint>
 #include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/workload.hpp>
-
-#include <cstdint>
 #include <string>
 #include <vector>
 
