@@ -32,6 +32,18 @@ DataType parseGemmDtype( const CsvTable& t, std::size_t row )
     t.fail( row, "dtype", "one of fp32, tf32, fp16, bf16" );
 }
 
+GemmOp parseGemmOp( const CsvTable& t, std::size_t row )
+{
+    if ( !t.hasColumn( "op" ) || t.isEmpty( row, "op" ) )
+        return GemmOp::bmm;
+    const std::string& s = t.text( row, "op" );
+    if ( s == "bmm" || s == "mm" )
+        return GemmOp::bmm;
+    if ( s == "linear" )
+        return GemmOp::linear;
+    t.fail( row, "op", "one of bmm, mm, linear" );
+}
+
 double positiveDim( const CsvTable& t, std::size_t row, const char* column )
 {
     const double x = t.getDouble( row, column );
@@ -49,7 +61,10 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
         "of\n"
         "a CSV file with the columns B,M,N,K and optionally dtype (fp32 default, tf32, fp16, "
-        "bf16),\n"
+        "bf16)\n"
+        "and op (bmm default: a plain (batched) matmul, also 'mm'; linear: addmm with a bias, "
+        "whose\n"
+        "call costs more host time),\n"
         "using the tile/wave model of model/gemm.hpp (docs/model/gemm.md). The output repeats the\n"
         "input columns and adds latency_ms, tile (rows x columns of C per thread block), waves "
         "and\n"
@@ -57,7 +72,7 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
     opts.add_options()( "help,h", "this text" )(
         "gpu", po::value( &gpu_name ),
         "GPU catalog name or alias, e.g. A100-PCIe-40GB or \"NVIDIA H100 80GB HBM3\"" )(
-        "input", po::value( &input ), "CSV with columns B,M,N,K[,dtype]" )(
+        "input", po::value( &input ), "CSV with columns B,M,N,K[,dtype][,op]" )(
         "output", po::value( &output ),
         "write the predictions to this file instead of standard output" )(
         "format", po::value( &format ),
@@ -86,18 +101,21 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
     const GpuSpec gpu = findGpu( gpu_name ).spec;
 
     const CsvTable t = CsvTable::read( input );
-    t.checkColumns( { "B", "M", "N", "K" }, { "dtype" } );
-    ResultTable result( { "B", "M", "N", "K", "dtype", "latency_ms", "tile", "waves", "bound" } );
+    t.checkColumns( { "B", "M", "N", "K" }, { "dtype", "op" } );
+    ResultTable result(
+        { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound" } );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         const double b = positiveDim( t, r, "B" ), m = positiveDim( t, r, "M" ),
                      n = positiveDim( t, r, "N" ), k = positiveDim( t, r, "K" );
         const DataType dtype = parseGemmDtype( t, r );
-        const GemmPrediction p = shardsweep::predictGemm( gpu, b, m, n, k, dtype );
+        const GemmOp op = parseGemmOp( t, r );
+        const GemmPrediction p = shardsweep::predictGemm( gpu, b, m, n, k, dtype, op );
         static const char* names[] = { "fp32", "tf32", "fp16", "bf16" };
         result.addRow( { static_cast<long long>( b ), static_cast<long long>( m ),
                          static_cast<long long>( n ), static_cast<long long>( k ),
-                         std::string( names[static_cast<int>( dtype )] ), p.latency_ms,
+                         std::string( names[static_cast<int>( dtype )] ),
+                         std::string( op == GemmOp::linear ? "linear" : "bmm" ), p.latency_ms,
                          std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
                          std::string( p.memory_bound ? "memory" : "compute" ) } );
     }

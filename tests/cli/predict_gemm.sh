@@ -13,7 +13,7 @@ B,M,N,K,dtype
 CSV
 
 out=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --format csv) || fail "exit $?"
-[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,latency_ms,tile,waves,bound" ] || fail "header: $out"
+[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,op,latency_ms,tile,waves,bound" ] || fail "header: $out"
 [ "$(wc -l <<<"$out")" -eq 5 ] || fail "rows: $out"
 # The same GPU by its NeuSight alias gives identical numbers; --output writes the same csv.
 alias_out=$("$exe" predict gemm --gpu "NVIDIA A100-PCIE-40GB" --input "$scratch/shapes.csv" --format csv)
@@ -26,7 +26,7 @@ alias_out=$("$exe" predict gemm --gpu "NVIDIA A100-PCIE-40GB" --input "$scratch/
 # roofline, below 3x it for 8192^3, waves between tiles/(108*8) and ceil(tiles/108), empty dtype
 # reads as fp32, the 4096^3 GEMM is 8x faster than 8192^3 within wave quantisation.
 awk -F, 'NR > 1 {
-    b = $1; m = $2; n = $3; k = $4; lat = $6; split($7, t, "x"); w = $8
+    b = $1; m = $2; n = $3; k = $4; lat = $7; split($8, t, "x"); w = $9
     e = ($5 == "bf16") ? 2 : 4
     roof = 2 * b * m * n * k / 19.5e12; mem = e * b * (m * k + k * n + m * n) / 1555e9
     if (mem > roof) roof = mem
@@ -35,11 +35,31 @@ awk -F, 'NR > 1 {
     tiles = b * int((m + t[1] - 1) / t[1]) * int((n + t[2] - 1) / t[2])
     if (tiles >= 108 * 8 && (w < tiles / (108 * 8) || w > int((tiles + 107) / 108))) {
         print "row " NR ": waves " w " for " tiles " tiles"; bad = 1 }
-    if ($9 != "compute" && $9 != "memory") { print "bound " $9; bad = 1 }
+    if ($10 != "compute" && $10 != "memory") { print "bound " $10; bad = 1 }
+    if ($6 != "bmm") { print "default op " $6; bad = 1 }
     if (NR == 2) { big = lat; if (lat > 3 * roof) { print "8192^3 too slow: " lat; bad = 1 } }
     if (NR == 3) { if ($5 != "fp32") { print "default dtype " $5; bad = 1 }
                    r = big / lat; if (r < 6 || r > 9) { print "8192^3 / 4096^3 = " r; bad = 1 } }
 } END { exit bad }' <<<"$out" || fail "row checks"
+
+# op: linear (addmm with bias) adds c = launch_ms * (linear_launch_ratio - 1) of kGemmConstants to
+# every tile's time; the geometric mean over the tiles then grows by at least c (Minkowski:
+# G(x + c) >= G(x) + c) and by less than 1.5 c for these shapes.
+printf 'B,M,N,K,op\n1,64,64,64,bmm\n1,64,64,64,linear\n1,4096,1024,512,mm\n1,4096,1024,512,linear\n' \
+    >"$scratch/ops.csv"
+ops=$("$exe" predict gemm --gpu T4 --input "$scratch/ops.csv" --format csv) || fail "ops exit $?"
+launch=$(sed -n 's/.*kGemmConstants = { *\([0-9.e-]*\),.*/\1/p' "$2/include/shardsweep/model/gemm.hpp")
+ratio=$(awk '/kGemmConstants = /{getline; gsub(/[{};,]/, " "); print $3}' "$2/include/shardsweep/model/gemm.hpp")
+awk -F, -v launch="$launch" -v ratio="$ratio" 'NR > 1 { lat[NR] = $7; op[NR] = $6 } END {
+    want = launch * (ratio - 1); if (!(want > 0)) { print "bad constants " launch " " ratio; exit 1 }
+    if (op[2] != "bmm" || op[3] != "linear" || op[4] != "bmm" || op[5] != "linear") { print "ops"; exit 1 }
+    for (i = 2; i <= 4; i += 2) { d = lat[i + 1] - lat[i]
+        if (d < want * (1 - 1e-9) || d > 1.5 * want) { print "linear - bmm = " d ", c = " want; exit 1 } }
+}' <<<"$ops" || fail "op column: $ops"
+printf 'B,M,N,K,op\n1,64,64,64,addmm\n' >"$scratch/badop.csv"
+err=$("$exe" predict gemm --gpu T4 --input "$scratch/badop.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "bad op exit $rc"
+grep -q "badop.csv:2:.*op" <<<"$err" || fail "bad op message: $err"
 
 json=$("$exe" predict gemm --gpu H100 --input "$scratch/shapes.csv" --format json) || fail "json"
 grep -q '"latency_ms"' <<<"$json" || fail "json: $json"
