@@ -142,10 +142,12 @@ TEST( TEST_CATEGORY, shipped_sweeps_parse )
 {
     const std::string dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/";
     const SweepConfig q = readSweep( dir + "quickstart.yaml" );
-    EXPECT_EQ( q.gridSize(), 90u );
+    // 1 workload x 2 platforms x 5 batches x 3 GPU counts x 5 planners; the generators take
+    // the grid's 5 planners.
+    EXPECT_EQ( q.gridSize(), 150u );
     ASSERT_EQ( q.generators.size(), 2u );
-    EXPECT_EQ( q.generators[0].count * q.generators[0].planners.size(), 300u );
-    EXPECT_EQ( q.generators[1].count * q.generators[1].planners.size(), 150u );
+    EXPECT_EQ( q.generators[0].count * q.generators[0].planners.size(), 500u );
+    EXPECT_EQ( q.generators[1].count * q.generators[1].planners.size(), 250u );
     EXPECT_EQ( readSweep( dir + "sweeps/grid_example.yaml" ).gridSize(), 480u );
     const SweepConfig p = readSweep( dir + "sweeps/protocols.yaml" );
     std::uint64_t n = 0;
