@@ -231,7 +231,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
                 continue;
             for ( int g = 0; g < gpus; ++g )
             {
-                if ( g == hot )
+                if ( g == hot || elapsed() >= options.time_budget_s )
                     continue;
                 shard_gpu( s ) = g; // move
                 const double moved = eval.evaluate();
