@@ -1,12 +1,218 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// shardsweep predict collective: the ASTRA-sim congestion-unaware collective model
+// (model/collectives.hpp) for an unchanged ASTRA-sim network .yml and system .json.
+#include <boost/program_options.hpp>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/collectives.hpp>
+#include <sstream>
 
 namespace shardsweep
 {
-int predictCollective( const CommandContext&, const Arguments& )
+
+namespace
 {
-    throw std::runtime_error( "'predict_collective' is not available in this build yet" );
+namespace po = boost::program_options;
+
+constexpr const char* kCollectiveNames[kNumCollectives] = { "all_reduce", "all_gather",
+                                                            "reduce_scatter", "all_to_all" };
+
+//! Appends the collectives named by `text` ("all" = the four, in enum order); hyphens are
+//! accepted for underscores (all-reduce) because ASTRA-sim's system keys spell them that way.
+void addCollectives( const std::string& text, std::vector<Collective>& out )
+{
+    std::string name = text;
+    for ( char& ch : name )
+        ch =
+            ch == '-' ? '_' : static_cast<char>( std::tolower( static_cast<unsigned char>( ch ) ) );
+    if ( name == "all" )
+    {
+        for ( int c = 0; c < kNumCollectives; ++c )
+            out.push_back( static_cast<Collective>( c ) );
+        return;
+    }
+    for ( int c = 0; c < kNumCollectives; ++c )
+        if ( name == kCollectiveNames[c] )
+        {
+            out.push_back( static_cast<Collective>( c ) );
+            return;
+        }
+    throw UsageError(
+        "predict collective: --collective: expected all_reduce, all_gather, reduce_scatter, "
+        "all_to_all or all, found '" +
+        text + "'" );
 }
+
+//! "1048576", "1MiB", "4KiB", "2GB", "1.5e3B": a whole, positive number of bytes. Binary units
+//! (KiB, MiB, GiB, TiB) are powers of 1024, decimal ones (kB/KB, MB, GB, TB) powers of 1000;
+//! unit names are case-insensitive.
+double parseBytes( const std::string& text )
+{
+    auto bad = [&]( const std::string& why ) -> double
+    {
+        throw UsageError( "predict collective: --bytes: expected a whole number of bytes >= 1 "
+                          "with an optional unit B, KB, MB, GB, TB, KiB, MiB, GiB, TiB (" +
+                          why + "), found '" + text + "'" );
+    };
+    if ( text.empty() ||
+         !( std::isdigit( static_cast<unsigned char>( text[0] ) ) || text[0] == '.' ) ||
+         text.find_first_of( "xX" ) != std::string::npos )
+        return bad( "not a number" );
+    char* end = nullptr;
+    const double number = std::strtod( text.c_str(), &end );
+    std::string unit( end );
+    for ( char& ch : unit )
+        ch = static_cast<char>( std::tolower( static_cast<unsigned char>( ch ) ) );
+    double scale = 0.0;
+    if ( unit.empty() || unit == "b" )
+        scale = 1.0;
+    else
+    {
+        const char* prefixes = "kmgt";
+        const char* p = unit.size() >= 2 ? std::strchr( prefixes, unit[0] ) : nullptr;
+        if ( p && *p )
+        {
+            const int power = static_cast<int>( p - prefixes ) + 1;
+            if ( unit.substr( 1 ) == "b" )
+                scale = std::pow( 1000.0, power );
+            else if ( unit.substr( 1 ) == "ib" )
+                scale = std::pow( 1024.0, power );
+        }
+    }
+    if ( scale == 0.0 )
+        return bad( "unknown unit '" + std::string( end ) + "'" );
+    const double bytes = number * scale;
+    if ( !std::isfinite( bytes ) || bytes < 1.0 || bytes > 9.0e15 )
+        return bad( "out of range" );
+    if ( bytes != std::floor( bytes ) )
+        return bad( "not a whole number of bytes" );
+    return bytes;
+}
+
+//! "FIRST" or "FIRST:COUNT" (COUNT defaults to the remaining dimensions).
+void parseDims( const std::string& text, int num_dims, int& first, int& count )
+{
+    auto bad = [&]()
+    {
+        throw UsageError( "predict collective: --dims: expected FIRST or FIRST:COUNT with 0 <= "
+                          "FIRST < FIRST+COUNT <= " +
+                          std::to_string( num_dims ) + " (the network's dimensions), found '" +
+                          text + "'" );
+    };
+    const std::size_t colon = text.find( ':' );
+    auto toInt = [&]( const std::string& s )
+    {
+        if ( s.empty() || s.size() > 3 || s.find_first_not_of( "0123456789" ) != std::string::npos )
+            bad();
+        return std::stoi( s );
+    };
+    first = toInt( text.substr( 0, colon ) );
+    count = colon == std::string::npos ? num_dims - first : toInt( text.substr( colon + 1 ) );
+    if ( first < 0 || count < 1 || first + count > num_dims )
+        bad();
+}
+} // namespace
+
+int predictCollective( const CommandContext& ctx, const Arguments& args )
+{
+    std::string network_path, system_path, format = "table", dims_text;
+    std::vector<std::string> collective_texts, bytes_texts;
+    po::options_description opts(
+        "Usage: shardsweep predict collective --network NET.yml [--system SYS.json]\n"
+        "           --collective KIND [--collective KIND ...] --bytes S [--bytes S ...]\n"
+        "           [--dims FIRST[:COUNT]] [--format table|csv|json]\n\n"
+        "Time of one collective with ASTRA-sim 2.0's congestion-unaware analytical semantics\n"
+        "(model/collectives.hpp, docs/model/collectives.md): per-dimension ring / direct /\n"
+        "halving-doubling / double-binary-tree phases, localBWAware or baseline composition over\n"
+        "the dimensions, and the chunk pipeline. NET.yml and SYS.json are ASTRA-sim's own network\n"
+        "and system files, read unchanged (docs/INPUTS.md).\n\n"
+        "Without --system, ASTRA-sim-like defaults are used (those of the system reader):\n"
+        "  every *-implementation ring on every dimension, collective-optimization localBWAware,\n"
+        "  preferred-dataset-splits 1, active-chunks-per-dimension 1, endpoint-delay 10 ns,\n"
+        "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
+        "  out gets the same default for it.\n\n"
+        "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
+        "collective,bytes,time_ns; the table adds time_us.\n\nOptions" );
+    opts.add_options()( "help,h", "this text" )(
+        "network", po::value( &network_path ),
+        "ASTRA-sim analytical network .yml (topology, npus_count, bandwidth GB/s with GB = 2^30 "
+        "B, latency ns per hop; one entry per dimension, dimension 0 innermost)" )(
+        "system", po::value( &system_path ),
+        "ASTRA-sim system .json (endpoint-delay, active-chunks-per-dimension, "
+        "preferred-dataset-splits, *-implementation, collective-optimization, local-mem-bw GB/s "
+        "with GB = 1e9 B; the other ASTRA-sim keys are accepted and do not change the time)" )(
+        "collective", po::value( &collective_texts ),
+        "all_reduce | all_gather | reduce_scatter | all_to_all | all (the four); repeatable" )(
+        "bytes", po::value( &bytes_texts ),
+        "ASTRA-sim comm_size in bytes, repeatable: the per-NPU buffer for all_reduce, the full "
+        "input for reduce_scatter (output S/P), the input shard for all_gather (output P*S), the "
+        "send buffer for all_to_all. Units: B, KB/MB/GB/TB (powers of 1000), KiB/MiB/GiB/TiB "
+        "(powers of 1024), e.g. 1MiB, 4KiB, 2GB" )(
+        "dims", po::value( &dims_text ),
+        "a group spanning only dimensions FIRST..FIRST+COUNT-1 (e.g. 0:1 = the GPUs of one node "
+        "when dimension 0 is intra-node); default: all dimensions" )(
+        "format", po::value( &format ), "table (default) | csv | json" );
+    po::variables_map vm;
+    try
+    {
+        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
+        po::notify( vm );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( std::string( "predict collective: " ) + e.what() );
+    }
+    if ( vm.count( "help" ) )
+    {
+        std::ostringstream s;
+        s << opts;
+        ctx.print() << s.str();
+        return 0;
+    }
+    if ( network_path.empty() || collective_texts.empty() || bytes_texts.empty() )
+        throw UsageError(
+            "predict collective: --network, --collective and --bytes are required (see --help)" );
+    const OutputFormat fmt = parseOutputFormat( format );
+    std::vector<Collective> collectives;
+    for ( const std::string& text : collective_texts )
+        addCollectives( text, collectives );
+    std::vector<double> sizes;
+    for ( const std::string& text : bytes_texts )
+        sizes.push_back( parseBytes( text ) );
+
+    const Network net = readAstraNetworkFile( network_path );
+    const SystemConfig sys =
+        system_path.empty() ? SystemConfig{} : readAstraSystemFile( system_path, net.num_dims );
+    int first = 0, count = net.num_dims;
+    if ( !dims_text.empty() )
+        parseDims( dims_text, net.num_dims, first, count );
+
+    ResultTable result(
+        fmt == OutputFormat::table
+            ? std::vector<std::string>{ "collective", "bytes", "time_ns", "time_us" }
+            : std::vector<std::string>{ "collective", "bytes", "time_ns" } );
+    for ( Collective c : collectives )
+        for ( double bytes : sizes )
+        {
+            const double ns = collectiveTimeNsOnDims( net, sys, c, bytes, first, count );
+            // Whole nanoseconds (every per-step delay is truncated) print as integers.
+            ResultTable::Cell time = ns;
+            if ( ns == std::floor( ns ) && ns < 9.0e18 )
+                time = static_cast<long long>( ns );
+            std::vector<ResultTable::Cell> row = {
+                std::string( kCollectiveNames[static_cast<int>( c )] ),
+                static_cast<long long>( bytes ), time };
+            if ( fmt == OutputFormat::table )
+                row.push_back( ns / 1000.0 );
+            result.addRow( std::move( row ) );
+        }
+    result.print( ctx.print(), fmt );
+    return 0;
+}
+
 } // namespace shardsweep
