@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/step.hpp>
+#include <shardsweep/plan/torchrec_planner.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <vector>
 
@@ -252,6 +253,59 @@ TEST( TEST_CATEGORY, batched_kernel_matches_host )
         EXPECT_EQ( batched[i].shard_fwd_ms, host.shard_fwd_ms );
         EXPECT_EQ( batched[i].num_gpus, platforms[i].numGpus() );
     }
+}
+
+// The kernel's TorchRec path reproduces TorchRec's objective (max over ranks of the summed shard
+// perf) and its per-shard split exactly, for plans with every sharding type.
+TEST( TEST_CATEGORY, torchrec_model_in_kernel_matches_estimator )
+{
+    Workload w;
+    w.dense = smallDense();
+    w.global_batch = 8192;
+    Plan plan;
+    const Platform platform = testPlatform( 4, 2 );
+    const ShardingType types[] = { ShardingType::table_wise, ShardingType::column_wise,
+                                   ShardingType::row_wise, ShardingType::table_row_wise,
+                                   ShardingType::data_parallel };
+    for ( int t = 0; t < 5; ++t )
+    {
+        w.tables.push_back( table( 100000 * ( t + 1 ), 64, 4.0 + t ) );
+        w.table_names.push_back( "t" );
+        TablePlan tp;
+        tp.sharding = types[t];
+        plan.tables.push_back( tp );
+        switch ( types[t] )
+        {
+        case ShardingType::table_wise:
+            plan.shards.push_back( { t, 3, 0, w.tables[t].rows, 0, 64 } );
+            break;
+        case ShardingType::column_wise:
+            plan.shards.push_back( { t, 1, 0, w.tables[t].rows, 0, 32 } );
+            plan.shards.push_back( { t, 5, 0, w.tables[t].rows, 32, 32 } );
+            break;
+        case ShardingType::table_row_wise:
+            for ( int l = 0; l < 4; ++l )
+                plan.shards.push_back(
+                    { t, 4 + l, l * w.tables[t].rows / 4, w.tables[t].rows / 4, 0, 64 } );
+            break;
+        default: // row-wise and data-parallel over all 8 GPUs
+            for ( int g = 0; g < 8; ++g )
+            {
+                const bool dp = types[t] == ShardingType::data_parallel;
+                const std::int64_t rows = dp ? w.tables[t].rows : w.tables[t].rows / 8;
+                plan.shards.push_back( { t, g, dp ? 0 : g * rows, rows, 0, 64 } );
+            }
+        }
+    }
+    std::vector<double> fwd( plan.shards.size() ), bwd( plan.shards.size() ), rank( 8 );
+    const double objective =
+        torchrecPlanCost( w, platform, plan, 8192, fwd.data(), bwd.data(), rank.data() );
+    const auto r = evaluateScenarios( TEST_EXECSPACE(),
+                                      { { &w, &platform, &plan, 8192, CostModel::torchrec } } )[0];
+    EXPECT_EQ( r.iteration_ms, objective );
+    EXPECT_EQ( r.shard_fwd_ms, fwd );
+    EXPECT_EQ( r.shard_bwd_ms, bwd );
+    EXPECT_GT( objective, 0.0 );
 }
 
 // An unbalanced plan (every table on one GPU) is slower than a balanced one.

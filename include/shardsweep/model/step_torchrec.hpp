@@ -29,6 +29,7 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStepTorchrec( const Platform& platform
         for ( int k = 0; k < ph::count; ++k )
             gpus.phase_ms[g * ph::count + k] = 0.0;
         gpus.memory_GiB[g] = 0.0;
+        gpus.send_index_bytes[g] = 0.0; // scratch: the rank's summed perf.total()
     }
     for ( int s = 0; s < shards.count; ++s )
     {
@@ -51,17 +52,16 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStepTorchrec( const Platform& platform
         row[ph::embedding_comm_fwd] += perf.fwd_comms;
         row[ph::embedding_bwd] += perf.bwd_compute;
         row[ph::embedding_comm_bwd] += perf.bwd_comms;
-        shard_fwd_ms[s] = perf.fwd_compute + perf.prefetch + perf.fwd_comms;
-        shard_bwd_ms[s] = perf.bwd_compute + perf.bwd_comms;
+        // As torchrecPlanCost reports shards: prefetch with the backward side.
+        shard_fwd_ms[s] = perf.fwd_compute + perf.fwd_comms;
+        shard_bwd_ms[s] = perf.bwd_compute + perf.bwd_comms + perf.prefetch;
+        gpus.send_index_bytes[g] += perf.total(); // TorchRec's order of summation
         gpus.memory_GiB[g] += static_cast<double>( storage.hbm ) / kBytesPerGiB;
     }
     int slowest = 0;
     for ( int g = 0; g < num_gpus; ++g )
     {
-        const double* row = gpus.phase_ms + g * ph::count;
-        double total = 0.0;
-        for ( int k = 0; k < ph::count; ++k )
-            total += row[k];
+        const double total = gpus.send_index_bytes[g];
         if ( total > summary.iteration_ms )
         {
             summary.iteration_ms = total;
