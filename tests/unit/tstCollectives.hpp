@@ -120,3 +120,120 @@ TEST( TEST_CATEGORY, collectives_in_kernel_bitwise )
 }
 
 } // namespace Test
+
+// ---- collcli: more hand-derived cases (reference/collectives.md §12 formulas) ----
+namespace Test
+{
+namespace collcli
+{
+//! [Ring 4 at 100 GB/s, 200 ns] x [Switch 2 at 25 GB/s, 1000 ns]: B0 = 107.3741824 B/ns,
+//! B1 = 26.8435456 B/ns (GB = 2^30 B).
+inline shardsweep::Network ringSwitch()
+{
+    shardsweep::Network net;
+    net.num_dims = 2;
+    net.dims[0] = { shardsweep::Topology::Ring, 4, 100.0, 200.0 };
+    net.dims[1] = { shardsweep::Topology::Switch, 2, 25.0, 1000.0 };
+    return net;
+}
+
+inline shardsweep::SystemConfig sys( int splits, int active )
+{
+    shardsweep::SystemConfig s;
+    s.endpoint_delay_ns = 10;
+    s.preferred_dataset_splits = splits;
+    s.active_chunks_per_dimension = active;
+    s.local_mem_bw_GBps = 3350;
+    return s;
+}
+} // namespace collcli
+
+// Halving-doubling on Ring_8npus (Ring 8, 50 GB/s, 500 ns; B = 53.6870912 B/ns), 1 MiB, one
+// chunk, δ = 10, local-mem-bw 3350. k = 3, h(d) = min(d, 8 − d).
+// RS: messages D/2 over h(1) = 1: ⌊500 + 9765.625⌋ = 10265; D/4 over h(2) = 2:
+//   ⌊1000 + 4882.8125⌋ = 5882; D/8 over h(4) = 4: ⌊2000 + 2441.40625⌋ = 4441. Reductions
+//   (k − 1 = 2, sized by the next message): R(D/4) = 3·⌊262144/3350⌋ = 234, R(D/8) = 3·39 = 117.
+//   RS = 10 + (10265 + 5882 + 4441) + 3·10 + 234 + 117 = 20979.
+// AG (input shard D = 1 MiB): D over h(4) = 4: ⌊2000 + 19531.25⌋ = 21531; 2D over h(2) = 2:
+//   ⌊1000 + 39062.5⌋ = 40062; 4D over h(1) = 1: ⌊500 + 78125⌋ = 78625.
+//   AG = 10 + 140218 + 30 = 140258.
+// AR: the RS part + gathers of D/8 over h(4): 4441, D/4 over h(2): 5882, D/2 over h(1): 10265,
+//   each + δ: AR = 20979 + 20588 + 30 = 41597.
+TEST( TEST_CATEGORY, collectives_hand_derived_halving_doubling_ring8 )
+{
+    using namespace shardsweep;
+    Network ring8;
+    ring8.num_dims = 1;
+    ring8.dims[0] = { Topology::Ring, 8, 50.0, 500.0 };
+    SystemConfig s = collcli::sys( 1, 1 );
+    for ( int c = 0; c < kNumCollectives; ++c )
+        s.algorithm[c][0] = CollectiveAlgorithm::halving_doubling;
+    const double MiB = 1048576.0;
+    EXPECT_EQ( collectiveTimeNs( ring8, s, Collective::reduce_scatter, MiB ), 20979.0 );
+    EXPECT_EQ( collectiveTimeNs( ring8, s, Collective::all_gather, MiB ), 140258.0 );
+    EXPECT_EQ( collectiveTimeNs( ring8, s, Collective::all_reduce, MiB ), 41597.0 );
+}
+
+// Baseline (non-localBWAware) all-reduce on [Ring 4, Switch 2], 1 MiB, one chunk: a full ring
+// all-reduce on each dim over the full D.
+// Dim 0 (p = 4, h = 1): t(262144) = ⌊200 + 2441.40625⌋ = 2641, R(262144) = 3·78 = 234:
+//   10 + 3·(2·2641 + 20 + 234) = 16618.
+// Dim 1 (p = 2, Switch h = 2): t(524288) = ⌊2000 + 19531.25⌋ = 21531, R(524288) = 3·156 = 468:
+//   10 + (2·21531 + 20 + 468) = 43560.  Baseline = 16618 + 43560 = 60178.
+// localBWAware for contrast: RS dim 0 = 10 + 3·(2641 + 10 + 234) = 8665; AR dim 1 on 262144 B:
+//   t(131072) = ⌊2000 + 4882.8125⌋ = 6882, R = 117: 10 + 2·6882 + 20 + 117 = 13911; AG dim 0 of
+//   the 262144-B shard: 10 + 3·(2641 + 10) = 7963. Total 30539.
+// Other collectives on both dims (order 0, 1; all-gather 1, 0):
+//   RS: 8665, then dim 1 on 262144 B: 10 + (6882 + 10 + 117) = 7019 → 15684.
+//   AG of a 262144-B shard: dim 1: 10 + ⌊2000 + 9765.625⌋ + 10 = 11785, then dim 0 on
+//   524288 B: 10 + 3·(⌊200 + 4882.8125⌋ + 10) = 10 + 3·5092 = 15286 → 27071.
+//   A2A: dim 0 ring 10 + 4·3/2·(2641 + 10) = 15916; dim 1 10 + 1·(21531 + 10) = 21551 → 37467.
+TEST( TEST_CATEGORY, collectives_hand_derived_baseline_two_dims )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = collcli::ringSwitch();
+    SystemConfig s = collcli::sys( 1, 1 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_reduce, MiB ), 30539.0 );
+    s.optimization = CollectiveOptimization::baseline;
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_reduce, MiB ), 60178.0 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::reduce_scatter, MiB ), 15684.0 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_gather, MiB / 4 ), 27071.0 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_to_all, MiB ), 37467.0 );
+}
+
+// Chunk pipeline on [Ring 4, Switch 2], localBWAware all-reduce, 1-MiB chunks: phases
+// RS0 = 8665, AR1 = 13911, AG0 = 7963 (above). FIFO flow shop, finish[j][k] =
+// max(finish[j][k−1], finish[j−active][k]) + phase[k]:
+// 4 splits (4 MiB), active 1:
+//   chunk 0: 8665, 22576, 30539; chunk 1: 17330, 36487, 44450; chunk 2: 25995, 50398, 58361;
+//   chunk 3: 34660, 64309, 72272 → 72272 (= Σ phases + 3·max phase = 30539 + 3·13911).
+// 3 splits (3 MiB), active 2: chunks 0 and 1 run side by side (30539); chunk 2 waits for
+//   chunk 0 on each phase: 17330, max(17330, 22576) + 13911 = 36487, 36487 + 7963 = 44450.
+TEST( TEST_CATEGORY, collectives_hand_derived_pipeline_two_dims )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = collcli::ringSwitch();
+    EXPECT_EQ( collectiveTimeNs( net, collcli::sys( 4, 1 ), Collective::all_reduce, 4 * MiB ),
+               72272.0 );
+    EXPECT_EQ( collectiveTimeNs( net, collcli::sys( 3, 2 ), Collective::all_reduce, 3 * MiB ),
+               44450.0 );
+}
+
+// A group spanning only dim 0 (the inner Ring 4) of [Ring 4, Switch 2]: the one-dimensional
+// ring collectives (numbers above): AR 1 MiB = 16618, RS 1 MiB = 8665, AG of a 262144-B shard =
+// 7963, A2A 1 MiB = 15916. The outer dim alone (Switch 2): AR 1 MiB = 43560.
+TEST( TEST_CATEGORY, collectives_hand_derived_inner_group )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = collcli::ringSwitch();
+    const SystemConfig s = collcli::sys( 1, 1 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_reduce, MiB, 0, 1 ), 16618.0 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::reduce_scatter, MiB, 0, 1 ), 8665.0 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_gather, MiB / 4, 0, 1 ), 7963.0 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_to_all, MiB, 0, 1 ), 15916.0 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_reduce, MiB, 1, 1 ), 43560.0 );
+}
+} // namespace Test
