@@ -107,13 +107,12 @@ GemmDataset loadNeuSightGemmDataset( const std::string& dir )
         const int gpu = static_cast<int>( d.gpus.size() );
         std::string name;
         GpuSpec spec = readNeuSightDevice( ( devices / ( stem + ".json" ) ).string(), &name );
-        // NeuSight's JSONs list no board power or process node: take them from the catalog entry
-        // that has the device name as an alias (none: both stay 0, no power cap).
+        // The model is validated on what users predict with: the catalog entry that lists the
+        // device name as an alias (datasheet values, board power and process node; NeuSight's
+        // JSONs have no power, and Tesla_P4.json counts 40 SMs where GP104 has 20). A device the
+        // catalog lacks keeps the JSON's values (no power cap).
         if ( const GpuEntry* e = defaultGpuCatalog().find( name ) )
-        {
-            spec.tdp_W = e->spec.tdp_W;
-            spec.process_nm = e->spec.process_nm;
-        }
+            spec = e->spec;
         d.specs.push_back( spec );
         d.gpus.push_back( stem );
         d.device_names.push_back( name );

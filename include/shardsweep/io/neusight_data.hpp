@@ -6,9 +6,9 @@
 //! with bias. Rows are converted on reading to shardsweep's convention C[B,M,N] = A[B,M,K]·W[B,K,N]
 //! (K the reduction), i.e. NeuSight's (N, K) become (K, N). Device JSON keys map to GpuSpec as
 //! Num_Sm → sm_count, Freq (MHz) → boost_clock_MHz, SingleFLOPs (GFLOPS) → fp32_TFLOPs,
-//! Mem_Bw (GB/s) → memory_bandwidth_GBps, L2Cache (MB) → l2_cache_MiB, Dev_Mem (GB) → memory_GiB;
-//! loadNeuSightGemmDataset takes tdp_W and process_nm from the GPU catalog entry whose alias is
-//! the JSON's "Device" name.
+//! Mem_Bw (GB/s) → memory_bandwidth_GBps, L2Cache (MB) → l2_cache_MiB, Dev_Mem (GB) → memory_GiB.
+//! loadNeuSightGemmDataset replaces them by the GPU catalog entry whose alias is the JSON's
+//! "Device" name (what `predict gemm` uses), keeping the JSON only for GPUs the catalog lacks.
 
 #include <shardsweep/model/hardware.hpp>
 #include <string>
@@ -42,7 +42,7 @@ GpuSpec readNeuSightDevice( const std::string& path, std::string* device_name = 
 void readNeuSightGemm( const std::string& path, int gpu, std::vector<GemmMeasurement>& rows );
 
 //! Loads every GPU that has devices/<stem>.json and train/bmm_<stem>.csv or linear_<stem>.csv
-//! under `dir` (shared/data/gemm), GPUs sorted by stem.
+//! under `dir` (shared/data/gemm), GPUs sorted by stem; specs from the catalog (see above).
 GemmDataset loadNeuSightGemmDataset( const std::string& dir );
 
 } // namespace shardsweep

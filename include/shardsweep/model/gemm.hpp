@@ -74,8 +74,8 @@ struct GemmConstants
 //! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
 //! from kGemmFitStart (src/calibration/gemm_fit.cpp), rounded to 5 digits: `shardsweep bench gemm
 //! --table constants` re-runs this fit (row "all"). See docs/model/gemm.md.
-constexpr GemmConstants kGemmConstants = { 0.029564, 1.0,      15.059, 4.9597, 15968.0,
-                                           0.60923,  0.024917, 1.2671, 42.087, 0.81743 };
+constexpr GemmConstants kGemmConstants = { 0.027053, 1.0,      16.135, 4.2137, 23616.0,
+                                           0.5977,   0.018288, 1.3374, 42.0,   0.80804 };
 
 //! Number of tile shapes the model chooses from.
 constexpr int kGemmNumTiles = 8;
