@@ -180,7 +180,7 @@ TEST( TEST_CATEGORY, load_scenario_space )
     EXPECT_EQ( s.workload->tables.size(), 80u );
     EXPECT_EQ( space.workloadNames().at( 2 ), "autoshard" );
     EXPECT_EQ( space.platformNames().size(), 1u ); // one platform file shared by all generators
-    EXPECT_EQ( loadScenarioSpace( dir + "resume_check.yaml" ).size(), 400000u );
+    EXPECT_EQ( loadScenarioSpace( dir + "resume_check.yaml" ).size(), 30000u );
 
     // A missing platform file and a pool too small for the protocol are input errors.
     const std::string base = "kind: sweep\nname: x\ngenerators:\n  - protocol: autoshard\n"
