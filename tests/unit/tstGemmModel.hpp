@@ -119,6 +119,18 @@ TEST( TEST_CATEGORY, gemm_power_cap )
     // 34.83107328 · (1 + 34.83107328/34.93107328) + 0.01 = 69.57243283806307 ms.
     EXPECT_NEAR( gemmCandidate( kToy, g, 1, 4096, 4096, 4096, DataType::fp32, 0, 1.0 ).latency_ms,
                  69.57243283806307, 1e-9 );
+    // The limiter lowers the clock: a BF16 peak of 40 TFLOP/s is capped by the same fraction
+    // 5e12 / 1e13 = 0.5. 32x32 as above (bandwidth raised so that memory does not dominate):
+    // work 8·2·1024·1056·10 FLOP at 40e12 · 0.25 → t_boost = 0.017301504 ms, t_cap twice that,
+    // w = t_boost / (t_boost + 0.1); compute = t_boost·(1 + w); + launch 0.01 ms.
+    {
+        GpuSpec h = g;
+        h.bf16_TFLOPs = 40.0;
+        h.memory_bandwidth_GBps = 1.0e4;
+        EXPECT_DOUBLE_EQ( gemmPowerFraction( kToy, h ), 0.5 );
+        EXPECT_NEAR( gemmCandidate( kToy, h, 1, 256, 256, 1024, DataType::bf16, 7, 1.0 ).latency_ms,
+                     0.029853406835465918, 1e-12 );
+    }
     // A cap above the peak changes nothing; an unknown power or node means no cap.
     g.tdp_W = 1000.0;
     EXPECT_NEAR( gemmCandidate( kToy, g, 1, 256, 256, 1024, DataType::fp32, 7, 1.0 ).latency_ms,
@@ -126,6 +138,7 @@ TEST( TEST_CATEGORY, gemm_power_cap )
     g.tdp_W = 100.0;
     g.process_nm = 0.0;
     EXPECT_EQ( gemmPowerCapFlops( kToy, g ), 0.0 );
+    EXPECT_EQ( gemmPowerFraction( kToy, g ), 1.0 );
     EXPECT_NEAR( gemmCandidate( kToy, g, 1, 256, 256, 1024, DataType::fp32, 7, 1.0 ).latency_ms,
                  0.079206016, 1e-12 );
 }

@@ -11,8 +11,8 @@
 //!   waves  = ⌈tiles / (SMs·tiles_per_SM)⌉
 //!   work   = waves · tiles_per_SM · 2·tm·tn·(⌈K/s⌉ + k_overhead)       (FLOPs per SM)
 //!   rate   = r·e_max·I/(I + i_half),  I = tm·tn/(tm+tn)  (small tiles are less efficient)
-//!   t_boost with r = peak/SMs;  t_cap with r = min(peak, P)/SMs where the power cap
-//!   P = tdp_W · flops_per_joule · 16/process_nm (FLOP per joule grows as the node shrinks)
+//!   t_boost with r = peak/SMs;  t_cap with r = peak·min(1, P/peak_fp32)/SMs where the power
+//!   cap P = tdp_W · flops_per_joule · 16/process_nm (FLOP per joule grows as the node shrinks)
 //!   compute = (1-w)·t_boost + w·t_cap,  w = t_boost/(t_boost + boost_ms)  (short kernels run at
 //!             boost clock, long ones settle at the power limit)
 //!   memory = bytes(A, W, C) / (bandwidth · e_bw)
@@ -148,12 +148,23 @@ KOKKOS_INLINE_FUNCTION double gemmTilesPerSm( const GemmConstants& c, int tm, in
     return math::fmin( 8.0, math::fmax( 1.0, t ) );
 }
 
-//! Sustained FLOP/s of the whole GPU under its power limit; 0 when tdp_W or process_nm is unknown.
+//! Sustained FP32 FLOP/s of the whole GPU under its power limit; 0 when tdp_W or process_nm is
+//! unknown.
 KOKKOS_INLINE_FUNCTION double gemmPowerCapFlops( const GemmConstants& c, const GpuSpec& gpu )
 {
     if ( !( gpu.tdp_W > 0.0 ) || !( gpu.process_nm > 0.0 ) )
         return 0.0;
     return gpu.tdp_W * c.flops_per_joule * 1.0e9 * 16.0 / gpu.process_nm;
+}
+
+//! Fraction of the peak a power-limited GPU sustains: min(1, cap / FP32 peak). The limiter lowers
+//! the clock, so the same fraction applies to every dtype (the cap was fitted on FP32 SIMT work;
+//! tensor-core FLOPs cost less energy, so for them this is pessimistic — unvalidated).
+KOKKOS_INLINE_FUNCTION double gemmPowerFraction( const GemmConstants& c, const GpuSpec& gpu )
+{
+    const double cap = gemmPowerCapFlops( c, gpu );
+    const double fp32 = gpu.fp32_TFLOPs * 1.0e12;
+    return cap > 0.0 && fp32 > 0.0 ? math::fmin( 1.0, cap / fp32 ) : 1.0;
 }
 
 //! Time of one candidate: tile shape `tile`, reduction split `split` ways.
@@ -172,8 +183,7 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmCandidate( const GemmConstants& c, con
     const double intensity = area / double( tm + tn );
     const double tile_eff = c.peak_efficiency * intensity / ( intensity + c.intensity_half );
     const double peak = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12;
-    const double cap = gemmPowerCapFlops( c, gpu );
-    const double sustained = cap > 0.0 ? math::fmin( peak, cap ) : peak;
+    const double sustained = peak * gemmPowerFraction( c, gpu );
     const double k_slice = math::ceil( K / split );
     const double work = waves * per_sm * 2.0 * area * ( k_slice + c.k_overhead ) * sms;
     const double boost_ms = work / ( peak * tile_eff ) * 1.0e3;
