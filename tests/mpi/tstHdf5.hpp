@@ -15,7 +15,9 @@ using namespace shardsweep;
 
 std::string scratchFile( const std::string& stem )
 {
-    return std::string( "tstHdf5_" ) + stem + "_np" +
+    // The backend is in the name: ctest runs the SERIAL and OPENMP executables concurrently in
+    // the same directory.
+    return std::string( "tstHdf5_" ) + stem + "_" + TEST_EXECSPACE::name() + "_np" +
            std::to_string( mpi::size( MPI_COMM_WORLD ) ) + ".h5";
 }
 
