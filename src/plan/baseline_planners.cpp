@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/io/errors.hpp>
+#include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
@@ -89,6 +90,17 @@ std::string overCommitReason( const Workload& workload, const Platform& platform
             return fmt::format( "GPU {} would hold {:.3f} GiB of tables, more than its {:.3f} GiB",
                                 g, used[g] / kBytesPerGiB, cap / kBytesPerGiB );
     return {};
+}
+
+double iterationMsOnHost( const ScenarioInput& input )
+{
+    const HostScenarioBatch batch = packScenarios( { input } );
+    for ( int k = 0; k < static_cast<int>( batch.dense_case.extent( 0 ) ); ++k )
+        evaluateDenseCase( batch, k );
+    for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
+        evaluateTableCase( batch, k );
+    evaluateBatchEntry( batch, 0 );
+    return batch.summary( 0 ).iteration_ms;
 }
 
 } // namespace planner_detail
@@ -200,8 +212,7 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
     }
     if ( result.feasible && kind != PlannerKind::shardsweep )
         result.predicted_ms =
-            evaluateScenario( { &workload, &platform, &result.plan, batch, options.model } )
-                .iteration_ms;
+            iterationMsOnHost( { &workload, &platform, &result.plan, batch, options.model } );
     result.plan_seconds =
         std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
     return result;

@@ -1,13 +1,17 @@
-// shardsweep's planner: cost-guided greedy placement, then local search on the full cost model
-// (docs/PLANNERS.md), and the lower bound on any plan's iteration time.
+// shardsweep's planner: cost-guided greedy placement, then a local search (moves, swaps,
+// column/row/table-row re-sharding) priced incrementally on the native model (docs/PLANNERS.md).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
-#include <shardsweep/kernel/scenario_batch.hpp>
-#include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/memory.hpp>
+#include <shardsweep/plan/plan_state.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
 
@@ -17,81 +21,334 @@ using namespace planner_detail;
 
 namespace
 {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+//! Largest tables × GPUs for which TorchRec's plan seeds the search: beyond a few thousand
+//! (table, GPU) pairs its enumeration takes longer than the whole planning budget.
+constexpr long kTorchrecSeedLimit = 4096;
+//! Relative change below which two objectives count as equal (summation-order noise).
+constexpr double kTie = 1e-12;
 
-//! Lookup cost (fwd + bwd) of table t whole on one GPU with an HBM kernel at the global batch.
-double tableWiseCostMs( const Platform& platform, const TableSpec& t, double global_batch )
+GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove )
 {
-    const EmbeddingCost c = embeddingShardCost( platform.gpu, platform.host_to_gpu_GBps, t, 1.0,
-                                                t.dim, global_batch, ComputeKernel::hbm, 0.0 );
-    return c.fwd_ms + c.bwd_ms;
+    GpuDelta d;
+    d.gpu = gpu;
+    d.fwd = add.fwd_ms - ( remove ? remove->fwd_ms : 0.0 );
+    d.bwd = add.bwd_ms - ( remove ? remove->bwd_ms : 0.0 );
+    d.hbm = add.hbm_bytes - ( remove ? remove->hbm_bytes : 0.0 );
+    d.pooled = add.pooled_bytes - ( remove ? remove->pooled_bytes : 0.0 );
+    d.ids = add.id_bytes - ( remove ? remove->id_bytes : 0.0 );
+    return d;
 }
 
-//! The plan with table t split row-wise over every GPU.
-void makeRowWise( Plan& plan, const Workload& workload, int t, int gpus )
+GpuDelta removal( const PlanShard& s )
 {
-    plan.shards.erase( std::remove_if( plan.shards.begin(), plan.shards.end(),
-                                       [t]( const ShardSpec& s ) { return s.table == t; } ),
-                       plan.shards.end() );
-    const TableSpec& spec = workload.tables[t];
-    const std::int64_t block = ( spec.rows + gpus - 1 ) / gpus;
-    for ( int g = 0; g < gpus; ++g )
-    {
-        const std::int64_t begin = std::min<std::int64_t>( g * block, spec.rows );
-        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
-        plan.shards.push_back( { t, g, begin, end - begin, 0, spec.dim } );
-    }
-    plan.tables[t].sharding = ShardingType::row_wise;
-    plan.tables[t].kernel = ComputeKernel::hbm;
+    PlanShard none;
+    GpuDelta d = deltaOf( s.gpu, none, &s );
+    return d;
 }
 
-//! Re-evaluates a packed one-scenario batch after its shard placement changed in place.
-struct Evaluator
+bool movable( const PlanState& st, const PlanShard& s )
 {
-    HostScenarioBatch batch;
-    double capacity_bytes = 0.0;
-    mutable std::vector<double> table_bytes;
+    const ShardingType t = st.tablePlan( s.table ).sharding;
+    return t == ShardingType::table_wise || t == ShardingType::column_wise;
+}
 
-    void repack( const ScenarioInput& input )
+//! Best candidate of one search round: lower objective, ties broken by lower spread.
+struct Candidate
+{
+    double objective = kInf, spread = kInf;
+    bool better( double obj, double spr ) const
     {
-        capacity_bytes = gpuCapacityBytes( *input.platform );
-        batch = packScenarios( { input } );
-        evaluateDenseCase( batch, 0 );
-        for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
-            evaluateTableCase( batch, k );
-    }
-    //! The search's score: the iteration time of a plan whose tables fit (the rule every
-    //! planner shares: weights + optimizer state within each GPU's memory less the reserve); a
-    //! plan that over-commits a GPU scores above every fitting one, less the smaller its
-    //! overflow, so the search also walks out of memory pressure.
-    double evaluate() const
-    {
-        evaluateBatchEntry( batch, 0 );
-        const int gpus = static_cast<int>( batch.gpu_memory_GiB.extent( 0 ) );
-        table_bytes.assign( gpus, 0.0 );
-        for ( int s = 0; s < static_cast<int>( batch.shard_gpu.extent( 0 ) ); ++s )
-        {
-            const int t = batch.shard_table( s );
-            table_bytes[batch.shard_gpu( s )] +=
-                shardHbmBytes( batch.table_spec( t ), batch.shard_rows( s ), batch.shard_cols( s ),
-                               batch.table_kernel( t ), batch.table_cache_fraction( t ) );
-        }
-        double overflow = 0.0;
-        for ( double b : table_bytes )
-            overflow = std::max( overflow, b - capacity_bytes );
-        return overflow > 0.0 ? kOverflowScore * ( 1.0 + overflow / kBytesPerGiB )
-                              : batch.summary( 0 ).iteration_ms;
-    }
-    static constexpr double kOverflowScore = 1e12;
-    //! Embedding busy time (fwd + bwd) of GPU g in the last evaluation.
-    double embeddingLoad( int g ) const
-    {
-        return batch.gpu_phase_ms( g * kNumPhases + static_cast<int>( Phase::embedding_fwd ) ) +
-               batch.gpu_phase_ms( g * kNumPhases + static_cast<int>( Phase::embedding_bwd ) );
+        if ( obj < objective * ( 1.0 - kTie ) )
+            return true;
+        return obj <= objective * ( 1.0 + kTie ) && spr < spread * ( 1.0 - 1e-9 );
     }
 };
 
-//! Largest tables × GPUs for which TorchRec's plan seeds the search.
-constexpr long kTorchrecSeedLimit = 4096;
+//! Row blocks of table t over `gpus` (consecutive GPU ids from `first`), priced.
+bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count )
+{
+    const TableSpec& spec = w.tables[t];
+    if ( spec.rows < count )
+        return false;
+    st.removeTable( t );
+    TablePlan tp = st.tablePlan( t );
+    tp.sharding = type;
+    st.setTablePlan( t, tp );
+    const std::int64_t block = ( spec.rows + count - 1 ) / count;
+    for ( int k = 0; k < count; ++k )
+    {
+        const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
+        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+        if ( end > begin )
+            st.addShard( st.price( t, first + k, begin, end - begin, 0, spec.dim ) );
+    }
+    st.refresh();
+    for ( int g = 0; g < st.numGpus(); ++g )
+        if ( st.hbm( g ) > st.capacity() )
+            return false;
+    return true;
+}
+
+std::string tableLabel( const Workload& w, int t )
+{
+    return t < static_cast<int>( w.table_names.size() )
+               ? fmt::format( "{} '{}'", t, w.table_names[t] )
+               : std::to_string( t );
+}
+
+//! 1. Longest processing time first on the predicted per-table cost: each table goes where the
+//! iteration time grows least (ties: the GPU with the least embedding work, then the lower
+//! index). A table that fits on no GPU whole is split row-wise over all GPUs when its blocks
+//! fit, else kept in host memory with the largest HBM cache that fits (uvm_caching).
+std::string greedyPlacement( PlanState& st, const Workload& w )
+{
+    const int gpus = st.numGpus();
+    const int n = static_cast<int>( w.tables.size() );
+    std::vector<PlanShard> whole( n );
+    for ( int t = 0; t < n; ++t )
+        whole[t] = st.price( t, 0, 0, w.tables[t].rows, 0, w.tables[t].dim );
+    std::vector<int> order( n );
+    std::iota( order.begin(), order.end(), 0 );
+    std::stable_sort(
+        order.begin(), order.end(),
+        [&]( int a, int b )
+        { return whole[a].fwd_ms + whole[a].bwd_ms > whole[b].fwd_ms + whole[b].bwd_ms; } );
+    for ( int t : order )
+    {
+        int best = -1;
+        double best_obj = kInf, best_load = kInf;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            const double obj = st.objectiveWith( deltaOf( g, whole[t], nullptr ), GpuDelta{} );
+            const double load = st.fwd( g ) + st.bwd( g );
+            if ( obj == kInf )
+                continue;
+            if ( best < 0 || obj < best_obj * ( 1.0 - kTie ) ||
+                 ( obj <= best_obj * ( 1.0 + kTie ) && load < best_load ) )
+                best = g, best_obj = obj, best_load = load;
+        }
+        if ( best >= 0 )
+        {
+            PlanShard s = whole[t];
+            s.gpu = best;
+            st.addShard( s );
+            st.refresh();
+            continue;
+        }
+        PlanState trial = st;
+        if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus ) )
+        {
+            st = std::move( trial );
+            continue;
+        }
+        int roomiest = 0;
+        for ( int g = 1; g < gpus; ++g )
+            if ( st.hbm( g ) < st.hbm( roomiest ) )
+                roomiest = g;
+        const TableSpec& spec = w.tables[t];
+        const double weights =
+            static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
+        const double fraction = std::min( 1.0, ( st.capacity() - st.hbm( roomiest ) ) / weights );
+        if ( fraction <= 0.0 )
+            return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise or "
+                                "as a UVM cache",
+                                tableLabel( w, t ), tableStateBytes( spec ) / kBytesPerGiB );
+        TablePlan tp;
+        tp.kernel = ComputeKernel::uvm_caching;
+        tp.cache_fraction = fraction;
+        st.setTablePlan( t, tp );
+        st.addShard( st.price( t, roomiest, 0, spec.rows, 0, spec.dim ) );
+        st.refresh();
+    }
+    return {};
+}
+
+//! Budget of one search: iterations (deterministic) and wall time (a safety net).
+struct Budget
+{
+    int iterations_left;
+    double deadline_s;
+    const std::function<double()>* elapsed;
+    bool spent() const { return iterations_left <= 0 || ( *elapsed )() >= deadline_s; }
+};
+
+//! The GPUs that bound the iteration: most forward work, most backward work, most pooled values
+//! and most ids to send (duplicates removed).
+std::vector<int> criticalGpus( const PlanState& st )
+{
+    std::vector<int> out;
+    for ( int g : { st.hottestFwd(), st.hottestBwd(), st.mostPooled(), st.mostIds() } )
+        if ( std::find( out.begin(), out.end(), g ) == out.end() )
+            out.push_back( g );
+    return out;
+}
+
+//! 3a. Moves and swaps. Each round tries, for every movable shard of a critical GPU, a move to
+//! every other GPU and a swap with every movable shard elsewhere, and applies the best candidate
+//! (lower iteration time; ties: lower Σ fwd² + bwd², which spreads load when several GPUs share
+//! the maximum). Stops when no candidate helps.
+void improveByMoves( PlanState& st, Budget& budget )
+{
+    const int gpus = st.numGpus();
+    while ( !budget.spent() )
+    {
+        --budget.iterations_left;
+        st.refresh();
+        Candidate best{ st.objective(), st.spread() };
+        int move = -1, target = -1, partner = -1;
+        const int shards = st.numShards();
+        for ( int a : criticalGpus( st ) )
+            for ( int s = 0; s < shards; ++s )
+            {
+                const PlanShard& sh = st.shard( s );
+                if ( sh.gpu != a || !movable( st, sh ) )
+                    continue;
+                const GpuDelta out = removal( sh );
+                for ( int g = 0; g < gpus; ++g )
+                {
+                    if ( g == a )
+                        continue;
+                    const GpuDelta in = deltaOf( g, sh, nullptr );
+                    const double obj = st.objectiveWith( out, in );
+                    if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
+                        best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
+                        partner = -1;
+                }
+                for ( int o = 0; o < shards; ++o )
+                {
+                    const PlanShard& other = st.shard( o );
+                    if ( other.gpu == a || !movable( st, other ) )
+                        continue;
+                    const GpuDelta da = deltaOf( a, other, &sh );
+                    const GpuDelta db = deltaOf( other.gpu, sh, &other );
+                    const double obj = st.objectiveWith( da, db );
+                    if ( obj < kInf && best.better( obj, st.spreadWith( da, db ) ) )
+                        best = { obj, st.spreadWith( da, db ) }, move = s, target = other.gpu,
+                        partner = o;
+                }
+            }
+        if ( move < 0 )
+            return;
+        const int from = st.shard( move ).gpu;
+        st.moveShard( move, target );
+        if ( partner >= 0 )
+            st.moveShard( partner, from );
+    }
+}
+
+//! Re-sharding options for shard s: its two column halves (the second on the GPU where it costs
+//! least), and for a whole table its rows over all GPUs or over its node.
+std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
+                                    const Platform& platform, int s )
+{
+    std::vector<PlanState> out;
+    const PlanShard sh = st.shard( s );
+    const int t = sh.table;
+    const int gpus = st.numGpus();
+    if ( sh.num_cols >= 8 && sh.num_cols % 8 == 0 ) // halves of a multiple of 4 columns
+    {
+        PlanState trial = st;
+        TablePlan tp = trial.tablePlan( t );
+        tp.sharding = ShardingType::column_wise;
+        trial.setTablePlan( t, tp );
+        trial.removeShard( s );
+        const int half = sh.num_cols / 2;
+        trial.addShard( trial.price( t, sh.gpu, sh.row_offset, sh.num_rows, sh.col_offset, half ) );
+        trial.refresh();
+        PlanShard second =
+            trial.price( t, sh.gpu, sh.row_offset, sh.num_rows, sh.col_offset + half, half );
+        int where = -1;
+        double where_obj = kInf;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            const double obj = trial.objectiveWith( deltaOf( g, second, nullptr ), {} );
+            if ( obj < where_obj )
+                where = g, where_obj = obj;
+        }
+        if ( where >= 0 )
+        {
+            second.gpu = where;
+            trial.addShard( second );
+            trial.refresh();
+            out.push_back( std::move( trial ) );
+        }
+    }
+    if ( st.tablePlan( t ).sharding != ShardingType::table_wise )
+        return out;
+    const int per_node = platform.gpus_per_node;
+    PlanState rows = st;
+    if ( reshardRows( rows, w, t, ShardingType::row_wise, 0, gpus ) )
+        out.push_back( std::move( rows ) );
+    if ( platform.num_nodes > 1 && per_node > 1 )
+    {
+        PlanState node = st;
+        if ( reshardRows( node, w, t, ShardingType::table_row_wise, sh.gpu / per_node * per_node,
+                          per_node ) )
+            out.push_back( std::move( node ) );
+    }
+    return out;
+}
+
+//! 3. Local search: moves and swaps until none helps; then re-shard the most expensive shards of
+//! the critical GPUs (column halves, row-wise, table-row-wise), each option followed by its own
+//! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
+//! beats the current plan; repeat.
+void localSearch( PlanState& st, const Workload& w, const Platform& platform,
+                  const PlannerOptions& options, const std::function<double()>& elapsed )
+{
+    if ( st.numGpus() < 2 )
+        return;
+    Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    constexpr int kHotShardsPerGpu = 2;
+    constexpr int kLookaheadIterations = 200;
+    while ( !budget.spent() )
+    {
+        improveByMoves( st, budget );
+        st.refresh();
+        const double current = st.objective();
+        std::vector<int> hot;
+        for ( int a : criticalGpus( st ) )
+        {
+            std::vector<int> on_a;
+            for ( int s = 0; s < st.numShards(); ++s )
+                if ( st.shard( s ).gpu == a && movable( st, st.shard( s ) ) )
+                    on_a.push_back( s );
+            std::stable_sort( on_a.begin(), on_a.end(),
+                              [&]( int x, int y )
+                              {
+                                  return st.shard( x ).fwd_ms + st.shard( x ).bwd_ms >
+                                         st.shard( y ).fwd_ms + st.shard( y ).bwd_ms;
+                              } );
+            for ( int k = 0; k < std::min<int>( kHotShardsPerGpu, on_a.size() ); ++k )
+                if ( std::find( hot.begin(), hot.end(), on_a[k] ) == hot.end() )
+                    hot.push_back( on_a[k] );
+        }
+        double best_obj = current * ( 1.0 - kTie );
+        std::unique_ptr<PlanState> best_state;
+        for ( int s : hot )
+            for ( PlanState& trial : reshardings( st, w, platform, s ) )
+            {
+                if ( budget.spent() )
+                    break;
+                Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
+                                  budget.deadline_s, &elapsed };
+                improveByMoves( trial, lookahead );
+                budget.iterations_left -= std::min( kLookaheadIterations, budget.iterations_left ) -
+                                          lookahead.iterations_left;
+                trial.refresh();
+                const double obj = trial.objective();
+                if ( obj < best_obj )
+                {
+                    best_obj = obj;
+                    best_state = std::make_unique<PlanState>( std::move( trial ) );
+                }
+            }
+        if ( !best_state )
+            return;
+        st = std::move( *best_state );
+    }
+}
 
 } // namespace
 
@@ -99,252 +356,70 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
                            std::int64_t global_batch, const PlannerOptions& options )
 {
     const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&]
+    const std::function<double()> elapsed = [start]
     { return std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count(); };
     const int gpus = platform.numGpus();
     const int num_tables = static_cast<int>( workload.tables.size() );
     const double cap = gpuCapacityBytes( platform );
     PlanResult result;
-    Plan& plan = result.plan;
-    plan.tables.resize( num_tables );
 
-    // 1. Longest processing time first on the predicted per-table cost; a table goes to the
-    //    least-loaded GPU it fits on. A table that fits on no GPU whole is split row-wise over
-    //    all GPUs if its blocks fit, else kept in host memory with the largest HBM cache that
-    //    fits (uvm_caching).
-    std::vector<double> cost( num_tables );
-    for ( int t = 0; t < num_tables; ++t )
-        cost[t] =
-            tableWiseCostMs( platform, workload.tables[t], static_cast<double>( global_batch ) );
-    std::vector<int> order( num_tables );
-    std::iota( order.begin(), order.end(), 0 );
-    std::stable_sort( order.begin(), order.end(),
-                      [&]( int a, int b ) { return cost[a] > cost[b]; } );
-    std::vector<double> load( gpus, 0.0 ), used( gpus, 0.0 );
-    for ( int t : order )
+    PlanState state( workload, platform, global_batch, cap );
+    result.reason = greedyPlacement( state, workload );
+    if ( !result.reason.empty() )
+        return result;
+
+    // 2. The search starts from the best of the greedy placement, the greedy baselines and
+    //    TorchRec's plan, so it is never worse than any of them. Seeds are priced by PlanState
+    //    (predictStep's composition on the host, serial: no kernel launch per seed).
+    Plan best_seed = state.toPlan();
+    double best_seed_obj = state.objective();
+    std::vector<PlanResult> seeds;
+    for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
+                               PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
+        seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
+    if ( static_cast<long>( num_tables ) * gpus <= kTorchrecSeedLimit )
     {
-        const TableSpec& spec = workload.tables[t];
-        const double bytes = tableStateBytes( spec );
-        int best = -1;
+        PlannerOptions torchrec_options = options;
+        torchrec_options.model = CostModel::torchrec;
+        seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
+    }
+    for ( PlanResult& seed : seeds )
+    {
+        if ( !seed.feasible )
+            continue;
+        state.load( seed.plan );
+        // TorchRec sizes memory its own way: a seed must also fit the shared table rule.
+        bool fits = true;
         for ( int g = 0; g < gpus; ++g )
-            if ( used[g] + bytes <= cap && ( best < 0 || load[g] < load[best] ) )
-                best = g;
-        if ( best >= 0 )
+            fits = fits && state.hbm( g ) <= cap * ( 1.0 + 1e-9 );
+        const double obj = state.objective();
+        if ( fits && obj < best_seed_obj )
         {
-            plan.shards.push_back( { t, best, 0, spec.rows, 0, spec.dim } );
-            load[best] += cost[t];
-            used[best] += bytes;
-            continue;
+            best_seed_obj = obj;
+            best_seed = std::move( seed.plan );
         }
-        const double block = bytes / gpus * 1.0001; // rounding of the row blocks
-        if ( std::all_of( used.begin(), used.end(), [&]( double u ) { return u + block <= cap; } ) )
-        {
-            makeRowWise( plan, workload, t, gpus );
-            for ( int g = 0; g < gpus; ++g )
-            {
-                used[g] += block;
-                load[g] += cost[t] / gpus;
-            }
-            continue;
-        }
-        const int roomiest =
-            static_cast<int>( std::min_element( used.begin(), used.end() ) - used.begin() );
-        const double weights =
-            static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
-        const double fraction = std::min( 1.0, ( cap - used[roomiest] ) / weights );
-        if ( fraction <= 0.0 )
-        {
-            result.reason = fmt::format(
-                "table {} '{}' ({:.3f} GiB) fits on no GPU, not even split row-wise or as a UVM "
-                "cache",
-                t,
-                t < static_cast<int>( workload.table_names.size() ) ? workload.table_names[t] : "",
-                bytes / kBytesPerGiB );
-            return result;
-        }
-        plan.tables[t].kernel = ComputeKernel::uvm_caching;
-        plan.tables[t].cache_fraction = fraction;
-        plan.shards.push_back( { t, roomiest, 0, spec.rows, 0, spec.dim } );
-        used[roomiest] += fraction * weights;
-        load[roomiest] += cost[t];
     }
+    state.load( best_seed );
 
-    // 2. Start the search from the best of that placement, the greedy baselines and
-    //    TorchRec's plan: the result is never worse than any of them.
-    {
-        Evaluator scorer;
-        scorer.repack( { &workload, &platform, &plan, global_batch, CostModel::native } );
-        double start_ms = scorer.evaluate();
-        std::vector<PlanResult> seeds;
-        for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
-                                   PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
-            seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
-        // TorchRec's planner enumerates every sharding option of every table; beyond a few
-        // thousand (table, GPU) pairs it takes seconds to minutes, more than the whole budget.
-        if ( static_cast<long>( num_tables ) * gpus <= kTorchrecSeedLimit )
-        {
-            PlannerOptions torchrec_options = options;
-            torchrec_options.model = CostModel::torchrec;
-            seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
-        }
-        for ( PlanResult& seed : seeds )
-        {
-            if ( !seed.feasible )
-                continue;
-            scorer.repack( { &workload, &platform, &seed.plan, global_batch, CostModel::native } );
-            const double score = scorer.evaluate();
-            if ( score < start_ms )
-            {
-                start_ms = score;
-                plan = std::move( seed.plan );
-            }
-        }
-    }
+    localSearch( state, workload, platform, options, elapsed );
 
-    // 3. Local search on the full model: move or swap table-wise shards off the GPU with the
-    //    most embedding work while the iteration time improves; then try splitting its most
-    //    expensive table row-wise. Deterministic: candidates in a fixed order, ties to the first.
-    ScenarioInput input{ &workload, &platform, &plan, global_batch, CostModel::native };
-    Evaluator eval;
-    eval.repack( input );
-    double best_ms = eval.evaluate();
-    int iterations = 0;
-    bool tried_split = false;
-    while ( iterations < options.max_iterations && elapsed() < options.time_budget_s )
-    {
-        ++iterations;
-        eval.evaluate(); // per-GPU loads of the current placement
-        int hot = 0;
-        for ( int g = 1; g < gpus; ++g )
-            if ( eval.embeddingLoad( g ) > eval.embeddingLoad( hot ) )
-                hot = g;
-        auto& shard_gpu = eval.batch.shard_gpu;
-        const int num_shards = static_cast<int>( shard_gpu.extent( 0 ) );
-        double best_candidate = best_ms;
-        int move_shard = -1, move_to = -1, swap_shard = -1;
-        for ( int s = 0; s < num_shards; ++s )
-        {
-            if ( elapsed() >= options.time_budget_s ) // keep the best candidate found so far
-                break;
-            if ( shard_gpu( s ) != hot ||
-                 plan.tables[plan.shards[s].table].sharding != ShardingType::table_wise )
-                continue;
-            for ( int g = 0; g < gpus; ++g )
-            {
-                if ( g == hot || elapsed() >= options.time_budget_s )
-                    continue;
-                shard_gpu( s ) = g; // move
-                const double moved = eval.evaluate();
-                if ( moved < best_candidate )
-                {
-                    best_candidate = moved;
-                    move_shard = s, move_to = g, swap_shard = -1;
-                }
-                for ( int o = 0; o < num_shards; ++o ) // swap with a shard of GPU g
-                {
-                    if ( shard_gpu( o ) != g || o == s ||
-                         plan.tables[plan.shards[o].table].sharding != ShardingType::table_wise )
-                        continue;
-                    shard_gpu( o ) = hot;
-                    const double swapped = eval.evaluate();
-                    if ( swapped < best_candidate )
-                    {
-                        best_candidate = swapped;
-                        move_shard = s, move_to = g, swap_shard = o;
-                    }
-                    shard_gpu( o ) = g;
-                }
-                shard_gpu( s ) = hot;
-            }
-        }
-        if ( move_shard >= 0 )
-        {
-            shard_gpu( move_shard ) = move_to;
-            plan.shards[move_shard].gpu = move_to;
-            if ( swap_shard >= 0 )
-            {
-                shard_gpu( swap_shard ) = hot;
-                plan.shards[swap_shard].gpu = hot;
-            }
-            best_ms = eval.evaluate();
-            continue;
-        }
-        if ( tried_split || gpus == 1 )
-            break;
-        // No move helps: try splitting the hot GPU's most expensive table row-wise.
-        tried_split = true;
-        int hottest = -1;
-        for ( int s = 0; s < num_shards; ++s )
-            if ( shard_gpu( s ) == hot &&
-                 plan.tables[plan.shards[s].table].sharding == ShardingType::table_wise &&
-                 ( hottest < 0 ||
-                   eval.batch.shard_fwd_ms( s ) + eval.batch.shard_bwd_ms( s ) >
-                       eval.batch.shard_fwd_ms( hottest ) + eval.batch.shard_bwd_ms( hottest ) ) )
-                hottest = s;
-        if ( hottest < 0 )
-            break;
-        Plan candidate = plan;
-        makeRowWise( candidate, workload, plan.shards[hottest].table, gpus );
-        Evaluator trial;
-        trial.repack( { &workload, &platform, &candidate, global_batch, CostModel::native } );
-        const double split_ms = trial.evaluate();
-        if ( split_ms < best_ms )
-        {
-            plan = std::move( candidate );
-            eval = std::move( trial );
-            best_ms = split_ms;
-            tried_split = false; // the landscape changed: moves may help again
-        }
-    }
-    // Feasible by the rule every planner shares: the tables' weights and optimizer state fit in
-    // each GPU's memory less the reserve (the full model's buffers and activations are
-    // reported by the evaluation, as for the baselines).
-    std::vector<double> table_bytes( gpus, 0.0 );
-    for ( const ShardSpec& s : plan.shards )
-        table_bytes[s.gpu] +=
-            shardHbmBytes( workload.tables[s.table], static_cast<double>( s.num_rows ), s.num_cols,
-                           plan.tables[s.table].kernel, plan.tables[s.table].cache_fraction );
-    for ( int g = 0; g < gpus; ++g )
-        if ( table_bytes[g] > cap * 1.0001 )
-        {
-            result.reason =
-                fmt::format( "GPU {} would hold {:.3f} GiB of tables, more than its {:.3f} GiB", g,
-                             table_bytes[g] / kBytesPerGiB, cap / kBytesPerGiB );
-            return result;
-        }
-    result.feasible = true;
+    result.plan = state.toPlan();
     result.predicted_ms =
-        evaluateScenario( { &workload, &platform, &plan, global_batch, options.model } )
-            .iteration_ms;
-    return result;
-}
-
-double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
-                              std::int64_t global_batch )
-{
-    // Any plan runs the dense part on every GPU and spreads at least the cheapest possible
-    // embedding work over the GPUs. Per table the cheapest is one table-wise HBM shard with every
-    // repeat served by L2: splitting rows or columns only adds outputs, sector rounding and
-    // narrow-row penalties, replicas look up more distinct rows in total (U is concave), and UVM
-    // only adds host traffic.
-    const int gpus = platform.numGpus();
-    const std::int64_t batch = global_batch > 0 ? global_batch : workload.global_batch;
-    GpuSpec unlimited_l2 = platform.gpu;
-    unlimited_l2.l2_cache_MiB = 1e12;
-    double embedding = 0.0, sum_dims = 0.0;
-    for ( const TableSpec& t : workload.tables )
+        iterationMsOnHost( { &workload, &platform, &result.plan, global_batch, options.model } );
+    if ( options.model == CostModel::native )
     {
-        const EmbeddingCost c =
-            embeddingShardCost( unlimited_l2, platform.host_to_gpu_GBps, t, 1.0, t.dim,
-                                static_cast<double>( batch ), ComputeKernel::hbm, 0.0 );
-        embedding += c.fwd_ms + c.bwd_ms;
-        sum_dims += t.dim;
+        // The search's sums run in another order than the kernel's: never return a plan that
+        // the kernel prices above the seed.
+        const double seed_ms =
+            iterationMsOnHost( { &workload, &platform, &best_seed, global_batch, options.model } );
+        if ( seed_ms < result.predicted_ms )
+        {
+            result.plan = std::move( best_seed );
+            result.predicted_ms = seed_ms;
+        }
     }
-    const DenseCost dense =
-        denseCost( platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ),
-                   sum_dims, static_cast<double>( batch ) / gpus );
-    return dense.bottom_fwd_ms + dense.top_fwd_ms + dense.top_bwd_ms + dense.bottom_bwd_ms +
-           embedding / gpus;
+    result.feasible = true;
+    return result;
 }
 
 } // namespace shardsweep

@@ -27,6 +27,10 @@ Plan tableWisePlan( const Workload& workload, const std::vector<int>& gpu_of_tab
 //! Why a table-wise placement over-commits a GPU, or "" if it does not.
 std::string overCommitReason( const Workload& workload, const Platform& platform,
                               const std::vector<int>& gpu_of_table );
+//! evaluateScenario( input ).iteration_ms computed in a plain serial host loop (the same kernel
+//! body, bit-identical): a planner prices one plan at a time, and a parallel launch per plan
+//! costs more than the plan on a loaded machine.
+double iterationMsOnHost( const ScenarioInput& input );
 } // namespace planner_detail
 
 } // namespace shardsweep

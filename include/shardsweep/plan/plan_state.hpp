@@ -1,0 +1,105 @@
+#pragma once
+//! \file plan_state.hpp
+//! \brief Incremental bookkeeping of a plan under the native step model, for the planners'
+//! searches (not part of the public API).
+//!
+//! predictStep (model/step.hpp) composes an iteration from a handful of per-GPU sums: embedding
+//! forward and backward time, HBM bytes, and the pooled values and ids each GPU owns (which fix
+//! every GPU's all-to-all send and receive volumes). PlanState keeps those sums and each shard's
+//! cost (embeddingShardCostFromStats with its table's statistics), so a candidate move, swap or
+//! split is priced in O(1) from the changed GPUs and the top three of the others, instead of
+//! re-evaluating the whole plan. The formula is predictStep's, term for term; the planner still
+//! prices its final plan with evaluateScenario.
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/embedding.hpp>
+#include <vector>
+
+namespace shardsweep
+{
+
+struct PlanShard
+{
+    int table = 0;
+    int gpu = 0;
+    std::int64_t row_offset = 0, num_rows = 0;
+    int col_offset = 0, num_cols = 0;
+    double fwd_ms = 0.0, bwd_ms = 0.0;
+    double hbm_bytes = 0.0;
+    double pooled_bytes = 0.0; //!< sent to every other GPU (model-parallel shards)
+    double id_bytes = 0.0;     //!< received from every other GPU
+};
+
+//! Per-GPU changes of a candidate on up to two GPUs.
+struct GpuDelta
+{
+    int gpu = -1;
+    double fwd = 0.0, bwd = 0.0, hbm = 0.0, pooled = 0.0, ids = 0.0;
+};
+
+class PlanState
+{
+  public:
+    PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
+               double capacity_bytes );
+
+    //! Replaces the state by `plan` (every table must be planned).
+    void load( const Plan& plan );
+    Plan toPlan() const;
+
+    //! A shard of table t priced on any GPU (costs do not depend on which: GPUs are alike).
+    PlanShard price( int table, int gpu, std::int64_t row_offset, std::int64_t num_rows,
+                     int col_offset, int num_cols ) const;
+    void setTablePlan( int table, const TablePlan& tp ); //!< re-derives the table's statistics
+    const TablePlan& tablePlan( int t ) const { return tables_[t]; }
+    void addShard( const PlanShard& s );
+    void removeShard( int index ); //!< the last shard takes its index
+    void moveShard( int index, int gpu );
+    //! Removes every shard of table t.
+    void removeTable( int t );
+
+    //! The iteration time (predictStep's composition) of the current state.
+    double objective() const;
+    //! The iteration time after applying `a` and `b` (gpu -1: unused); refresh() must have run
+    //! since the last change. Returns +inf if a GPU would exceed the capacity.
+    double objectiveWith( const GpuDelta& a, const GpuDelta& b ) const;
+    //! Σ over GPUs of (fwd² + bwd²) after the deltas: the tie-breaker that spreads load when
+    //! several GPUs share the maximum.
+    double spreadWith( const GpuDelta& a, const GpuDelta& b ) const;
+    void refresh(); //!< recomputes the top-three of each per-GPU sum
+
+    int numGpus() const { return num_gpus_; }
+    int numShards() const { return static_cast<int>( shards_.size() ); }
+    const PlanShard& shard( int i ) const { return shards_[i]; }
+    double fwd( int g ) const { return fwd_[g]; }
+    double bwd( int g ) const { return bwd_[g]; }
+    double hbm( int g ) const { return hbm_[g]; }
+    double capacity() const { return capacity_; }
+    double spread() const { return spread_; }
+    int hottestFwd() const { return top_fwd_[0]; }
+    int hottestBwd() const { return top_bwd_[0]; }
+    int mostPooled() const { return top_pooled_[0]; }
+    int mostIds() const { return top_ids_[0]; }
+
+  private:
+    double a2aMs( double busiest_bytes ) const; //!< allToAllvTimeNs of the busiest GPU's volume
+    double compose( double max_fwd, double max_bwd, double busiest_pooled,
+                    double busiest_ids ) const;
+
+    const Workload* workload_;
+    const Platform* platform_;
+    double global_ = 0.0, local_ = 0.0, capacity_ = 0.0;
+    int num_gpus_ = 0;
+    double bottom_fwd_ = 0.0, bottom_bwd_ = 0.0, top_ms_ = 0.0, allreduce_ms_ = 0.0;
+    double dense_gradient_bytes_ = 0.0;
+    std::vector<TablePlan> tables_;
+    std::vector<EmbeddingTableStats> stats_;
+    std::vector<PlanShard> shards_;
+    std::vector<double> fwd_, bwd_, hbm_, pooled_, ids_;
+    double total_pooled_ = 0.0, total_ids_ = 0.0, dp_gradient_bytes_ = 0.0;
+    // Three largest (and for the owned volumes smallest) per-GPU values, by GPU index.
+    int top_fwd_[3], top_bwd_[3], top_pooled_[3], top_ids_[3], low_pooled_[3], low_ids_[3];
+    double spread_ = 0.0;
+    mutable double cached_busy_[2] = { -1.0, -1.0 }, cached_ms_[2] = { 0.0, 0.0 };
+};
+
+} // namespace shardsweep

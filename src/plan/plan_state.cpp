@@ -1,0 +1,299 @@
+// Incremental per-GPU bookkeeping of a plan under the native step model (plan_state.hpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/model/dense.hpp>
+#include <shardsweep/model/memory.hpp>
+#include <shardsweep/model/step.hpp>
+#include <shardsweep/plan/plan_state.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+//! Indices of the three largest (sign +1) or smallest (sign -1) entries, -1 where P < 3.
+void topThree( const std::vector<double>& v, double sign, int out[3] )
+{
+    out[0] = out[1] = out[2] = -1;
+    for ( int g = 0; g < static_cast<int>( v.size() ); ++g )
+    {
+        const double x = sign * v[g];
+        if ( out[0] < 0 || x > sign * v[out[0]] )
+        {
+            out[2] = out[1], out[1] = out[0], out[0] = g;
+        }
+        else if ( out[1] < 0 || x > sign * v[out[1]] )
+        {
+            out[2] = out[1], out[1] = g;
+        }
+        else if ( out[2] < 0 || x > sign * v[out[2]] )
+            out[2] = g;
+    }
+}
+
+//! The extreme (sign +1: max, -1: min) of v with GPUs a and b replaced by their new values.
+double extremeWith( const std::vector<double>& v, const int top[3], double sign, const GpuDelta& a,
+                    double a_value, const GpuDelta& b, double b_value )
+{
+    double best = -kInf;
+    for ( int k = 0; k < 3; ++k )
+        if ( top[k] >= 0 && top[k] != a.gpu && top[k] != b.gpu )
+        {
+            best = sign * v[top[k]];
+            break;
+        }
+    if ( a.gpu >= 0 )
+        best = std::max( best, sign * a_value );
+    if ( b.gpu >= 0 )
+        best = std::max( best, sign * b_value );
+    return sign * best;
+}
+
+bool isModelParallel( ShardingType s )
+{
+    return s != ShardingType::data_parallel;
+}
+} // namespace
+
+PlanState::PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
+                      double capacity_bytes )
+    : workload_( &workload ), platform_( &platform ), capacity_( capacity_bytes )
+{
+    num_gpus_ = platform.numGpus();
+    global_ = static_cast<double>( global_batch > 0 ? global_batch : workload.global_batch );
+    local_ = global_ / num_gpus_;
+    double sum_dims = 0.0;
+    for ( const TableSpec& t : workload.tables )
+        sum_dims += t.dim;
+    const DenseCost dense =
+        denseCost( platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ),
+                   sum_dims, local_ );
+    bottom_fwd_ = dense.bottom_fwd_ms;
+    bottom_bwd_ = dense.bottom_bwd_ms;
+    top_ms_ = dense.top_fwd_ms + dense.top_bwd_ms;
+    dense_gradient_bytes_ = dense.parameters * dataTypeBytes( workload.dense.dtype );
+    tables_.resize( workload.tables.size() );
+    stats_.resize( workload.tables.size() );
+    for ( std::size_t t = 0; t < workload.tables.size(); ++t )
+        setTablePlan( static_cast<int>( t ), TablePlan{} );
+    fwd_.assign( num_gpus_, 0.0 );
+    bwd_ = hbm_ = pooled_ = ids_ = fwd_;
+    refresh();
+}
+
+void PlanState::setTablePlan( int t, const TablePlan& tp )
+{
+    tables_[t] = tp;
+    const double batch = stepTableBatch( tp.sharding, global_, num_gpus_ );
+    stats_[t] = embeddingTableStats( workload_->tables[t], batch,
+                                     stepTableCache( tp.kernel, tp.cache_fraction ) );
+}
+
+PlanShard PlanState::price( int t, int gpu, std::int64_t row_offset, std::int64_t num_rows,
+                            int col_offset, int num_cols ) const
+{
+    const TableSpec& spec = workload_->tables[t];
+    const TablePlan& tp = tables_[t];
+    PlanShard s;
+    s.table = t;
+    s.gpu = gpu;
+    s.row_offset = row_offset;
+    s.num_rows = num_rows;
+    s.col_offset = col_offset;
+    s.num_cols = num_cols;
+    const double rows = static_cast<double>( num_rows );
+    const double share = spec.rows > 0 ? rows / static_cast<double>( spec.rows ) : 0.0;
+    const bool mp = isModelParallel( tp.sharding );
+    const EmbeddingCost c =
+        embeddingShardCostFromStats( platform_->gpu, platform_->host_to_gpu_GBps, spec, stats_[t],
+                                     share, num_cols, mp ? global_ : local_, tp.kernel );
+    s.fwd_ms = c.fwd_ms;
+    s.bwd_ms = c.bwd_ms;
+    s.hbm_bytes = shardHbmBytes( spec, rows, num_cols, tp.kernel, tp.cache_fraction );
+    if ( mp )
+    {
+        s.pooled_bytes = local_ * num_cols * dataTypeBytes( spec.dtype );
+        s.id_bytes = local_ * spec.pooling_factor * share * kIndexBytes;
+    }
+    return s;
+}
+
+void PlanState::addShard( const PlanShard& s )
+{
+    shards_.push_back( s );
+    fwd_[s.gpu] += s.fwd_ms;
+    bwd_[s.gpu] += s.bwd_ms;
+    hbm_[s.gpu] += s.hbm_bytes;
+    pooled_[s.gpu] += s.pooled_bytes;
+    ids_[s.gpu] += s.id_bytes;
+    total_pooled_ += s.pooled_bytes;
+    total_ids_ += s.id_bytes;
+    if ( !isModelParallel( tables_[s.table].sharding ) )
+        dp_gradient_bytes_ += static_cast<double>( s.num_rows ) * s.num_cols *
+                              dataTypeBytes( workload_->tables[s.table].dtype ) / num_gpus_;
+}
+
+void PlanState::removeShard( int index )
+{
+    const PlanShard s = shards_[index];
+    fwd_[s.gpu] -= s.fwd_ms;
+    bwd_[s.gpu] -= s.bwd_ms;
+    hbm_[s.gpu] -= s.hbm_bytes;
+    pooled_[s.gpu] -= s.pooled_bytes;
+    ids_[s.gpu] -= s.id_bytes;
+    total_pooled_ -= s.pooled_bytes;
+    total_ids_ -= s.id_bytes;
+    if ( !isModelParallel( tables_[s.table].sharding ) )
+        dp_gradient_bytes_ -= static_cast<double>( s.num_rows ) * s.num_cols *
+                              dataTypeBytes( workload_->tables[s.table].dtype ) / num_gpus_;
+    shards_[index] = shards_.back();
+    shards_.pop_back();
+}
+
+void PlanState::moveShard( int index, int gpu )
+{
+    PlanShard s = shards_[index];
+    removeShard( index );
+    s.gpu = gpu;
+    addShard( s );
+    std::swap( shards_[index], shards_.back() ); // keep the shard's index
+}
+
+void PlanState::removeTable( int t )
+{
+    for ( int i = numShards() - 1; i >= 0; --i )
+        if ( shards_[i].table == t )
+            removeShard( i );
+}
+
+void PlanState::load( const Plan& plan )
+{
+    shards_.clear();
+    std::fill( fwd_.begin(), fwd_.end(), 0.0 );
+    bwd_ = hbm_ = pooled_ = ids_ = fwd_;
+    total_pooled_ = total_ids_ = dp_gradient_bytes_ = 0.0;
+    for ( std::size_t t = 0; t < plan.tables.size(); ++t )
+        setTablePlan( static_cast<int>( t ), plan.tables[t] );
+    for ( const ShardSpec& s : plan.shards )
+        addShard( price( s.table, s.gpu, s.row_offset, s.num_rows, s.col_offset, s.num_cols ) );
+    refresh();
+}
+
+Plan PlanState::toPlan() const
+{
+    Plan plan;
+    plan.tables = tables_;
+    plan.shards.reserve( shards_.size() );
+    for ( const PlanShard& s : shards_ )
+        plan.shards.push_back(
+            { s.table, s.gpu, s.row_offset, s.num_rows, s.col_offset, s.num_cols } );
+    // Shards grouped by table, then by position, so plan files read naturally.
+    std::sort( plan.shards.begin(), plan.shards.end(),
+               []( const ShardSpec& a, const ShardSpec& b )
+               {
+                   if ( a.table != b.table )
+                       return a.table < b.table;
+                   if ( a.col_offset != b.col_offset )
+                       return a.col_offset < b.col_offset;
+                   return a.row_offset < b.row_offset;
+               } );
+    return plan;
+}
+
+void PlanState::refresh()
+{
+    topThree( fwd_, 1.0, top_fwd_ );
+    topThree( bwd_, 1.0, top_bwd_ );
+    topThree( pooled_, 1.0, top_pooled_ );
+    topThree( ids_, 1.0, top_ids_ );
+    topThree( pooled_, -1.0, low_pooled_ );
+    topThree( ids_, -1.0, low_ids_ );
+    spread_ = 0.0;
+    for ( int g = 0; g < num_gpus_; ++g )
+        spread_ += fwd_[g] * fwd_[g] + bwd_[g] * bwd_[g];
+    allreduce_ms_ = num_gpus_ > 1
+                        ? 1e-6 * collectiveTimeNs( platform_->network, platform_->system,
+                                                   Collective::all_reduce,
+                                                   dense_gradient_bytes_ + dp_gradient_bytes_ )
+                        : 0.0;
+}
+
+double PlanState::a2aMs( double busiest ) const
+{
+    if ( num_gpus_ <= 1 )
+        return 0.0;
+    return 1e-6 * collectiveTimeNs( platform_->network, platform_->system, Collective::all_to_all,
+                                    busiest * num_gpus_ / ( num_gpus_ - 1.0 ) );
+}
+
+double PlanState::compose( double max_fwd, double max_bwd, double busiest_pooled,
+                           double busiest_ids ) const
+{
+    // Two one-entry caches: most candidates leave the busiest volumes unchanged.
+    const double busy[2] = { busiest_pooled, busiest_ids };
+    double ms[2];
+    for ( int k = 0; k < 2; ++k )
+    {
+        if ( busy[k] != cached_busy_[k] )
+        {
+            cached_busy_[k] = busy[k];
+            cached_ms_[k] = a2aMs( busy[k] );
+        }
+        ms[k] = cached_ms_[k];
+    }
+    // predictStep's timeline (model/step.hpp).
+    const double t_lookup_start = std::max( ms[1], bottom_fwd_ );
+    const double t_top_end = t_lookup_start + max_fwd + ms[0] + top_ms_;
+    const double t_grad_arrived = t_top_end + ms[0];
+    const double t_update_start = std::max( t_grad_arrived, t_top_end + bottom_bwd_ );
+    return std::max( t_update_start + max_bwd, t_grad_arrived + allreduce_ms_ );
+}
+
+double PlanState::objectiveWith( const GpuDelta& a, const GpuDelta& b ) const
+{
+    auto val = [&]( const std::vector<double>& v, const GpuDelta& d, double GpuDelta::*field )
+    { return d.gpu >= 0 ? v[d.gpu] + d.*field : 0.0; };
+    if ( ( a.gpu >= 0 && a.hbm > 0.0 && hbm_[a.gpu] + a.hbm > capacity_ ) ||
+         ( b.gpu >= 0 && b.hbm > 0.0 && hbm_[b.gpu] + b.hbm > capacity_ ) )
+        return kInf;
+    const double max_fwd = extremeWith( fwd_, top_fwd_, 1.0, a, val( fwd_, a, &GpuDelta::fwd ), b,
+                                        val( fwd_, b, &GpuDelta::fwd ) );
+    const double max_bwd = extremeWith( bwd_, top_bwd_, 1.0, a, val( bwd_, a, &GpuDelta::bwd ), b,
+                                        val( bwd_, b, &GpuDelta::bwd ) );
+    const double p1 = num_gpus_ - 1.0;
+    const double total_pooled = total_pooled_ + a.pooled + b.pooled;
+    const double total_ids = total_ids_ + a.ids + b.ids;
+    const double ap = val( pooled_, a, &GpuDelta::pooled ),
+                 bp = val( pooled_, b, &GpuDelta::pooled );
+    const double ai = val( ids_, a, &GpuDelta::ids ), bi = val( ids_, b, &GpuDelta::ids );
+    const double busiest_pooled =
+        std::max( p1 * extremeWith( pooled_, top_pooled_, 1.0, a, ap, b, bp ),
+                  total_pooled - extremeWith( pooled_, low_pooled_, -1.0, a, ap, b, bp ) );
+    const double busiest_ids =
+        std::max( p1 * extremeWith( ids_, top_ids_, 1.0, a, ai, b, bi ),
+                  total_ids - extremeWith( ids_, low_ids_, -1.0, a, ai, b, bi ) );
+    return compose( max_fwd, max_bwd, busiest_pooled, busiest_ids );
+}
+
+double PlanState::objective() const
+{
+    return objectiveWith( GpuDelta{}, GpuDelta{} );
+}
+
+double PlanState::spreadWith( const GpuDelta& a, const GpuDelta& b ) const
+{
+    double sum = spread();
+    for ( const GpuDelta* d : { &a, &b } )
+        if ( d->gpu >= 0 )
+        {
+            const double f = fwd_[d->gpu] + d->fwd, w = bwd_[d->gpu] + d->bwd;
+            sum += f * f + w * w - fwd_[d->gpu] * fwd_[d->gpu] - bwd_[d->gpu] * bwd_[d->gpu];
+        }
+    return sum;
+}
+
+} // namespace shardsweep
