@@ -1,12 +1,358 @@
-// Placeholder until this subcommand's component lands; replaced by its implementation.
+// `shardsweep bench sweep`: the sweep engine (runSweepEngine with the real planner and cost
+// kernel) on 50-table / 4-GPU round-robin scenarios: throughput per core, the share of I/O, the
+// 1 -> N rank parallel efficiency and the peak RSS as the scenario count grows.
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <limits>
 #include <shardsweep/cli/commands.hpp>
-
-#include <stdexcept>
+#include <shardsweep/io/errors.hpp>
+#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/sweep/sweep_engine.hpp>
+#include <shardsweep/sweep/sweep_problem.hpp>
+#include <sstream>
+#include <sys/resource.h>
+#include <thread>
+#include <unistd.h>
 
 namespace shardsweep
 {
-int benchSweep( const CommandContext&, const Arguments& )
+namespace
 {
-    throw std::runtime_error( "'bench_sweep' is not available in this build yet" );
+namespace po = boost::program_options;
+
+//! Peak resident set of this process so far, MiB (ru_maxrss is in KiB on Linux).
+double peakRssMiB()
+{
+    struct rusage usage = {};
+    getrusage( RUSAGE_SELF, &usage );
+    return double( usage.ru_maxrss ) / 1024.0;
 }
+
+//! CPU seconds (user + system, all threads) this process has used so far.
+double cpuSeconds()
+{
+    struct rusage usage = {};
+    getrusage( RUSAGE_SELF, &usage );
+    return double( usage.ru_utime.tv_sec + usage.ru_stime.tv_sec ) +
+           1e-6 * double( usage.ru_utime.tv_usec + usage.ru_stime.tv_usec );
+}
+
+//! One engine run, reduced over the ranks that took part.
+struct Measurement
+{
+    int ranks = 0;
+    std::uint64_t scenarios = 0;
+    std::uint64_t failures = 0;
+    double wall_s = 0;
+    double rate = 0;           //!< scenarios per second, all ranks
+    double io_fraction = 0;    //!< max over ranks of (journal + hdf5) / wall
+    double hdf5_fraction = 0;  //!< max over ranks of hdf5 / wall
+    double busy_imbalance = 0; //!< max busy / mean busy - 1
+    SweepTimes sum;            //!< phase seconds summed over ranks
+    double peak_rss_MiB = 0;   //!< max over ranks
+    double cpu_s = 0;          //!< CPU seconds, summed over ranks
+};
+
+//! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
+Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProblem& problem,
+                     const std::string& output, std::uint64_t scenarios, SweepDetail detail,
+                     std::uint64_t batch_size )
+{
+    (void)space;
+    SweepOptions options;
+    options.output = output;
+    options.fresh = true;
+    options.quiet = true;
+    options.progress_interval_s = 0;
+    options.max_scenarios = scenarios;
+    options.detail = detail;
+    options.batch_size = batch_size;
+    options.command_line = "shardsweep bench sweep";
+    std::ostringstream sink;
+    const double cpu0 = cpuSeconds();
+    const SweepReport r =
+        runSweepEngine( comm, problem, planSweepScenario, evaluateScenarios, options, sink );
+    const double cpu = cpuSeconds() - cpu0;
+    Measurement m;
+    m.cpu_s = mpi::allreduceSum( cpu, comm );
+    m.ranks = mpi::size( comm );
+    m.scenarios = r.computed;
+    m.failures = r.failures;
+    m.wall_s = r.wall_s;
+    m.rate = double( r.computed ) / std::max( r.wall_s, 1e-12 );
+    m.io_fraction = r.io_s_max / std::max( r.wall_s, 1e-12 );
+    m.hdf5_fraction = mpi::allreduceMax( r.local.hdf5, comm ) / std::max( r.wall_s, 1e-12 );
+    double busy_sum = 0, busy_max = 0;
+    for ( double b : r.busy_s )
+    {
+        busy_sum += b;
+        busy_max = std::max( busy_max, b );
+    }
+    m.busy_imbalance = busy_max / std::max( busy_sum / double( r.busy_s.size() ), 1e-12 ) - 1.0;
+    m.sum.materialize = mpi::allreduceSum( r.local.materialize, comm );
+    m.sum.plan = mpi::allreduceSum( r.local.plan, comm );
+    m.sum.evaluate = mpi::allreduceSum( r.local.evaluate, comm );
+    m.sum.journal = mpi::allreduceSum( r.local.journal, comm );
+    m.sum.hdf5 = mpi::allreduceSum( r.local.hdf5, comm );
+    m.peak_rss_MiB = mpi::allreduceMax( peakRssMiB(), comm );
+    if ( mpi::rank( comm ) == 0 )
+        std::filesystem::remove( output );
+    mpi::barrier( comm );
+    return m;
+}
+
+//! Waits for the other ranks without spinning on a core (ranks outside a 1-rank case must not
+//! take CPU from it on an oversubscribed node).
+void idleBarrier( MPI_Comm comm )
+{
+    MPI_Request request;
+    MPI_Ibarrier( comm, &request );
+    int done = 0;
+    for ( ;; )
+    {
+        MPI_Test( &request, &done, MPI_STATUS_IGNORE );
+        if ( done )
+            return;
+        std::this_thread::sleep_for( std::chrono::milliseconds( 2 ) );
+    }
+}
+
+//! Broadcasts a measurement of rank 0 (the 1-rank case) to every rank of `comm`.
+Measurement broadcastMeasurement( Measurement m, MPI_Comm comm )
+{
+    MPI_Bcast( &m, sizeof( Measurement ), MPI_BYTE, 0, comm );
+    return m;
+}
+
+std::vector<std::uint64_t> parseCounts( const std::string& text, const char* option )
+{
+    std::vector<std::uint64_t> counts;
+    std::stringstream s( text );
+    std::string item;
+    while ( std::getline( s, item, ',' ) )
+    {
+        try
+        {
+            std::size_t used = 0;
+            const double v = std::stod( item, &used );
+            if ( used != item.size() || !( v >= 1 ) || v > 1e12 || v != std::floor( v ) )
+                throw std::invalid_argument( item );
+            counts.push_back( std::uint64_t( v ) );
+        }
+        catch ( const std::exception& )
+        {
+            throw UsageError( fmt::format( "--{}: expected a comma-separated list of scenario "
+                                           "counts >= 1 (e.g. 1e5,1e6), found '{}'",
+                                           option, item ) );
+        }
+    }
+    return counts;
+}
+
+} // namespace
+
+int benchSweep( const CommandContext& ctx, const Arguments& args )
+{
+    std::string format_text = "table", sweep_file, dir, rss_text = "1e5,1e6", detail_text;
+    std::uint64_t scenarios = 20000, batch_size = 2048;
+    int repeats = 2;
+    po::options_description desc(
+        "Usage: [mpirun -np 2] shardsweep bench sweep [options]\n\n"
+        "Runs the sweep engine (real planner, cost kernel, journals and parallel HDF5 file) on "
+        "the\n"
+        "first scenarios of a sweep of 50-table / 4-GPU DreamShard tasks with round-robin\n"
+        "placement, into temporary files that are deleted afterwards. Cases:\n"
+        "  throughput_<detail>  N scenarios on 1 rank (a sub-communicator of rank 0) and on all\n"
+        "                       ranks, best of --repeats, for --detail all and scenarios;\n"
+        "                       parallel_efficiency = (rate_all / ranks) / rate_1;\n"
+        "  rss                  every --rss-scenarios count on all ranks (detail scenarios), in\n"
+        "                       increasing order: peak RSS (getrusage, max over ranks; a\n"
+        "                       process-lifetime high-water mark) stays flat if memory does.\n"
+        "Launch with `mpirun -np 2` for the efficiency column (1 rank: NaN).\n"
+        "scenarios_per_s_per_core = scenarios / wall s / (ranks x Kokkos threads); io_fraction =\n"
+        "max over ranks of (journal + hdf5 s) / wall s; hdf5_fraction = hdf5 s / wall s; *_us =\n"
+        "rank-seconds per scenario in each engine phase; scenarios_per_cpu_s and cpu_efficiency "
+        "use\n"
+        "getrusage CPU time instead of wall time (meaningful on a shared machine).\n\nOptions" );
+    // clang-format off
+    desc.add_options()
+        ( "help,h", "this text" )
+        ( "sweep", po::value( &sweep_file ),
+          "sweep file (default inputs/sweeps/bench_50x4.yaml of the source tree)" )
+        ( "scenarios", po::value( &scenarios )->default_value( scenarios ),
+          "scenarios per throughput run" )
+        ( "repeats", po::value( &repeats )->default_value( repeats ),
+          "throughput runs per rank count (the fastest counts: the machine may be shared)" )
+        ( "rss-scenarios", po::value( &rss_text )->default_value( rss_text ),
+          "scenario counts of the memory case, comma-separated (e.g. 1e5,1e6,1e7; empty: none)" )
+        ( "batch-size", po::value( &batch_size )->default_value( batch_size ),
+          "scenarios per engine batch (as `run --batch-size`)" )
+        ( "detail", po::value( &detail_text ),
+          "only this detail level in the throughput case (scenarios | gpus | all; default: all "
+          "and scenarios)" )
+        ( "dir", po::value( &dir ), "where the temporary results files go (default: $TMPDIR or /tmp)" )
+        ( "format", po::value( &format_text )->default_value( format_text ), "table | csv | json" );
+    // clang-format on
+    po::variables_map vm;
+    try
+    {
+        po::store( po::command_line_parser( args ).options( desc ).run(), vm );
+        po::notify( vm );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( std::string( "bench sweep: " ) + e.what() );
+    }
+    if ( vm.count( "help" ) )
+    {
+        ctx.print() << desc;
+        return 0;
+    }
+    const OutputFormat format = parseOutputFormat( format_text );
+    if ( scenarios < 1 || repeats < 1 || batch_size < 1 )
+        throw UsageError( "bench sweep: --scenarios, --repeats and --batch-size must be >= 1" );
+    std::vector<std::uint64_t> rss_counts =
+        rss_text.empty() ? std::vector<std::uint64_t>{} : parseCounts( rss_text, "rss-scenarios" );
+    std::sort( rss_counts.begin(), rss_counts.end() );
+    std::vector<SweepDetail> details = { SweepDetail::all, SweepDetail::scenarios };
+    if ( !detail_text.empty() )
+        details = { parseSweepDetail( detail_text ) };
+    if ( sweep_file.empty() )
+        sweep_file = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/sweeps/bench_50x4.yaml";
+    if ( dir.empty() )
+    {
+        const char* tmp = std::getenv( "TMPDIR" );
+        dir = tmp && *tmp ? tmp : "/tmp";
+    }
+    if ( !std::filesystem::is_directory( dir ) )
+        throw UsageError( "bench sweep: --dir " + dir + " is not a directory" );
+
+    const ScenarioSpace space = loadScenarioSpace( sweep_file );
+    const SweepProblem problem = sweepProblemFromSpace( space );
+    for ( std::uint64_t n : rss_counts )
+        if ( n > space.size() )
+            throw UsageError( fmt::format( "bench sweep: {} scenarios asked, the sweep has {}", n,
+                                           space.size() ) );
+    if ( scenarios > space.size() )
+        throw UsageError( fmt::format( "bench sweep: --scenarios {} > the sweep's {}", scenarios,
+                                       space.size() ) );
+    const int threads = Kokkos::DefaultExecutionSpace().concurrency();
+    // One name per launch (rank 0's pid), shared by all ranks.
+    const std::string base = mpi::broadcast(
+        fmt::format( "{}/shardsweep-bench-sweep-{}", dir, ::getpid() ), 0, ctx.comm );
+
+    MPI_Comm solo = MPI_COMM_NULL;
+    MPI_Comm_split( ctx.comm, ctx.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo );
+
+    ResultTable table( { "case",
+                         "ranks",
+                         "threads",
+                         "scenarios",
+                         "failed",
+                         "wall_s",
+                         "scenarios_per_s",
+                         "scenarios_per_s_per_core",
+                         "scenarios_per_cpu_s",
+                         "io_fraction",
+                         "hdf5_fraction",
+                         "parallel_efficiency",
+                         "cpu_efficiency",
+                         "busy_imbalance",
+                         "materialize_us",
+                         "plan_us",
+                         "evaluate_us",
+                         "journal_us",
+                         "hdf5_us",
+                         "peak_rss_MiB" } );
+    const auto addRow = [&]( const std::string& name, const Measurement& m, double efficiency,
+                             double cpu_efficiency )
+    {
+        const double per = 1e6 / double( std::max<std::uint64_t>( m.scenarios, 1 ) );
+        table.addRow( { name,
+                        (long long)m.ranks,
+                        (long long)threads,
+                        (long long)m.scenarios,
+                        (long long)m.failures,
+                        m.wall_s,
+                        m.rate,
+                        m.rate / double( m.ranks * threads ),
+                        double( m.scenarios ) / std::max( m.cpu_s, 1e-12 ),
+                        m.io_fraction,
+                        m.hdf5_fraction,
+                        efficiency,
+                        cpu_efficiency,
+                        m.busy_imbalance,
+                        m.sum.materialize * per,
+                        m.sum.plan * per,
+                        m.sum.evaluate * per,
+                        m.sum.journal * per,
+                        m.sum.hdf5 * per,
+                        m.peak_rss_MiB } );
+    };
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+
+    for ( SweepDetail detail : details )
+    {
+        const std::string name = std::string( "throughput_" ) + sweepDetailName( detail );
+        Measurement best1, bestN;
+        // Alternate 1 rank and all ranks so that a change of the machine's load hits both.
+        for ( int rep = 0; rep < repeats; ++rep )
+        {
+            Measurement m1;
+            if ( solo != MPI_COMM_NULL )
+                m1 = runOnce( solo, space, problem, base + "-1.h5", scenarios, detail, batch_size );
+            if ( ctx.size > 1 )
+                idleBarrier( ctx.comm );
+            m1 = broadcastMeasurement( m1, ctx.comm );
+            if ( m1.rate > best1.rate )
+                best1 = m1;
+            if ( ctx.size > 1 )
+            {
+                const Measurement mN = runOnce( ctx.comm, space, problem, base + "-n.h5", scenarios,
+                                                detail, batch_size );
+                if ( mN.rate > bestN.rate )
+                    bestN = mN;
+            }
+        }
+        addRow( name, best1, nan, nan );
+        if ( ctx.size > 1 )
+            addRow( name, bestN, ( bestN.rate / ctx.size ) / std::max( best1.rate, 1e-12 ),
+                    ( double( bestN.scenarios ) / bestN.cpu_s ) /
+                        ( double( best1.scenarios ) / std::max( best1.cpu_s, 1e-12 ) ) );
+    }
+    for ( std::uint64_t n : rss_counts )
+    {
+        const Measurement m = runOnce( ctx.comm, space, problem, base + "-rss.h5", n,
+                                       SweepDetail::scenarios, batch_size );
+        addRow( "rss", m, nan, nan );
+    }
+    if ( solo != MPI_COMM_NULL )
+        MPI_Comm_free( &solo );
+
+    if ( ctx.isRoot() )
+    {
+        if ( format == OutputFormat::table )
+        {
+            std::ifstream load( "/proc/loadavg" );
+            std::string load_avg;
+            std::getline( load, load_avg );
+            ctx.print() << fmt::format( "sweep engine on {} ({} scenarios in the space), {} "
+                                        "rank(s) x {} Kokkos thread(s) ({}); load average at the "
+                                        "end: {}\n",
+                                        sweep_file, space.size(), ctx.size, threads,
+                                        Kokkos::DefaultExecutionSpace::name(), load_avg );
+        }
+        table.print( ctx.print(), format );
+    }
+    return 0;
+}
+
 } // namespace shardsweep

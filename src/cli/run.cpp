@@ -1,5 +1,8 @@
 // shardsweep run SWEEP.yaml -o OUT.h5: the MPI sweep into one resumable HDF5 file.
 #include <algorithm>
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <ostream>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/mpi_comm.hpp>
@@ -8,11 +11,7 @@
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
-
-#include <boost/program_options.hpp>
-
-#include <fmt/format.h>
-#include <ostream>
+#include <shardsweep/sweep/sweep_problem.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -23,44 +22,18 @@ namespace po = boost::program_options;
 namespace
 {
 
-SweepProblem problemFromSpace( const ScenarioSpace& space )
-{
-    SweepProblem p;
-    p.num_scenarios = space.size();
-    p.materialize = [&space]( std::uint64_t id ) { return space.materialize( id ); };
-    p.workload_names = space.workloadNames();
-    p.platform_names = space.platformNames();
-    for ( const auto& g : space.config().generators )
-        p.generator_names.push_back( g.name );
-    p.planner_names = ScenarioSpace::plannerNames();
-    p.cost_model_names = ScenarioSpace::costModelNames();
-    p.protocol_names = ScenarioSpace::protocolNames();
-    p.config_text = space.config().text;
-    p.config_file = space.config().file;
-    p.config_hash = sweepConfigHash( space.config() );
-    return p;
-}
-
-PlanResult planScenario( const ScenarioSpec& s )
-{
-    PlannerOptions options;
-    options.seed = s.planner_seed;
-    options.model = s.cost_model;
-    // Iteration-bounded, never time-bounded: a scenario's plan must not depend on the rank's
-    // load (results are bit-identical whatever the rank count).
-    options.time_budget_s = 1e30;
-    options.max_iterations = 2000;
-    return makePlan( s.planner, s.workloadRef(), s.platform, s.global_batch, options );
-}
-
 //! Per-phase engine time, min/max over ranks, and the throughput (collective).
 ResultTable summaryTable( MPI_Comm comm, const SweepReport& r )
 {
     ResultTable table( { "phase", "min_s", "max_s" } );
     const SweepTimes& t = r.local;
     const std::pair<const char*, double> phases[] = {
-        { "materialize", t.materialize }, { "plan", t.plan },       { "evaluate", t.evaluate },
-        { "journal", t.journal },         { "dispatch", t.dispatch }, { "hdf5", t.hdf5 },
+        { "materialize", t.materialize },
+        { "plan", t.plan },
+        { "evaluate", t.evaluate },
+        { "journal", t.journal },
+        { "dispatch", t.dispatch },
+        { "hdf5", t.hdf5 },
         { "busy", t.busy() },
     };
     for ( const auto& [name, seconds] : phases )
@@ -117,9 +90,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     }
     if ( vm.count( "help" ) )
     {
-        ctx.print() << desc << "\nExit status: 0 done, 2 bad input or a refused resume (other "
-                               "sweep, schema or damaged file: use --fresh),\n3 stopped by a "
-                               "signal and resumable (rerun the same command).\n";
+        ctx.print() << desc
+                    << "\nExit status: 0 done, 2 bad input or a refused resume (other "
+                       "sweep, schema or damaged file: use --fresh),\n3 stopped by a "
+                       "signal and resumable (rerun the same command).\n";
         return 0;
     }
     if ( sweep_file.empty() || output.empty() )
@@ -134,17 +108,18 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
 
     // Every input validates before the output is touched.
     const ScenarioSpace space = loadScenarioSpace( sweep_file );
-    const SweepProblem problem = problemFromSpace( space );
+    const SweepProblem problem = sweepProblemFromSpace( space );
     if ( options.batch_size == 0 )
     {
         // Enough batches per rank for dynamic balancing, few enough to keep the kernel busy.
         const std::uint64_t total =
-            options.max_scenarios > 0 ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
-                                      : space.size();
+            options.max_scenarios > 0
+                ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
+                : space.size();
         options.batch_size = std::clamp<std::uint64_t>(
             total / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16, 2048 );
     }
-    SweepReport report = runSweepEngine( ctx.comm, problem, planScenario, evaluateScenarios,
+    SweepReport report = runSweepEngine( ctx.comm, problem, planSweepScenario, evaluateScenarios,
                                          options, ctx.print() );
     if ( report.already_complete )
         return 0;

@@ -59,6 +59,15 @@ std::vector<h5::Dataset> createColumns( const h5::Group& group,
     return sets;
 }
 
+//! Copies one field of every row into a packed column. The field size is a compile-time constant
+//! so that the copy inlines: a memcpy call per element was ~10 % of a sweep's CPU time.
+template <std::size_t Bytes, class Row>
+void gatherField( const std::vector<Row>& rows, std::size_t offset, char* out )
+{
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+        std::memcpy( out + i * Bytes, reinterpret_cast<const char*>( &rows[i] ) + offset, Bytes );
+}
+
 //! Writes every column of `rows` into `runs` (collective; rows in run order).
 template <class Row>
 void writeColumns( std::vector<h5::Dataset>& sets, const std::vector<ColumnSpec>& columns,
@@ -70,9 +79,18 @@ void writeColumns( std::vector<h5::Dataset>& sets, const std::vector<ColumnSpec>
         const auto& c = columns[k];
         const std::size_t bytes = typeBytes( c.type );
         buffer.resize( std::max<std::size_t>( rows.size() * bytes, 1 ) );
-        for ( std::size_t i = 0; i < rows.size(); ++i )
-            std::memcpy( buffer.data() + i * bytes,
-                         reinterpret_cast<const char*>( &rows[i] ) + c.offset, bytes );
+        switch ( bytes )
+        {
+        case 1:
+            gatherField<1>( rows, c.offset, buffer.data() );
+            break;
+        case 4:
+            gatherField<4>( rows, c.offset, buffer.data() );
+            break;
+        default:
+            gatherField<8>( rows, c.offset, buffer.data() );
+            break;
+        }
         sets[k].writeRaw( runs, c.type, buffer.data(), true );
     }
 }
