@@ -1,0 +1,79 @@
+#!/bin/bash
+# Real-Slurm test of jobs/sweep.sbatch (issue 7): submitted with `sbatch --wait` to the one-node
+# cluster of start-slurm.sh, the job gets SIGUSR1 on its batch shell (`scancel --signal=USR1
+# --batch`, the deterministic stand-in for `--signal=B:USR1@300`) as soon as its first batch is
+# journaled; the job must stop with `shardsweep run` exit 3, requeue itself, resume on its second
+# run and finish with state COMPLETED, Restarts=1, exit 0; its HDF5 file must equal, dataset by
+# dataset, a direct `mpirun -np 2` run of the same sweep.
+# Usage: test-sweep-job.sh <shardsweep> <source-dir> <scratch-dir> <slurm-dir>
+set -u
+exe=$1
+src=$2
+scratch=$3
+slurm=$4
+fail() {
+    echo "FAIL: $*"
+    [ -f "$scratch/job.out" ] && { echo "---- job output"; cat "$scratch/job.out"; }
+    [ -n "${jid:-}" ] && scancel "$jid" 2>/dev/null
+    exit 1
+}
+[ -f "$slurm/env.sh" ] || fail "no cluster in $slurm (the slurm fixture did not run)"
+. "$slurm/env.sh"
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cd "$scratch" || fail "cd $scratch"
+# resume_check: 30 000 small tasks, a few seconds on 2 ranks (absolute platform paths: the copy
+# is what both runs read). --detail gpus keeps the file small; the per-shard rows are covered by
+# tests/cli/resume.sh.
+sed "s#\.\./platforms/#$src/inputs/platforms/#g" "$src/inputs/sweeps/resume_check.yaml" >rc.yaml
+opts=(--detail gpus --progress-interval 1)
+start=$(date +%s)
+elapsed() { echo $(($(date +%s) - start)); }
+
+# Overrides of the script's multi-node #SBATCH defaults for the one 2-CPU node.
+SHARDSWEEP=$exe sbatch --wait --parsable --job-name=sweep-test --nodes=1 --ntasks-per-node=2 \
+    --cpus-per-task=1 --time=10 --output="$scratch/job.out" \
+    "$src/jobs/sweep.sbatch" rc.yaml "$scratch/job.h5" "${opts[@]}" >sbatch.txt 2>&1 &
+sbatch_pid=$!
+for _ in $(seq 100); do
+    jid=$(head -1 sbatch.txt 2>/dev/null | grep -Eo '^[0-9]+')
+    [ -n "$jid" ] && break
+    sleep 0.1
+done
+[ -n "$jid" ] || fail "sbatch printed no job id: $(cat sbatch.txt)"
+# The first fsynced journal record = the job is running and has made progress.
+journaled() { [ "$(cat "$scratch"/job.h5.journal/*.jnl 2>/dev/null | wc -c)" -gt 0 ]; }
+for _ in $(seq 1200); do
+    journaled && break
+    kill -0 $sbatch_pid 2>/dev/null || fail "the job ended before its first batch was journaled"
+    sleep 0.05
+done
+journaled || fail "no journal record after 60 s (job state $(squeue -h -j "$jid" -o %T))"
+[ "$(squeue -h -j "$jid" -o %T)" = RUNNING ] || fail "job $jid is not RUNNING when signalled"
+scancel --signal=USR1 --batch "$jid" || fail "scancel --signal=USR1 --batch $jid"
+echo "$(elapsed) s: job $jid journaled its first batch, SIGUSR1 sent to its batch shell"
+
+wait $sbatch_pid
+rc=$?
+echo "$(elapsed) s: sbatch --wait returned $rc"
+[ "$rc" -eq 0 ] || fail "sbatch --wait exit status $rc, expected 0 (the requeued run completes)"
+info=$(scontrol show job "$jid")
+echo "$info" | grep -q "JobState=COMPLETED" || fail "job state: $(echo "$info" | grep -o 'JobState=[A-Z_]*')"
+echo "$info" | grep -q "Restarts=1 " || fail "expected one requeue: $(echo "$info" | grep -o 'Restarts=[0-9]*')"
+out=$(cat job.out)
+for expected in "USR1 received" "shardsweep run exit status 3" "requeueing job $jid" \
+    "job $jid (sweep-test) run 2 on" "shardsweep run exit status 0"; do
+    grep -qF "$expected" job.out || fail "job output lacks '$expected'"
+done
+# The second run resumed: it found scenarios done, computed only the rest.
+before=$(sed -n 's/^shardsweep run: 30000 scenarios, \([0-9]*\) already done.*/\1/p' job.out | tail -1)
+[ -n "$before" ] && [ "$before" -gt 0 ] && [ "$before" -lt 30000 ] ||
+    fail "the requeued run did not resume (already done: '${before}')"
+[ ! -e job.h5.journal ] || fail "journals left behind after the job completed"
+echo "requeued run resumed with $before of 30000 scenarios already done"
+
+# The reference: a direct run outside Slurm.
+${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run rc.yaml -o "$scratch/direct.h5" "${opts[@]}" \
+    >direct.log 2>&1 || fail "direct run exit $?: $(tail -5 direct.log)"
+/usr/bin/python3 "$src/jobs/ci/compare_h5.py" direct.h5 job.h5 || fail "the job's file differs"
+echo "PASS: sweep.sbatch signalled, requeued and resumed; file identical to a direct run ($(elapsed) s)"
