@@ -36,6 +36,8 @@ std::vector<double> denseCaseKey( const DenseCase& c )
                                 g.l2_cache_MiB,
                                 double( g.pcie_generation ),
                                 g.pcie_bandwidth_GBps,
+                                g.tdp_W,
+                                g.process_nm,
                                 double( d.num_dense_features ),
                                 double( d.bottom_mlp_layers ),
                                 double( d.top_mlp_layers ),

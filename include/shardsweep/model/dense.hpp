@@ -6,8 +6,8 @@
 //! Every GPU runs the dense part data-parallel on its local batch, so these costs are the same on
 //! all GPUs of a scenario. A linear layer y = x·W (x: b×in, W: in×out) is one forward GEMM
 //! (M=b, N=out, K=in) and two backward GEMMs: dX = dY·Wᵀ (M=b, N=in, K=out) and dW = xᵀ·dY
-//! (M=in, N=out, K=b). Element-wise work (bias, ReLU) is memory-bound and small next to the
-//! GEMMs; it is folded into the GEMM model's launch overhead.
+//! (M=in, N=out, K=b). The forward GEMM is priced as a linear layer (bias epilogue: the GEMM
+//! model's linear launch overhead); ReLU and other element-wise work is small next to the GEMMs.
 #include <shardsweep/model/gemm.hpp>
 #include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/workload.hpp>
@@ -45,7 +45,7 @@ KOKKOS_INLINE_FUNCTION double interactionWidth( const DenseModel& dense, int num
 KOKKOS_INLINE_FUNCTION void linearLayerMs( const GpuSpec& gpu, double batch, double in, double out,
                                            DataType dtype, double& fwd_ms, double& bwd_ms )
 {
-    fwd_ms += predictGemm( gpu, 1.0, batch, out, in, dtype ).latency_ms;
+    fwd_ms += predictGemm( gpu, 1.0, batch, out, in, dtype, GemmOp::linear ).latency_ms;
     bwd_ms += predictGemm( gpu, 1.0, batch, in, out, dtype ).latency_ms +
               predictGemm( gpu, 1.0, in, out, batch, dtype ).latency_ms;
 }
