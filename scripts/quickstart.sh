@@ -14,3 +14,5 @@ mkdir -p "$(dirname "${out}")"
 # Open MPI refuses root without these; --oversubscribe lets 2 ranks run on a 1-core machine.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 mpirun --oversubscribe -np 2 "${build}/src/shardsweep" run "${sweep}" -o "${out}"
+# What the sweep found, per planner (postprocess/summarize.py; CSVs next to the results file).
+/usr/bin/python3 "${repo_root}/postprocess/summarize.py" "${out}" --by planner --csv-dir "$(dirname "${out}")"
