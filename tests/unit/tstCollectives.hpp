@@ -1,7 +1,9 @@
 // ASTRA-sim 2.0 congestion-unaware collectives: reference/collectives.md §12's worked examples
 // and upstream's regression value, exactly, plus hand-derived cases.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <shardsweep/model/collectives.hpp>
+#include <vector>
 
 namespace Test
 {
@@ -235,5 +237,154 @@ TEST( TEST_CATEGORY, collectives_hand_derived_inner_group )
     EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_gather, MiB / 4, 0, 1 ), 7963.0 );
     EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_to_all, MiB, 0, 1 ), 15916.0 );
     EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_reduce, MiB, 1, 1 ), 43560.0 );
+}
+} // namespace Test
+
+// ---- collectives: chunk pipeline in closed form, three dimensions, per-GPU all-to-all ----
+namespace Test
+{
+namespace pipeline
+{
+//! Brute-force FIFO flow shop (the reference the closed form must equal): chunk j starts phase
+//! k when it has left phase k-1 and chunk j-active has left phase k.
+inline double flowShop( const double* phase, int num_phases, int chunks, int active )
+{
+    std::vector<std::vector<double>> finish( chunks, std::vector<double>( num_phases, 0.0 ) );
+    for ( int j = 0; j < chunks; ++j )
+        for ( int k = 0; k < num_phases; ++k )
+        {
+            double start = k > 0 ? finish[j][k - 1] : 0.0;
+            if ( j >= active )
+                start = std::max( start, finish[j - active][k] );
+            finish[j][k] = start + phase[k];
+        }
+    return finish[chunks - 1][num_phases - 1];
+}
+
+//! ASTRA-sim's example input/Ring_FullyConnected_Switch.yml (collectives.md §2):
+//! [Ring 2, FullyConnected 8, Switch 4], [200, 100, 50] GB/s, [50, 500, 2000] ns.
+inline shardsweep::Network ringFcSwitch()
+{
+    shardsweep::Network net;
+    net.num_dims = 3;
+    net.dims[0] = { shardsweep::Topology::Ring, 2, 200.0, 50.0 };
+    net.dims[1] = { shardsweep::Topology::FullyConnected, 8, 100.0, 500.0 };
+    net.dims[2] = { shardsweep::Topology::Switch, 4, 50.0, 2000.0 };
+    return net;
+}
+} // namespace pipeline
+
+// The localBWAware all-reduce on [Ring 4, Switch 2] has the phases RS0 = 8665, AR1 = 13911,
+// AG0 = 7963 per 1-MiB chunk (hand-derived above). For every splits 1..100 and active 1..5 the
+// model must equal a brute-force simulation of the flow shop over those three phases (no chunk
+// cap: the closed form holds for any number of chunks).
+TEST( TEST_CATEGORY, collectives_pipeline_equals_flow_shop )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = collcli::ringSwitch();
+    const double phases[3] = { 8665.0, 13911.0, 7963.0 };
+    for ( int splits = 1; splits <= 100; ++splits )
+        for ( int active = 1; active <= 5; ++active )
+            ASSERT_EQ( collectiveTimeNs( net, collcli::sys( splits, active ),
+                                         Collective::all_reduce, splits * MiB ),
+                       pipeline::flowShop( phases, 3, splits, active ) )
+                << "splits " << splits << " active " << active;
+}
+
+// One dimension, many chunks: Ring_8npus, all-reduce, 100 splits of 1 MiB, 3 active, LMBW 3350:
+// ⌈100 / 3⌉ = 34 rounds of the 1-MiB chunk (42143, §12) = 1432862. (A 64-chunk simulation
+// scaled by 100/64 would give 22·42143·100/64 = 1448665.6.)
+// Ring_8npus with ASTRA-sim's Ring_4chunks.json (4 splits, 1 active, LMBW 1600), AR 1 MiB:
+// chunk 262144 B, message 32768 B: t = ⌊500 + 32768/53.6870912⌋ = ⌊1110.35⌋ = 1110,
+// R = 3·⌊32768/1600⌋ = 60; one chunk = 10 + 7·(2·1110 + 20 + 60) = 16110; 4 rounds = 64440.
+TEST( TEST_CATEGORY, collectives_hand_derived_many_chunks )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network ring8 = oneDim( Topology::Ring, 8, 50.0, 500.0 );
+    EXPECT_EQ( collectiveTimeNs( ring8, system( 100, 3, 3350 ), Collective::all_reduce, 100 * MiB ),
+               1432862.0 );
+    EXPECT_EQ( collectiveTimeNs( ring8, system( 4, 1, 1600 ), Collective::all_reduce, MiB ),
+               64440.0 );
+}
+
+// Three dimensions, Ring_FullyConnected_Switch, 1 MiB, one chunk, δ = 10, LMBW 3350, ring on
+// every dim. B = 214.7483648 / 107.3741824 / 53.6870912 B/ns.
+// localBWAware AR:
+//   RS dim 0 (Ring 2, h 1), m = 524288: t = ⌊50 + 2441.40625⌋ = 2491, R = 3·156 = 468:
+//     10 + 1·(2491 + 10 + 468) = 2979;
+//   RS dim 1 (FC 8, h 1) on 524288, m = 65536: t = ⌊500 + 610.3515625⌋ = 1110, R = 3·19 = 57:
+//     10 + 7·(1110 + 10 + 57) = 8249;
+//   AR dim 2 (Switch 4, h 2) on 65536, m = 16384: t = ⌊4000 + 305.17578125⌋ = 4305, R = 3·4 = 12:
+//     10 + 3·(2·4305 + 20 + 12) = 25936;
+//   AG dim 1 of the 65536-B shard: 10 + 7·(1110 + 10) = 7850;
+//   AG dim 0 of the 524288-B shard: 10 + 1·(2491 + 10) = 2511.   Total 47525.
+// A2A (every dim a full ring all-to-all over S):
+//   dim 0: 10 + 2·1/2·(2491 + 10) = 2511; dim 1: m = 131072, t = ⌊500 + 1220.703125⌋ = 1720:
+//   10 + 28·1730 = 48450; dim 2: m = 262144, t = ⌊4000 + 4882.8125⌋ = 8882:
+//   10 + 6·8892 = 53362.   Total 104323.
+TEST( TEST_CATEGORY, collectives_hand_derived_three_dims )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = pipeline::ringFcSwitch();
+    const SystemConfig s = collcli::sys( 1, 1 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_reduce, MiB ), 47525.0 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::all_to_all, MiB ), 104323.0 );
+    // The per-GPU all-to-all with every GPU sending and receiving 63/64 of 1 MiB is the balanced
+    // one (P = 64).
+    std::vector<double> even( 64, 63.0 / 64.0 * MiB );
+    EXPECT_EQ( allToAllvTimeNs( net, s, even.data(), even.data(), 64 ), 104323.0 );
+}
+
+// More skew → slower: GPU 0's send volume grows while the total stays put (the others shrink);
+// the time never decreases and ends above the balanced time. Receive-side skew counts the same.
+TEST( TEST_CATEGORY, collectives_all_to_all_skew_monotone )
+{
+    using namespace shardsweep;
+    const double MiB = 1048576.0;
+    const Network net = collcli::ringSwitch(); // P = 8
+    const SystemConfig s = collcli::sys( 4, 2 );
+    const double v = 7.0 / 8.0 * MiB;
+    std::vector<double> even( 8, v );
+    const double balanced = allToAllvTimeNs( net, s, even.data(), even.data(), 8 );
+    EXPECT_EQ( balanced, collectiveTimeNs( net, s, Collective::all_to_all, MiB ) );
+    double previous = balanced;
+    for ( int step = 1; step <= 10; ++step )
+    {
+        std::vector<double> send( 8, v * ( 1.0 - 0.05 * step ) );
+        send[0] = 8 * v - 7 * send[1];
+        const double t = allToAllvTimeNs( net, s, send.data(), even.data(), 8 );
+        EXPECT_GE( t, previous ) << "step " << step;
+        EXPECT_EQ( t, allToAllvTimeNs( net, s, even.data(), send.data(), 8 ) );
+        previous = t;
+    }
+    EXPECT_GT( previous, 1.5 * balanced );
+}
+
+// Inside a kernel: the three-dimension, many-chunk and per-GPU all-to-all cases give the same
+// bits as on the host.
+TEST( TEST_CATEGORY, collectives_in_kernel_three_dims )
+{
+    using namespace shardsweep;
+    const Network net = pipeline::ringFcSwitch();
+    const SystemConfig s = collcli::sys( 7, 3 );
+    Kokkos::View<double*, TEST_MEMSPACE> vol( "vol", 64 );
+    Kokkos::parallel_for(
+        "fill", Kokkos::RangePolicy<TEST_EXECSPACE>( 0, 64 ),
+        KOKKOS_LAMBDA( const int g ) { vol( g ) = 1000.0 + 37.0 * ( g % 5 ); } );
+    Kokkos::View<double*, TEST_MEMSPACE> out( "out", 5 );
+    Kokkos::parallel_for(
+        "collectives3", Kokkos::RangePolicy<TEST_EXECSPACE>( 0, 5 ), KOKKOS_LAMBDA( const int c ) {
+            out( c ) = c < 4 ? collectiveTimeNs( net, s, static_cast<Collective>( c ), 123456.0 )
+                             : allToAllvTimeNs( net, s, vol.data(), vol.data(), 64 );
+        } );
+    auto host = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
+    auto host_vol = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), vol );
+    for ( int c = 0; c < 4; ++c )
+        EXPECT_EQ( host( c ), collectiveTimeNs( net, s, static_cast<Collective>( c ), 123456.0 ) );
+    EXPECT_EQ( host( 4 ), allToAllvTimeNs( net, s, host_vol.data(), host_vol.data(), 64 ) );
+    EXPECT_GT( host( 4 ), 0.0 );
 }
 } // namespace Test

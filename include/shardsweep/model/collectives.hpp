@@ -11,16 +11,14 @@
 //! A collective is cut into `preferred_dataset_splits` chunks; on one dimension
 //! ⌈splits / active⌉ rounds of one chunk run back to back (the backend has no contention); on
 //! several dimensions the chunks pipeline through per-phase queues of `active` slots (FIFO flow
-//! shop), which reproduces the one-dimensional rule exactly.
+//! shop of identical chunks, evaluated in closed form), which reproduces the one-dimensional rule
+//! exactly.
 #include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep
 {
 
-//! Chunks beyond this many are priced as this many chunks of the same total size (the pipeline
-//! simulation keeps its state in fixed-size arrays).
-constexpr int kMaxCollectiveChunks = 64;
 //! Phases of one collective: reduce-scatter, all-reduce and all-gather over at most 4 dims.
 constexpr int kMaxCollectivePhases = 2 * kMaxNetworkDims - 1;
 
@@ -188,13 +186,12 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
         return 0.0;
 
     const int splits = math::max( 1, sys.preferred_dataset_splits );
-    const int chunks = math::min( splits, kMaxCollectiveChunks );
     double chunk = bytes / splits;
     if ( c != Collective::all_gather )
         chunk = math::fmax( chunk, total_npus ); // ASTRA-sim: at least one byte per NPU
 
     // The phases one chunk runs through, with their durations.
-    double phase[kMaxCollectivePhases];
+    double phase[kMaxCollectivePhases] = {};
     int num_phases = 0;
     const int ci = static_cast<int>( c );
     auto add = [&]( int d, Collective pc, double D )
@@ -233,22 +230,23 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
         }
     }
 
-    // Chunks through the phases: a FIFO flow shop with `active` slots per phase. Chunk j may
-    // start phase k once it has finished phase k-1 and chunk j-active has left phase k.
+    // Chunks through the phases: a FIFO flow shop with `active` slots per phase, where chunk j
+    // may start phase k once it has finished phase k-1 and chunk j-active has left phase k.
+    // The chunks are identical, so chunks j and j+1 of the same group of `active` move in step
+    // and the shop is a one-slot shop of ⌈splits / active⌉ batches, whose makespan is exactly
+    // Σ phases + (batches - 1) · max phase (the bottleneck phase serves every batch; the others
+    // are filled and drained once). One dimension: ⌈splits / active⌉ · T_1chunk, §12's rule.
+    // Every term is a whole number of ns, so the sum is exact in double.
     const int active = math::max( 1, sys.active_chunks_per_dimension );
-    double finish[kMaxCollectiveChunks][kMaxCollectivePhases];
-    for ( int j = 0; j < chunks; ++j )
-        for ( int k = 0; k < num_phases; ++k )
-        {
-            double start = k > 0 ? finish[j][k - 1] : 0.0;
-            if ( j >= active )
-                start = math::fmax( start, finish[j - active][k] );
-            finish[j][k] = start + phase[k];
-        }
-    double time = finish[chunks - 1][num_phases - 1];
-    if ( splits > chunks ) // more chunks than simulated: scale the pipeline's length
-        time *= static_cast<double>( splits ) / chunks;
-    return time;
+    const double batches = ( splits + active - 1 ) / active;
+    double sum = 0.0;
+    double bottleneck = 0.0;
+    for ( int k = 0; k < num_phases; ++k )
+    {
+        sum += phase[k];
+        bottleneck = math::fmax( bottleneck, phase[k] );
+    }
+    return sum + ( batches - 1.0 ) * bottleneck;
 }
 
 //! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` over the whole network.
