@@ -28,9 +28,24 @@ namespace
 {
 namespace po = boost::program_options;
 
-//! Peak resident set of this process so far, MiB (ru_maxrss is in KiB on Linux).
+//! Resets the kernel's peak-RSS mark of this process (Linux >= 4.0: "5" to clear_refs), so that
+//! the next peakRssMiB() is the peak of one case, not of the process' lifetime.
+bool resetPeakRss()
+{
+    std::ofstream f( "/proc/self/clear_refs" );
+    f << "5";
+    f.flush();
+    return bool( f );
+}
+
+//! Peak resident set since the last reset (VmHWM), MiB; ru_maxrss (lifetime) if unavailable.
 double peakRssMiB()
 {
+    std::ifstream status( "/proc/self/status" );
+    std::string line;
+    while ( std::getline( status, line ) )
+        if ( line.rfind( "VmHWM:", 0 ) == 0 )
+            return std::stod( line.substr( 6 ) ) / 1024.0; // kB
     struct rusage usage = {};
     getrusage( RUSAGE_SELF, &usage );
     return double( usage.ru_maxrss ) / 1024.0;
@@ -77,6 +92,7 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     options.batch_size = batch_size;
     options.command_line = "shardsweep bench sweep";
     std::ostringstream sink;
+    resetPeakRss();
     const double cpu0 = cpuSeconds();
     const SweepReport r =
         runSweepEngine( comm, problem, planSweepScenario, evaluateScenarios, options, sink );
@@ -174,8 +190,9 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         "                       ranks, best of --repeats, for --detail all and scenarios;\n"
         "                       parallel_efficiency = (rate_all / ranks) / rate_1;\n"
         "  rss                  every --rss-scenarios count on all ranks (detail scenarios), in\n"
-        "                       increasing order: peak RSS (getrusage, max over ranks; a\n"
-        "                       process-lifetime high-water mark) stays flat if memory does.\n"
+        "                       increasing order. peak_rss_MiB of every row is the peak resident\n"
+        "                       set of that run alone (VmHWM after resetting it through\n"
+        "                       /proc/self/clear_refs; max over ranks).\n"
         "Launch with `mpirun -np 2` for the efficiency column (1 rank: NaN).\n"
         "scenarios_per_s_per_core = scenarios / wall s / (ranks x Kokkos threads); io_fraction =\n"
         "max over ranks of (journal + hdf5 s) / wall s; hdf5_fraction = hdf5 s / wall s; *_us =\n"
