@@ -41,7 +41,7 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
     int tasks = 100;
     int large_tasks = 1;
     std::string format = "table", platform_file, locality_file;
-    double budget = 0.8;
+    double budget = 0.5;
     options.add_options()( "help,h", "show this help" )(
         "tasks", po::value( &tasks )->default_value( tasks ), "tasks per protocol" )(
         "large-tasks", po::value( &large_tasks )->default_value( large_tasks ),

@@ -26,10 +26,11 @@ namespace
 //! offsets (batch · 8 B) and pooled output (≥ one 32-B sector per sample, and together at least
 //! the whole row); ids at least once; L2 serves at most the repeats (R = lookups − distinct) and
 //! per shard at most R · L2 / (distinct · rb_i) rows, i.e. R · L2 / distinct bytes — the one way
-//! splitting helps. Narrow column blocks only raise the narrow-row factor. UVM moves a first
-//! touch from DRAM to the host link, which is no faster (the DRAM term uses the faster of the
-//! two). Backward: each distinct row and its optimizer state read and written once, output
-//! gradient, index sort, per-lookup aggregation in L2.
+//! splitting helps — and in total at least min(R · rb, R · L2 / distinct). Narrow column blocks
+//! only raise the narrow-row factor. UVM moves a first touch from DRAM to the host link, which is
+//! no faster (the DRAM term uses the faster of the two). Backward: each distinct row and its
+//! optimizer state read and written once, output gradient, index sort, per-lookup aggregation in
+//! L2.
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t, double batch )
 {
     if ( batch <= 0.0 || t.rows <= 0 || t.dim <= 0 )
@@ -54,10 +55,14 @@ double modelParallelFloorMs( const Platform& platform, const TableSpec& t, doubl
         const double output = std::max( batch * rb, n * batch * 32.0 );
         const double k = lookups * rb + lookups * kIndexBytesPerLookup +
                          n * batch * kOffsetBytesPerSample + output;
+        // L2 hit bytes: at most every repeat and n per-shard caps; at least what one shard
+        // holding everything would hit (min(·, cap) is concave, so splitting never hits less).
         const double h_max = std::min( all_hits, n * hit_cap );
-        const double h_even = k * l2bw / ( dram + l2bw ); // balances the two terms
-        const double fwd =
-            h_even <= h_max ? k / ( dram + l2bw ) : std::max( ( k - h_max ) / dram, h_max / l2bw );
+        const double h_min = std::min( all_hits, hit_cap );
+        // The bound takes the hit volume that balances the DRAM and L2 terms, clamped to what
+        // any tiling into n shards can hit.
+        const double h = std::clamp( k * l2bw / ( dram + l2bw ), h_min, h_max );
+        const double fwd = std::max( ( k - h ) / dram, h / l2bw );
         const double bwd = std::max(
             ( 2.0 * unique * ( rb + state ) + output + 4.0 * lookups * kIndexBytesPerLookup ) /
                 dram,

@@ -65,8 +65,10 @@ struct Candidate
     }
 };
 
-//! Row blocks of table t over `gpus` (consecutive GPU ids from `first`), priced.
-bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count )
+//! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
+//! has fewer rows than GPUs or (check_capacity) a GPU would over-commit.
+bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
+                  bool check_capacity = true )
 {
     const TableSpec& spec = w.tables[t];
     if ( spec.rows < count )
@@ -84,7 +86,7 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
             st.addShard( st.price( t, first + k, begin, end - begin, 0, spec.dim ) );
     }
     st.refresh();
-    for ( int g = 0; g < st.numGpus(); ++g )
+    for ( int g = 0; check_capacity && g < st.numGpus(); ++g )
         if ( st.hbm( g ) > st.capacity() )
             return false;
     return true;
@@ -101,7 +103,7 @@ std::string tableLabel( const Workload& w, int t )
 //! iteration time grows least (ties: the GPU with the least embedding work, then the lower
 //! index). A table that fits on no GPU whole is split row-wise over all GPUs when its blocks
 //! fit, else kept in host memory with the largest HBM cache that fits (uvm_caching).
-std::string greedyPlacement( PlanState& st, const Workload& w )
+std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& platform )
 {
     const int gpus = st.numGpus();
     const int n = static_cast<int>( w.tables.size() );
@@ -114,8 +116,44 @@ std::string greedyPlacement( PlanState& st, const Workload& w )
         order.begin(), order.end(),
         [&]( int a, int b )
         { return whole[a].fwd_ms + whole[a].bwd_ms > whole[b].fwd_ms + whole[b].bwd_ms; } );
+    double total = 0.0;
+    for ( const PlanShard& s : whole )
+        total += s.fwd_ms + s.bwd_ms;
+    const double fair_share = total / gpus;
+    const int per_node = platform.gpus_per_node;
     for ( int t : order )
     {
+        // A table that alone costs more than a GPU's fair share can never be balanced whole:
+        // its rows go over the least-loaded node (table-row-wise) when a node's share of it is
+        // fair, else over all GPUs (row-wise). The search may re-shard it again.
+        const double cost = whole[t].fwd_ms + whole[t].bwd_ms;
+        if ( gpus > 1 && cost > fair_share )
+        {
+            PlanState trial = st;
+            bool done = false;
+            if ( platform.num_nodes > 1 && per_node > 1 && cost / per_node <= fair_share )
+            {
+                int node = 0;
+                double node_load = kInf;
+                for ( int k = 0; k < platform.num_nodes; ++k )
+                {
+                    double load = 0.0;
+                    for ( int g = k * per_node; g < ( k + 1 ) * per_node; ++g )
+                        load += st.fwd( g ) + st.bwd( g );
+                    if ( load < node_load )
+                        node = k, node_load = load;
+                }
+                done = reshardRows( trial, w, t, ShardingType::table_row_wise, node * per_node,
+                                    per_node );
+            }
+            else
+                done = reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus );
+            if ( done )
+            {
+                st = std::move( trial );
+                continue;
+            }
+        }
         int best = -1;
         double best_obj = kInf, best_load = kInf;
         for ( int g = 0; g < gpus; ++g )
@@ -184,6 +222,35 @@ std::vector<int> criticalGpus( const PlanState& st )
     return out;
 }
 
+//! GPUs a shard may move to or swap with: all of them on up to 16 GPUs; beyond, the least
+//! loaded ones in each term of the iteration (forward, backward, both, pooled values, ids),
+//! where a move off a critical GPU can help.
+std::vector<int> targetGpus( const PlanState& st )
+{
+    const int gpus = st.numGpus();
+    std::vector<int> all( gpus );
+    std::iota( all.begin(), all.end(), 0 );
+    if ( gpus <= 16 )
+        return all;
+    std::vector<int> out;
+    auto addLowest = [&]( int count, const std::function<double( int )>& key )
+    {
+        std::vector<int> order = all;
+        std::stable_sort( order.begin(), order.end(),
+                          [&]( int x, int y ) { return key( x ) < key( y ); } );
+        for ( int k = 0; k < count; ++k )
+            if ( std::find( out.begin(), out.end(), order[k] ) == out.end() )
+                out.push_back( order[k] );
+    };
+    addLowest( 8, [&]( int g ) { return st.fwd( g ); } );
+    addLowest( 8, [&]( int g ) { return st.bwd( g ); } );
+    addLowest( 8, [&]( int g ) { return st.fwd( g ) + st.bwd( g ); } );
+    addLowest( 4, [&]( int g ) { return st.pooled( g ); } );
+    addLowest( 4, [&]( int g ) { return st.ids( g ); } );
+    std::sort( out.begin(), out.end() );
+    return out;
+}
+
 //! 3a. Moves and swaps. Each round tries, for every movable shard of a critical GPU, a move to
 //! every other GPU and a swap with every movable shard elsewhere, and applies the best candidate
 //! (lower iteration time; ties: lower Σ fwd² + bwd², which spreads load when several GPUs share
@@ -191,21 +258,28 @@ std::vector<int> criticalGpus( const PlanState& st )
 void improveByMoves( PlanState& st, Budget& budget )
 {
     const int gpus = st.numGpus();
+    // Moves that only lower the spread (the iteration time is set elsewhere) are capped: on
+    // large tasks they could otherwise spend the whole budget.
+    const int max_ties = std::max( 16, gpus );
+    int ties = 0;
     while ( !budget.spent() )
     {
         --budget.iterations_left;
         st.refresh();
-        Candidate best{ st.objective(), st.spread() };
+        const double current = st.objective();
+        Candidate best{ current, st.spread() };
         int move = -1, target = -1, partner = -1;
-        const int shards = st.numShards();
+        std::vector<std::vector<int>> on_gpu( gpus );
+        for ( int s = 0; s < st.numShards(); ++s )
+            if ( movable( st, st.shard( s ) ) )
+                on_gpu[st.shard( s ).gpu].push_back( s );
+        const std::vector<int> targets = targetGpus( st );
         for ( int a : criticalGpus( st ) )
-            for ( int s = 0; s < shards; ++s )
+            for ( int s : on_gpu[a] )
             {
                 const PlanShard& sh = st.shard( s );
-                if ( sh.gpu != a || !movable( st, sh ) )
-                    continue;
                 const GpuDelta out = removal( sh );
-                for ( int g = 0; g < gpus; ++g )
+                for ( int g : targets )
                 {
                     if ( g == a )
                         continue;
@@ -214,26 +288,81 @@ void improveByMoves( PlanState& st, Budget& budget )
                     if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
                         best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
                         partner = -1;
-                }
-                for ( int o = 0; o < shards; ++o )
-                {
-                    const PlanShard& other = st.shard( o );
-                    if ( other.gpu == a || !movable( st, other ) )
-                        continue;
-                    const GpuDelta da = deltaOf( a, other, &sh );
-                    const GpuDelta db = deltaOf( other.gpu, sh, &other );
-                    const double obj = st.objectiveWith( da, db );
-                    if ( obj < kInf && best.better( obj, st.spreadWith( da, db ) ) )
-                        best = { obj, st.spreadWith( da, db ) }, move = s, target = other.gpu,
-                        partner = o;
+                    for ( int o : on_gpu[g] )
+                    {
+                        const PlanShard& other = st.shard( o );
+                        const GpuDelta da = deltaOf( a, other, &sh );
+                        const GpuDelta db = deltaOf( g, sh, &other );
+                        const double swapped = st.objectiveWith( da, db );
+                        if ( swapped < kInf && best.better( swapped, st.spreadWith( da, db ) ) )
+                            best = { swapped, st.spreadWith( da, db ) }, move = s, target = g,
+                            partner = o;
+                    }
                 }
             }
         if ( move < 0 )
+            return;
+        ties = best.objective < current * ( 1.0 - kTie ) ? 0 : ties + 1;
+        if ( ties > max_ties )
             return;
         const int from = st.shard( move ).gpu;
         st.moveShard( move, target );
         if ( partner >= 0 )
             st.moveShard( partner, from );
+    }
+}
+
+//! Makes a state that over-commits GPUs fit again: repeatedly moves (or swaps for a smaller
+//! shard) the shard of an over-committed GPU whose relocation raises the iteration time least,
+//! onto a GPU with room. False if some GPU cannot be brought under its capacity.
+bool repairMemory( PlanState& st, Budget& budget )
+{
+    const int gpus = st.numGpus();
+    while ( true )
+    {
+        int a = -1;
+        for ( int g = 0; g < gpus; ++g )
+            if ( st.hbm( g ) > st.capacity() && ( a < 0 || st.hbm( g ) > st.hbm( a ) ) )
+                a = g;
+        if ( a < 0 )
+            return true;
+        if ( budget.spent() )
+            return false;
+        --budget.iterations_left;
+        st.refresh();
+        double best = kInf;
+        int move = -1, target = -1, partner = -1;
+        const int shards = st.numShards();
+        for ( int s = 0; s < shards; ++s )
+        {
+            const PlanShard& sh = st.shard( s );
+            if ( sh.gpu != a || !movable( st, sh ) || sh.hbm_bytes <= 0.0 )
+                continue;
+            const GpuDelta out = removal( sh );
+            for ( int g = 0; g < gpus; ++g )
+            {
+                if ( g == a )
+                    continue;
+                const double obj = st.objectiveWith( out, deltaOf( g, sh, nullptr ) );
+                if ( obj < best )
+                    best = obj, move = s, target = g, partner = -1;
+            }
+            for ( int o = 0; o < shards; ++o )
+            {
+                const PlanShard& other = st.shard( o );
+                if ( other.gpu == a || !movable( st, other ) || other.hbm_bytes >= sh.hbm_bytes )
+                    continue;
+                const double obj =
+                    st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
+                if ( obj < best )
+                    best = obj, move = s, target = other.gpu, partner = o;
+            }
+        }
+        if ( move < 0 )
+            return false;
+        st.moveShard( move, target );
+        if ( partner >= 0 )
+            st.moveShard( partner, a );
     }
 }
 
@@ -278,13 +407,13 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
         return out;
     const int per_node = platform.gpus_per_node;
     PlanState rows = st;
-    if ( reshardRows( rows, w, t, ShardingType::row_wise, 0, gpus ) )
+    if ( reshardRows( rows, w, t, ShardingType::row_wise, 0, gpus, false ) )
         out.push_back( std::move( rows ) );
     if ( platform.num_nodes > 1 && per_node > 1 )
     {
         PlanState node = st;
         if ( reshardRows( node, w, t, ShardingType::table_row_wise, sh.gpu / per_node * per_node,
-                          per_node ) )
+                          per_node, false ) )
             out.push_back( std::move( node ) );
     }
     return out;
@@ -301,7 +430,9 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
         return;
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
     constexpr int kHotShardsPerGpu = 2;
-    constexpr int kLookaheadIterations = 200;
+    // Rounds of moves after each re-sharding option: enough to rebalance a few GPUs; fewer on
+    // many GPUs, where one round already costs O(shards) candidates per critical GPU.
+    const int kLookaheadIterations = std::clamp( 2000 / st.numGpus(), 8, 200 );
     while ( !budget.spent() )
     {
         improveByMoves( st, budget );
@@ -333,9 +464,13 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
                     break;
                 Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
                                   budget.deadline_s, &elapsed };
-                improveByMoves( trial, lookahead );
-                budget.iterations_left -= std::min( kLookaheadIterations, budget.iterations_left ) -
-                                          lookahead.iterations_left;
+                const int granted = lookahead.iterations_left;
+                const bool fits = repairMemory( trial, lookahead );
+                if ( fits )
+                    improveByMoves( trial, lookahead );
+                budget.iterations_left -= granted - lookahead.iterations_left;
+                if ( !fits )
+                    continue;
                 trial.refresh();
                 const double obj = trial.objective();
                 if ( obj < best_obj )
@@ -364,7 +499,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     PlanResult result;
 
     PlanState state( workload, platform, global_batch, cap );
-    result.reason = greedyPlacement( state, workload );
+    result.reason = greedyPlacement( state, workload, platform );
     if ( !result.reason.empty() )
         return result;
 

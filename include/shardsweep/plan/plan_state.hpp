@@ -73,6 +73,8 @@ class PlanState
     double fwd( int g ) const { return fwd_[g]; }
     double bwd( int g ) const { return bwd_[g]; }
     double hbm( int g ) const { return hbm_[g]; }
+    double pooled( int g ) const { return pooled_[g]; }
+    double ids( int g ) const { return ids_[g]; }
     double capacity() const { return capacity_; }
     double spread() const { return spread_; }
     int hottestFwd() const { return top_fwd_[0]; }
