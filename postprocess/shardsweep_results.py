@@ -103,11 +103,15 @@ def load(paths: Union[str, Iterable[str]]) -> Results:
     if len(hashes) > 1:
         raise ValueError(f"files come from different sweeps (config hashes {sorted(map(str, hashes))})")
     scenarios = pd.concat([p[0] for p in parts])
-    duplicated = scenarios.index[scenarios.index.duplicated()]
-    if len(duplicated):
-        first = scenarios.loc[duplicated[:1]]
-        if not (first.iloc[0].equals(first.iloc[-1])):
-            raise ValueError(f"scenario {duplicated[0]} is done in two files with different results")
+    duplicated = scenarios.index.duplicated(keep=False)
+    if duplicated.any():
+        # Every copy of a scenario done in several files must hold the same results (NaN == NaN).
+        dup = scenarios[duplicated]
+        first = dup[~dup.index.duplicated(keep="first")]
+        for _, copy in dup[dup.index.duplicated(keep="first")].groupby(level=0):
+            a, b = first.loc[copy.index[:1]], copy.iloc[:1]
+            if not a.reset_index(drop=True).equals(b.reset_index(drop=True)):
+                raise ValueError(f"scenario {copy.index[0]} is done in two files with different results")
         scenarios = scenarios[~scenarios.index.duplicated()]
     done = set(scenarios.index)
 
@@ -120,12 +124,18 @@ def load(paths: Union[str, Iterable[str]]) -> Results:
         return df[df["scenario_id"].isin(done)].reset_index(drop=True)
 
     names = parts[0][3]
+    attrs = dict(parts[0][4])
+    if len(parts) > 1:
+        # The file-level counts describe the union; per-file attributes stay in `files`.
+        attrs["files"] = paths
+        attrs["num_done"] = len(scenarios)
+        attrs["complete"] = int(len(scenarios) == int(attrs.get("num_scenarios", -1)))
     return Results(
         scenarios=_decode(scenarios.sort_index(), names),
         gpus=rows(1),
         shards=_decode(rows(2), names),
         names=names,
-        attrs=parts[0][4],
+        attrs=attrs,
     )
 
 
