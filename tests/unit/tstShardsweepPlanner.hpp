@@ -1,0 +1,292 @@
+// shardsweep's planner and the lower bound: PlanState reproduces the kernel's iteration time,
+// plans are valid tilings that respect the memory rule, the planner is deterministic and never
+// worse than the baselines (and TorchRec) on generated tasks of the papers' protocols, a
+// dominant table gets re-sharded, and the bound lies below every plan (also data-parallel,
+// row-wise, column-split and UVM plans).
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <shardsweep/io/locality_stats.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/model/memory.hpp>
+#include <shardsweep/plan/plan_state.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
+#include <shardsweep/scenario/table_pool.hpp>
+#include <shardsweep/scenario/task_generator.hpp>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+
+namespace
+{
+struct Task
+{
+    Workload workload;
+    Platform platform;
+};
+
+//! Tasks of the NeuroShard, DreamShard and AutoShard protocols (synthetic pool), as
+//! `shardsweep bench planners` draws them.
+std::vector<Task> protocolTasks( int per_protocol )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const NamedPlatform base =
+        readPlatformFile( source + "/inputs/platforms/dgx-a100-4node-ib.yaml" );
+    const TablePool pool = syntheticTablePool(
+        readLocalityStats( source + "/inputs/locality/dlrm_datasets_2021_locality_stats.txt" )
+            .at( 0 ),
+        SyntheticPoolOptions{} );
+    const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
+    std::vector<Task> tasks;
+    for ( TaskProtocol protocol :
+          { TaskProtocol::neuroshard, TaskProtocol::dreamshard, TaskProtocol::autoshard } )
+        for ( int i = 0; i < per_protocol; ++i )
+        {
+            GeneratedTask g =
+                generateTask( protocol, pool, 1, i, TaskOptions{}, DenseModel{}, &split );
+            Platform p = resizePlatform( base.platform, g.num_gpus, g.gpus_per_node );
+            if ( g.memory_cap_GiB > 0 )
+                p = applyMemoryCap( p, g.memory_cap_GiB );
+            tasks.push_back( { std::move( g.workload ), p } );
+        }
+    return tasks;
+}
+
+PlannerOptions deterministic()
+{
+    PlannerOptions o;
+    o.max_iterations = 3000;
+    o.time_budget_s = 60.0; // the iteration cap binds: the result does not depend on timing
+    return o;
+}
+
+//! Every table's shards tile it exactly (data-parallel: one full replica per GPU) on valid GPUs.
+void expectValidPlan( const Plan& plan, const Workload& w, int gpus )
+{
+    ASSERT_EQ( plan.tables.size(), w.tables.size() );
+    std::vector<double> covered( w.tables.size(), 0.0 );
+    for ( const ShardSpec& s : plan.shards )
+    {
+        ASSERT_GE( s.table, 0 );
+        ASSERT_LT( s.table, static_cast<int>( w.tables.size() ) );
+        EXPECT_GE( s.gpu, 0 );
+        EXPECT_LT( s.gpu, gpus );
+        const TableSpec& t = w.tables[s.table];
+        EXPECT_LE( s.row_offset + s.num_rows, t.rows );
+        EXPECT_LE( s.col_offset + s.num_cols, t.dim );
+        covered[s.table] += static_cast<double>( s.num_rows ) * s.num_cols;
+    }
+    for ( std::size_t t = 0; t < w.tables.size(); ++t )
+    {
+        const double area = static_cast<double>( w.tables[t].rows ) * w.tables[t].dim;
+        const double copies = plan.tables[t].sharding == ShardingType::data_parallel ? gpus : 1;
+        EXPECT_EQ( covered[t], area * copies ) << "table " << t;
+    }
+}
+
+double tableBytesOn( const Plan& plan, const Workload& w, int gpu )
+{
+    double bytes = 0.0;
+    for ( const ShardSpec& s : plan.shards )
+        if ( s.gpu == gpu )
+            bytes +=
+                shardHbmBytes( w.tables[s.table], static_cast<double>( s.num_rows ), s.num_cols,
+                               plan.tables[s.table].kernel, plan.tables[s.table].cache_fraction );
+    return bytes;
+}
+
+//! Plans no planner makes, to stress the bound and PlanState: every table data-parallel,
+//! row-wise over all GPUs, split into 4-column blocks round robin, or table-wise with a 10 %
+//! UVM cache.
+std::vector<Plan> unusualPlans( const Workload& w, int gpus )
+{
+    std::vector<Plan> plans( 4 );
+    for ( Plan& p : plans )
+        p.tables.resize( w.tables.size() );
+    int next = 0;
+    for ( std::size_t i = 0; i < w.tables.size(); ++i )
+    {
+        const int t = static_cast<int>( i );
+        const TableSpec& spec = w.tables[i];
+        plans[0].tables[i].sharding = ShardingType::data_parallel;
+        plans[1].tables[i].sharding = ShardingType::row_wise;
+        plans[2].tables[i].sharding = ShardingType::column_wise;
+        plans[3].tables[i].kernel = ComputeKernel::uvm_caching;
+        plans[3].tables[i].cache_fraction = 0.1;
+        const std::int64_t block = ( spec.rows + gpus - 1 ) / gpus;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            plans[0].shards.push_back( { t, g, 0, spec.rows, 0, spec.dim } );
+            const std::int64_t begin = std::min<std::int64_t>( g * block, spec.rows );
+            const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+            if ( end > begin )
+                plans[1].shards.push_back( { t, g, begin, end - begin, 0, spec.dim } );
+        }
+        for ( int c = 0; c < spec.dim; c += 4 )
+            plans[2].shards.push_back(
+                { t, next++ % gpus, 0, spec.rows, c, std::min( 4, spec.dim - c ) } );
+        plans[3].shards.push_back( { t, t % gpus, 0, spec.rows, 0, spec.dim } );
+    }
+    return plans;
+}
+} // namespace
+
+// PlanState's incremental composition equals the kernel's iteration time for the planners'
+// plans and for unusual ones (data-parallel, row-wise, column blocks, UVM cache).
+TEST( TEST_CATEGORY, plan_state_matches_kernel )
+{
+    for ( const Task& task : protocolTasks( 2 ) )
+    {
+        const Workload& w = task.workload;
+        const Platform& p = task.platform;
+        std::vector<Plan> plans = unusualPlans( w, p.numGpus() );
+        for ( PlannerKind k :
+              { PlannerKind::round_robin, PlannerKind::size_lookup_greedy, PlannerKind::torchrec } )
+        {
+            PlanResult r = makePlan( k, w, p, 0, deterministic() );
+            if ( r.feasible )
+                plans.push_back( r.plan );
+        }
+        for ( const Plan& plan : plans )
+        {
+            PlanState state( w, p, 0, 1e30 );
+            state.load( plan );
+            const double kernel =
+                evaluateScenario( { &w, &p, &plan, 0, CostModel::native } ).iteration_ms;
+            EXPECT_NEAR( state.objective(), kernel, 1e-9 * kernel );
+        }
+    }
+}
+
+// On tasks of the three protocols: valid plans within the memory rule, never worse than any
+// baseline or TorchRec's plan, strictly better than the best baseline on average, identical
+// when planned twice, and every plan (also unusual ones) at or above the lower bound.
+TEST( TEST_CATEGORY, shardsweep_planner_on_protocol_tasks )
+{
+    double sum_gain = 0.0;
+    int compared = 0;
+    for ( const Task& task : protocolTasks( 5 ) )
+    {
+        const Workload& w = task.workload;
+        const Platform& p = task.platform;
+        const int gpus = p.numGpus();
+        const PlanResult mine = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+        ASSERT_TRUE( mine.feasible ) << mine.reason;
+        expectValidPlan( mine.plan, w, gpus );
+        const double cap = ( p.gpu.memory_GiB - p.hbm_reserve_GiB ) * kBytesPerGiB;
+        for ( int g = 0; g < gpus; ++g )
+            EXPECT_LE( tableBytesOn( mine.plan, w, g ), cap * ( 1.0 + 1e-9 ) ) << "GPU " << g;
+        EXPECT_EQ( mine.predicted_ms,
+                   evaluateScenario( { &w, &p, &mine.plan, 0, CostModel::native } ).iteration_ms );
+
+        const double bound = iterationLowerBoundMs( w, p, 0 );
+        EXPECT_GT( bound, 0.0 );
+        EXPECT_LE( bound, mine.predicted_ms );
+        double best_baseline = 1e300;
+        for ( int k = 0; k < kNumPlanners; ++k )
+        {
+            const PlannerKind kind = static_cast<PlannerKind>( k );
+            if ( kind == PlannerKind::shardsweep )
+                continue;
+            const PlanResult other = makePlan( kind, w, p, 0, deterministic() );
+            if ( !other.feasible )
+                continue;
+            EXPECT_LE( mine.predicted_ms, other.predicted_ms ) << plannerName( kind );
+            EXPECT_LE( bound, other.predicted_ms ) << plannerName( kind );
+            if ( kind != PlannerKind::torchrec )
+                best_baseline = std::min( best_baseline, other.predicted_ms );
+        }
+        if ( best_baseline < 1e300 )
+        {
+            sum_gain += ( best_baseline - mine.predicted_ms ) / best_baseline;
+            ++compared;
+        }
+        for ( const Plan& plan : unusualPlans( w, gpus ) )
+            EXPECT_LE( bound,
+                       evaluateScenario( { &w, &p, &plan, 0, CostModel::native } ).iteration_ms );
+
+        const PlanResult again = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+        EXPECT_EQ( again.predicted_ms, mine.predicted_ms );
+        ASSERT_EQ( again.plan.shards.size(), mine.plan.shards.size() );
+        for ( std::size_t s = 0; s < mine.plan.shards.size(); ++s )
+        {
+            EXPECT_EQ( again.plan.shards[s].gpu, mine.plan.shards[s].gpu );
+            EXPECT_EQ( again.plan.shards[s].num_rows, mine.plan.shards[s].num_rows );
+            EXPECT_EQ( again.plan.shards[s].num_cols, mine.plan.shards[s].num_cols );
+        }
+    }
+    ASSERT_GT( compared, 0 );
+    EXPECT_GT( sum_gain / compared, 0.01 ); // at least 1 % better than the best baseline
+}
+
+// One table does 90 % of the lookups: table-wise it bounds the iteration on its GPU whatever
+// the placement; shardsweep splits it (row-, table-row- or column-wise) and beats every
+// baseline by far.
+TEST( TEST_CATEGORY, dominant_table_is_resharded )
+{
+    Workload w;
+    w.name = "dominant";
+    w.global_batch = 65536;
+    for ( int t = 0; t < 12; ++t )
+    {
+        TableSpec s;
+        s.rows = t == 0 ? 4'000'000 : 200'000;
+        s.dim = 64;
+        s.pooling_factor = t == 0 ? 200.0 : 2.0;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    Platform p;
+    p.gpu.sm_count = 108;
+    p.gpu.boost_clock_MHz = 1410;
+    p.gpu.fp32_TFLOPs = 19.5;
+    p.gpu.tf32_TFLOPs = 156;
+    p.gpu.memory_GiB = 40;
+    p.gpu.memory_bandwidth_GBps = 1555;
+    p.gpu.l2_cache_MiB = 40;
+    p.gpus_per_node = 4;
+    p.host_to_gpu_GBps = 25;
+    p.network.num_dims = 1;
+    p.network.dims[0] = { Topology::Switch, 4, 150.0, 500.0 };
+    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+    ASSERT_TRUE( mine.feasible ) << mine.reason;
+    EXPECT_NE( mine.plan.tables[0].sharding, ShardingType::table_wise );
+    const PlanResult best = makePlan( PlannerKind::size_lookup_greedy, w, p, 0, deterministic() );
+    EXPECT_LT( mine.predicted_ms, 0.8 * best.predicted_ms );
+    EXPECT_LE( iterationLowerBoundMs( w, p, 0 ), mine.predicted_ms );
+}
+
+// A table larger than all GPUs together fits nowhere, not even row-wise or as a UVM cache of
+// the memory left: infeasible, naming the table.
+TEST( TEST_CATEGORY, shardsweep_planner_infeasible )
+{
+    Workload w;
+    w.name = "huge";
+    w.global_batch = 1024;
+    TableSpec small;
+    small.rows = 1000;
+    small.dim = 16;
+    TableSpec huge;
+    huge.rows = 1'000'000'000;
+    huge.dim = 64; // 238 GiB
+    w.tables = { small, huge };
+    w.table_names = { "small", "huge" };
+    Platform p;
+    p.gpu.memory_GiB = 16;
+    p.gpu.memory_bandwidth_GBps = 900;
+    p.gpu.l2_cache_MiB = 6;
+    p.gpu.sm_count = 80;
+    p.gpus_per_node = 2;
+    p.host_to_gpu_GBps = 16;
+    p.network.num_dims = 1;
+    p.network.dims[0] = { Topology::Switch, 2, 100.0, 500.0 };
+    p.hbm_reserve_GiB = 16; // nothing left for tables, not even a cache
+    const PlanResult r = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+    EXPECT_FALSE( r.feasible );
+    EXPECT_NE( r.reason.find( "'huge'" ), std::string::npos ) << r.reason;
+}
+
+} // namespace Test
