@@ -25,12 +25,12 @@ done
 rows() { tail -n +2 "$scratch/out.csv" | awk -F, -v c="$(col case)" -v r="$(col ranks)" \
     -v n="$(col scenarios)" -v e="$(col parallel_efficiency)" -v m="$(col peak_rss_MiB)" \
     -v p="$(col scenarios_per_s_per_core)" '{ print $c, $r, $n, $e, ($m > 10), ($p > 0) }'; }
-expected="throughput_all 1 300 nan 1 1
+expected="rss 2 200 nan 1 1
+rss 2 400 nan 1 1
+throughput_all 1 300 nan 1 1
 throughput_all 2 300 EFF 1 1
 throughput_scenarios 1 300 nan 1 1
-throughput_scenarios 2 300 EFF 1 1
-rss 2 200 nan 1 1
-rss 2 400 nan 1 1"
+throughput_scenarios 2 300 EFF 1 1"
 # The efficiency is a measurement: only its presence (a positive number) is checked.
 got=$(rows | awk '{ if ($4 != "nan" && $4 > 0) $4 = "EFF"; print }')
 [ "$got" = "$expected" ] || fail "rows:
