@@ -388,3 +388,27 @@ TEST( TEST_CATEGORY, collectives_in_kernel_three_dims )
     EXPECT_GT( host( 4 ), 0.0 );
 }
 } // namespace Test
+
+namespace Test
+{
+// The minimum chunk is one byte per NPU of the whole system (ASTRA-sim's Sys::total_nodes), also
+// for a group on fewer dims. [Ring 4 at 0.5 GB/s, 0 ns] x [Ring 4 at 1 GB/s, 100 ns] = 16 NPUs;
+// reduce-scatter of S = 8 B on dim 0 only, one chunk, δ 10: chunk = max(8, 16) = 16 B,
+// m = 16/4 = 4 B, B = 0.536870912 B/ns: t = ⌊4 / 0.536870912⌋ = ⌊7.45⌋ = 7, R(4) = 0:
+// RS = 10 + 3·(7 + 10) = 61. (With the group's 4 NPUs as the minimum it would be m = 2 B,
+// t = 3: 49.) The same RS over both dims: dim 0 as above (61), then dim 1 on the 4-B output:
+// m = 1 B over 1.073741824 B/ns: t = ⌊100 + 0.93⌋ = 100: 10 + 3·(100 + 10) = 340 → 401.
+// All-gather has no minimum: AG of 8 B on dim 0: t(8 B) = ⌊14.9⌋ = 14: 10 + 3·(14 + 10) = 82.
+TEST( TEST_CATEGORY, collectives_minimum_chunk_whole_system )
+{
+    using namespace shardsweep;
+    Network net;
+    net.num_dims = 2;
+    net.dims[0] = { Topology::Ring, 4, 0.5, 0.0 };
+    net.dims[1] = { Topology::Ring, 4, 1.0, 100.0 };
+    const SystemConfig s = collcli::sys( 1, 1 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::reduce_scatter, 8.0, 0, 1 ), 61.0 );
+    EXPECT_EQ( collectiveTimeNs( net, s, Collective::reduce_scatter, 8.0 ), 401.0 );
+    EXPECT_EQ( collectiveTimeNsOnDims( net, s, Collective::all_gather, 8.0, 0, 1 ), 82.0 );
+}
+} // namespace Test

@@ -175,20 +175,21 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
     // The dimensions that actually have peers.
     int dims[kMaxNetworkDims];
     int n = 0;
-    double total_npus = 1.0;
     for ( int d = first_dim; d < first_dim + num_dims && d < net.num_dims; ++d )
         if ( net.dims[d].npus_count > 1 )
-        {
             dims[n++] = d;
-            total_npus *= net.dims[d].npus_count;
-        }
     if ( n == 0 )
         return 0.0;
 
+    // ASTRA-sim's determine_chunk_size: a non-all-gather chunk has at least one byte per NPU of
+    // the whole system (Sys::total_nodes, all dimensions, also for a group on fewer dims).
+    double system_npus = 1.0;
+    for ( int d = 0; d < net.num_dims; ++d )
+        system_npus *= math::max( 1, net.dims[d].npus_count );
     const int splits = math::max( 1, sys.preferred_dataset_splits );
     double chunk = bytes / splits;
     if ( c != Collective::all_gather )
-        chunk = math::fmax( chunk, total_npus ); // ASTRA-sim: at least one byte per NPU
+        chunk = math::fmax( chunk, system_npus );
 
     // The phases one chunk runs through, with their durations.
     double phase[kMaxCollectivePhases] = {};
