@@ -112,7 +112,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
                 cost_model = "native";
     long long batch = 0;
     std::uint64_t seed = 0;
-    double budget = 0.8;
+    double budget = 0.5;
     int iterations = 100000;
     options.add_options()( "help,h", "show this help" )(
         "planner", po::value( &planner_name )->default_value( planner_name ),

@@ -27,6 +27,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr long kTorchrecSeedLimit = 4096;
 //! Relative change below which two objectives count as equal (summation-order noise).
 constexpr double kTie = 1e-12;
+//! Smallest HBM cache worth a uvm_caching kernel; below it the table is plain UVM.
+constexpr double kMinCacheFraction = 1e-3;
 
 GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove )
 {
@@ -47,10 +49,14 @@ GpuDelta removal( const PlanShard& s )
     return d;
 }
 
+//! Shards the search may move: table-wise and column blocks in HBM. UVM tables stay where the
+//! greedy put them (their host memory is accounted per node there).
 bool movable( const PlanState& st, const PlanShard& s )
 {
-    const ShardingType t = st.tablePlan( s.table ).sharding;
-    return t == ShardingType::table_wise || t == ShardingType::column_wise;
+    const TablePlan& tp = st.tablePlan( s.table );
+    return ( tp.sharding == ShardingType::table_wise ||
+             tp.sharding == ShardingType::column_wise ) &&
+           ( tp.kernel == ComputeKernel::hbm || tp.kernel == ComputeKernel::dense );
 }
 
 //! Best candidate of one search round: lower objective, ties broken by lower spread.
@@ -121,6 +127,7 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
         total += s.fwd_ms + s.bwd_ms;
     const double fair_share = total / gpus;
     const int per_node = platform.gpus_per_node;
+    std::vector<double> host_used( platform.num_nodes, 0.0 ); // UVM tables' host bytes per node
     for ( int t : order )
     {
         // A table that alone costs more than a GPU's fair share can never be balanced whole:
@@ -180,23 +187,37 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
             st = std::move( trial );
             continue;
         }
-        int roomiest = 0;
-        for ( int g = 1; g < gpus; ++g )
-            if ( st.hbm( g ) < st.hbm( roomiest ) )
-                roomiest = g;
+        // Memory pressure: keep the table in host memory (UVM) on a GPU of a node with host
+        // room, with the largest HBM cache that fits there (uvm_caching), or none (uvm).
         const TableSpec& spec = w.tables[t];
         const double weights =
             static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
+        const double host_bytes = tableStateBytes( spec );
+        const double host_cap = platform.host_memory_GiB > 0.0
+                                    ? platform.host_memory_GiB * kBytesPerGiB
+                                    : std::numeric_limits<double>::infinity();
+        int roomiest = -1;
+        for ( int g = 0; g < gpus; ++g )
+            if ( host_used[g / per_node] + host_bytes <= host_cap &&
+                 ( roomiest < 0 || st.hbm( g ) < st.hbm( roomiest ) ) )
+                roomiest = g;
+        if ( roomiest < 0 )
+            return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise, "
+                                "as a UVM cache or in host memory",
+                                tableLabel( w, t ), host_bytes / kBytesPerGiB );
         const double fraction = std::min( 1.0, ( st.capacity() - st.hbm( roomiest ) ) / weights );
-        if ( fraction <= 0.0 )
-            return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise or "
-                                "as a UVM cache",
-                                tableLabel( w, t ), tableStateBytes( spec ) / kBytesPerGiB );
         TablePlan tp;
-        tp.kernel = ComputeKernel::uvm_caching;
-        tp.cache_fraction = fraction;
+        tp.kernel = fraction >= kMinCacheFraction ? ComputeKernel::uvm_caching : ComputeKernel::uvm;
+        tp.cache_fraction = fraction >= kMinCacheFraction ? fraction : 0.0;
+        int gpu = roomiest;
+        if ( tp.kernel == ComputeKernel::uvm ) // no HBM needed: the least-loaded GPU with room
+            for ( int g = 0; g < gpus; ++g )
+                if ( host_used[g / per_node] + host_bytes <= host_cap &&
+                     st.fwd( g ) + st.bwd( g ) < st.fwd( gpu ) + st.bwd( gpu ) )
+                    gpu = g;
+        host_used[gpu / per_node] += host_bytes;
         st.setTablePlan( t, tp );
-        st.addShard( st.price( t, roomiest, 0, spec.rows, 0, spec.dim ) );
+        st.addShard( st.price( t, gpu, 0, spec.rows, 0, spec.dim ) );
         st.refresh();
     }
     return {};

@@ -259,8 +259,9 @@ TEST( TEST_CATEGORY, dominant_table_is_resharded )
     EXPECT_LE( iterationLowerBoundMs( w, p, 0 ), mine.predicted_ms );
 }
 
-// A table larger than all GPUs together fits nowhere, not even row-wise or as a UVM cache of
-// the memory left: infeasible, naming the table.
+// A table larger than all GPUs together and than the node's host memory fits nowhere, not even
+// row-wise, as a UVM cache or in host memory: infeasible, naming the table. With enough host
+// memory it becomes a plain UVM table.
 TEST( TEST_CATEGORY, shardsweep_planner_infeasible )
 {
     Workload w;
@@ -284,9 +285,16 @@ TEST( TEST_CATEGORY, shardsweep_planner_infeasible )
     p.network.num_dims = 1;
     p.network.dims[0] = { Topology::Switch, 2, 100.0, 500.0 };
     p.hbm_reserve_GiB = 16; // nothing left for tables, not even a cache
+    p.host_memory_GiB = 200;
     const PlanResult r = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
     EXPECT_FALSE( r.feasible );
-    EXPECT_NE( r.reason.find( "'huge'" ), std::string::npos ) << r.reason;
+    EXPECT_NE( r.reason.find( "table 1 'huge' (238.419 GiB) fits on no GPU" ), std::string::npos )
+        << r.reason;
+    p.host_memory_GiB = 0; // unlimited
+    p.hbm_reserve_GiB = 15.9;
+    const PlanResult uvm = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+    ASSERT_TRUE( uvm.feasible ) << uvm.reason;
+    EXPECT_EQ( uvm.plan.tables[1].kernel, ComputeKernel::uvm );
 }
 
 } // namespace Test
