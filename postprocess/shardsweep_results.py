@@ -4,9 +4,12 @@
     r = load("out/quickstart.h5")            # or load(["slice0.h5", "slice1.h5"])
     r.scenarios, r.gpus, r.shards, r.names
 
-One call per file and group; several files (e.g. the slices of a Slurm job array) are combined:
-each scenario id is taken from the file in which it is done, and a scenario done in two files
-with different results is an error. Coded columns gain a `<column>_name` companion.
+One call per file and group. Several files are combined: files of one sweep (same config hash,
+e.g. slices of the scenario space) by scenario id, each scenario taken from the file in which it
+is done (a scenario done in two files with different results is an error); files of different
+sweeps (e.g. the per-task sweeps of jobs/sweep_array.sbatch) are appended, with scenario ids
+offset and codes remapped onto the union of the name tables (columns `file`,
+`file_scenario_id`). Coded columns gain a `<column>_name` companion.
 Run with Debian's interpreter: /usr/bin/python3 (it sees python3-h5py and python3-pandas).
 """
 
@@ -43,6 +46,7 @@ CODED = {
     "task_protocol": "task_protocols",
     "sharding_type": "sharding_types",
     "compute_kernel": "compute_kernels",
+    "generator": "generators",
 }
 
 
@@ -93,13 +97,63 @@ def _decode(df: pd.DataFrame, names: Dict[str, List[str]]) -> pd.DataFrame:
     return df
 
 
-def load(paths: Union[str, Iterable[str]]) -> Results:
-    """Loads one results file, or several with the same configuration, into DataFrames."""
+def _concat_sweeps(parts, paths):
+    """Files of different sweeps (e.g. one sweep file per job-array task) as one set of frames:
+    the code columns are remapped onto the union of the name tables, scenario ids are offset by
+    the scenario counts of the files before (`file` and `file_scenario_id` keep the origin)."""
+    names: Dict[str, List[str]] = {}
+    for p in parts:
+        for table, labels in p[3].items():
+            union = names.setdefault(table, [])
+            union.extend(label for label in labels if label not in union)
+    out = ([], [], [])
+    offset = 0
+    for index, (scen, gpus, shards, file_names, attrs) in enumerate(parts):
+        scen, gpus, shards = scen.copy(), gpus.copy(), shards.copy()
+        for df in (scen, shards):
+            for column, table in CODED.items():
+                if column in df.columns and table in file_names:
+                    lut = np.array([names[table].index(x) for x in file_names[table]] or [0], dtype=np.int64)
+                    codes = df[column].to_numpy()
+                    valid = (codes >= 0) & (codes < len(file_names[table]))
+                    df[column] = np.where(valid, lut[np.where(valid, codes, 0)], codes).astype(codes.dtype)
+        scen["file"] = index
+        scen["file_scenario_id"] = scen.index
+        scen.index = scen.index + offset
+        scen.index.name = "scenario_id"
+        for df in (gpus, shards):
+            if len(df):
+                df["scenario_id"] = df["scenario_id"] + offset
+        for i, df in enumerate((scen, gpus, shards)):
+            if len(df):
+                out[i].append(df)
+        offset += int(attrs.get("num_scenarios", len(scen)))
+    frames = [pd.concat(f, ignore_index=(i > 0)) if f else pd.DataFrame() for i, f in enumerate(out)]
+    attrs = {"files": paths, "config_hash": [p[4].get("config_hash") for p in parts],
+             "num_scenarios": offset, "num_done": len(frames[0]),
+             "complete": int(all(int(p[4].get("complete", 0)) == 1 for p in parts)),
+             "combine": "concat"}
+    return Results(scenarios=_decode(frames[0].sort_index(), names), gpus=frames[1],
+                   shards=_decode(frames[2], names), names=names, attrs=attrs)
+
+
+def load(paths: Union[str, Iterable[str]], combine: str = "auto") -> Results:
+    """Loads one results file, or several, into DataFrames.
+
+    combine="slices": the files are parts of one sweep (same config hash), e.g. a run split over
+    several outputs; a scenario id is the same scenario in every file. combine="concat": the files
+    are different sweeps, appended with offset scenario ids. "auto" (default): slices when every
+    file has the same config hash, else concat.
+    """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = [os.fspath(p) for p in paths]
+    if combine not in ("auto", "slices", "concat"):
+        raise ValueError(f"combine must be auto, slices or concat, not {combine}")
     parts = [_read_one(p) for p in paths]
     hashes = {p[4].get("config_hash") for p in parts}
+    if combine == "concat" or (combine == "auto" and len(hashes) > 1):
+        return _concat_sweeps(parts, paths)
     if len(hashes) > 1:
         raise ValueError(f"files come from different sweeps (config hashes {sorted(map(str, hashes))})")
     scenarios = pd.concat([p[0] for p in parts])
@@ -145,7 +199,8 @@ def main(argv: List[str]) -> int:
               "Prints the size of each DataFrame the reader builds from the files.")
         return 0 if len(argv) >= 2 else 2
     r = load(argv[1:])
-    print(f"scenarios: {len(r.scenarios)} rows, gpus: {len(r.gpus)} rows, shards: {len(r.shards)} rows")
+    print(f"scenarios: {len(r.scenarios)} rows, gpus: {len(r.gpus)} rows, shards: {len(r.shards)} rows"
+          f" ({r.attrs.get('combine', 'slices') if len(argv) > 2 else 'one file'})")
     return 0
 
 

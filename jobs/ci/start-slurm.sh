@@ -4,7 +4,8 @@
 # in one scratch directory, nothing is written under /etc, no systemd or cgroups.
 #
 # Usage: start-slurm.sh DIR        (DIR is created; DIR/env.sh exports SLURM_CONF for clients)
-# Env:   SLURM_TEST_CTLD_PORT / SLURM_TEST_D_PORT (default 16817 / 16818: not the system's ports)
+# Env:   SLURM_TEST_CTLD_PORT / SLURM_TEST_D_PORT (default: a pair in 20000-59999 derived from
+#        DIR, not the system's 6817/6818)
 # Exit:  0 running (node idle), 77 Slurm or munge is not installed (the ctest skip code),
 #        1 a daemon failed to start (its log is printed).
 # stop-slurm.sh DIR stops the daemons by the pids recorded in DIR.
@@ -35,8 +36,10 @@ chmod 755 "$dir/munge"
 [ ${#dir} -le 80 ] || fail "$dir is too long for munge's socket path: use a shorter directory"
 host=$(hostname -s)
 ncpu=$(nproc)
-ctld_port=${SLURM_TEST_CTLD_PORT:-16817}
-d_port=${SLURM_TEST_D_PORT:-16818}
+# Ports derived from the directory: two build trees can run their Slurm tests at the same time.
+port=$((20000 + $(printf '%s' "$dir" | cksum | cut -d' ' -f1) % 20000 * 2))
+ctld_port=${SLURM_TEST_CTLD_PORT:-$port}
+d_port=${SLURM_TEST_D_PORT:-$((port + 1))}
 
 dd if=/dev/urandom of="$dir/munge/munge.key" bs=1 count=1024 status=none
 chmod 400 "$dir/munge/munge.key"
