@@ -210,7 +210,7 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
         result = planShardsweep( workload, platform, batch, options );
         break;
     }
-    if ( result.feasible && kind != PlannerKind::shardsweep )
+    if ( result.feasible && options.price_plan && kind != PlannerKind::shardsweep )
         result.predicted_ms =
             iterationMsOnHost( { &workload, &platform, &result.plan, batch, options.model } );
     result.plan_seconds =

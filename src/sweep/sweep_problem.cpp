@@ -32,6 +32,7 @@ PlanResult planSweepScenario( const ScenarioSpec& s )
     // load (results are bit-identical whatever the rank count).
     options.time_budget_s = 1e30;
     options.max_iterations = 2000;
+    options.price_plan = false; // the engine evaluates every plan in its batched kernel call
     return makePlan( s.planner, s.workloadRef(), s.platform, s.global_batch, options );
 }
 
