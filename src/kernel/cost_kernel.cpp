@@ -1,10 +1,11 @@
 // Host side of the batched cost kernel: packing scenarios into Views, unpacking results.
 #include <algorithm>
+#include <array>
 #include <fmt/format.h>
-#include <map>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace shardsweep
 {
@@ -20,51 +21,72 @@ const char* phaseName( Phase phase )
 
 namespace
 {
-//! Every field denseCost reads, as a map key (structs with padding cannot be compared bytewise).
-std::vector<double> denseCaseKey( const DenseCase& c )
+//! Fixed-size keys of the deduplicated cases: no allocation per table and scenario (packing runs
+//! for every batch of a sweep). Unused entries stay 0.
+constexpr std::size_t kDenseKeySize = 22 + 2 * kMaxMlpLayers;
+constexpr std::size_t kTableKeySize = 7 + kReuseBins;
+using DenseKey = std::array<double, kDenseKeySize>;
+using TableKey = std::array<double, kTableKeySize>;
+
+//! FNV-1a over the key's bytes (equal keys with equal bytes hash alike; the map compares with ==).
+struct KeyHash
+{
+    template <std::size_t N>
+    std::size_t operator()( const std::array<double, N>& key ) const
+    {
+        std::uint64_t h = 1469598103934665603ull;
+        const auto* bytes = reinterpret_cast<const unsigned char*>( key.data() );
+        for ( std::size_t i = 0; i < N * sizeof( double ); ++i )
+            h = ( h ^ bytes[i] ) * 1099511628211ull;
+        return static_cast<std::size_t>( h );
+    }
+};
+
+//! Every field denseCost reads (structs with padding cannot be compared bytewise).
+DenseKey denseCaseKey( const DenseCase& c )
 {
     const GpuSpec& g = c.gpu;
     const DenseModel& d = c.dense;
-    std::vector<double> key = { double( g.sm_count ),
-                                g.boost_clock_MHz,
-                                g.fp32_TFLOPs,
-                                g.tf32_TFLOPs,
-                                g.fp16_TFLOPs,
-                                g.bf16_TFLOPs,
-                                g.memory_GiB,
-                                g.memory_bandwidth_GBps,
-                                g.l2_cache_MiB,
-                                double( g.pcie_generation ),
-                                g.pcie_bandwidth_GBps,
-                                g.tdp_W,
-                                g.process_nm,
-                                double( d.num_dense_features ),
-                                double( d.bottom_mlp_layers ),
-                                double( d.top_mlp_layers ),
-                                double( d.interaction ),
-                                double( d.dtype ),
-                                double( d.optimizer ),
-                                double( c.num_tables ),
-                                c.sum_embedding_dims,
-                                c.local_batch };
-    key.insert( key.end(), d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers );
-    key.insert( key.end(), d.top_mlp, d.top_mlp + d.top_mlp_layers );
+    DenseKey key = { double( g.sm_count ),
+                     g.boost_clock_MHz,
+                     g.fp32_TFLOPs,
+                     g.tf32_TFLOPs,
+                     g.fp16_TFLOPs,
+                     g.bf16_TFLOPs,
+                     g.memory_GiB,
+                     g.memory_bandwidth_GBps,
+                     g.l2_cache_MiB,
+                     double( g.pcie_generation ),
+                     g.pcie_bandwidth_GBps,
+                     g.tdp_W,
+                     g.process_nm,
+                     double( d.num_dense_features ),
+                     double( d.bottom_mlp_layers ),
+                     double( d.top_mlp_layers ),
+                     double( d.interaction ),
+                     double( d.dtype ),
+                     double( d.optimizer ),
+                     double( c.num_tables ),
+                     c.sum_embedding_dims,
+                     c.local_batch };
+    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 22 );
+    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 22 + kMaxMlpLayers );
     return key;
 }
 
 //! Every field embeddingTableStats reads.
-std::vector<double> tableCaseKey( const TableCase& c )
+TableKey tableCaseKey( const TableCase& c )
 {
     const TableSpec& t = c.spec;
-    std::vector<double> key = { double( t.rows ),
-                                t.pooling_factor,
-                                double( t.distribution ),
-                                t.zipf_alpha,
-                                double( t.histogram_batch ),
-                                c.batch,
-                                c.cache_fraction };
+    TableKey key = { double( t.rows ),
+                     t.pooling_factor,
+                     double( t.distribution ),
+                     t.zipf_alpha,
+                     double( t.histogram_batch ),
+                     c.batch,
+                     c.cache_fraction };
     if ( t.distribution == AccessDistribution::histogram )
-        key.insert( key.end(), t.reuse_histogram, t.reuse_histogram + kReuseBins );
+        std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.begin() + 7 );
     return key;
 }
 
@@ -140,7 +162,8 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
     make( b.gpu_scratch, "gpu_scratch", num_gpus * 4 );
 
     // Distinct dense cases, keyed by every field denseCost reads.
-    std::map<std::vector<double>, int> dense_ids, table_ids;
+    std::unordered_map<DenseKey, int, KeyHash> dense_ids;
+    std::unordered_map<TableKey, int, KeyHash> table_ids;
     std::vector<DenseCase> dense_cases;
     std::vector<TableCase> table_cases;
     int t = 0, s = 0, g = 0;
