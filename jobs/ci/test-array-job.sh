@@ -1,5 +1,6 @@
 #!/bin/bash
-# Real-Slurm test of jobs/sweep_array.sbatch (issue 7): a 2-task array over a list of two sweeps
+# Real-Slurm test of jobs/sweep_array.sbatch (issue 7) launched with mpirun (LAUNCHER=mpirun):
+# a 2-task array over a list of two sweeps
 # (tests/cli/postprocess_sweep.yaml, inputs/sweeps/resume_check.yaml), submitted with
 # `sbatch --wait`; task 1 gets SIGUSR1 on its batch shell after its first journaled batch, must
 # requeue itself and complete on its second run (task 0 runs once); each task's file must equal a
@@ -34,7 +35,9 @@ opts=(--detail gpus --progress-interval 1)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
-SHARDSWEEP=$exe SHARDSWEEP_JOBS=$src/jobs sbatch --wait --parsable --array=0-1 \
+# LAUNCHER=mpirun: the array covers the scripts' second launcher (sweep_job covers srun); the
+# batch shell's trap forwards USR1 to mpirun, which forwards it to every rank.
+LAUNCHER=mpirun SHARDSWEEP=$exe SHARDSWEEP_JOBS=$src/jobs sbatch --wait --parsable --array=0-1 \
     --job-name=array-test --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=10 \
     --output="$scratch/job-%A_%a.out" "$src/jobs/sweep_array.sbatch" sweeps.txt "$scratch/out" \
     "${opts[@]}" >sbatch.txt 2>&1 &
@@ -66,7 +69,7 @@ for t in 0 1; do
     echo "$info" | grep -q "Restarts=$t " || fail "task $t: expected Restarts=$t: $(echo "$info" | grep -o 'Restarts=[0-9]*')"
 done
 log1=$scratch/job-${jid}_1.out
-for expected in "task 1 of 2: sweep rc.yaml" "USR1 received" "shardsweep run exit status 3" \
+for expected in "task 1 of 2: sweep rc.yaml" "launcher mpirun" "USR1 received" "shardsweep run exit status 3" \
     "requeueing job" "shardsweep run exit status 0"; do
     grep -qF "$expected" "$log1" || fail "task 1 output lacks '$expected'"
 done
