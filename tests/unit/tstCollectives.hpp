@@ -1,7 +1,9 @@
 // ASTRA-sim 2.0 congestion-unaware collectives: reference/collectives.md §12's worked examples
 // and upstream's regression value, exactly, plus hand-derived cases.
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <random>
 #include <shardsweep/model/collectives.hpp>
 #include <vector>
 
@@ -338,29 +340,141 @@ TEST( TEST_CATEGORY, collectives_hand_derived_three_dims )
     EXPECT_EQ( allToAllvTimeNs( net, s, even.data(), even.data(), 64 ), 104323.0 );
 }
 
-// More skew → slower: GPU 0's send volume grows while the total stays put (the others shrink);
-// the time never decreases and ends above the balanced time. Receive-side skew counts the same.
+// More skew → slower: GPU 0's send (or receive) volume grows while the total stays put (the
+// others shrink); the time never decreases and ends above the balanced time. On one dimension
+// a send skew and the same receive skew cost the same.
 TEST( TEST_CATEGORY, collectives_all_to_all_skew_monotone )
 {
     using namespace shardsweep;
     const double MiB = 1048576.0;
-    const Network net = collcli::ringSwitch(); // P = 8
-    const SystemConfig s = collcli::sys( 4, 2 );
     const double v = 7.0 / 8.0 * MiB;
     std::vector<double> even( 8, v );
-    const double balanced = allToAllvTimeNs( net, s, even.data(), even.data(), 8 );
-    EXPECT_EQ( balanced, collectiveTimeNs( net, s, Collective::all_to_all, MiB ) );
-    double previous = balanced;
-    for ( int step = 1; step <= 10; ++step )
+    Network one_dim;
+    one_dim.num_dims = 1;
+    one_dim.dims[0] = { Topology::Switch, 8, 100.0, 500.0 };
+    for ( const Network& net : { collcli::ringSwitch(), one_dim } ) // P = 8 both
     {
-        std::vector<double> send( 8, v * ( 1.0 - 0.05 * step ) );
-        send[0] = 8 * v - 7 * send[1];
-        const double t = allToAllvTimeNs( net, s, send.data(), even.data(), 8 );
-        EXPECT_GE( t, previous ) << "step " << step;
-        EXPECT_EQ( t, allToAllvTimeNs( net, s, even.data(), send.data(), 8 ) );
-        previous = t;
+        const SystemConfig s = collcli::sys( 4, 2 );
+        const double balanced = allToAllvTimeNs( net, s, even.data(), even.data(), 8 );
+        EXPECT_EQ( balanced, collectiveTimeNs( net, s, Collective::all_to_all, MiB ) );
+        double previous_send = balanced, previous_recv = balanced;
+        for ( int step = 1; step <= 10; ++step )
+        {
+            std::vector<double> skew( 8, v * ( 1.0 - 0.05 * step ) );
+            skew[0] = 8 * v - 7 * skew[1];
+            const double t_send = allToAllvTimeNs( net, s, skew.data(), even.data(), 8 );
+            const double t_recv = allToAllvTimeNs( net, s, even.data(), skew.data(), 8 );
+            EXPECT_GE( t_send, previous_send ) << "step " << step;
+            EXPECT_GE( t_recv, previous_recv ) << "step " << step;
+            if ( net.num_dims == 1 )
+                EXPECT_EQ( t_send, t_recv );
+            previous_send = t_send;
+            previous_recv = t_recv;
+        }
+        EXPECT_GT( previous_send, 1.5 * balanced );
+        EXPECT_GT( previous_recv, 1.5 * balanced );
     }
-    EXPECT_GT( previous, 1.5 * balanced );
+}
+
+// Per-dimension loads of the per-GPU all-to-all on [Ring 4 (100 GB/s, 200 ns), Switch 2
+// (25 GB/s, 1 µs)], P = 8, one chunk, ring, u = 64 KiB.
+// Send skew: send = [14u, 7u × 7], recv = 7.875u each (total 63u; recv ratios all 1).
+//   Boundary b = 1 (before dim 0): max send = 14u; b = 4: block means (14+7+7+7)/4 = 8.75u and
+//   7u → 8.75u; b = 8: 7.875u. Dim 0 carries max(14, 8.75)u · 8/7 = 16u = 1 MiB: ring A2A on
+//   Ring 4 = 10 + 6·(⌊200 + 2441.40625⌋ + 10) = 15916; dim 1 carries max(8.75, 7.875)u · 8/7 =
+//   10u = 655360 B: m = 327680, t = ⌊2000 + 12207.03125⌋ = 14207: 10 + 1·(14207 + 10) = 14227.
+//   Total 30143 (pricing the busiest GPU on every dim would give 15916 + 21551 = 37467).
+// Receive skew: send = 7.875u each, recv = [14u, 7u × 7] (mean 7.875u).
+//   b = 1: 7.875u; b = 4: residue means mod 4: {0, 4} = 10.5u → 7.875 · 10.5/7.875 = 10.5u;
+//   b = 8: 14u. Dim 0 carries 10.5u · 8/7 = 12u = 786432 B: m = 196608,
+//   t = ⌊200 + 1831.0546875⌋ = 2031: 10 + 6·2041 = 12256; dim 1 carries 14u · 8/7 = 1 MiB:
+//   t = ⌊2000 + 19531.25⌋ = 21531: 10 + 21541 = 21551. Total 33807.
+TEST( TEST_CATEGORY, collectives_hand_derived_all_to_all_per_dimension )
+{
+    using namespace shardsweep;
+    const double u = 65536.0;
+    const Network net = collcli::ringSwitch();
+    const SystemConfig s = collcli::sys( 1, 1 );
+    std::vector<double> skew( 8, 7.0 * u );
+    skew[0] = 14.0 * u;
+    std::vector<double> even( 8, 7.875 * u );
+    EXPECT_EQ( allToAllvTimeNs( net, s, skew.data(), even.data(), 8 ), 30143.0 );
+    EXPECT_EQ( allToAllvTimeNs( net, s, even.data(), skew.data(), 8 ), 33807.0 );
+    // One dimension (the inner Ring 4 as a network of its own, P = 4): the busiest GPU,
+    // max(send, recv) · 4/3: send [6u, 3u, 3u, 3u] → 8u = 524288 B: m = 131072,
+    // t = ⌊200 + 1220.703125⌋ = 1420: 10 + 6·1430 = 8590, whichever side is skewed.
+    Network ring4;
+    ring4.num_dims = 1;
+    ring4.dims[0] = net.dims[0];
+    const double skew4[4] = { 6.0 * u, 3.0 * u, 3.0 * u, 3.0 * u };
+    const double even4[4] = { 3.75 * u, 3.75 * u, 3.75 * u, 3.75 * u };
+    EXPECT_EQ( allToAllvTimeNs( ring4, s, skew4, even4, 4 ), 8590.0 );
+    EXPECT_EQ( allToAllvTimeNs( ring4, s, even4, skew4, 4 ), 8590.0 );
+}
+
+// Independent check of the block / residue factorisation: build the traffic matrix
+// M[s][t] = send_s · recv_t / total explicitly, route it dimension by dimension (before phase d
+// GPU x holds the data of sources that differ from x only in dims < d to destinations that agree
+// with x in dims < d; after it, the same with dims <= d), take the busiest GPU's buffer per
+// phase, and price each phase alone (one chunk, so phases add). [Ring 2, Switch 4, Ring 2],
+// direct all-to-all (one message per phase, so rounding differences move at most 1 ns a phase).
+TEST( TEST_CATEGORY, collectives_all_to_all_per_dimension_brute_force )
+{
+    using namespace shardsweep;
+    Network net;
+    net.num_dims = 3;
+    net.dims[0] = { Topology::Ring, 2, 200.0, 100.0 };
+    net.dims[1] = { Topology::Switch, 4, 50.0, 500.0 };
+    net.dims[2] = { Topology::Ring, 2, 10.0, 2000.0 };
+    const int P = 16;
+    SystemConfig sys = collcli::sys( 1, 1 );
+    for ( int d = 0; d < 3; ++d )
+        sys.algorithm[static_cast<int>( Collective::all_to_all )][d] = CollectiveAlgorithm::direct;
+    auto coord = []( int g, int d ) { return d == 0 ? g % 2 : ( d == 1 ? ( g / 2 ) % 4 : g / 8 ); };
+    std::mt19937 rng( 12345 );
+    std::uniform_real_distribution<double> uni( 0.1, 3.0 );
+    for ( int trial = 0; trial < 20; ++trial )
+    {
+        std::vector<double> send( P ), recv( P );
+        double total = 0.0, total_recv = 0.0;
+        for ( int g = 0; g < P; ++g )
+        {
+            send[g] = std::round( uni( rng ) * 100000.0 );
+            total += send[g];
+        }
+        for ( int g = 0; g < P; ++g )
+            recv[g] = uni( rng );
+        for ( int g = 0; g < P; ++g )
+            total_recv += recv[g];
+        for ( int g = 0; g < P; ++g )
+            recv[g] *= total / total_recv; // same total as the sends
+        double expected = 0.0;
+        for ( int d = 0; d < 3; ++d )
+        {
+            double busiest = 0.0;
+            for ( int x = 0; x < P; ++x )
+                for ( int side = 0; side < 2; ++side ) // before / after phase d
+                {
+                    const int split = d + side; // dims < split: destination side
+                    double held = 0.0;
+                    for ( int src = 0; src < P; ++src )
+                        for ( int dst = 0; dst < P; ++dst )
+                        {
+                            bool here = true;
+                            for ( int k = 0; k < 3; ++k )
+                                here = here && ( k < split ? coord( dst, k ) == coord( x, k )
+                                                           : coord( src, k ) == coord( x, k ) );
+                            if ( here )
+                                held += send[src] * recv[dst] / total;
+                        }
+                    busiest = std::max( busiest, held );
+                }
+            expected += collectiveTimeNsOnDims( net, sys, Collective::all_to_all,
+                                                busiest * P / ( P - 1.0 ), d, 1 );
+        }
+        EXPECT_NEAR( allToAllvTimeNs( net, sys, send.data(), recv.data(), P ), expected, 3.0 )
+            << "trial " << trial;
+    }
 }
 
 // Inside a kernel: the three-dimension, many-chunk and per-GPU all-to-all cases give the same

@@ -161,6 +161,69 @@ KOKKOS_INLINE_FUNCTION double phaseTime( const NetworkDim& dim, const SystemConf
     return 0.0;
 }
 
+//! The chunks through their phases: a FIFO flow shop with `active` slots per phase, where chunk
+//! j may start phase k once it has finished phase k-1 and chunk j-active has left phase k.
+//! The chunks are identical, so chunks j and j+1 of the same group of `active` move in step and
+//! the shop is a one-slot shop of ⌈splits / active⌉ batches, whose makespan is exactly
+//! Σ phases + (batches - 1) · max phase (the bottleneck phase serves every batch; the others are
+//! filled and drained once). One dimension: ⌈splits / active⌉ · T_1chunk, §12's rule. Every term
+//! is a whole number of ns, so the sum is exact in double.
+KOKKOS_INLINE_FUNCTION double pipelineNs( const SystemConfig& sys, const double* phase,
+                                          int num_phases )
+{
+    const int splits = math::max( 1, sys.preferred_dataset_splits );
+    const int active = math::max( 1, sys.active_chunks_per_dimension );
+    const double batches = ( splits + active - 1 ) / active;
+    double sum = 0.0;
+    double bottleneck = 0.0;
+    for ( int k = 0; k < num_phases; ++k )
+    {
+        sum += phase[k];
+        bottleneck = math::fmax( bottleneck, phase[k] );
+    }
+    return sum + ( batches - 1.0 ) * bottleneck;
+}
+
+//! NPUs of the whole system (ASTRA-sim's Sys::total_nodes).
+KOKKOS_INLINE_FUNCTION double systemNpus( const Network& net )
+{
+    double npus = 1.0;
+    for ( int d = 0; d < net.num_dims; ++d )
+        npus *= math::max( 1, net.dims[d].npus_count );
+    return npus;
+}
+
+//! Largest mean of v[0..n) over the contiguous blocks of `block` entries (block divides n).
+//! Summed as deviations from v[0], so that equal entries give exactly v[0].
+KOKKOS_INLINE_FUNCTION double maxBlockMean( const double* v, int n, int block )
+{
+    const double ref = v[0];
+    double best = 0.0;
+    for ( int start = 0; start < n; start += block )
+    {
+        double dev = 0.0;
+        for ( int g = start; g < start + block; ++g )
+            dev += v[g] - ref;
+        best = start == 0 ? dev : math::fmax( best, dev );
+    }
+    return ref + best / block;
+}
+
+//! Largest mean of v[0..n) over the residue classes modulo `stride` (stride divides n).
+KOKKOS_INLINE_FUNCTION double maxResidueMean( const double* v, int n, int stride )
+{
+    const double ref = v[0];
+    double best = 0.0;
+    for ( int r = 0; r < stride; ++r )
+    {
+        double dev = 0.0;
+        for ( int g = r; g < n; g += stride )
+            dev += v[g] - ref;
+        best = r == 0 ? dev : math::fmax( best, dev );
+    }
+    return ref + best / ( n / stride );
+}
+
 } // namespace collective_detail
 
 //! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` on dims
@@ -183,9 +246,7 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
 
     // ASTRA-sim's determine_chunk_size: a non-all-gather chunk has at least one byte per NPU of
     // the whole system (Sys::total_nodes, all dimensions, also for a group on fewer dims).
-    double system_npus = 1.0;
-    for ( int d = 0; d < net.num_dims; ++d )
-        system_npus *= math::max( 1, net.dims[d].npus_count );
+    const double system_npus = cd::systemNpus( net );
     const int splits = math::max( 1, sys.preferred_dataset_splits );
     double chunk = bytes / splits;
     if ( c != Collective::all_gather )
@@ -231,23 +292,7 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
         }
     }
 
-    // Chunks through the phases: a FIFO flow shop with `active` slots per phase, where chunk j
-    // may start phase k once it has finished phase k-1 and chunk j-active has left phase k.
-    // The chunks are identical, so chunks j and j+1 of the same group of `active` move in step
-    // and the shop is a one-slot shop of ⌈splits / active⌉ batches, whose makespan is exactly
-    // Σ phases + (batches - 1) · max phase (the bottleneck phase serves every batch; the others
-    // are filled and drained once). One dimension: ⌈splits / active⌉ · T_1chunk, §12's rule.
-    // Every term is a whole number of ns, so the sum is exact in double.
-    const int active = math::max( 1, sys.active_chunks_per_dimension );
-    const double batches = ( splits + active - 1 ) / active;
-    double sum = 0.0;
-    double bottleneck = 0.0;
-    for ( int k = 0; k < num_phases; ++k )
-    {
-        sum += phase[k];
-        bottleneck = math::fmax( bottleneck, phase[k] );
-    }
-    return sum + ( batches - 1.0 ) * bottleneck;
+    return collective_detail::pipelineNs( sys, phase, num_phases );
 }
 
 //! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` over the whole network.
@@ -257,22 +302,73 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNs( const Network& net, const System
     return collectiveTimeNsOnDims( net, sys, c, bytes, 0, net.num_dims );
 }
 
-//! All-to-all with per-GPU volumes over the whole network. send_bytes[g] / recv_bytes[g] are
-//! the bytes GPU g sends to / receives from the other GPUs (its own share excluded). ASTRA-sim's
-//! comm_size S of a balanced all-to-all sends (P-1)/P·S to the others, so the most loaded GPU's
-//! volume v = max_g max(send, recv) is priced as an all-to-all with S = v·P/(P-1): all GPUs wait
-//! for the busiest one, and with equal volumes this is exactly collectiveTimeNs(all_to_all, S).
+//! All-to-all with per-GPU volumes over the whole network (the embedding all-to-alls).
+//! send_bytes[g] / recv_bytes[g]: the bytes GPU g sends to / receives from the other GPUs (its
+//! own share excluded); GPUs numbered as the network's NPUs (dim 0 fastest).
+//!
+//! ASTRA-sim's all-to-all runs dimension by dimension: phase d moves every datum along dim d, so
+//! before phase d a GPU x holds the data from the sources that differ from x only in dims < d
+//! (x's contiguous block of b_d = Π_{i<d} p_i GPUs) to the destinations that agree with x in
+//! dims < d (x's residue class mod b_d), and after it the same with b_{d+1}. Without the traffic
+//! matrix, the data from s to t is taken as send_s·recv_t / total (exact when every sender
+//! spreads its data evenly over the receivers, or every receiver draws evenly from the senders,
+//! as the embedding all-to-alls do), so a GPU's buffer around phase d is
+//! F(b) = (max block mean of send) · (max residue mean of recv) / (mean recv) at b = b_d and
+//! b_{d+1}, and phase d is priced as the balanced phase of the busiest GPU's buffer,
+//! D_d = max(F(b_d), F(b_{d+1})) · P/(P-1) (the factor adds the GPU's own share back: a balanced
+//! all-to-all of comm_size S sends (P-1)/P·S to the others). With one dimension this is
+//! max_g max(send, recv) · P/(P-1); with equal volumes v every D_d is v·P/(P-1) and the time is
+//! exactly collectiveTimeNs(all_to_all, v·P/(P-1)). A send skew is felt in full on dim 0 and
+//! averaged over the dim-0 groups on the next dims (a receive skew the other way round).
+//! If num_gpus is not the network's NPU count, the busiest GPU's volume is priced on every dim.
 KOKKOS_INLINE_FUNCTION double allToAllvTimeNs( const Network& net, const SystemConfig& sys,
                                                const double* send_bytes, const double* recv_bytes,
                                                int num_gpus )
 {
+    namespace cd = collective_detail;
     if ( num_gpus <= 1 )
         return 0.0;
+    const double system_npus = cd::systemNpus( net );
+    if ( system_npus != num_gpus )
+    {
+        double busiest = 0.0;
+        for ( int g = 0; g < num_gpus; ++g )
+            busiest = math::fmax( busiest, math::fmax( send_bytes[g], recv_bytes[g] ) );
+        return collectiveTimeNs( net, sys, Collective::all_to_all,
+                                 busiest * num_gpus / ( num_gpus - 1.0 ) );
+    }
+    const double mean_recv = cd::maxResidueMean( recv_bytes, num_gpus, 1 );
+    // Buffer of the busiest GPU at the boundary b (between dims with Π p = b on the fast side).
+    auto buffer = [&]( int b )
+    {
+        const double send = cd::maxBlockMean( send_bytes, num_gpus, b );
+        const double recv = cd::maxResidueMean( recv_bytes, num_gpus, b );
+        return mean_recv > 0.0 ? send * ( recv / mean_recv ) : send;
+    };
+    const int splits = math::max( 1, sys.preferred_dataset_splits );
+    const int a2a = static_cast<int>( Collective::all_to_all );
+    double phase[kMaxNetworkDims] = {};
+    int num_phases = 0;
     double busiest = 0.0;
-    for ( int g = 0; g < num_gpus; ++g )
-        busiest = math::fmax( busiest, math::fmax( send_bytes[g], recv_bytes[g] ) );
-    return collectiveTimeNs( net, sys, Collective::all_to_all,
-                             busiest * num_gpus / ( num_gpus - 1.0 ) );
+    int b = 1;
+    double before = buffer( 1 );
+    for ( int d = 0; d < net.num_dims; ++d )
+    {
+        const int p = net.dims[d].npus_count;
+        if ( p <= 1 )
+            continue;
+        b *= p;
+        const double after = buffer( b );
+        const double v = math::fmax( before, after );
+        busiest = math::fmax( busiest, v );
+        const double chunk = math::fmax( v * num_gpus / ( num_gpus - 1.0 ) / splits, system_npus );
+        phase[num_phases++] =
+            cd::phaseTime( net.dims[d], sys, Collective::all_to_all, sys.algorithm[a2a][d], chunk );
+        before = after;
+    }
+    if ( busiest <= 0.0 )
+        return 0.0;
+    return cd::pipelineNs( sys, phase, num_phases );
 }
 
 } // namespace shardsweep
