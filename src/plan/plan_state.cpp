@@ -210,8 +210,6 @@ void PlanState::refresh()
     topThree( bwd_, 1.0, top_bwd_ );
     topThree( pooled_, 1.0, top_pooled_ );
     topThree( ids_, 1.0, top_ids_ );
-    topThree( pooled_, -1.0, low_pooled_ );
-    topThree( ids_, -1.0, low_ids_ );
     spread_ = 0.0;
     for ( int g = 0; g < num_gpus_; ++g )
         spread_ += fwd_[g] * fwd_[g] + bwd_[g] * bwd_[g];
@@ -222,33 +220,13 @@ void PlanState::refresh()
                         : 0.0;
 }
 
-double PlanState::a2aMs( double busiest ) const
+double PlanState::compose( double max_fwd, double max_bwd, double index_ms, double a2a_fwd_ms,
+                           double a2a_bwd_ms ) const
 {
-    if ( num_gpus_ <= 1 )
-        return 0.0;
-    return 1e-6 * collectiveTimeNs( platform_->network, platform_->system, Collective::all_to_all,
-                                    busiest * num_gpus_ / ( num_gpus_ - 1.0 ) );
-}
-
-double PlanState::compose( double max_fwd, double max_bwd, double busiest_pooled,
-                           double busiest_ids ) const
-{
-    // Two one-entry caches: most candidates leave the busiest volumes unchanged.
-    const double busy[2] = { busiest_pooled, busiest_ids };
-    double ms[2];
-    for ( int k = 0; k < 2; ++k )
-    {
-        if ( busy[k] != cached_busy_[k] )
-        {
-            cached_busy_[k] = busy[k];
-            cached_ms_[k] = a2aMs( busy[k] );
-        }
-        ms[k] = cached_ms_[k];
-    }
     // predictStep's timeline (model/step.hpp).
-    const double t_lookup_start = std::max( ms[1], bottom_fwd_ );
-    const double t_top_end = t_lookup_start + max_fwd + ms[0] + top_ms_;
-    const double t_grad_arrived = t_top_end + ms[0];
+    const double t_lookup_start = std::max( index_ms, bottom_fwd_ );
+    const double t_top_end = t_lookup_start + max_fwd + a2a_fwd_ms + top_ms_;
+    const double t_grad_arrived = t_top_end + a2a_bwd_ms;
     const double t_update_start = std::max( t_grad_arrived, t_top_end + bottom_bwd_ );
     return std::max( t_update_start + max_bwd, t_grad_arrived + allreduce_ms_ );
 }
@@ -264,19 +242,38 @@ double PlanState::objectiveWith( const GpuDelta& a, const GpuDelta& b ) const
                                         val( fwd_, b, &GpuDelta::fwd ) );
     const double max_bwd = extremeWith( bwd_, top_bwd_, 1.0, a, val( bwd_, a, &GpuDelta::bwd ), b,
                                         val( bwd_, b, &GpuDelta::bwd ) );
+    if ( num_gpus_ <= 1 )
+        return compose( max_fwd, max_bwd, 0.0, 0.0, 0.0 );
+    // The all-to-all volumes as predictStep builds them: a GPU sends its pooled values to every
+    // other GPU and receives everyone else's; it receives ids from every other GPU.
     const double p1 = num_gpus_ - 1.0;
     const double total_pooled = total_pooled_ + a.pooled + b.pooled;
     const double total_ids = total_ids_ + a.ids + b.ids;
-    const double ap = val( pooled_, a, &GpuDelta::pooled ),
-                 bp = val( pooled_, b, &GpuDelta::pooled );
-    const double ai = val( ids_, a, &GpuDelta::ids ), bi = val( ids_, b, &GpuDelta::ids );
-    const double busiest_pooled =
-        std::max( p1 * extremeWith( pooled_, top_pooled_, 1.0, a, ap, b, bp ),
-                  total_pooled - extremeWith( pooled_, low_pooled_, -1.0, a, ap, b, bp ) );
-    const double busiest_ids =
-        std::max( p1 * extremeWith( ids_, top_ids_, 1.0, a, ai, b, bi ),
-                  total_ids - extremeWith( ids_, low_ids_, -1.0, a, ai, b, bi ) );
-    return compose( max_fwd, max_bwd, busiest_pooled, busiest_ids );
+    send_pooled_.resize( num_gpus_ );
+    recv_pooled_.resize( num_gpus_ );
+    send_ids_.resize( num_gpus_ );
+    recv_ids_.resize( num_gpus_ );
+    for ( int g = 0; g < num_gpus_; ++g )
+    {
+        double pooled = pooled_[g], ids = ids_[g];
+        if ( g == a.gpu )
+            pooled += a.pooled, ids += a.ids;
+        if ( g == b.gpu )
+            pooled += b.pooled, ids += b.ids;
+        send_pooled_[g] = p1 * pooled;
+        recv_pooled_[g] = total_pooled - pooled;
+        send_ids_[g] = total_ids - ids;
+        recv_ids_[g] = p1 * ids;
+    }
+    const Network& net = platform_->network;
+    const SystemConfig& sys = platform_->system;
+    const double index_ms =
+        1e-6 * allToAllvTimeNs( net, sys, send_ids_.data(), recv_ids_.data(), num_gpus_ );
+    const double fwd_ms =
+        1e-6 * allToAllvTimeNs( net, sys, send_pooled_.data(), recv_pooled_.data(), num_gpus_ );
+    const double bwd_ms =
+        1e-6 * allToAllvTimeNs( net, sys, recv_pooled_.data(), send_pooled_.data(), num_gpus_ );
+    return compose( max_fwd, max_bwd, index_ms, fwd_ms, bwd_ms );
 }
 
 double PlanState::objective() const

@@ -451,6 +451,7 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
         return;
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
     constexpr int kHotShardsPerGpu = 2;
+    constexpr int kSavingCandidates = 8;
     // Rounds of moves after each re-sharding option: enough to rebalance a few GPUs; fewer on
     // many GPUs, where one round already costs O(shards) candidates per critical GPU.
     const int kLookaheadIterations = std::clamp( 2000 / st.numGpus(), 8, 200 );
@@ -478,11 +479,12 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
         }
         double best_obj = current * ( 1.0 - kTie );
         std::unique_ptr<PlanState> best_state;
-        for ( int s : hot )
+        auto tryReshardings = [&]( int s )
+        {
             for ( PlanState& trial : reshardings( st, w, platform, s ) )
             {
                 if ( budget.spent() )
-                    break;
+                    return;
                 Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
                                   budget.deadline_s, &elapsed };
                 const int granted = lookahead.iterations_left;
@@ -500,6 +502,32 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
                     best_state = std::make_unique<PlanState>( std::move( trial ) );
                 }
             }
+        };
+        for ( int s : hot )
+            tryReshardings( s );
+        if ( !best_state )
+        {
+            // Balanced but not optimal: the whole tables whose rows spread over all GPUs do the
+            // least work in total (L2 reuse of smaller blocks), most saving first.
+            std::vector<std::pair<double, int>> saving;
+            const int gpus = st.numGpus();
+            for ( int s = 0; s < st.numShards(); ++s )
+            {
+                const PlanShard& sh = st.shard( s );
+                const TableSpec& spec = w.tables[sh.table];
+                if ( !movable( st, sh ) ||
+                     st.tablePlan( sh.table ).sharding != ShardingType::table_wise ||
+                     spec.rows < gpus )
+                    continue;
+                const PlanShard block = st.price( sh.table, 0, 0, spec.rows / gpus, 0, spec.dim );
+                const double saved = sh.fwd_ms + sh.bwd_ms - gpus * ( block.fwd_ms + block.bwd_ms );
+                if ( saved > 1e-3 * ( sh.fwd_ms + sh.bwd_ms ) )
+                    saving.push_back( { -saved, s } );
+            }
+            std::sort( saving.begin(), saving.end() );
+            for ( int k = 0; k < std::min<int>( kSavingCandidates, saving.size() ); ++k )
+                tryReshardings( saving[k].second );
+        }
         if ( !best_state )
             return;
         st = std::move( *best_state );

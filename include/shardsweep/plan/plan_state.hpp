@@ -7,8 +7,9 @@
 //! forward and backward time, HBM bytes, and the pooled values and ids each GPU owns (which fix
 //! every GPU's all-to-all send and receive volumes). PlanState keeps those sums and each shard's
 //! cost (embeddingShardCostFromStats with its table's statistics), so a candidate move, swap or
-//! split is priced in O(1) from the changed GPUs and the top three of the others, instead of
-//! re-evaluating the whole plan. The formula is predictStep's, term for term; the planner still
+//! split is priced from the changed GPUs (the lookup maxima in O(1) from the top three of the
+//! others; the all-to-alls by allToAllvTimeNs on the per-GPU volumes, O(P)), instead of
+//! re-evaluating every shard. The formula is predictStep's, term for term; the planner still
 //! prices its final plan with evaluateScenario.
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/embedding.hpp>
@@ -83,9 +84,8 @@ class PlanState
     int mostIds() const { return top_ids_[0]; }
 
   private:
-    double a2aMs( double busiest_bytes ) const; //!< allToAllvTimeNs of the busiest GPU's volume
-    double compose( double max_fwd, double max_bwd, double busiest_pooled,
-                    double busiest_ids ) const;
+    double compose( double max_fwd, double max_bwd, double index_ms, double a2a_fwd_ms,
+                    double a2a_bwd_ms ) const;
 
     const Workload* workload_;
     const Platform* platform_;
@@ -98,10 +98,11 @@ class PlanState
     std::vector<PlanShard> shards_;
     std::vector<double> fwd_, bwd_, hbm_, pooled_, ids_;
     double total_pooled_ = 0.0, total_ids_ = 0.0, dp_gradient_bytes_ = 0.0;
-    // Three largest (and for the owned volumes smallest) per-GPU values, by GPU index.
-    int top_fwd_[3], top_bwd_[3], top_pooled_[3], top_ids_[3], low_pooled_[3], low_ids_[3];
+    // Three largest per-GPU values, by GPU index.
+    int top_fwd_[3], top_bwd_[3], top_pooled_[3], top_ids_[3];
     double spread_ = 0.0;
-    mutable double cached_busy_[2] = { -1.0, -1.0 }, cached_ms_[2] = { 0.0, 0.0 };
+    // Per-GPU all-to-all volumes of a candidate (scratch for allToAllvTimeNs).
+    mutable std::vector<double> send_pooled_, recv_pooled_, send_ids_, recv_ids_;
 };
 
 } // namespace shardsweep
