@@ -337,12 +337,28 @@ KOKKOS_INLINE_FUNCTION double allToAllvTimeNs( const Network& net, const SystemC
         return collectiveTimeNs( net, sys, Collective::all_to_all,
                                  busiest * num_gpus / ( num_gpus - 1.0 ) );
     }
-    const double mean_recv = cd::maxResidueMean( recv_bytes, num_gpus, 1 );
+    // The outer boundaries in one pass: b = 1 (blocks of one GPU, one residue class) gives the
+    // largest send and the mean receive, b = P the mean send and the largest receive. Means are
+    // summed as deviations from entry 0, as in maxBlockMean / maxResidueMean.
+    double max_send = send_bytes[0], max_recv = recv_bytes[0], dev_send = 0.0, dev_recv = 0.0;
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        max_send = math::fmax( max_send, send_bytes[g] );
+        max_recv = math::fmax( max_recv, recv_bytes[g] );
+        dev_send += send_bytes[g] - send_bytes[0];
+        dev_recv += recv_bytes[g] - recv_bytes[0];
+    }
+    const double mean_send = send_bytes[0] + dev_send / num_gpus;
+    const double mean_recv = recv_bytes[0] + dev_recv / num_gpus;
     // Buffer of the busiest GPU at the boundary b (between dims with Π p = b on the fast side).
     auto buffer = [&]( int b )
     {
-        const double send = cd::maxBlockMean( send_bytes, num_gpus, b );
-        const double recv = cd::maxResidueMean( recv_bytes, num_gpus, b );
+        const double send = b == 1          ? max_send
+                            : b == num_gpus ? mean_send
+                                            : cd::maxBlockMean( send_bytes, num_gpus, b );
+        const double recv = b == 1          ? mean_recv
+                            : b == num_gpus ? max_recv
+                                            : cd::maxResidueMean( recv_bytes, num_gpus, b );
         return mean_recv > 0.0 ? send * ( recv / mean_recv ) : send;
     };
     const int splits = math::max( 1, sys.preferred_dataset_splits );
