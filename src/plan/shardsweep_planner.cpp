@@ -14,6 +14,7 @@
 #include <shardsweep/plan/plan_state.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
+#include <shardsweep/scenario/rng.hpp>
 
 namespace shardsweep
 {
@@ -444,12 +445,11 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
 //! the critical GPUs (column halves, row-wise, table-row-wise), each option followed by its own
 //! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
 //! beats the current plan; repeat.
-void localSearch( PlanState& st, const Workload& w, const Platform& platform,
-                  const PlannerOptions& options, const std::function<double()>& elapsed )
+void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget )
 {
     if ( st.numGpus() < 2 )
         return;
-    Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    const std::function<double()>& elapsed = *budget.elapsed;
     constexpr int kHotShardsPerGpu = 2;
     constexpr int kSavingCandidates = 8;
     // Rounds of moves after each re-sharding option: enough to rebalance a few GPUs; fewer on
@@ -534,6 +534,44 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform,
     }
 }
 
+//! 4. Iterated local search: while budget is left, kick the best plan (relocate a tenth of its
+//! movable shards, at least two, to GPUs with room, drawn from the seed's Philox stream), search
+//! again from there and keep the result if it is better. The seed decides the kicks, so a task
+//! and seed give one plan.
+void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
+                     std::uint64_t seed )
+{
+    const int gpus = best.numGpus();
+    if ( gpus < 2 )
+        return;
+    constexpr int kMaxRestarts = 16;
+    for ( int restart = 0; restart < kMaxRestarts && !budget.spent(); ++restart )
+    {
+        PlanState trial = best;
+        std::vector<int> movable_shards;
+        for ( int s = 0; s < trial.numShards(); ++s )
+            if ( movable( trial, trial.shard( s ) ) )
+                movable_shards.push_back( s );
+        if ( movable_shards.size() < 2 )
+            return;
+        CounterRng rng( seed, static_cast<std::uint64_t>( restart ), 1 );
+        const int kicks = std::max<int>( 2, static_cast<int>( movable_shards.size() ) / 10 );
+        for ( int k = 0; k < kicks; ++k )
+        {
+            const int s = movable_shards[rng.uniformInt( 0, movable_shards.size() - 1 )];
+            const int g = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
+            const PlanShard& sh = trial.shard( s );
+            if ( g != sh.gpu && trial.hbm( g ) + sh.hbm_bytes <= trial.capacity() )
+                trial.moveShard( s, g );
+        }
+        localSearch( trial, w, platform, budget );
+        trial.refresh();
+        best.refresh();
+        if ( trial.objective() < best.objective() * ( 1.0 - kTie ) )
+            best = std::move( trial );
+    }
+}
+
 } // namespace
 
 PlanResult planShardsweep( const Workload& workload, const Platform& platform,
@@ -585,7 +623,9 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     state.load( best_seed );
 
-    localSearch( state, workload, platform, options, elapsed );
+    Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    localSearch( state, workload, platform, budget );
+    iteratedSearch( state, workload, platform, budget, options.seed );
 
     result.plan = state.toPlan();
     result.predicted_ms =

@@ -58,7 +58,7 @@ std::vector<Task> protocolTasks( int per_protocol )
 PlannerOptions deterministic()
 {
     PlannerOptions o;
-    o.max_iterations = 3000;
+    o.max_iterations = 600;
     o.time_budget_s = 60.0; // the iteration cap binds: the result does not depend on timing
     return o;
 }
@@ -168,7 +168,7 @@ TEST( TEST_CATEGORY, shardsweep_planner_on_protocol_tasks )
 {
     double sum_gain = 0.0;
     int compared = 0;
-    for ( const Task& task : protocolTasks( 5 ) )
+    for ( const Task& task : protocolTasks( 4 ) )
     {
         const Workload& w = task.workload;
         const Platform& p = task.platform;
