@@ -19,6 +19,9 @@ Features of a shard (one row of /shards joined with its scenario):
 The target is log(fwd_ms + bwd_ms): shard costs span orders of magnitude and the error that
 matters is relative.
 
+--features neuroshard keeps only NeuroShard's 20 table features: the baseline that shows what the
+placement and context features add (docs/model/learned_cost_model.md).
+
 Models (--model):
   gbt  (default) sklearn HistGradientBoostingRegressor: tabular features of mixed scale and a
        few categorical codes need no scaling, it trains in seconds on two cores, and it is
@@ -86,6 +89,8 @@ def training_rows(r) -> pd.DataFrame:
 def make_model(kind: str, seed: int):
     if kind == "gbt":
         mask = [f in CATEGORICAL for f in FEATURES]
+        if not any(mask):
+            mask = None
         return HistGradientBoostingRegressor(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
                                              categorical_features=mask, random_state=seed)
     return make_pipeline(StandardScaler(),
@@ -128,6 +133,10 @@ def main(argv: List[str]) -> int:
     parser.add_argument("--model", choices=["gbt", "mlp"], default="gbt", help="regressor (default gbt)")
     parser.add_argument("--test-share", type=float, default=0.2, help="held-out share of tasks / tables")
     parser.add_argument("--seed", type=int, default=0, help="seed of the splits and the model")
+    parser.add_argument("--features", choices=["full", "neuroshard"], default="full",
+                        help="full (default): table, placement and context features; neuroshard: "
+                             "only NeuroShard's 20 table features (the baseline: no shard size, "
+                             "kernel, batch or GPU)")
     parser.add_argument("--csv", default=None, help="also write the error table as CSV")
     parser.add_argument("--threads", type=int, default=1,
                         help="OpenMP threads of the regressor (default 1: on a shared machine more "
@@ -142,6 +151,9 @@ def main(argv: List[str]) -> int:
 
 
 def train(args) -> int:
+    global FEATURES
+    if args.features == "neuroshard":
+        FEATURES = list(NEUROSHARD)
     try:
         df = training_rows(load(args.files))
     except (OSError, ValueError) as e:
@@ -149,7 +161,7 @@ def train(args) -> int:
         return 2
     n_tasks, n_tables = df["task"].nunique(), df["table_id"].nunique()
     print(f"{len(df)} shards of {df['scenario_id'].nunique()} scenarios, {n_tasks} tasks, "
-          f"{n_tables} distinct tables; model {args.model}, {len(FEATURES)} features")
+          f"{n_tables} distinct tables; model {args.model}, {len(FEATURES)} features ({args.features})")
     if n_tasks < 5 or n_tables < 5:
         print("train_cost_model.py: need at least 5 tasks and 5 distinct tables", file=sys.stderr)
         return 2

@@ -134,6 +134,16 @@ try:
     raise AssertionError("conflicting files accepted")
 except ValueError as e:
     assert "scenario 7" in str(e), e
+# Files of different sweeps are appended: ids offset by the first file's scenario count, codes
+# remapped onto the merged name tables (the decoded names are unchanged).
+cat = load([out, out], combine="concat")
+n = len(whole.scenarios)
+assert len(cat.scenarios) == 2 * n and len(cat.gpus) == 2 * len(whole.gpus), len(cat.scenarios)
+second = cat.scenarios[cat.scenarios.file == 1]
+assert (second.index.to_numpy() == whole.scenarios.index.to_numpy() + n).all()
+for c in ("planner_name", "workload_name", "platform_name", "iteration_ms"):
+    assert second[c].reset_index(drop=True).equals(whole.scenarios[c].reset_index(drop=True)), c
+assert (cat.gpus.scenario_id.to_numpy()[len(whole.gpus):] == whole.gpus.scenario_id.to_numpy() + n).all()
 print(f"reader: 2 half files == the whole file ({len(whole.scenarios)} scenarios, "
       f"{len(whole.gpus)} GPU rows, {len(whole.shards)} shard rows)")
 PY
