@@ -65,6 +65,8 @@ def choose_scenario(df):
 
 def phase_breakdown(r, df, sid, path):
     s = df.loc[sid]
+    if r.gpus.empty:
+        raise ValueError("the file has no /gpus rows (written with --detail scenarios)")
     g = r.gpus[r.gpus["scenario_id"] == sid].sort_values("gpu")
     if g.empty:
         raise ValueError(f"scenario {sid} has no /gpus rows (status {s['status']}, or --detail scenarios)")

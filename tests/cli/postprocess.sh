@@ -168,6 +168,15 @@ $py "$pp/plot.py" "$out" -o figs2 >plot2.txt 2>&1 || fail "plot without --log ex
 grep -q "sweep_throughput.png skipped" plot2.txt || fail "no skip message without --log"
 [ ! -e figs2/sweep_throughput.png ] || fail "sweep_throughput.png without a log"
 $py "$pp/plot.py" "$out" -o figs3 --scenario 99999 >/dev/null 2>&1 && fail "a bad --scenario is accepted"
+# A file without /gpus and /shards (--detail scenarios): per-GPU figure and training refused
+# with a message, the rest works.
+${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run "$src/tests/cli/postprocess_sweep.yaml" \
+    -o small.h5 --detail scenarios --progress-interval 0 >small.log 2>&1 || fail "--detail scenarios run"
+$py "$pp/plot.py" small.h5 -o figs4 >plot4.txt 2>&1 || fail "plot on --detail scenarios: $(cat plot4.txt)"
+grep -q "phase_breakdown.png skipped: the file has no /gpus rows" plot4.txt || fail "$(cat plot4.txt)"
+[ -s figs4/planner_comparison.png ] || fail "no planner comparison from a --detail scenarios file"
+$py "$pp/train_cost_model.py" small.h5 -o x.joblib >train4.txt 2>&1
+[ $? -eq 2 ] && grep -q "no /shards rows" train4.txt || fail "training on no shards: $(cat train4.txt)"
 
 # ---- train_cost_model ---------------------------------------------------------------------------
 $py "$pp/train_cost_model.py" "$out" -o model.joblib --csv errors.csv >train.txt 2>&1 ||
