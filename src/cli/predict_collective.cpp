@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -116,16 +117,42 @@ void parseDims( const std::string& text, int num_dims, int& first, int& count )
     if ( first < 0 || count < 1 || first + count > num_dims )
         bad();
 }
+//! Per-GPU all-to-all volumes: columns send_bytes, recv_bytes (bytes to / from the other GPUs),
+//! one row per GPU in the network's NPU order; an optional `gpu` column must count 0, 1, ...
+void readVolumes( const std::string& path, int num_gpus, std::vector<double>& send,
+                  std::vector<double>& recv )
+{
+    const CsvTable t = CsvTable::read( path );
+    t.checkColumns( { "send_bytes", "recv_bytes" }, { "gpu" } );
+    if ( t.numRows() != static_cast<std::size_t>( num_gpus ) )
+        throw InputError( t.name(), t.numRows() ? t.lineOf( t.numRows() - 1 ) : 1, 1, "rows",
+                          "one row per NPU of the network (" + std::to_string( num_gpus ) + ")",
+                          std::to_string( t.numRows() ) + " rows" );
+    for ( std::size_t r = 0; r < t.numRows(); ++r )
+    {
+        if ( t.hasColumn( "gpu" ) && t.getInt( r, "gpu" ) != static_cast<std::int64_t>( r ) )
+            t.fail( r, "gpu", "the GPUs in order 0, 1, 2, ... (" + std::to_string( r ) + " here)" );
+        for ( const char* column : { "send_bytes", "recv_bytes" } )
+        {
+            const double v = t.getDouble( r, column );
+            if ( !std::isfinite( v ) || v < 0.0 )
+                t.fail( r, column, "a number of bytes >= 0" );
+            ( column[0] == 's' ? send : recv ).push_back( v );
+        }
+    }
+}
 } // namespace
 
 int predictCollective( const CommandContext& ctx, const Arguments& args )
 {
-    std::string network_path, system_path, format = "table", dims_text;
+    std::string network_path, system_path, format = "table", dims_text, volumes_path;
     std::vector<std::string> collective_texts, bytes_texts;
     po::options_description opts(
         "Usage: shardsweep predict collective --network NET.yml [--system SYS.json]\n"
         "           --collective KIND [--collective KIND ...] --bytes S [--bytes S ...]\n"
-        "           [--dims FIRST[:COUNT]] [--format table|csv|json]\n\n"
+        "           [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
+        "       shardsweep predict collective --network NET.yml [--system SYS.json]\n"
+        "           --volumes GPUS.csv [--format table|csv|json]\n\n"
         "Time of one collective with ASTRA-sim 2.0's congestion-unaware analytical semantics\n"
         "(model/collectives.hpp, docs/model/collectives.md): per-dimension ring / direct /\n"
         "halving-doubling / double-binary-tree phases, localBWAware or baseline composition over\n"
@@ -137,7 +164,8 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
         "  out gets the same default for it.\n\n"
         "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
-        "collective,bytes,time_ns; the table adds time_us.\n\nOptions" );
+        "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"
+        "whose bytes are the total sent by all GPUs.\n\nOptions" );
     opts.add_options()( "help,h", "this text" )(
         "network", po::value( &network_path ),
         "ASTRA-sim analytical network .yml (topology, npus_count, bandwidth GB/s with GB = 2^30 "
@@ -156,6 +184,11 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "dims", po::value( &dims_text ),
         "a group spanning only dimensions FIRST..FIRST+COUNT-1 (e.g. 0:1 = the GPUs of one node "
         "when dimension 0 is intra-node); default: all dimensions" )(
+        "volumes", po::value( &volumes_path ),
+        "per-GPU all-to-all (allToAllvTimeNs): a csv with columns send_bytes,recv_bytes (bytes "
+        "each GPU sends to / receives from the other GPUs, own share excluded; optional gpu "
+        "column 0,1,...), one row per NPU of the network in its order (dimension 0 fastest). "
+        "Equal volumes v give the all_to_all of --bytes v*P/(P-1)" )(
         "format", po::value( &format ), "table (default) | csv | json" );
     po::variables_map vm;
     try
@@ -174,9 +207,14 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         ctx.print() << s.str();
         return 0;
     }
-    if ( network_path.empty() || collective_texts.empty() || bytes_texts.empty() )
-        throw UsageError(
-            "predict collective: --network, --collective and --bytes are required (see --help)" );
+    if ( network_path.empty() ||
+         ( volumes_path.empty() && ( collective_texts.empty() || bytes_texts.empty() ) ) ||
+         collective_texts.empty() != bytes_texts.empty() )
+        throw UsageError( "predict collective: --network and --collective with --bytes, or "
+                          "--volumes, are required (see --help)" );
+    if ( !volumes_path.empty() && !dims_text.empty() )
+        throw UsageError( "predict collective: --dims does not apply to --volumes (the per-GPU "
+                          "all-to-all spans the whole network)" );
     const OutputFormat fmt = parseOutputFormat( format );
     std::vector<Collective> collectives;
     for ( const std::string& text : collective_texts )
@@ -211,6 +249,34 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
                 row.push_back( ns / 1000.0 );
             result.addRow( std::move( row ) );
         }
+    if ( !volumes_path.empty() )
+    {
+        double npus = 1.0;
+        for ( int d = 0; d < net.num_dims; ++d )
+            npus *= net.dims[d].npus_count;
+        if ( npus > 1.0e6 )
+            throw UsageError(
+                "predict collective: --volumes: the network has more than 10^6 NPUs" );
+        std::vector<double> send, recv;
+        readVolumes( volumes_path, static_cast<int>( npus ), send, recv );
+        double total = 0.0;
+        for ( double v : send )
+            total += v;
+        const double ns =
+            allToAllvTimeNs( net, sys, send.data(), recv.data(), static_cast<int>( npus ) );
+        // Whole numbers print as integers.
+        auto number = []( double v ) -> ResultTable::Cell
+        {
+            if ( v == std::floor( v ) && v < 9.0e18 )
+                return static_cast<long long>( v );
+            return v;
+        };
+        std::vector<ResultTable::Cell> row = { std::string( "all_to_allv" ), number( total ),
+                                               number( ns ) };
+        if ( fmt == OutputFormat::table )
+            row.push_back( ns / 1000.0 );
+        result.addRow( std::move( row ) );
+    }
     result.print( ctx.print(), fmt );
     return 0;
 }

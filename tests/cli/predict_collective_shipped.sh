@@ -66,4 +66,33 @@ r=$(t Ring_16npus.yml one_chunk.json all_reduce 1MiB)
 f=$(t FullyConnected_16npus.yml one_chunk.json all_reduce 1MiB)
 s=$(t Switch_16npus.yml one_chunk.json all_reduce 1MiB)
 [ "$r" = "$f" ] && [ "$s" -gt "$r" ] || fail "16-NPU ring/fc/switch: $r $f $s"
+# Per-GPU all-to-all (--volumes; tstCollectives collectives_hand_derived_all_to_all_per_dimension):
+# [Ring 4 100 GB/s 200 ns, Switch 2 25 GB/s 1 µs], one chunk, u = 64 KiB. GPU 0 sends 14u, the
+# others 7u, everyone receives 7.875u: dim 0 carries 16u (15916), dim 1 10u (14227): 30143.
+# The mirrored receive skew: 33807. Equal volumes v = 917504 = 7/8 · 1 MiB on every GPU give the
+# balanced all_to_all of S = v · 8/7 = 1 MiB (37467).
+cd "$scratch" || fail "scratch"
+printf 'topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 100.0, 25.0 ]\nlatency: [ 200.0, 1000.0 ]\n' >rs.yml
+{ echo "gpu,send_bytes,recv_bytes"; echo "0,917504,516096"
+  for g in 1 2 3 4 5 6 7; do echo "$g,458752,516096"; done; } >send_skew.csv
+{ echo "recv_bytes,send_bytes"; echo "917504,516096"
+  for g in 1 2 3 4 5 6 7; do echo "458752,516096"; done; } >recv_skew.csv
+{ echo "send_bytes,recv_bytes"; for g in 0 1 2 3 4 5 6 7; do echo "917504,917504"; done; } >even.csv
+v() { "$exe" predict collective --network rs.yml --system "$A/one_chunk.json" --volumes "$1" \
+    --format csv | tail -n +2; }
+check "a2av send skew" "$(v send_skew.csv)" "all_to_allv,4128768,30143"
+check "a2av recv skew" "$(v recv_skew.csv)" "all_to_allv,4128768,33807"
+even=$(v even.csv | cut -d, -f3)
+bal=$("$exe" predict collective --network rs.yml --system "$A/one_chunk.json" \
+    --collective all_to_all --bytes 1048576 --format csv | tail -1 | cut -d, -f3)
+check "a2av equal volumes = balanced all_to_all of v·P/(P-1)" "$even" "$bal"
+check "balanced all_to_all on rs.yml" "$bal" 37467
+head -4 send_skew.csv >short.csv
+err=$("$exe" predict collective --network rs.yml --volumes short.csv 2>&1 >/dev/null)
+[ $? -eq 2 ] && grep -q "short.csv:4:1: field 'rows'" <<<"$err" || fail "short volumes: $err"
+sed 's/^2,458752/2,-4/' send_skew.csv >neg.csv
+err=$("$exe" predict collective --network rs.yml --volumes neg.csv 2>&1 >/dev/null)
+[ $? -eq 2 ] && grep -q "neg.csv:4:.*send_bytes" <<<"$err" || fail "negative volume: $err"
+err=$("$exe" predict collective --network rs.yml --volumes even.csv --dims 0 2>&1 >/dev/null)
+[ $? -eq 2 ] && grep -q -- "--dims" <<<"$err" || fail "--dims with --volumes: $err"
 echo "shipped ASTRA-sim files OK"
