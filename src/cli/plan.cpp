@@ -178,7 +178,11 @@ int plan( const CommandContext& ctx, const Arguments& args )
     popts.time_budget_s = budget;
     popts.max_iterations = iterations;
     popts.model = cost_model == "torchrec" ? CostModel::torchrec : CostModel::native;
-    const double bound = iterationLowerBoundMs( workload, platform.platform, global_batch );
+    // The bound is on the native model's iteration time; under TorchRec's estimator there is
+    // none to compare with.
+    const double bound = popts.model == CostModel::native
+                             ? iterationLowerBoundMs( workload, platform.platform, global_batch )
+                             : NAN;
 
     // Every planner on the same task; the chosen one is printed in full.
     std::map<int, PlanResult> results;
@@ -216,10 +220,16 @@ int plan( const CommandContext& ctx, const Arguments& args )
             out << "no feasible plan: " << best.reason << "\n";
         else
         {
-            out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
-                                "planned in {:.3f} s\n\n",
-                                best.predicted_ms, bound,
-                                100.0 * ( best.predicted_ms - bound ) / bound, best.plan_seconds );
+            if ( std::isnan( bound ) )
+                out << fmt::format( "iteration {:.4f} ms (TorchRec estimator: no lower bound); "
+                                    "planned in {:.3f} s\n\n",
+                                    best.predicted_ms, best.plan_seconds );
+            else
+                out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
+                                    "planned in {:.3f} s\n\n",
+                                    best.predicted_ms, bound,
+                                    100.0 * ( best.predicted_ms - bound ) / bound,
+                                    best.plan_seconds );
             ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
             for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
             {
