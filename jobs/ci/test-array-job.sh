@@ -1,10 +1,10 @@
 #!/bin/bash
 # Real-Slurm test of jobs/sweep_array.sbatch (issue 7) launched with mpirun (LAUNCHER=mpirun):
 # a 2-task array over a list of two sweeps
-# (tests/cli/postprocess_sweep.yaml, inputs/sweeps/resume_check.yaml), submitted with
+# (tests/cli/postprocess_sweep.yaml, jobs/ci/slurm_test_sweep.yaml), submitted with
 # `sbatch --wait`; task 1 gets SIGUSR1 on its batch shell after its first journaled batch, must
 # requeue itself and complete on its second run (task 0 runs once); each task's file must equal a
-# direct `mpirun -np 2` run of its sweep, and the reader must combine the two files (948 + 30000
+# direct `mpirun -np 2` run of its sweep, and the reader must combine the two files (948 + 3000
 # scenarios).
 # Usage: test-array-job.sh <shardsweep> <source-dir> <scratch-dir> <slurm-dir>
 set -u
@@ -25,13 +25,14 @@ fail() {
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cd "$scratch" || fail "cd $scratch"
-sed "s#\.\./platforms/#$src/inputs/platforms/#g" "$src/inputs/sweeps/resume_check.yaml" >rc.yaml
+sweep=$src/jobs/ci/slurm_test_sweep.yaml
+total=3000
 cat >sweeps.txt <<LIST
 # one sweep per array task
 $src/tests/cli/postprocess_sweep.yaml
-rc.yaml
+$sweep
 LIST
-opts=(--detail gpus --progress-interval 1)
+opts=(--detail gpus --progress-interval 1 --batch-size 16)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
@@ -48,7 +49,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 [ -n "$jid" ] || fail "sbatch printed no job id: $(cat sbatch.txt)"
-journaled() { [ "$(cat "$scratch"/out/rc.h5.journal/*.jnl 2>/dev/null | wc -c)" -gt 0 ]; }
+journaled() { [ "$(cat "$scratch"/out/slurm_test_sweep.h5.journal/*.jnl 2>/dev/null | wc -c)" -gt 0 ]; }
 for _ in $(seq 1800); do
     journaled && break
     kill -0 $sbatch_pid 2>/dev/null || fail "the array ended before task 1 journaled a batch"
@@ -69,28 +70,28 @@ for t in 0 1; do
     echo "$info" | grep -q "Restarts=$t " || fail "task $t: expected Restarts=$t: $(echo "$info" | grep -o 'Restarts=[0-9]*')"
 done
 log1=$scratch/job-${jid}_1.out
-for expected in "task 1 of 2: sweep rc.yaml" "launcher mpirun" "USR1 received" "shardsweep run exit status 3" \
+for expected in "task 1 of 2: sweep $sweep" "launcher mpirun" "USR1 received" "shardsweep run exit status 3" \
     "requeueing job" "shardsweep run exit status 0"; do
     grep -qF "$expected" "$log1" || fail "task 1 output lacks '$expected'"
 done
-before=$(sed -n 's/^shardsweep run: 30000 scenarios, \([0-9]*\) already done.*/\1/p' "$log1" | tail -1)
-[ -n "$before" ] && [ "$before" -gt 0 ] && [ "$before" -lt 30000 ] ||
+before=$(sed -n "s/^shardsweep run: $total scenarios, \([0-9]*\) already done.*/\1/p" "$log1" | tail -1)
+[ -n "$before" ] && [ "$before" -gt 0 ] && [ "$before" -lt "$total" ] ||
     fail "task 1's requeued run did not resume (already done: '${before}')"
 grep -q "USR1 received" "$scratch/job-${jid}_0.out" && fail "task 0 was signalled too"
-echo "task 1 requeued and resumed with $before of 30000 scenarios already done"
+echo "task 1 requeued and resumed with $before of $total scenarios already done"
 
 # Each task's file equals a direct run of its sweep.
 i=0
-for sweep in "$src/tests/cli/postprocess_sweep.yaml" rc.yaml; do
-    name=$(basename "$sweep" .yaml)
-    ${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run "$sweep" -o "direct$i.h5" "${opts[@]}" \
+for s in "$src/tests/cli/postprocess_sweep.yaml" "$sweep"; do
+    name=$(basename "$s" .yaml)
+    ${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run "$s" -o "direct$i.h5" "${opts[@]}" \
         >"direct$i.log" 2>&1 || fail "direct run of $name exit $?: $(tail -5 "direct$i.log")"
     /usr/bin/python3 "$src/jobs/ci/compare_h5.py" "direct$i.h5" "out/$name.h5" ||
         fail "task $i's file out/$name.h5 differs from a direct run"
     i=$((i + 1))
 done
 # Combined by the reader (different sweeps: appended) and summarized.
-/usr/bin/python3 "$src/postprocess/summarize.py" out/postprocess_sweep.h5 out/rc.h5 --csv-dir sum \
+/usr/bin/python3 "$src/postprocess/summarize.py" out/postprocess_sweep.h5 out/slurm_test_sweep.h5 --csv-dir sum \
     >summary.txt 2>&1 || fail "summarize of the two files: $(cat summary.txt)"
-grep -q "^30948 scenarios computed of 30948" summary.txt || fail "combined summary: $(head -3 summary.txt)"
+grep -q "^3948 scenarios computed of 3948" summary.txt || fail "combined summary: $(head -3 summary.txt)"
 echo "PASS: sweep_array.sbatch: 2 tasks, one signalled, requeued and resumed; files identical to direct runs; combined ($(elapsed) s)"

@@ -22,18 +22,18 @@ fail() {
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cd "$scratch" || fail "cd $scratch"
-# resume_check: 30 000 small tasks, a few seconds on 2 ranks (absolute platform paths: the copy
-# is what both runs read). --detail gpus keeps the file small; the per-shard rows are covered by
-# tests/cli/resume.sh.
-sed "s#\.\./platforms/#$src/inputs/platforms/#g" "$src/inputs/sweeps/resume_check.yaml" >rc.yaml
-opts=(--detail gpus --progress-interval 1)
+# slurm_test_sweep.yaml: 3000 scenarios, a few seconds on 2 ranks. --detail gpus keeps the file
+# small (the per-shard rows are covered by tests/cli/resume.sh); batches of 16 journal early.
+sweep=$src/jobs/ci/slurm_test_sweep.yaml
+total=3000
+opts=(--detail gpus --progress-interval 1 --batch-size 16)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
 # Overrides of the script's multi-node #SBATCH defaults for the one 2-CPU node.
 SHARDSWEEP=$exe sbatch --wait --parsable --job-name=sweep-test --nodes=1 --ntasks-per-node=2 \
     --cpus-per-task=1 --time=10 --output="$scratch/job.out" \
-    "$src/jobs/sweep.sbatch" rc.yaml "$scratch/job.h5" "${opts[@]}" >sbatch.txt 2>&1 &
+    "$src/jobs/sweep.sbatch" "$sweep" "$scratch/job.h5" "${opts[@]}" >sbatch.txt 2>&1 &
 sbatch_pid=$!
 for _ in $(seq 100); do
     jid=$(head -1 sbatch.txt 2>/dev/null | grep -Eo '^[0-9]+')
@@ -66,14 +66,14 @@ for expected in "USR1 received" "shardsweep run exit status 3" "requeueing job $
     grep -qF "$expected" job.out || fail "job output lacks '$expected'"
 done
 # The second run resumed: it found scenarios done, computed only the rest.
-before=$(sed -n 's/^shardsweep run: 30000 scenarios, \([0-9]*\) already done.*/\1/p' job.out | tail -1)
-[ -n "$before" ] && [ "$before" -gt 0 ] && [ "$before" -lt 30000 ] ||
+before=$(sed -n "s/^shardsweep run: $total scenarios, \([0-9]*\) already done.*/\1/p" job.out | tail -1)
+[ -n "$before" ] && [ "$before" -gt 0 ] && [ "$before" -lt "$total" ] ||
     fail "the requeued run did not resume (already done: '${before}')"
 [ ! -e job.h5.journal ] || fail "journals left behind after the job completed"
-echo "requeued run resumed with $before of 30000 scenarios already done"
+echo "requeued run resumed with $before of $total scenarios already done"
 
 # The reference: a direct run outside Slurm.
-${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run rc.yaml -o "$scratch/direct.h5" "${opts[@]}" \
+${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run "$sweep" -o "$scratch/direct.h5" "${opts[@]}" \
     >direct.log 2>&1 || fail "direct run exit $?: $(tail -5 direct.log)"
 /usr/bin/python3 "$src/jobs/ci/compare_h5.py" direct.h5 job.h5 || fail "the job's file differs"
 echo "PASS: sweep.sbatch signalled, requeued and resumed; file identical to a direct run ($(elapsed) s)"
