@@ -29,7 +29,10 @@ import math
 import os
 import sys
 
-import yaml
+try:
+    import yaml
+except ImportError:  # Debian: python3-yaml
+    sys.exit("split_sweep.py needs PyYAML: apt-get install python3-yaml")
 
 AXES = ["workloads", "platforms", "planners", "batches", "gpu_counts", "cost_models"]
 

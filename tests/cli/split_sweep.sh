@@ -14,7 +14,8 @@ fail() {
     echo "FAIL: $*"
     exit 1
 }
-$py -c "import yaml, h5py, pandas" 2>/dev/null || fail "$py lacks yaml/h5py/pandas (Debian python3-*)"
+$py -c "import h5py, pandas" 2>/dev/null || fail "$py lacks h5py/pandas (Debian python3-h5py, python3-pandas)"
+$py -c "import yaml" 2>/dev/null || fail "$py lacks PyYAML: apt-get install python3-yaml (split_sweep.py reads sweep files with it)"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 cd "$scratch" || fail "cd $scratch"
