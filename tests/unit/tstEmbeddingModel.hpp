@@ -142,6 +142,24 @@ double simulateLru( const std::vector<double>& prob, std::int64_t capacity, long
         hits += cache.access( draw() );
     return static_cast<double>( hits ) / measured;
 }
+//! Counts the evaluations of a term (the work of one sum).
+struct CountingTerm
+{
+    using value_type = double;
+    access_detail::PowerTerm term;
+    double alpha = term.alpha;
+    mutable int calls = 0;
+    double value( double u ) const
+    {
+        ++calls;
+        return term.value( u );
+    }
+    access_detail::TermValue operator()( double x ) const
+    {
+        ++calls;
+        return term( x );
+    }
+};
 } // namespace
 
 // Expected distinct rows and H(E, α) against the exact sums over E ∈ {10 … 1e6} (including the
@@ -301,46 +319,115 @@ TEST( TEST_CATEGORY, lru_hit_rate_matches_simulated_cache )
     EXPECT_EQ( lruHitRate( zipfTable( 100, 1.0 ), 10.0, 0.0 ), 0.0 );
 }
 
-// Histogram classes by hand. rows 1000, pooling 1, measured at batch 100 (n_h = 100 lookups),
-// half the seen rows in bin 0 (count 1) and half in bin 1 (representative count 0.75·2 = 1.5):
-// mean count 1.25 → seen = 100 / 1.25 = 80 rows: 40 with weight 1/100, 40 with 1.5/100 (mass 1),
-// 920 unseen rows share the Good–Turing mass h_0·seen/n_h = 0.5·80/100 = 0.4 (0.4/920 each);
-// total mass 1.4, so every probability is divided by 1.4.
-TEST( TEST_CATEGORY, histogram_classes_by_hand )
+// Reuse histogram by hand. Rows seen once or twice only (bins 0 and 1 hold one count each): 80 %
+// of the seen rows once, 20 % twice → mean count 1.2; measured at histogram_batch 1000 × pooling
+// 10 = 1e4 lookups → 1e4 / 1.2 = 8333.33 rows seen. The fitted Zipf exponent reproduces that
+// count at the measured batch (bisection on α to 4·2^-30) and is what lruHitRate uses.
+// Bin 2 (counts 3, 4) next to an empty bin 3: γ from the densities of bins 1 (0.25 per count,
+// centre 2) and 2 (0.25 / 2 counts, centre √12): γ = ln 2 / ln(√12 / 2); mean count over
+// [2.5, 4.5] of k^-γ = ∫k^{1−γ} / ∫k^{−γ}.
+TEST( TEST_CATEGORY, histogram_by_hand )
 {
+    namespace ad = access_detail;
     TableSpec t;
-    t.rows = 1000;
+    t.rows = 100000;
     t.dim = 16;
+    t.pooling_factor = 10.0;
     t.distribution = AccessDistribution::histogram;
-    t.histogram_batch = 100;
-    t.reuse_histogram[0] = 0.5;
-    t.reuse_histogram[1] = 0.5;
-    const access_detail::HistogramClasses h = access_detail::histogramClasses( t, 100.0 );
-    EXPECT_DOUBLE_EQ( h.rows[0], 40.0 );
-    EXPECT_DOUBLE_EQ( h.rows[1], 40.0 );
-    EXPECT_DOUBLE_EQ( h.rows[kReuseBins], 920.0 );
-    for ( int j = 2; j < kReuseBins; ++j )
-        EXPECT_EQ( h.rows[j], 0.0 );
-    const double q0 = 0.01 / 1.4, q1 = 0.015 / 1.4, qu = 0.4 / 920.0 / 1.4;
-    EXPECT_NEAR( h.prob[0], q0, 1e-15 );
-    EXPECT_NEAR( h.prob[1], q1, 1e-15 );
-    EXPECT_NEAR( h.prob[kReuseBins], qu, 1e-18 );
-    // Distinct rows of N = 250 lookups (batch 250): Σ_j rows_j (1 − (1 − q_j)^N).
-    const double n = 250.0;
-    const double want = 40.0 * ( 1.0 - std::pow( 1.0 - q0, n ) ) +
-                        40.0 * ( 1.0 - std::pow( 1.0 - q1, n ) ) +
-                        920.0 * ( 1.0 - std::pow( 1.0 - qu, n ) );
-    EXPECT_NEAR( expectedUniqueRows( t, n ), want, 1e-10 * want );
-    // The LRU hit rate of this 18-class distribution against the simulated cache.
-    std::vector<double> p;
-    for ( int j = 0; j <= kReuseBins; ++j )
-        for ( int r = 0; r < static_cast<int>( h.rows[j] + 0.5 ); ++r )
-            p.push_back( h.prob[j] );
-    const double sim = simulateLru( p, 200, 20000, 1000000, 777 );
-    const double model = lruHitRate( t, 100.0, 200.0 );
-    std::printf( "LRU: histogram case C=200 model %.4f simulated %.4f diff %+.4f\n", model, sim,
-                 model - sim );
-    EXPECT_NEAR( model, sim, 0.02 );
+    t.histogram_batch = 1000;
+    t.reuse_histogram[0] = 0.8;
+    t.reuse_histogram[1] = 0.2;
+    EXPECT_DOUBLE_EQ( ad::histogramSeenRows( t, 1e4 ), 1e4 / 1.2 );
+    const double alpha = ad::histogramZipfAlpha( t, 12345.0 ); // batch ignored: measured at 1000
+    EXPECT_GT( alpha, 0.0 );
+    EXPECT_NEAR( expectedUniqueRows( t, 1e4 ), 1e4 / 1.2, 1e-6 * 1e4 );
+    const TableSpec z = zipfTable( 100000, alpha );
+    EXPECT_EQ( expectedUniqueRows( t, 5e5 ), expectedUniqueRows( z, 5e5 ) );
+    EXPECT_EQ( lruHitRate( t, 5e5, 1000.0 ), lruHitRate( z, 5e5, 1000.0 ) );
+    std::printf( "histogram (0.8, 0.2) at 1e4 lookups over 1e5 rows: Zipf alpha %.6f\n", alpha );
+
+    TableSpec h;
+    h.reuse_histogram[0] = 0.5;
+    h.reuse_histogram[1] = 0.25;
+    h.reuse_histogram[2] = 0.25;
+    const double gamma = std::log( 2.0 ) / std::log( std::sqrt( 12.0 ) / 2.0 );
+    const double a = 2.5, b = 4.5;
+    const double mean =
+        ( std::pow( b, 2.0 - gamma ) - std::pow( a, 2.0 - gamma ) ) / ( 2.0 - gamma ) /
+        ( ( std::pow( b, 1.0 - gamma ) - std::pow( a, 1.0 - gamma ) ) / ( 1.0 - gamma ) );
+    EXPECT_NEAR( ad::binMeanCount( h, 2 ), mean, 1e-12 * mean );
+    EXPECT_LT( mean, 3.5 ); // below the arithmetic middle of {3, 4}
+    EXPECT_EQ( ad::binMeanCount( h, 0 ), 1.0 );
+    EXPECT_EQ( ad::binMeanCount( h, 1 ), 2.0 );
+    // Histogram of uniform access at 0.1 lookups per row: seen ≥ uniform → α = 0 (uniform).
+    TableSpec u = t;
+    u.reuse_histogram[0] = 1.0;
+    u.reuse_histogram[1] = 0.0;
+    EXPECT_EQ( ad::histogramZipfAlpha( u, 0.0 ), 0.0 );
+}
+
+// A histogram measured on sampled Zipf lookups (mt19937_64, 262144 lookups, histogram of the
+// counts as reference/embedding_lookup.md §7 bins it) and rescaled to other batches against the
+// exact Zipf values: distinct rows at N = n_h/64 … 64 n_h within 3 % (α ≤ 1.05) and 12 % (α =
+// 1.3), LRU hit rates within 0.01 (0.02) absolute. The error is the histogram's (binned counts),
+// not the quadrature's.
+TEST( TEST_CATEGORY, histogram_rescaling_recovers_zipf )
+{
+    const long n_h = 262144;
+    for ( const double alpha : { 0.0, 0.6, 1.05, 1.3 } )
+        for ( const std::int64_t e : { std::int64_t( 100000 ), std::int64_t( 1000000 ) } )
+        {
+            std::vector<double> cdf( e );
+            double acc = 0.0;
+            for ( std::int64_t i = 0; i < e; ++i )
+                cdf[i] = ( acc += std::pow( static_cast<double>( i + 1 ), -alpha ) );
+            std::mt19937_64 gen( 1000 + e + static_cast<int>( 100 * alpha ) );
+            std::uniform_real_distribution<double> draw( 0.0, acc );
+            std::vector<int> count( e, 0 );
+            for ( long k = 0; k < n_h; ++k )
+            {
+                const auto it = std::upper_bound( cdf.begin(), cdf.end(), draw( gen ) );
+                ++count[std::min<std::ptrdiff_t>( it - cdf.begin(), e - 1 )];
+            }
+            double bins[kReuseBins] = {}, seen = 0.0;
+            for ( const int c : count )
+                if ( c > 0 )
+                {
+                    int j = 0;
+                    while ( j < kReuseBins - 1 && c > ( 1 << j ) )
+                        ++j;
+                    bins[j] += 1.0;
+                    seen += 1.0;
+                }
+            TableSpec t;
+            t.rows = e;
+            t.pooling_factor = 1.0;
+            t.distribution = AccessDistribution::histogram;
+            t.histogram_batch = n_h;
+            for ( int j = 0; j < kReuseBins; ++j )
+                t.reuse_histogram[j] = bins[j] / seen;
+            const TableSpec z = zipfTable( e, alpha );
+            const double tol_u = alpha > 1.1 ? 0.12 : 0.03, tol_hit = alpha > 1.1 ? 0.02 : 0.01;
+            double worst_u = 0.0, worst_hit = 0.0;
+            for ( const double n : { n_h / 64.0, double( n_h ), 64.0 * n_h } )
+            {
+                const double exact = expectedUniqueRows( z, n );
+                const double rel = std::fabs( expectedUniqueRows( t, n ) / exact - 1.0 );
+                worst_u = std::max( worst_u, rel );
+                EXPECT_LT( rel, tol_u ) << "alpha=" << alpha << " E=" << e << " N=" << n;
+            }
+            for ( const double frac : { 0.001, 0.01, 0.1 } )
+            {
+                const double d =
+                    std::fabs( lruHitRate( t, 1.0, frac * e ) - lruHitRate( z, 1.0, frac * e ) );
+                worst_hit = std::max( worst_hit, d );
+                EXPECT_LT( d, tol_hit ) << "alpha=" << alpha << " E=" << e << " C=" << frac;
+            }
+            std::printf( "histogram of Zipf %.2f, E=%-8lld: fitted alpha %.4f, distinct rows max "
+                         "rel error %.3f, LRU max abs error %.4f\n",
+                         alpha, static_cast<long long>( e ),
+                         access_detail::histogramZipfAlpha( t, 0.0 ), worst_u, worst_hit );
+        }
 }
 
 // Hand-written GPU: 1000 GB/s DRAM (sustained 0.9 → 9e8 B/ms), L2 2× that (1.8e9 B/ms), 1 MiB
@@ -482,8 +569,10 @@ TEST( TEST_CATEGORY, device_matches_host_bitwise )
 
 // Cost per call on the host (printed as a table; quoted in docs/model/embedding.md): the
 // quadrature against the brute-force sum over every row (double precision, the same terms) and
-// the uniform closed form, measured in the same run. Asserts that the Zipf paths stay O(1) in E
-// (E = 1e9 costs less than 3x E = 1e4) and beat the brute-force sum from E = 1e4 on.
+// the uniform closed form, measured in the same run (timings on a shared machine are noisy, so
+// they are printed, not asserted). Asserted instead: the number of term evaluations, counted by a
+// wrapper, is 32 exact terms + 2 ends + 8 per panel, panels = ⌈ln(E/33) / min(1, 1.2/α)⌉ —
+// O(log E), 362 at most for E = 1e12 and α = 2.
 TEST( TEST_CATEGORY, cost_per_call )
 {
     auto time_ns = [&]( auto f, int calls )
@@ -528,8 +617,6 @@ TEST( TEST_CATEGORY, cost_per_call )
                          static_cast<long long>( e ), alpha, n, q_ns, b_ns, b_ns / q_ns,
                          std::fabs( expectedUniqueRows( t, n + ( e > 100000 ? 1 : 19 ) ) - brute ) /
                              brute );
-            if ( e >= 10000 )
-                EXPECT_LT( q_ns, b_ns );
         }
     const TableSpec z9 = zipfTable( 1000000000, 1.05 );
     const double z9_ns =
@@ -539,7 +626,16 @@ TEST( TEST_CATEGORY, cost_per_call )
     std::printf( "cost per call (ns): uniform closed form %.1f | Zipf expectedUniqueRows E=1e4 "
                  "%.0f (%.0fx), E=1e9 %.0f (%.0fx) | Zipf lruHitRate E=1e9 %.0f (%.0fx)\n",
                  u_ns, z4_ns, z4_ns / u_ns, z9_ns, z9_ns / u_ns, lru_ns, lru_ns / u_ns );
-    EXPECT_LT( z9_ns, 3.0 * z4_ns + 1000.0 );
+    for ( const double e : { 1e4, 1e9, 1e12 } )
+        for ( const double alpha : { 0.5, 1.05, 2.0 } )
+        {
+            CountingTerm f{ access_detail::PowerTerm{ alpha } };
+            access_detail::sumOverRows( f, e );
+            const double width = std::min( 1.0, 1.2 / alpha );
+            const int panels = static_cast<int>( std::ceil( std::log( e / 33.0 ) / width ) );
+            EXPECT_EQ( f.calls, 32 + 2 + 8 * panels ) << "E=" << e << " alpha=" << alpha;
+            EXPECT_LE( f.calls, 362 );
+        }
 }
 
 } // namespace Test

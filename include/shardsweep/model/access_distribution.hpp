@@ -20,6 +20,13 @@
 //! N ∈ [1, 1e7], α ∈ {0 … 2} (tests/unit/tstEmbeddingModel.hpp): relative error ≤ 2e-12, at
 //! about 100–400 evaluations of exp/log1p/expm1 per call whatever E is.
 //!
+//! Reuse histogram (17 bins, fraction of the distinct rows seen (2^{j−1}, 2^j] times, measured
+//! over n_h = histogram_batch·pooling_factor lookups): the rows it saw are S = n_h / Σ_j h_j m_j
+//! (m_j the bin's mean count, binMeanCount), Lin et al.'s unique rows at the measured batch; the
+//! histogram then stands for the Zipf exponent α̂ whose distinct rows over the table's E rows at
+//! n_h lookups equal S (bisection). Other batches (the rescaling) and the LRU hit rate use that
+//! Zipf distribution, so they reproduce S at the measured batch.
+//!
 //! LRU: Che's approximation. The characteristic time T solves occ(T) = Σ_i 1 − e^{−p_i T} = C
 //! and the hit rate is hit(T) = Σ_i p_i (1 − e^{−p_i T}). occ is increasing in ln T with
 //! d occ / d ln T = T (1 − hit(T)), which gives Newton steps on ln T; they are safeguarded by a
@@ -41,7 +48,7 @@ constexpr int kGaussPoints = 8;
 //! so the panel count grows with α and with ln E (at most kMaxPanels).
 constexpr double kPanelWidth = 1.2;
 constexpr int kMaxPanels = 256;
-constexpr int kCheIterations = 24;
+constexpr int kCheIterations = 16;
 
 KOKKOS_INLINE_FUNCTION double gaussNode( int k )
 {
@@ -60,11 +67,31 @@ KOKKOS_INLINE_FUNCTION double gaussWeight( int k )
 }
 
 //! A term of the sums as a function of x, with the first and third derivatives that the
-//! Euler–Maclaurin corrections need.
-struct TermValue
+//! Euler–Maclaurin corrections need. V is double, or Pair for two sums taken in one pass.
+template <class V>
+struct TermValueT
 {
-    double f, d1, d3;
+    V f, d1, d3;
 };
+using TermValue = TermValueT<double>;
+
+//! Two sums evaluated together (Che's occupancy and hit mass share every exp).
+struct Pair
+{
+    double a, b;
+};
+KOKKOS_INLINE_FUNCTION Pair operator+( Pair x, Pair y )
+{
+    return Pair{ x.a + y.a, x.b + y.b };
+}
+KOKKOS_INLINE_FUNCTION Pair operator-( Pair x, Pair y )
+{
+    return Pair{ x.a - y.a, x.b - y.b };
+}
+KOKKOS_INLINE_FUNCTION Pair operator*( double s, Pair x )
+{
+    return Pair{ s * x.a, s * x.b };
+}
 
 //! x-derivatives from derivatives in u = ln x (h1..h3 = d^k h / du^k):
 //! h_x' = h1 / x, h_x''' = (h3 − 3 h2 + 2 h1) / x^3.
@@ -77,39 +104,39 @@ KOKKOS_INLINE_FUNCTION TermValue fromLogDerivatives( double x, double h, double 
 //! Σ_{i=a..b} f(i) for integers a ≤ b by Euler–Maclaurin (see the file comment); the integral by
 //! Gauss–Legendre on panels equally spaced in ln x (Refine times more than needed: tests only).
 template <int Refine = 1, class F>
-KOKKOS_INLINE_FUNCTION double eulerMaclaurinSum( const F& f, double a, double b )
+KOKKOS_INLINE_FUNCTION typename F::value_type eulerMaclaurinSum( const F& f, double a, double b )
 {
-    if ( b < a )
-        return 0.0;
-    const TermValue fa = f( a );
+    using V = typename F::value_type;
+    const TermValueT<V> fa = f( a );
     if ( b - a < 0.5 )
         return fa.f;
-    const TermValue fb = f( b );
+    const TermValueT<V> fb = f( b );
     const double ua = math::log( a ), ub = math::log( b );
     const double width = kPanelWidth / math::fmax( f.alpha, kPanelWidth );
     const int panels =
         Refine * static_cast<int>( math::fmin( kMaxPanels, math::ceil( ( ub - ua ) / width ) ) );
     const double h = ( ub - ua ) / panels;
-    double integral = 0.0;
+    V integral = 0.0 * fa.f;
     for ( int p = 0; p < panels; ++p )
     {
         const double mid = ua + ( p + 0.5 ) * h;
-        double panel = 0.0;
+        V panel = 0.0 * fa.f;
         for ( int k = 0; k < kGaussPoints; ++k )
         {
             const double u = mid + 0.5 * h * gaussNode( k );
             const double x = math::exp( u );
-            panel += gaussWeight( k ) * f.value( u ) * x; // dx = x du
+            panel = panel + ( gaussWeight( k ) * x ) * f.value( u ); // dx = x du
         }
-        integral += panel;
+        integral = integral + panel;
     }
-    integral *= 0.5 * h;
-    return integral + 0.5 * ( fa.f + fb.f ) + ( fb.d1 - fa.d1 ) / 12.0 - ( fb.d3 - fa.d3 ) / 720.0;
+    return ( 0.5 * h ) * integral + 0.5 * ( fa.f + fb.f ) + ( 1.0 / 12.0 ) * ( fb.d1 - fa.d1 ) -
+           ( 1.0 / 720.0 ) * ( fb.d3 - fa.d3 );
 }
 
 //! x^-α, the term of the generalised harmonic number.
 struct PowerTerm
 {
+    using value_type = double;
     double alpha;
     KOKKOS_INLINE_FUNCTION double value( double u ) const { return math::exp( -alpha * u ); }
     KOKKOS_INLINE_FUNCTION TermValue operator()( double x ) const
@@ -125,6 +152,7 @@ struct PowerTerm
 //! W''' = Nα³r(1+r)(1+2r); G' = W'G, G'' = (W'' + W'²)G, G''' = (W''' + 3W'W'' + W'³)G.
 struct TouchedTerm
 {
+    using value_type = double;
     double alpha, c, n;
     KOKKOS_INLINE_FUNCTION double value( double u ) const
     {
@@ -160,51 +188,42 @@ KOKKOS_INLINE_FUNCTION CheShape cheShape( double alpha, double c, double t, doub
                      a2 * alpha * tp * g * ( -1.0 + 3.0 * tp - tp * tp ) };
 }
 
-//! Che's occupancy term 1 − e^{−p T}.
-struct CheOccupancy
+//! Che's occupancy term 1 − e^{−p T} (a) and hit-mass term p (1 − e^{−p T}) = p φ (b); the hit
+//! mass' derivatives by the Leibniz rule with p^(k) = (−α)^k p.
+struct CheTerms
 {
+    using value_type = Pair;
     double alpha, c, t;
-    KOKKOS_INLINE_FUNCTION double value( double u ) const
-    {
-        return -math::expm1( -t * c * math::exp( -alpha * u ) );
-    }
-    KOKKOS_INLINE_FUNCTION TermValue operator()( double x ) const
-    {
-        const CheShape s = cheShape( alpha, c, t, x );
-        return fromLogDerivatives( x, s.phi, s.d1, s.d2, s.d3 );
-    }
-};
-
-//! Che's hit-mass term p (1 − e^{−p T}) = p φ; p^(k) = (−α)^k p, Leibniz rule.
-struct CheHitMass
-{
-    double alpha, c, t;
-    KOKKOS_INLINE_FUNCTION double value( double u ) const
+    KOKKOS_INLINE_FUNCTION Pair value( double u ) const
     {
         const double p = c * math::exp( -alpha * u );
-        return -p * math::expm1( -t * p );
+        const double phi = -math::expm1( -t * p );
+        return Pair{ phi, p * phi };
     }
-    KOKKOS_INLINE_FUNCTION TermValue operator()( double x ) const
+    KOKKOS_INLINE_FUNCTION TermValueT<Pair> operator()( double x ) const
     {
         const CheShape s = cheShape( alpha, c, t, x );
         const double a = alpha, p = s.p;
         const double h1 = p * ( -a * s.phi + s.d1 );
         const double h2 = p * ( a * a * s.phi - 2.0 * a * s.d1 + s.d2 );
         const double h3 = p * ( -a * a * a * s.phi + 3.0 * a * a * s.d1 - 3.0 * a * s.d2 + s.d3 );
-        return fromLogDerivatives( x, p * s.phi, h1, h2, h3 );
+        const TermValue occ = fromLogDerivatives( x, s.phi, s.d1, s.d2, s.d3 );
+        const TermValue hit = fromLogDerivatives( x, p * s.phi, h1, h2, h3 );
+        return TermValueT<Pair>{ Pair{ occ.f, hit.f }, Pair{ occ.d1, hit.d1 },
+                                 Pair{ occ.d3, hit.d3 } };
     }
 };
 
 //! Σ_{i=1..E} term(i): exact for i ≤ kExactTerms, Euler–Maclaurin beyond.
 template <int Refine = 1, class F>
-KOKKOS_INLINE_FUNCTION double sumOverRows( const F& f, double rows )
+KOKKOS_INLINE_FUNCTION typename F::value_type sumOverRows( const F& f, double rows )
 {
     const double exact_end = math::fmin( rows, static_cast<double>( kExactTerms ) );
-    double sum = 0.0;
-    for ( int i = 1; i <= static_cast<int>( exact_end ); ++i )
-        sum += f.value( math::log( static_cast<double>( i ) ) );
+    typename F::value_type sum = f.value( 0.0 ); // i = 1 (rows ≥ 1)
+    for ( int i = 2; i <= static_cast<int>( exact_end ); ++i )
+        sum = sum + f.value( math::log( static_cast<double>( i ) ) );
     if ( rows > kExactTerms )
-        sum += eulerMaclaurinSum<Refine>( f, kExactTerms + 1.0, rows );
+        sum = sum + eulerMaclaurinSum<Refine>( f, kExactTerms + 1.0, rows );
     return sum;
 }
 
@@ -214,51 +233,108 @@ KOKKOS_INLINE_FUNCTION double harmonic( double rows, double alpha )
     return sumOverRows( PowerTerm{ alpha }, rows );
 }
 
-//! Representative reuse count of histogram bin j: (2^{j-1}, 2^j] → 0.75·2^j, the bin's middle
-//! (bin 0, (0, 1]: 1).
-KOKKOS_INLINE_FUNCTION double binCount( int j )
+//! Lowest and highest reuse count of histogram bin j: (0, 1] → 1; bin j ≥ 1 holds the integers
+//! 2^{j−1}+1 … 2^j (the open bin 16, > 32768, is taken as 32769 … 65536).
+KOKKOS_INLINE_FUNCTION double binLow( int j )
 {
-    return j == 0 ? 1.0 : 0.75 * ( 1 << j );
+    return j == 0 ? 1.0 : 0.5 * ( 1 << j ) + 1.0;
+}
+KOKKOS_INLINE_FUNCTION double binHigh( int j )
+{
+    return static_cast<double>( 1 << j );
+}
+//! Rows per unit count in bin j (h_j over the bin's width in integers), at its geometric centre.
+KOKKOS_INLINE_FUNCTION double binDensity( const TableSpec& t, int j )
+{
+    return t.reuse_histogram[j] / ( binHigh( j ) - binLow( j ) + 1.0 );
+}
+KOKKOS_INLINE_FUNCTION double binCentre( int j )
+{
+    return math::sqrt( binLow( j ) * binHigh( j ) );
 }
 
-//! A reuse histogram as 18 row classes: rows[j] rows each drawn with probability prob[j] per
-//! lookup. The histogram, measured over n_h = histogram_batch·pooling_factor lookups, says that
-//! a fraction h_j of the S rows it saw were drawn about binCount(j) times: S = n_h / Σ_j h_j
-//! binCount(j) (at most E), class j holds S·h_j rows of probability binCount(j)/n_h. Class 17
-//! holds the E − S rows the measurement never saw; they share the Good–Turing unseen mass (the
-//! share of lookups that hit a row seen once, h_0·S/n_h). All probabilities are then normalised.
-//! The classes do not depend on the scenario's batch: a scenario with another batch draws its
-//! N = batch·pooling_factor lookups from the same per-row probabilities (this is the rescaling).
-struct HistogramClasses
+//! Mean reuse count of the rows in bin j. Bins 0 and 1 hold one count each (1, 2). Wider bins:
+//! the number of rows with count k is taken as a power law k^-γ inside the bin, γ from the
+//! densities of the neighbouring bins (counts fall off within a bin for Poisson and Zipf
+//! access alike, so the arithmetic middle would overstate the mean), mean over [low − ½,
+//! high + ½] in closed form.
+KOKKOS_INLINE_FUNCTION double binMeanCount( const TableSpec& t, int j )
 {
-    double rows[kReuseBins + 1];
-    double prob[kReuseBins + 1];
-};
+    if ( j <= 1 )
+        return binLow( j );
+    const int lo = j - 1;
+    const int hi = ( j + 1 < kReuseBins && t.reuse_histogram[j + 1] > 0.0 ) ? j + 1 : j;
+    const double d_lo = binDensity( t, lo ), d_hi = binDensity( t, hi );
+    double gamma = 0.0;
+    if ( d_lo > 0.0 && d_hi > 0.0 )
+        gamma = math::log( d_lo / d_hi ) / math::log( binCentre( hi ) / binCentre( lo ) );
+    gamma = math::fmin( 8.0, math::fmax( -8.0, gamma ) );
+    const double a = binLow( j ) - 0.5, b = binHigh( j ) + 0.5;
+    // ∫ k^{1−γ} / ∫ k^{−γ} over [a, b]; I(s) = ∫ k^{s−1} = (b^s − a^s)/s, ln(b/a) at s = 0.
+    auto integral = [&]( double s )
+    {
+        return math::fabs( s ) < 1e-9 ? math::log( b / a )
+                                      : ( math::pow( b, s ) - math::pow( a, s ) ) / s;
+    };
+    return integral( 2.0 - gamma ) / integral( 1.0 - gamma );
+}
 
-KOKKOS_INLINE_FUNCTION HistogramClasses histogramClasses( const TableSpec& t, double batch )
+constexpr double kMaxFitAlpha = 4.0;
+constexpr int kFitIterations = 30;
+
+//! Distinct rows the histogram saw: n_h / Σ_j h_j·binMeanCount(j), n_h = measured batch ·
+//! pooling_factor lookups (at most E).
+KOKKOS_INLINE_FUNCTION double histogramSeenRows( const TableSpec& t, double n_h )
 {
-    HistogramClasses c;
-    const double measured_batch =
-        t.histogram_batch > 0 ? static_cast<double>( t.histogram_batch ) : batch;
-    const double n_h = math::fmax( 1.0, measured_batch * t.pooling_factor );
-    double mean_count = 0.0, mass = 0.0;
-    for ( int j = 0; j < kReuseBins; ++j )
-        mean_count += t.reuse_histogram[j] * binCount( j );
-    const double seen =
-        math::fmin( static_cast<double>( t.rows ), n_h / math::fmax( mean_count, 1.0 ) );
+    double mean_count = 0.0, total = 0.0;
     for ( int j = 0; j < kReuseBins; ++j )
     {
-        c.rows[j] = seen * t.reuse_histogram[j];
-        c.prob[j] = binCount( j ) / n_h;
-        mass += c.rows[j] * c.prob[j];
+        mean_count += t.reuse_histogram[j] * binMeanCount( t, j );
+        total += t.reuse_histogram[j];
     }
-    const double unseen = static_cast<double>( t.rows ) - seen;
-    c.rows[kReuseBins] = unseen;
-    c.prob[kReuseBins] = unseen > 0.0 ? t.reuse_histogram[0] * seen / n_h / unseen : 0.0;
-    mass += unseen * c.prob[kReuseBins];
-    for ( int j = 0; j <= kReuseBins; ++j ) // normalise to a probability distribution
-        c.prob[j] = mass > 0.0 ? c.prob[j] / mass : 0.0;
-    return c;
+    if ( !( total > 0.0 ) )
+        return 0.0;
+    // The fractions should sum to 1; normalise rounding (the published histograms have 3 digits).
+    return math::fmin( static_cast<double>( t.rows ),
+                       n_h * total / math::fmax( mean_count, 1e-300 ) );
+}
+
+//! The Zipf exponent that a reuse histogram stands for: the α ∈ [0, kMaxFitAlpha] whose expected
+//! distinct rows over the table's E rows at the measured n_h lookups equal the rows the
+//! histogram saw (U decreases in α; kFitIterations bisection steps, |Δα| ≤ 4·2^-30). A scenario
+//! with another batch then draws its N lookups from that Zipf distribution: this is how a
+//! histogram measured at histogram_batch is rescaled (at N = n_h it reproduces the measurement).
+//! `batch` is used when histogram_batch is 0 (measured at the scenario's batch).
+KOKKOS_INLINE_FUNCTION double histogramZipfAlpha( const TableSpec& t, double batch )
+{
+    const double rows = static_cast<double>( t.rows );
+    const double measured_batch =
+        t.histogram_batch > 0 ? static_cast<double>( t.histogram_batch ) : batch;
+    const double n_h = measured_batch * t.pooling_factor;
+    const double seen = histogramSeenRows( t, n_h );
+    if ( !( n_h > 0.0 ) || !( seen > 0.0 ) || rows <= 0.0 )
+        return 0.0;
+    if ( seen >= -rows * math::expm1( n_h * math::log1p( -1.0 / rows ) ) )
+        return 0.0; // as spread as uniform access (or more): uniform
+    double lo = 0.0, hi = kMaxFitAlpha;
+    for ( int it = 0; it < kFitIterations; ++it )
+    {
+        const double alpha = 0.5 * ( lo + hi );
+        const double c = 1.0 / harmonic( rows, alpha );
+        const double u = sumOverRows( TouchedTerm{ alpha, c, n_h }, rows );
+        ( u > seen ? lo : hi ) = alpha;
+    }
+    return 0.5 * ( lo + hi );
+}
+
+//! The access distribution that the model evaluates: histograms become their Zipf fit.
+KOKKOS_INLINE_FUNCTION double effectiveZipfAlpha( const TableSpec& t, double batch )
+{
+    if ( t.distribution == AccessDistribution::zipf )
+        return t.zipf_alpha;
+    if ( t.distribution == AccessDistribution::histogram )
+        return histogramZipfAlpha( t, batch );
+    return 0.0;
 }
 
 //! Che's occupancy and hit rate for characteristic time T, Zipf rows (by quadrature).
@@ -267,25 +343,9 @@ struct ZipfChe
     double alpha, c, rows;
     KOKKOS_INLINE_FUNCTION void operator()( double t, double& occ, double& hit ) const
     {
-        occ = sumOverRows( CheOccupancy{ alpha, c, t }, rows );
-        hit = sumOverRows( CheHitMass{ alpha, c, t }, rows );
-    }
-};
-
-//! The same for the 18 classes of a histogram (exact sums).
-struct ClassChe
-{
-    const HistogramClasses* h;
-    KOKKOS_INLINE_FUNCTION void operator()( double t, double& occ, double& hit ) const
-    {
-        occ = 0.0;
-        hit = 0.0;
-        for ( int j = 0; j <= kReuseBins; ++j )
-        {
-            const double miss = math::expm1( -h->prob[j] * t ); // e^{−pT} − 1
-            occ -= h->rows[j] * miss;
-            hit -= h->rows[j] * h->prob[j] * miss;
-        }
+        const Pair s = sumOverRows( CheTerms{ alpha, c, t }, rows );
+        occ = s.a;
+        hit = s.b;
     }
 };
 
@@ -330,19 +390,12 @@ KOKKOS_INLINE_FUNCTION double expectedUniqueRows( const TableSpec& t, double loo
     const double rows = static_cast<double>( t.rows );
     if ( rows <= 0.0 || lookups <= 0.0 )
         return 0.0;
-    if ( t.distribution == AccessDistribution::zipf && t.zipf_alpha > 0.0 )
+    const double alpha =
+        ad::effectiveZipfAlpha( t, t.pooling_factor > 0.0 ? lookups / t.pooling_factor : 0.0 );
+    if ( alpha > 0.0 )
     {
-        const double c = 1.0 / ad::harmonic( rows, t.zipf_alpha );
-        return math::fmin( rows,
-                           ad::sumOverRows( ad::TouchedTerm{ t.zipf_alpha, c, lookups }, rows ) );
-    }
-    if ( t.distribution == AccessDistribution::histogram )
-    {
-        const ad::HistogramClasses h = ad::histogramClasses( t, lookups / t.pooling_factor );
-        double u = 0.0;
-        for ( int j = 0; j <= kReuseBins; ++j )
-            u += h.rows[j] * -math::expm1( lookups * math::log1p( -math::fmin( h.prob[j], 1.0 ) ) );
-        return math::fmin( rows, u );
+        const double c = 1.0 / ad::harmonic( rows, alpha );
+        return math::fmin( rows, ad::sumOverRows( ad::TouchedTerm{ alpha, c, lookups }, rows ) );
     }
     // Uniform: E (1 − (1 − 1/E)^N).
     return -rows * math::expm1( lookups * math::log1p( -1.0 / rows ) );
@@ -359,26 +412,13 @@ KOKKOS_INLINE_FUNCTION double lruHitRate( const TableSpec& t, double lookups, do
         return 0.0;
     if ( cache_rows >= rows )
         return 1.0;
-    if ( t.distribution == AccessDistribution::zipf && t.zipf_alpha > 0.0 )
+    const double alpha =
+        ad::effectiveZipfAlpha( t, t.pooling_factor > 0.0 ? lookups / t.pooling_factor : 0.0 );
+    if ( alpha > 0.0 )
     {
-        const double c = 1.0 / ad::harmonic( rows, t.zipf_alpha );
-        return ad::cheHitRate( ad::ZipfChe{ t.zipf_alpha, c, rows }, rows,
-                               c * math::pow( rows, -t.zipf_alpha ), cache_rows );
-    }
-    if ( t.distribution == AccessDistribution::histogram )
-    {
-        const ad::HistogramClasses h =
-            ad::histogramClasses( t, t.pooling_factor > 0.0 ? lookups / t.pooling_factor : 0.0 );
-        double live = 0.0, p_min = 1.0;
-        for ( int j = 0; j <= kReuseBins; ++j )
-            if ( h.prob[j] > 0.0 && h.rows[j] > 0.0 )
-            {
-                live += h.rows[j];
-                p_min = math::fmin( p_min, h.prob[j] );
-            }
-        if ( cache_rows >= live ) // every row that is ever drawn fits
-            return live > 0.0 ? 1.0 : 0.0;
-        return ad::cheHitRate( ad::ClassChe{ &h }, live, p_min, cache_rows );
+        const double c = 1.0 / ad::harmonic( rows, alpha );
+        return ad::cheHitRate( ad::ZipfChe{ alpha, c, rows }, rows, c * math::pow( rows, -alpha ),
+                               cache_rows );
     }
     return cache_rows / rows; // uniform: every row equally likely to be cached
 }

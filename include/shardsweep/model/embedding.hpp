@@ -53,10 +53,17 @@ KOKKOS_INLINE_FUNCTION EmbeddingTableStats embeddingTableStats( const TableSpec&
 {
     EmbeddingTableStats s;
     s.lookups = batch * t.pooling_factor;
-    s.unique_rows = expectedUniqueRows( t, s.lookups );
+    // A histogram is fitted once (to its Zipf exponent) for both statistics.
+    TableSpec z = t;
+    if ( t.distribution == AccessDistribution::histogram )
+    {
+        z.zipf_alpha = access_detail::histogramZipfAlpha( t, batch );
+        z.distribution = AccessDistribution::zipf;
+    }
+    s.unique_rows = expectedUniqueRows( z, s.lookups );
     s.cache_hit_rate =
         cache_fraction > 0.0
-            ? lruHitRate( t, s.lookups, cache_fraction * static_cast<double>( t.rows ) )
+            ? lruHitRate( z, s.lookups, cache_fraction * static_cast<double>( t.rows ) )
             : 0.0;
     return s;
 }
