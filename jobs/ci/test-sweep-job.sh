@@ -31,7 +31,7 @@ start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 
 # Overrides of the script's multi-node #SBATCH defaults for the one 2-CPU node.
-SHARDSWEEP=$exe sbatch --wait --parsable --job-name=sweep-test --nodes=1 --ntasks-per-node=2 \
+SETUP='echo "setup ran in $SLURM_JOB_ID"' SHARDSWEEP=$exe sbatch --wait --parsable --job-name=sweep-test --nodes=1 --ntasks-per-node=2 \
     --cpus-per-task=1 --time=10 --output="$scratch/job.out" \
     "$src/jobs/sweep.sbatch" "$sweep" "$scratch/job.h5" "${opts[@]}" >sbatch.txt 2>&1 &
 sbatch_pid=$!
@@ -61,7 +61,7 @@ info=$(scontrol show job "$jid")
 echo "$info" | grep -q "JobState=COMPLETED" || fail "job state: $(echo "$info" | grep -o 'JobState=[A-Z_]*')"
 echo "$info" | grep -q "Restarts=1 " || fail "expected one requeue: $(echo "$info" | grep -o 'Restarts=[0-9]*')"
 out=$(cat job.out)
-for expected in "USR1 received" "shardsweep run exit status 3" "requeueing job $jid" \
+for expected in "setup ran in $jid" "USR1 received" "shardsweep run exit status 3" "requeueing job $jid" \
     "job $jid (sweep-test) run 2 on" "shardsweep run exit status 0"; do
     grep -qF "$expected" job.out || fail "job output lacks '$expected'"
 done
