@@ -4,12 +4,13 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/io/errors.hpp>
-#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/scenario_batch.hpp> // predictStep, predictStepTorchrec
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
 #include <shardsweep/scenario/rng.hpp>
+#include <stdexcept>
 
 namespace shardsweep
 {
@@ -94,13 +95,68 @@ std::string overCommitReason( const Workload& workload, const Platform& platform
 
 double iterationMsOnHost( const ScenarioInput& input )
 {
-    const HostScenarioBatch batch = packScenarios( { input } );
-    for ( int k = 0; k < static_cast<int>( batch.dense_case.extent( 0 ) ); ++k )
-        evaluateDenseCase( batch, k );
-    for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
-        evaluateTableCase( batch, k );
-    evaluateBatchEntry( batch, 0 );
-    return batch.summary( 0 ).iteration_ms;
+    // The kernel's entry (predictStep / predictStepTorchrec) on plain vectors, with the inputs
+    // packScenarios would build: no Views, so no parallel initialisation per plan.
+    const Workload& w = *input.workload;
+    const Platform& p = *input.platform;
+    const Plan& plan = *input.plan;
+    const std::int64_t batch = input.global_batch > 0 ? input.global_batch : w.global_batch;
+    const int gpus = p.numGpus();
+    const int n = static_cast<int>( w.tables.size() );
+    std::vector<ShardingType> sharding( n );
+    std::vector<ComputeKernel> kernel( n );
+    std::vector<double> cache( n );
+    std::vector<int> stats_index( n );
+    std::vector<EmbeddingTableStats> stats( n );
+    double sum_dims = 0.0;
+    for ( int t = 0; t < n; ++t )
+    {
+        sharding[t] = plan.tables[t].sharding;
+        kernel[t] = plan.tables[t].kernel;
+        cache[t] = plan.tables[t].cache_fraction;
+        stats_index[t] = t;
+        stats[t] = embeddingTableStats(
+            w.tables[t], stepTableBatch( sharding[t], static_cast<double>( batch ), gpus ),
+            stepTableCache( kernel[t], cache[t] ) );
+        sum_dims += w.tables[t].dim;
+    }
+    const int num_shards = static_cast<int>( plan.shards.size() );
+    std::vector<int> shard_table( num_shards ), shard_gpu( num_shards ), shard_cols( num_shards );
+    std::vector<double> shard_rows( num_shards ), fwd( num_shards ), bwd( num_shards );
+    for ( int s = 0; s < num_shards; ++s )
+    {
+        const ShardSpec& spec = plan.shards[s];
+        if ( spec.table < 0 || spec.table >= n || spec.gpu < 0 || spec.gpu >= gpus )
+            throw std::invalid_argument( "plan shard refers to a missing table or GPU" );
+        shard_table[s] = spec.table;
+        shard_gpu[s] = spec.gpu;
+        shard_rows[s] = static_cast<double>( spec.num_rows );
+        shard_cols[s] = spec.num_cols;
+    }
+    std::vector<double> phase( static_cast<std::size_t>( gpus ) * kNumPhases ), memory( gpus ),
+        scratch( 4 * static_cast<std::size_t>( gpus ) );
+    const StepTables tables{ w.tables.data(),
+                             sharding.data(),
+                             kernel.data(),
+                             cache.data(),
+                             stats_index.data(),
+                             stats.data(),
+                             n };
+    const StepShards shards{ shard_table.data(), shard_gpu.data(), shard_rows.data(),
+                             shard_cols.data(), num_shards };
+    const StepGpuArrays arrays{ phase.data(),
+                                memory.data(),
+                                scratch.data(),
+                                scratch.data() + gpus,
+                                scratch.data() + 2 * gpus,
+                                scratch.data() + 3 * gpus };
+    if ( input.model == CostModel::torchrec )
+        return predictStepTorchrec( p, batch, tables, shards, arrays, fwd.data(), bwd.data() )
+            .iteration_ms;
+    const DenseCost dense =
+        denseCost( p.gpu, w.dense, n, sum_dims, static_cast<double>( batch ) / gpus );
+    return predictStep( p, w.dense, dense, batch, tables, shards, arrays, fwd.data(), bwd.data() )
+        .iteration_ms;
 }
 
 } // namespace planner_detail
