@@ -24,8 +24,8 @@
 //! over n_h = histogram_batch·pooling_factor lookups): the rows it saw are S = n_h / Σ_j h_j m_j
 //! (m_j the bin's mean count, binMeanCount), Lin et al.'s unique rows at the measured batch; the
 //! histogram then stands for the Zipf exponent α̂ whose distinct rows over the table's E rows at
-//! n_h lookups equal S (bisection). Other batches (the rescaling) and the LRU hit rate use that
-//! Zipf distribution, so they reproduce S at the measured batch.
+//! n_h lookups equal S (Illinois root finding). Other batches (the rescaling) and the LRU hit rate
+//! use that Zipf distribution, so they reproduce S at the measured batch.
 //!
 //! LRU: Che's approximation. The characteristic time T solves occ(T) = Σ_i 1 − e^{−p_i T} = C
 //! and the hit rate is hit(T) = Σ_i p_i (1 − e^{−p_i T}). occ is increasing in ln T with
@@ -280,7 +280,8 @@ KOKKOS_INLINE_FUNCTION double binMeanCount( const TableSpec& t, int j )
 }
 
 constexpr double kMaxFitAlpha = 4.0;
-constexpr int kFitIterations = 30;
+constexpr int kFitBisections = 8;
+constexpr int kFitIterations = 6;
 
 //! Distinct rows the histogram saw: n_h / Σ_j h_j·binMeanCount(j), n_h = measured batch ·
 //! pooling_factor lookups (at most E).
@@ -301,7 +302,7 @@ KOKKOS_INLINE_FUNCTION double histogramSeenRows( const TableSpec& t, double n_h 
 
 //! The Zipf exponent that a reuse histogram stands for: the α ∈ [0, kMaxFitAlpha] whose expected
 //! distinct rows over the table's E rows at the measured n_h lookups equal the rows the
-//! histogram saw (U decreases in α; kFitIterations bisection steps, |Δα| ≤ 4·2^-30). A scenario
+//! histogram saw (U decreases in α; 8 bisection + 6 Illinois steps). A scenario
 //! with another batch then draws its N lookups from that Zipf distribution: this is how a
 //! histogram measured at histogram_batch is rescaled (at N = n_h it reproduces the measurement).
 //! `batch` is used when histogram_batch is 0 (measured at the scenario's batch).
@@ -316,15 +317,51 @@ KOKKOS_INLINE_FUNCTION double histogramZipfAlpha( const TableSpec& t, double bat
         return 0.0;
     if ( seen >= -rows * math::expm1( n_h * math::log1p( -1.0 / rows ) ) )
         return 0.0; // as spread as uniform access (or more): uniform
-    double lo = 0.0, hi = kMaxFitAlpha;
+    // g(α) = ln U(α) − ln S decreases from g(0) > 0 (checked above). It can be flat near 0 (a
+    // sparse batch touches ~N rows whatever α is small), which stalls regula falsi started on
+    // [0, kMaxFitAlpha]: kFitBisections bisection steps first, then Illinois (regula falsi with
+    // halving, superlinear) on the remaining bracket; fixed step counts.
+    auto g = [&]( double alpha )
+    {
+        const double c = 1.0 / harmonic( rows, alpha );
+        return math::log( sumOverRows( TouchedTerm{ alpha, c, n_h }, rows ) / seen );
+    };
+    double a = 0.0,
+           ga = math::log( -rows * math::expm1( n_h * math::log1p( -1.0 / rows ) ) / seen );
+    double b = kMaxFitAlpha, gb = g( b );
+    if ( gb >= 0.0 )
+        return kMaxFitAlpha; // more concentrated than Zipf(4): clamp
+    for ( int it = 0; it < kFitBisections; ++it )
+    {
+        const double m = 0.5 * ( a + b ), gm = g( m );
+        if ( gm > 0.0 )
+        {
+            a = m;
+            ga = gm;
+        }
+        else
+        {
+            b = m;
+            gb = gm;
+        }
+    }
     for ( int it = 0; it < kFitIterations; ++it )
     {
-        const double alpha = 0.5 * ( lo + hi );
-        const double c = 1.0 / harmonic( rows, alpha );
-        const double u = sumOverRows( TouchedTerm{ alpha, c, n_h }, rows );
-        ( u > seen ? lo : hi ) = alpha;
+        if ( gb == 0.0 || ga == gb )
+            break; // converged (a bounded loop: at most kFitIterations steps)
+        const double x = b - gb * ( b - a ) / ( gb - ga );
+        const double gx = g( x );
+        if ( ( gx < 0.0 ) != ( gb < 0.0 ) )
+        {
+            a = b;
+            ga = gb;
+        }
+        else
+            ga *= 0.5;
+        b = x;
+        gb = gx;
     }
-    return 0.5 * ( lo + hi );
+    return b;
 }
 
 //! The access distribution that the model evaluates: histograms become their Zipf fit.
