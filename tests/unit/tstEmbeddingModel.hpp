@@ -478,9 +478,10 @@ TEST( TEST_CATEGORY, locality_stats_mean_reuse )
 
 // The histogram fit on the 856 tables of the default synthetic pool (scenario/table_pool.hpp,
 // fitted to the 2021 locality file; α̂ from 0 to about 1.9): the fixed 8 bisection + 6 Illinois
-// steps give the α of a 60-step bisection to 1e-9; at the measured batch the model reproduces
-// the seen rows S to 1e-9 (or stays at the uniform value when S exceeds what uniform access can
-// touch); S agrees with the pool generator's own unique rows (k^-2 bin means) within 2 %.
+// steps on the fit's cheaper U (8 exact terms, double-width panels) give the α of a 60-step
+// bisection on the full U to 1e-6; at the measured batch the model reproduces the seen rows S to
+// 1e-7 (or stays at the uniform value when S exceeds what uniform access can touch); S agrees
+// with the pool generator's own unique rows (k^-2 bin means) within 2 %.
 TEST( TEST_CATEGORY, synthetic_pool_histogram_fit )
 {
     namespace ad = access_detail;
@@ -521,8 +522,8 @@ TEST( TEST_CATEGORY, synthetic_pool_histogram_fit )
         worst_pool = std::max(
             worst_pool, std::fabs( seen / uniqueRowsPerBatch( t, t.histogram_batch ) - 1.0 ) );
     }
-    EXPECT_LT( worst_alpha, 1e-9 );
-    EXPECT_LT( worst_u, 1e-9 );
+    EXPECT_LT( worst_alpha, 1e-6 );
+    EXPECT_LT( worst_u, 1e-7 );
     EXPECT_LT( worst_pool, 0.02 );
     std::printf( "synthetic pool: alpha up to %.3f, %d uniform tables, |alpha - bisection| %.1e, "
                  "|U(n_h)/S - 1| %.1e, |S / pool unique - 1| %.4f\n",
