@@ -628,6 +628,15 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     iteratedSearch( state, workload, platform, budget, options.seed );
 
     result.plan = state.toPlan();
+    result.feasible = true;
+    if ( !options.price_plan )
+    {
+        // The caller prices the plan itself (sweeps, in their batched kernel call): report the
+        // search's own native estimate.
+        state.refresh();
+        result.predicted_ms = state.objective();
+        return result;
+    }
     result.predicted_ms =
         iterationMsOnHost( { &workload, &platform, &result.plan, global_batch, options.model } );
     if ( options.model == CostModel::native )

@@ -9,7 +9,7 @@ rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch" || exit 1
 "$exe" plan --help | grep -q -- "--torchrec" || fail "plan --help"
 "$exe" evaluate --help | grep -q "critical path" || fail "evaluate --help"
 
-# The four tables of tests/unit/tstPlanners.hpp: dim_greedy puts t0,t3 on GPU 0 and t1,t2 on 1.
+# The four tables of tests/unit/tstBaselinePlanners.hpp: dim_greedy puts t0,t3 on GPU 0 and t1,t2 on 1.
 cat > w.yaml <<'YAML'
 kind: workload
 name: four

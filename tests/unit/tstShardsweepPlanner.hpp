@@ -361,6 +361,14 @@ TEST( TEST_CATEGORY, dominant_table_is_resharded )
     const PlanResult best = makePlan( PlannerKind::size_lookup_greedy, w, p, 0, deterministic() );
     EXPECT_LT( mine.predicted_ms, 0.8 * best.predicted_ms );
     EXPECT_LE( iterationLowerBoundMs( w, p, 0 ), mine.predicted_ms );
+    // Unpriced (sweeps price plans in their own kernel call): the same plan, the search's own
+    // estimate of it.
+    PlannerOptions unpriced = deterministic();
+    unpriced.price_plan = false;
+    const PlanResult raw = makePlan( PlannerKind::shardsweep, w, p, 0, unpriced );
+    ASSERT_TRUE( raw.feasible );
+    EXPECT_NEAR( raw.predicted_ms, mine.predicted_ms, 1e-9 * mine.predicted_ms );
+    EXPECT_EQ( raw.plan.shards.size(), mine.plan.shards.size() );
 }
 
 // A table larger than all GPUs together and than the node's host memory fits nowhere, not even
