@@ -5,17 +5,22 @@
 set -u
 dir=${1:?usage: stop-slurm.sh DIR}
 status=0
+# Gone = no such process, or a zombie: a daemon re-parented to a PID 1 that does not reap
+# children (a container's shell) stays <defunct> after it exits, and kill -0 still succeeds.
+alive() {
+    kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
+}
 for pidfile in "$dir/slurmd.pid" "$dir/slurmctld.pid" "$dir/munge/munged.pid"; do
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    if [ -n "$pid" ] && alive "$pid"; then
         kill "$pid"
         # Wait until it is gone (slurmctld saves its state first); SIGKILL after 15 s.
         for _ in $(seq 150); do
-            kill -0 "$pid" 2>/dev/null || break
+            alive "$pid" || break
             sleep 0.1
         done
-        if kill -0 "$pid" 2>/dev/null; then
+        if alive "$pid"; then
             echo "$pidfile: pid $pid ignored SIGTERM, sending SIGKILL"
             kill -9 "$pid"
             status=1
