@@ -255,10 +255,11 @@ TEST( TEST_CATEGORY, unique_rows_limits )
 
 // Che's fixed point itself: the model's Newton solve (fixed kCheIterations steps, sums by
 // quadrature) against brute-force sums over every row and 120 bisection steps on ln T: the hit
-// rates agree to 1e-9 absolute for E ∈ {1e3, 1e5}, α ∈ {0.5, 1, 1.2, 2}, C from 1 row to half of E.
+// rates agree to 1e-9 absolute for E ∈ {1e3, 1e5}, α ∈ {0.5, 1, 1.2, 2}, C from 1 row to half of E,
+// and the distinct rows of a batch (N = 100, 1e5) that miss the cache to 1e-9 relative.
 TEST( TEST_CATEGORY, che_solution_matches_brute_force )
 {
-    double worst = 0.0;
+    double worst = 0.0, worst_missed = 0.0;
     for ( const std::int64_t e : { std::int64_t( 1000 ), std::int64_t( 100000 ) } )
         for ( const double alpha : { 0.5, 1.0, 1.2, 2.0 } )
         {
@@ -288,9 +289,25 @@ TEST( TEST_CATEGORY, che_solution_matches_brute_force )
                 worst = std::max( worst, std::fabs( model - hit ) );
                 EXPECT_NEAR( model, hit, 1e-9 )
                     << "E=" << e << " alpha=" << alpha << " C=" << cache;
+                // Distinct rows of a batch that miss the cache: Σ (1 − (1 − p_i)^N) e^{−p_i T}.
+                const double time = std::exp( 0.5 * ( lo + hi ) );
+                for ( const double n : { 100.0, 1e5 } )
+                {
+                    double missed = 0.0;
+                    for ( std::size_t i = p.size(); i-- > 0; )
+                        missed += -std::expm1( n * std::log1p( -p[i] ) ) * std::exp( -p[i] * time );
+                    const LruStats s = lruStats( zipfTable( e, alpha ), n, cache );
+                    EXPECT_EQ( s.hit_rate, lruHitRate( zipfTable( e, alpha ), n, cache ) );
+                    const double rel = std::fabs( s.missed_rows / missed - 1.0 );
+                    worst_missed = std::max( worst_missed, rel );
+                    EXPECT_LT( rel, 1e-9 )
+                        << "E=" << e << " alpha=" << alpha << " C=" << cache << " N=" << n;
+                }
             }
         }
-    std::printf( "Che hit rate: max |model - brute force| = %.2e\n", worst );
+    std::printf( "Che hit rate: max |model - brute force| = %.2e; missed rows per batch: max "
+                 "relative error %.2e\n",
+                 worst, worst_missed );
 }
 
 // Che's approximation against a simulated fully associative LRU cache (1e6 measured draws after
@@ -570,6 +587,31 @@ TEST( TEST_CATEGORY, shard_cost_by_hand )
     const double vbwd = std::max( 544000.0 / 9e8, 512000.0 / 1.8e9 ) + 1024.0 * u / 1e7;
     EXPECT_NEAR( v.fwd_ms, vfwd, 1e-12 * vfwd );
     EXPECT_NEAR( v.bwd_ms, vbwd, 1e-12 * vbwd );
+
+    // uvm_caching, Zipf 1.05 over 1e5 rows, 1 % cache (1000 rows): the host supplies the batch's
+    // distinct rows that miss the cache, M (lruStats, checked against brute force above), the
+    // cache the other U − M; all U ≤ 1843 rows fit in L2. fwd = max((U − M)·512 + 528000) / 9e8,
+    // (N − U)·512 / 1.8e9) + 512 M / 1e7; bwd moves 2·M·512 over the host link.
+    TableSpec z = zipfTable( 100000, 1.05 );
+    z.dim = 128;
+    const double uz = expectedUniqueRows( z, 1000.0 );
+    const LruStats l = lruStats( z, 1000.0, 1000.0 );
+    const EmbeddingCost cz =
+        embeddingShardCost( g, 10.0, z, 1.0, 128, 1000.0, ComputeKernel::uvm_caching, 0.01 );
+    const double zfwd = std::max( ( ( uz - l.missed_rows ) * 512.0 + 528000.0 ) / 9e8,
+                                  ( 1000.0 - uz ) * 512.0 / 1.8e9 ) +
+                        512.0 * l.missed_rows / 1e7;
+    const double zbwd =
+        std::max( ( 1024.0 * ( uz - l.missed_rows ) + 544000.0 ) / 9e8, 512000.0 / 1.8e9 ) +
+        1024.0 * l.missed_rows / 1e7;
+    EXPECT_NEAR( cz.fwd_ms, zfwd, 1e-12 * zfwd );
+    EXPECT_NEAR( cz.bwd_ms, zbwd, 1e-12 * zbwd );
+    EXPECT_EQ( cz.cache_hit_rate, l.hit_rate );
+    // Hot rows raise the per-lookup hit rate but are few among the distinct rows.
+    EXPECT_GT( l.missed_rows, uz * ( 1.0 - l.hit_rate ) );
+    std::printf( "uvm_caching Zipf 1.05: U = %.2f, missed distinct rows %.2f, U (1 - hit rate) = "
+                 "%.2f\n",
+                 uz, l.missed_rows, uz * ( 1.0 - l.hit_rate ) );
 }
 
 // Where rows live: UVM (all rows over the host link) > UVM with an HBM cache > HBM, and a larger

@@ -46,6 +46,9 @@ struct EmbeddingTableStats
     double lookups = 0.0;
     double unique_rows = 0.0;
     double cache_hit_rate = 0.0; //!< LRU cache of cache_fraction of the rows (0 if none)
+    //! Distinct rows of the batch not in that cache (fetched from the host; = unique_rows if
+    //! there is no cache).
+    double cache_missed_rows = 0.0;
 };
 
 KOKKOS_INLINE_FUNCTION EmbeddingTableStats embeddingTableStats( const TableSpec& t, double batch,
@@ -61,10 +64,13 @@ KOKKOS_INLINE_FUNCTION EmbeddingTableStats embeddingTableStats( const TableSpec&
         z.distribution = AccessDistribution::zipf;
     }
     s.unique_rows = expectedUniqueRows( z, s.lookups );
-    s.cache_hit_rate =
-        cache_fraction > 0.0
-            ? lruHitRate( z, s.lookups, cache_fraction * static_cast<double>( t.rows ) )
-            : 0.0;
+    s.cache_missed_rows = s.unique_rows;
+    if ( cache_fraction > 0.0 )
+    {
+        const LruStats l = lruStats( z, s.lookups, cache_fraction * static_cast<double>( t.rows ) );
+        s.cache_hit_rate = l.hit_rate;
+        s.cache_missed_rows = l.missed_rows;
+    }
     return s;
 }
 
@@ -116,7 +122,11 @@ KOKKOS_INLINE_FUNCTION EmbeddingCost embeddingShardCostFromStats(
         host_share = 1.0;
     else if ( kernel == ComputeKernel::uvm_caching )
     {
-        host_share = 1.0 - s.cache_hit_rate;
+        // The cache is filled per batch with the batch's distinct rows: the host supplies the
+        // distinct rows that miss it (not U·(1 − hit rate): hot rows raise the per-lookup hit
+        // rate but are few among the distinct rows).
+        host_share =
+            s.unique_rows > 0.0 ? math::fmin( 1.0, s.cache_missed_rows / s.unique_rows ) : 0.0;
         c.cache_hit_rate = s.cache_hit_rate;
     }
     const double dram_Bpms = gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
