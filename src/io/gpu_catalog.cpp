@@ -46,9 +46,9 @@ GpuEntry parseGpu( const YamlView& node, bool inline_gpu )
         "name",           "sm_count",   "boost_clock_MHz",       "fp32_TFLOPs",
         "fp16_TFLOPs",    "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
         "pcie_generation" };
-    std::vector<std::string> optional = { "aliases", "tf32_TFLOPs", "bf16_TFLOPs",
-                                          "pcie_bandwidth_GBps", "description", "tdp_W",
-                                          "process_nm" };
+    std::vector<std::string> optional = {
+        "aliases",     "tf32_TFLOPs", "bf16_TFLOPs", "pcie_bandwidth_GBps",
+        "description", "tdp_W",       "process_nm" };
     if ( inline_gpu )
         node.requireMap( "a GPU catalog name or a mapping of GPU fields" );
     else

@@ -1,7 +1,6 @@
-// MPI unit-test main: MPI and Kokkos initialised once; only rank 0 prints GoogleTest's progress, and
-// the result is the logical OR of every rank's failures so one failing rank fails the test.
+// MPI unit-test main: MPI and Kokkos initialised once; only rank 0 prints GoogleTest's progress,
+// and the result is the logical OR of every rank's failures so one failing rank fails the test.
 #include <Kokkos_Core.hpp>
-
 #include <gtest/gtest.h>
 #include <mpi.h>
 

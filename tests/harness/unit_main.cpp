@@ -1,6 +1,5 @@
 // Unit-test main: Kokkos initialised once for all tests of the executable.
 #include <Kokkos_Core.hpp>
-
 #include <gtest/gtest.h>
 
 int main( int argc, char* argv[] )

@@ -1,10 +1,9 @@
 #pragma once
 //! \file planner.hpp
 //! \brief One interface for every sharding planner (baselines, TorchRec-like, shardsweep's own).
+#include <cstdint>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/scenario/task.hpp>
-
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -23,14 +22,14 @@ enum class PlannerKind : std::uint8_t
     shardsweep = 7,         //!< cost-guided greedy + improvement search on the native model
 };
 constexpr int kNumPlanners = 8;
-const char* plannerName( PlannerKind kind );      //!< "round_robin", "random", ...
+const char* plannerName( PlannerKind kind );             //!< "round_robin", "random", ...
 PlannerKind parsePlannerName( const std::string& name ); //!< throws UsageError on unknown names
 
 struct PlannerOptions
 {
-    std::uint64_t seed = 0;          //!< random baseline and search tie-breaking
-    double time_budget_s = 0.5;      //!< shardsweep planner's improvement phase
-    int max_iterations = 100000;     //!< shardsweep planner's improvement phase
+    std::uint64_t seed = 0;              //!< random baseline and search tie-breaking
+    double time_budget_s = 0.5;          //!< shardsweep planner's improvement phase
+    int max_iterations = 100000;         //!< shardsweep planner's improvement phase
     CostModel model = CostModel::native; //!< the model the plan is priced (and searched) with
     //! Price the returned plan (PlanResult::predicted_ms). Callers that evaluate the plan
     //! themselves anyway (the sweep's batched kernel) switch it off; predicted_ms is then 0
@@ -41,10 +40,10 @@ struct PlannerOptions
 struct PlanResult
 {
     bool feasible = false;
-    std::string reason;          //!< why infeasible ("table 12 (3.2 GiB) fits on no GPU")
+    std::string reason; //!< why infeasible ("table 12 (3.2 GiB) fits on no GPU")
     Plan plan;
-    double predicted_ms = 0.0;   //!< iteration time of the plan under options.model
-    double plan_seconds = 0.0;   //!< wall time spent planning
+    double predicted_ms = 0.0; //!< iteration time of the plan under options.model
+    double plan_seconds = 0.0; //!< wall time spent planning
 };
 
 //! Plans `workload` on `platform` at `global_batch` (0: workload.global_batch).
