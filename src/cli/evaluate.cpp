@@ -7,22 +7,13 @@
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep
 {
 namespace
 {
 namespace po = boost::program_options;
-
-CostModel parseCostModel( const std::string& name )
-{
-    if ( name == "native" )
-        return CostModel::native;
-    if ( name == "torchrec" )
-        return CostModel::torchrec;
-    throw UsageError(
-        fmt::format( "--cost-model: expected native or torchrec, found '{}'", name ) );
-}
 
 //! One row per GPU and a last row for the critical path; phases in execution order.
 ResultTable breakdownTable( const ScenarioResult& r )
@@ -109,7 +100,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         throw UsageError(
             fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
                          input.global_batch ) );
-    input.model = parseCostModel( vm.count( "cost-model" ) ? cost_model : scenario.cost_model );
+    input.model = parseCostModelName( vm.count( "cost-model" ) ? cost_model : scenario.cost_model );
     const ScenarioResult result = evaluateScenario( input );
 
     std::ostream& out = ctx.print();

@@ -14,6 +14,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep
 {
@@ -160,9 +161,6 @@ int plan( const CommandContext& ctx, const Arguments& args )
             "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
     const OutputFormat out_format = parseOutputFormat( format );
     const PlannerKind chosen = parsePlannerName( planner_name );
-    if ( cost_model != "native" && cost_model != "torchrec" )
-        throw UsageError(
-            fmt::format( "--cost-model: expected native or torchrec, found '{}'", cost_model ) );
 
     const Workload workload = readWorkloadFile( files[0] );
     const NamedPlatform platform = readPlatformFile( files[1] );
@@ -177,7 +175,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
     popts.seed = seed;
     popts.time_budget_s = budget;
     popts.max_iterations = iterations;
-    popts.model = cost_model == "torchrec" ? CostModel::torchrec : CostModel::native;
+    popts.model = parseCostModelName( cost_model );
     // The bound is on the native model's iteration time; under TorchRec's estimator there is
     // none to compare with.
     const double bound = popts.model == CostModel::native
