@@ -2,6 +2,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/io/errors.hpp>

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <limits>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>

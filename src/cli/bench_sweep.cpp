@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/mpi_comm.hpp>

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>

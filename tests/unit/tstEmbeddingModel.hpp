@@ -11,6 +11,7 @@
 #include <embedding_test_support.hpp>
 #include <gtest/gtest.h>
 #include <random>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/scenario/table_pool.hpp>

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <gtest/gtest.h>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/plan_yaml.hpp>

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <set>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>

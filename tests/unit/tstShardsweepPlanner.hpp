@@ -5,6 +5,7 @@
 // row-wise, column-split and UVM plans).
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>

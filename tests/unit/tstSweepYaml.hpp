@@ -1,5 +1,6 @@
 // Sweep files: values, ranges, defaults, and errors with file:line:col.
 #include <gtest/gtest.h>
+#include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/scenario/rng.hpp>
