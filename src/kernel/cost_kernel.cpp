@@ -96,6 +96,9 @@ void checkScenario( const ScenarioInput& in, std::size_t index )
 {
     if ( !in.workload || !in.platform || !in.plan )
         throw std::invalid_argument( fmt::format( "scenario {}: missing input", index ) );
+    if ( in.workload->isTransformer() )
+        throw std::invalid_argument( fmt::format(
+            "scenario {}: transformer workloads are not in the batched kernel yet", index ) );
     const auto num_tables = in.workload->tables.size();
     if ( in.plan->tables.size() != num_tables )
         throw std::invalid_argument(
