@@ -64,17 +64,15 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
     const int pp = static_cast<int>( r.stage_ms.size() );
     for ( int i = 0; i < pp; ++i )
     {
-        std::vector<ResultTable::Cell> row = { std::to_string( i ),
-                                               static_cast<long long>( model.layers / pp ),
-                                               r.stage_ms[i] };
+        std::vector<ResultTable::Cell> row = {
+            std::to_string( i ), static_cast<long long>( model.layers / pp ), r.stage_ms[i] };
         for ( int k = 0; k <= kNumTransformerPhases; ++k )
             row.push_back( std::string() );
         row.push_back( r.stage_memory_GiB[i] );
         table.addRow( row );
     }
     std::vector<ResultTable::Cell> path = { std::string( "critical_path" ),
-                                            static_cast<long long>( model.layers ),
-                                            std::string() };
+                                            static_cast<long long>( model.layers ), std::string() };
     for ( int k = 0; k < kNumTransformerPhases; ++k )
         path.push_back( r.transformer.phase_ms[k] );
     path.push_back( r.iteration_ms );
@@ -150,17 +148,16 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         if ( out_format == OutputFormat::table )
         {
             const TransformerStepSummary& t = result.transformer;
-            const double tflops =
-                t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
+            const double tflops = t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
             const GpuSpec& gpu = scenario.platform.platform.gpu;
-            const double peak = scenario.workload.transformer.dtype == DataType::fp32
-                                    ? gpu.fp32_TFLOPs
-                                    : ( scenario.workload.transformer.dtype == DataType::tf32
-                                            ? gpu.tf32_TFLOPs
-                                            : ( scenario.workload.transformer.dtype ==
-                                                        DataType::bf16
-                                                    ? gpu.bf16_TFLOPs
-                                                    : gpu.fp16_TFLOPs ) );
+            const double peak =
+                scenario.workload.transformer.dtype == DataType::fp32
+                    ? gpu.fp32_TFLOPs
+                    : ( scenario.workload.transformer.dtype == DataType::tf32
+                            ? gpu.tf32_TFLOPs
+                            : ( scenario.workload.transformer.dtype == DataType::bf16
+                                    ? gpu.bf16_TFLOPs
+                                    : gpu.fp16_TFLOPs ) );
             out << fmt::format( "scenario {}: transformer {} ({} layers x {} hidden), platform {} "
                                 "({} x {} GPUs), global batch {}\n",
                                 scenario_path, scenario.workload.name,
@@ -174,15 +171,14 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                 "GPU (MFU {:.1f} %), peak memory {:.3f} GiB on stage {}, {}\n\n",
                 result.iteration_ms, result.exposed_comm_ms, tflops,
                 peak > 0 ? 100.0 * tflops / peak : 0.0, t.peak_memory_GiB, t.peak_memory_stage,
-                result.feasible ? std::string( "fits in memory" )
-                                : fmt::format( "INFEASIBLE: {:.3f} GiB more than the usable "
-                                               "{:.1f} GiB",
-                                               result.overflow_GiB,
-                                               gpu.memory_GiB -
-                                                   scenario.platform.platform.hbm_reserve_GiB ) );
+                result.feasible
+                    ? std::string( "fits in memory" )
+                    : fmt::format( "INFEASIBLE: {:.3f} GiB more than the usable "
+                                   "{:.1f} GiB",
+                                   result.overflow_GiB,
+                                   gpu.memory_GiB - scenario.platform.platform.hbm_reserve_GiB ) );
         }
-        transformerBreakdownTable( result, scenario.workload.transformer )
-            .print( out, out_format );
+        transformerBreakdownTable( result, scenario.workload.transformer ).print( out, out_format );
         return 0;
     }
     if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )

@@ -68,9 +68,9 @@ struct ScenarioResult
     std::vector<double> shard_fwd_ms;   //!< [shard] in plan->shards order
     std::vector<double> shard_bwd_ms;   //!< [shard]
     // Transformer workloads (kind == transformer); the DLRM arrays above are then empty.
-    TransformerStepSummary transformer; //!< phases, peak memory, model FLOPs
-    ParallelConfig parallel;            //!< the configuration evaluated (global batch resolved)
-    std::vector<double> stage_ms;       //!< [pipeline stage] busy time of one stage's GPUs
+    TransformerStepSummary transformer;   //!< phases, peak memory, model FLOPs
+    ParallelConfig parallel;              //!< the configuration evaluated (global batch resolved)
+    std::vector<double> stage_ms;         //!< [pipeline stage] busy time of one stage's GPUs
     std::vector<double> stage_memory_GiB; //!< [pipeline stage] memory of one of its GPUs
 };
 

@@ -58,7 +58,7 @@ struct ScenarioBatch
     View<int> table_offset;
     View<int> shard_offset;
     View<int> gpu_offset;
-    View<int> dense_index; //!< into dense_case / dense_cost
+    View<int> dense_index;   //!< into dense_case / dense_cost
     View<std::uint8_t> kind; //!< WorkloadKind
     // Per scenario, transformer workloads (unused entries default-constructed).
     View<TransformerSpec> transformer;
@@ -163,10 +163,10 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
     if ( b.kind( i ) == static_cast<std::uint8_t>( WorkloadKind::transformer ) )
     {
         const int st = b.stage_offset( i );
-        b.transformer_summary( i ) = predictTransformerStep(
-            b.platform( i ), b.transformer( i ), b.parallel( i ),
-            b.transformer_cost( b.transformer_index( i ) ), b.stage_ms.data() + st,
-            b.stage_memory_GiB.data() + st );
+        b.transformer_summary( i ) =
+            predictTransformerStep( b.platform( i ), b.transformer( i ), b.parallel( i ),
+                                    b.transformer_cost( b.transformer_index( i ) ),
+                                    b.stage_ms.data() + st, b.stage_memory_GiB.data() + st );
         return;
     }
     const int t0 = b.table_offset( i );
