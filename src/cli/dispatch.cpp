@@ -47,13 +47,13 @@ const std::vector<Command>& topCommands()
           plan },
         { "evaluate", "evaluate SCENARIO.yaml [options]",
           "Per-GPU, per-phase cost breakdown of one given plan.", evaluate },
-        { "predict", "predict gemm|collective|embedding|torchrec [options]",
+        { "predict", "predict gemm|op|collective|embedding|torchrec [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
           validate },
-        { "bench", "bench kernel|sweep|planners|gemm [options]",
+        { "bench", "bench kernel|sweep|planners|gemm|ops [options]",
           "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
     };
     return commands;
@@ -63,7 +63,11 @@ const std::vector<Command>& predictCommands()
 {
     static const std::vector<Command> commands = {
         { "gemm", "predict gemm --gpu NAME --input shapes.csv",
-          "GEMM latency from the tile/wave model.", predictGemm },
+          "GEMM latency: learned MLP correction of the tile/wave model (or the analytic model).",
+          predictGemm },
+        { "op", "predict op --gpu NAME --input ops.csv",
+          "Softmax, layer norm and element-wise latency on a [B,H] tensor (learned or roofline).",
+          predictOp },
         { "collective", "predict collective --network NET.yml --collective KIND --bytes S",
           "Collective time with ASTRA-sim 2.0's analytical semantics.", predictCollective },
         { "embedding", "predict embedding --gpu NAME --input tables.csv",
@@ -88,6 +92,9 @@ const std::vector<Command>& benchCommands()
           benchPlanners },
         { "gemm", "bench gemm [options]",
           "GEMM model error per GPU, leave-one-GPU-out, next to the roofline.", benchGemm },
+        { "ops", "bench ops [options]",
+          "Learned vs analytic operator-model error per GPU and op family, leave-one-GPU-out.",
+          benchOps },
 #endif
     };
     return commands;

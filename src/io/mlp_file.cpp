@@ -87,8 +87,8 @@ class Lines
             fail( l, field, "an integer", "nothing" );
         const double x = number( l, i, field );
         if ( x != std::floor( x ) || x < lo || x > hi )
-            fail( l, field, "an integer in [" + std::to_string( lo ) + ", " + std::to_string( hi ) +
-                                "]",
+            fail( l, field,
+                  "an integer in [" + std::to_string( lo ) + ", " + std::to_string( hi ) + "]",
                   "'" + l.words[i] + "'" );
         return static_cast<int>( x );
     }
@@ -184,8 +184,9 @@ MlpFile parseMlpFile( const std::string& text, const std::string& name )
                      l.words[2] );
         if ( k + 1 == num_layers && layer.outputs != 1 )
             in.fail( l, field + " outputs", "1 (the last layer has one output)", l.words[3] );
-        layer.weights = in.numbers( in.expect( "weights" ),
-                                    std::size_t( layer.inputs ) * layer.outputs, field + " weights" );
+        layer.weights =
+            in.numbers( in.expect( "weights" ), std::size_t( layer.inputs ) * layer.outputs,
+                        field + " weights" );
         layer.bias = in.numbers( in.expect( "bias" ), layer.outputs, field + " bias" );
         width = layer.outputs;
         m.layers.push_back( std::move( layer ) );
@@ -227,7 +228,8 @@ MlpFile readMlpFile( const std::string& path )
 
 void writeMlpFile( std::ostream& out, const MlpFile& m )
 {
-    const auto row = [&out]( const char* key, const std::vector<double>& v ) {
+    const auto row = [&out]( const char* key, const std::vector<double>& v )
+    {
         out << key;
         for ( double x : v )
             out << ' ' << x;
@@ -328,8 +330,8 @@ MlpModel<> loadMlpModel( const MlpFile& m )
 {
     MlpModel<> model;
     const std::vector<double> p = packMlp( m, model.layout );
-    Kokkos::View<double*> params( Kokkos::view_alloc( Kokkos::WithoutInitializing, "mlp_params" ),
-                                  p.size() );
+    Kokkos::View<double*, Kokkos::DefaultExecutionSpace::memory_space> params(
+        Kokkos::view_alloc( Kokkos::WithoutInitializing, "mlp_params" ), p.size() );
     auto host = Kokkos::create_mirror_view( params );
     for ( std::size_t i = 0; i < p.size(); ++i )
         host( i ) = p[i];

@@ -8,8 +8,8 @@ namespace shardsweep
 namespace
 {
 constexpr const char* kOperatorNames[kNumOperatorKinds] = {
-    "softmax", "ln", "add", "addu", "mul", "mulu", "div", "divu", "pow", "powu", "gelu", "relu",
-    "tanh" };
+    "softmax", "ln",  "add",  "addu", "mul",  "mulu", "div",
+    "divu",    "pow", "powu", "gelu", "relu", "tanh" };
 
 LearnedOperatorModel load( const std::string& path, const char* family, const char* const* names,
                            int count )
@@ -21,10 +21,13 @@ LearnedOperatorModel load( const std::string& path, const char* family, const ch
     return m;
 }
 
+using Mem = Kokkos::DefaultExecutionSpace::memory_space;
+
 template <class T>
-Kokkos::View<T*> toView( const std::vector<T>& v, const char* label )
+Kokkos::View<const T*, Mem> toView( const std::vector<T>& v, const char* label )
 {
-    Kokkos::View<T*> d( Kokkos::view_alloc( Kokkos::WithoutInitializing, label ), v.size() );
+    Kokkos::View<T*, Mem> d(
+        Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), v.size() );
     auto h = Kokkos::create_mirror_view( d );
     for ( std::size_t i = 0; i < v.size(); ++i )
         h( i ) = v[i];
@@ -86,15 +89,15 @@ std::string operatorKindList()
     return s;
 }
 
-std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model,
-                                              const GpuSpec& gpu,
+std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
                                               const std::vector<GemmShape>& shapes )
 {
-    Kokkos::View<GemmPrediction*> out( "gemm_predictions", shapes.size() );
+    Kokkos::View<GemmPrediction*, Mem> out( "gemm_predictions", shapes.size() );
     const Kokkos::DefaultExecutionSpace exec;
-    predictGemms( exec, model != nullptr, model ? model->model.layout : MlpLayout(),
-                  model ? model->model.params : Kokkos::View<const double*>(), gpu,
-                  Kokkos::View<const GemmShape*>( toView( shapes, "gemm_shapes" ) ), out );
+    const Kokkos::View<const double*, Mem> params =
+        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    predictGemms( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params, gpu,
+                  toView( shapes, "gemm_shapes" ), out );
     exec.fence();
     auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
     return std::vector<GemmPrediction>( h.data(), h.data() + h.extent( 0 ) );
@@ -103,12 +106,12 @@ std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model,
 std::vector<double> predictOperatorsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
                                           const std::vector<OperatorShape>& shapes )
 {
-    Kokkos::View<double*> out( "operator_predictions", shapes.size() );
+    Kokkos::View<double*, Mem> out( "operator_predictions", shapes.size() );
     const Kokkos::DefaultExecutionSpace exec;
-    predictOperators( exec, model != nullptr, model ? model->model.layout : MlpLayout(),
-                      model ? model->model.params : Kokkos::View<const double*>(), gpu,
-                      Kokkos::View<const OperatorShape*>( toView( shapes, "operator_shapes" ) ),
-                      out );
+    const Kokkos::View<const double*, Mem> params =
+        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    predictOperators( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params,
+                      gpu, toView( shapes, "operator_shapes" ), out );
     exec.fence();
     auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
     return std::vector<double>( h.data(), h.data() + h.extent( 0 ) );

@@ -37,8 +37,7 @@ const char* operatorKindName( OperatorKind kind );
 std::string operatorKindList();
 
 //! Host convenience: predictGemms on the default execution space (model == nullptr: analytic).
-std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model,
-                                              const GpuSpec& gpu,
+std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
                                               const std::vector<GemmShape>& shapes );
 //! Host convenience: predictOperators on the default execution space.
 std::vector<double> predictOperatorsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,

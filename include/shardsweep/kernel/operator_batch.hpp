@@ -42,8 +42,8 @@ void predictGemms( const ExecSpace& exec, bool learned, const MlpLayout& layout,
         Kokkos::RangePolicy<ExecSpace>( exec, 0, static_cast<int>( shapes.extent( 0 ) ) ),
         KOKKOS_LAMBDA( const int i ) {
             const GemmShape s = shapes( i );
-            out( i ) = learned ? predictGemmLearned( layout, params.data(), gpu, s.B, s.M, s.N,
-                                                     s.K, s.dtype, s.op )
+            out( i ) = learned ? predictGemmLearned( layout, params.data(), gpu, s.B, s.M, s.N, s.K,
+                                                     s.dtype, s.op )
                                : predictGemm( gpu, s.B, s.M, s.N, s.K, s.dtype, s.op );
         } );
 }
@@ -52,8 +52,7 @@ void predictGemms( const ExecSpace& exec, bool learned, const MlpLayout& layout,
 template <class ExecSpace>
 void predictOperators(
     const ExecSpace& exec, bool learned, const MlpLayout& layout,
-    const Kokkos::View<const double*, typename ExecSpace::memory_space>& params,
-    const GpuSpec& gpu,
+    const Kokkos::View<const double*, typename ExecSpace::memory_space>& params, const GpuSpec& gpu,
     const Kokkos::View<const OperatorShape*, typename ExecSpace::memory_space>& shapes,
     const Kokkos::View<double*, typename ExecSpace::memory_space>& out )
 {

@@ -44,25 +44,24 @@ constexpr int kNumOperatorKinds = 13;
 
 //! Feature names, in order, of the two model families (the files must list exactly these).
 constexpr int kGemmLearnedFeatures = 18;
-constexpr const char* kGemmLearnedFeatureNames[kGemmLearnedFeatures] = {
-    "log2_B",
-    "log2_M",
-    "log2_N",
-    "log2_K",
-    "linear",
-    "log2_analytic_over_bound",
-    "log2_analytic_ms",
-    "log2_waves_128x128",
-    "log2_fill_128x128",
-    "log2_waves_64x64",
-    "log2_fill_64x64",
-    "log2_sm_count",
-    "log2_clock_MHz",
-    "log2_peak_TFLOPs",
-    "log2_bandwidth_GBps",
-    "log2_l2_MiB",
-    "log2_balance",
-    "log2_power_per_flop" };
+constexpr const char* kGemmLearnedFeatureNames[kGemmLearnedFeatures] = { "log2_B",
+                                                                         "log2_M",
+                                                                         "log2_N",
+                                                                         "log2_K",
+                                                                         "linear",
+                                                                         "log2_analytic_over_bound",
+                                                                         "log2_analytic_ms",
+                                                                         "log2_waves_128x128",
+                                                                         "log2_fill_128x128",
+                                                                         "log2_waves_64x64",
+                                                                         "log2_fill_64x64",
+                                                                         "log2_sm_count",
+                                                                         "log2_clock_MHz",
+                                                                         "log2_peak_TFLOPs",
+                                                                         "log2_bandwidth_GBps",
+                                                                         "log2_l2_MiB",
+                                                                         "log2_balance",
+                                                                         "log2_power_per_flop" };
 constexpr int kOperatorLearnedFeatures = kNumOperatorKinds + 9;
 constexpr const char* kOperatorLearnedFeatureNames[kOperatorLearnedFeatures] = {
     "op_softmax",
@@ -149,8 +148,8 @@ KOKKOS_INLINE_FUNCTION double operatorBoundMs( const GpuSpec& gpu, OperatorKind 
 
 //! The analytic operator model (the fallback and the baseline): the roofline at a fixed share of
 //! the bandwidth.
-KOKKOS_INLINE_FUNCTION double predictOperatorAnalytic( const GpuSpec& gpu, OperatorKind k,
-                                                       double B, double H )
+KOKKOS_INLINE_FUNCTION double predictOperatorAnalytic( const GpuSpec& gpu, OperatorKind k, double B,
+                                                       double H )
 {
     return operatorBoundMs( gpu, k, B, H ) / kOperatorBandwidthEfficiency;
 }
@@ -231,9 +230,8 @@ KOKKOS_INLINE_FUNCTION void gemmLearnedFeatures( const GpuSpec& gpu, double B, d
     x[14] = math::log2( gpu.memory_bandwidth_GBps );
     x[15] = math::log2( gpu.l2_cache_MiB );
     x[16] = math::log2( peak * 1000.0 / gpu.memory_bandwidth_GBps );
-    const double power = gpu.tdp_W > 0.0 && gpu.process_nm > 0.0
-                             ? gpu.tdp_W / peak * 16.0 / gpu.process_nm
-                             : 1.0;
+    const double power =
+        gpu.tdp_W > 0.0 && gpu.process_nm > 0.0 ? gpu.tdp_W / peak * 16.0 / gpu.process_nm : 1.0;
     x[17] = math::log2( power );
 }
 
@@ -241,10 +239,9 @@ KOKKOS_INLINE_FUNCTION void gemmLearnedFeatures( const GpuSpec& gpu, double B, d
 //! latency replaced by max(bound, analytic · exp(MLP)). Trained on FP32 (TF32 off); other dtypes
 //! reuse the FP32 correction on their own peak (unvalidated).
 KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmLearned( const MlpLayout& mlp,
-                                                          const double* params,
-                                                          const GpuSpec& gpu, double B, double M,
-                                                          double N, double K, DataType dtype,
-                                                          GemmOp op = GemmOp::bmm )
+                                                          const double* params, const GpuSpec& gpu,
+                                                          double B, double M, double N, double K,
+                                                          DataType dtype, GemmOp op = GemmOp::bmm )
 {
     GemmPrediction p = predictGemm( gpu, B, M, N, K, dtype, op );
     if ( !( p.latency_ms > 0.0 ) )

@@ -40,7 +40,7 @@ struct MlpLayout
 //! The MLP's (first) output for raw inputs `x` (width[0] values): z-score, then each layer
 //! y = act(W·h + b). The sums run in index order, so every backend gives the same bits.
 KOKKOS_INLINE_FUNCTION double mlpEvaluate( const MlpLayout& m, const double* params,
-                                          const double* x )
+                                           const double* x )
 {
     double a[kMlpMaxWidth];
     double b[kMlpMaxWidth];
