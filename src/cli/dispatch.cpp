@@ -53,7 +53,7 @@ const std::vector<Command>& topCommands()
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
           validate },
-        { "bench", "bench kernel|sweep|planners|gemm|ops [options]",
+        { "bench", "bench kernel|sweep|planners|gemm|ops|transformer [options]",
           "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
     };
     return commands;
@@ -95,6 +95,9 @@ const std::vector<Command>& benchCommands()
         { "ops", "bench ops [options]",
           "Learned vs analytic operator-model error per GPU and op family, leave-one-GPU-out.",
           benchOps },
+        { "transformer", "bench transformer [options]",
+          "Transformer step model against measured iterations (vTrain, NeuSight): MAPE per set.",
+          benchTransformer },
 #endif
     };
     return commands;
