@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <sstream>
 
 namespace shardsweep

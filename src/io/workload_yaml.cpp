@@ -2,7 +2,7 @@
 #include <filesystem>
 #include <map>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 
 namespace shardsweep

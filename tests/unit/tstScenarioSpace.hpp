@@ -5,7 +5,7 @@
 #include <set>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
 #include <shardsweep/scenario/rng.hpp>
