@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/csv.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/collectives.hpp>

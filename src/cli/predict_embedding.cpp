@@ -4,8 +4,8 @@
 #include <cmath>
 #include <fstream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/csv.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/embedding.hpp>

@@ -2,8 +2,8 @@
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/csv.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/torchrec_csv.hpp>
 #include <shardsweep/model/torchrec/estimator.hpp>
