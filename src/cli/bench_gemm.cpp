@@ -6,7 +6,7 @@
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/cli/bench_learned.hpp>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/operator_models.hpp>

@@ -6,8 +6,8 @@
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/bench_learned.hpp>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/operator_models.hpp>

@@ -2,8 +2,8 @@
 #include <filesystem>
 #include <memory>
 #include <shardsweep/cli/predict_cli.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/gemm.hpp>

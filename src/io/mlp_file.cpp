@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <limits>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/mlp_file.hpp>
 #include <sstream>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <random>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/mlp_file.hpp>
 #include <shardsweep/io/operator_models.hpp>
