@@ -32,6 +32,8 @@ int runSweep( const CommandContext& ctx, const Arguments& args ); //!< shardswee
 int plan( const CommandContext& ctx, const Arguments& args );     //!< shardsweep plan
 int evaluate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep evaluate
 int validate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep validate
+int exportEt( const CommandContext& ctx, const Arguments& args );  //!< shardsweep export-et
+int inspectEt( const CommandContext& ctx, const Arguments& args ); //!< shardsweep inspect-et
 
 int predictGemm( const CommandContext& ctx, const Arguments& args );       //!< predict gemm
 int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< predict collective
