@@ -30,19 +30,20 @@ void writeText( const fs::path& path, const std::string& text )
 
 std::string replayScript( bool with_groups )
 {
-    return std::string( "#!/bin/sh\n"
-                        "# Replays this step with ASTRA-sim's congestion-unaware analytical "
-                        "backend\n"
-                        "# (written by shardsweep export-et; docs/model/chakra.md). ASTRA_SIM: the\n"
-                        "# simulator binary (default: AstraSim_Analytical_Congestion_Unaware on "
-                        "PATH).\n"
-                        "# Each rank prints 'sys[R] finished, T cycles' (1 cycle = 1 ns).\n"
-                        "cd \"$(dirname \"$0\")\" || exit 1\n"
-                        "exec \"${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}\" \\\n"
-                        "    --workload-configuration=./et \\\n"
-                        "    --system-configuration=./system.json \\\n"
-                        "    --remote-memory-configuration=./remote_memory.json \\\n"
-                        "    --network-configuration=./network.yml" ) +
+    return std::string(
+               "#!/bin/sh\n"
+               "# Replays this step with ASTRA-sim's congestion-unaware analytical "
+               "backend\n"
+               "# (written by shardsweep export-et; docs/model/chakra.md). ASTRA_SIM: the\n"
+               "# simulator binary (default: AstraSim_Analytical_Congestion_Unaware on "
+               "PATH).\n"
+               "# Each rank prints 'sys[R] finished, T cycles' (1 cycle = 1 ns).\n"
+               "cd \"$(dirname \"$0\")\" || exit 1\n"
+               "exec \"${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}\" \\\n"
+               "    --workload-configuration=./et \\\n"
+               "    --system-configuration=./system.json \\\n"
+               "    --remote-memory-configuration=./remote_memory.json \\\n"
+               "    --network-configuration=./network.yml" ) +
            ( with_groups ? " \\\n    --comm-group-configuration=./comm_groups.json" : "" ) +
            " \"$@\"\n";
 }
@@ -152,7 +153,8 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
         for ( int r = 0; r < graph.numRanks(); ++r )
             chakra::writeTraceFile( ( dir / names[r] ).string(), traces[r] );
         writeText( dir / "network.yml", astraNetworkYaml( platform.network ) );
-        writeText( dir / "system.json", astraSystemJson( platform.system, platform.network.num_dims ) );
+        writeText( dir / "system.json",
+                   astraSystemJson( platform.system, platform.network.num_dims ) );
         writeText( dir / "remote_memory.json", astraRemoteMemoryJson() );
         if ( !graph.groups.empty() )
             writeText( dir / "comm_groups.json", astraCommGroupsJson( graph.groups ) );
@@ -187,18 +189,19 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         "present)" )( "format", po::value( &format )->default_value( format ),
                       "output: table, csv or json" );
     std::string prefix;
-    if ( !parseArguments( ctx, args, options, "prefix", prefix,
-                          "Usage: shardsweep inspect-et PREFIX [options]\n\n"
-                          "Reads the Chakra traces PREFIX.0.et, PREFIX.1.et, ... (as ASTRA-sim's\n"
-                          "--workload-configuration=PREFIX does) and prints one row per rank and a\n"
-                          "last row 'critical_path': nodes by type (comp, coll, send, recv,\n"
-                          "other), compute_ms (sum of compute durations; last row: the largest),\n"
-                          "comm_size bytes per collective type and sent bytes (last row: all\n"
-                          "ranks), and finish_ms, when the rank's last node ends when the graph is\n"
-                          "replayed with ASTRA-sim's congestion-unaware semantics (collectives\n"
-                          "start when every member is ready; times from shardsweep's collective\n"
-                          "model on the network); the last row's finish_ms is the critical path\n"
-                          "length, the step time ASTRA-sim should report for the slowest rank.\n\n" ) )
+    if ( !parseArguments(
+             ctx, args, options, "prefix", prefix,
+             "Usage: shardsweep inspect-et PREFIX [options]\n\n"
+             "Reads the Chakra traces PREFIX.0.et, PREFIX.1.et, ... (as ASTRA-sim's\n"
+             "--workload-configuration=PREFIX does) and prints one row per rank and a\n"
+             "last row 'critical_path': nodes by type (comp, coll, send, recv,\n"
+             "other), compute_ms (sum of compute durations; last row: the largest),\n"
+             "comm_size bytes per collective type and sent bytes (last row: all\n"
+             "ranks), and finish_ms, when the rank's last node ends when the graph is\n"
+             "replayed with ASTRA-sim's congestion-unaware semantics (collectives\n"
+             "start when every member is ready; times from shardsweep's collective\n"
+             "model on the network); the last row's finish_ms is the critical path\n"
+             "length, the step time ASTRA-sim should report for the slowest rank.\n\n" ) )
         return 0;
     if ( prefix.empty() )
         throw UsageError( "inspect-et: a trace prefix is required (see 'shardsweep inspect-et "
@@ -216,7 +219,8 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         traces.push_back( chakra::readTraceFile( path ) );
     }
     if ( traces.empty() )
-        throw InputError( prefix + ".0.et", "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
+        throw InputError( prefix + ".0.et",
+                          "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
     const int ranks = static_cast<int>( traces.size() );
     const fs::path dir = fs::path( prefix ).parent_path();
     auto beside = [&]( const char* name ) { return ( dir / name ).string(); };
@@ -234,8 +238,8 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         system_path.empty() ? SystemConfig{} : readAstraSystemFile( system_path, network.num_dims );
     if ( groups_path.empty() && fs::exists( beside( "comm_groups.json" ) ) )
         groups_path = beside( "comm_groups.json" );
-    const auto groups =
-        groups_path.empty() ? std::map<int, std::vector<int>>{} : readAstraCommGroups( groups_path, ranks );
+    const auto groups = groups_path.empty() ? std::map<int, std::vector<int>>{}
+                                            : readAstraCommGroups( groups_path, ranks );
     long long npus = 1;
     for ( int d = 0; d < network.num_dims; ++d )
         npus *= network.dims[d].npus_count;

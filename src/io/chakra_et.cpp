@@ -93,8 +93,8 @@ std::string encodeAttribute( const Attribute& a )
     case Attribute::Kind::int32_value:
         // Negative int32 values are sign-extended to 64 bits on the wire.
         putTag( out, attr_field::int32_val, kVarint );
-        putVarint( out, static_cast<std::uint64_t>(
-                            static_cast<std::int64_t>( static_cast<std::int32_t>( a.int_value ) ) ) );
+        putVarint( out, static_cast<std::uint64_t>( static_cast<std::int64_t>(
+                            static_cast<std::int32_t>( a.int_value ) ) ) );
         break;
     case Attribute::Kind::int64_value:
         putTag( out, attr_field::int64_val, kVarint );
@@ -381,9 +381,8 @@ Node decodeNode( Reader r )
         {
             expectWireType( r, wire, kLengthDelimited, "attr" );
             const auto [b, e] = r.lengthDelimited();
-            n.attrs.push_back(
-                decodeAttribute( r.sub( b, e, r.context() + fmt::format( ", attr {}",
-                                                                         n.attrs.size() ) ) ) );
+            n.attrs.push_back( decodeAttribute(
+                r.sub( b, e, r.context() + fmt::format( ", attr {}", n.attrs.size() ) ) ) );
             break;
         }
         default: // inputs, outputs and fields added later
@@ -397,8 +396,8 @@ Node decodeNode( Reader r )
 
 const char* nodeTypeName( NodeType t )
 {
-    static const char* names[] = { "INVALID_NODE",   "METADATA_NODE",  "MEM_LOAD_NODE",
-                                   "MEM_STORE_NODE", "COMP_NODE",      "COMM_SEND_NODE",
+    static const char* names[] = { "INVALID_NODE",   "METADATA_NODE", "MEM_LOAD_NODE",
+                                   "MEM_STORE_NODE", "COMP_NODE",     "COMM_SEND_NODE",
                                    "COMM_RECV_NODE", "COMM_COLL_NODE" };
     const int i = static_cast<int>( t );
     return i >= 0 && i < 8 ? names[i] : "UNKNOWN_NODE";
@@ -406,10 +405,9 @@ const char* nodeTypeName( NodeType t )
 
 const char* commTypeName( CommType t )
 {
-    static const char* names[] = { "ALL_REDUCE", "REDUCE",         "ALL_GATHER",
-                                   "GATHER",     "SCATTER",        "BROADCAST",
-                                   "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
-                                   "BARRIER" };
+    static const char* names[] = {
+        "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+        "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER" };
     const int i = static_cast<int>( t );
     return i >= 0 && i < 10 ? names[i] : "UNKNOWN";
 }

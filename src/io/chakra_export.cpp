@@ -87,11 +87,13 @@ std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
                 out.type = chakra::NodeType::comm_coll;
                 out.attrs.push_back( Attribute::makeInt64(
                     "comm_type", static_cast<std::int64_t>( commTypeOf( n.collective ) ) ) );
+                out.attrs.push_back( Attribute::makeInt64(
+                    "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
                 out.attrs.push_back(
-                    Attribute::makeInt64( "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
-                out.attrs.push_back( Attribute::makeString( "pg_name", std::to_string( n.group ) ) );
+                    Attribute::makeString( "pg_name", std::to_string( n.group ) ) );
                 if ( !n.involved_dims.empty() )
-                    out.attrs.push_back( Attribute::makeBoolList( "involved_dim", n.involved_dims ) );
+                    out.attrs.push_back(
+                        Attribute::makeBoolList( "involved_dim", n.involved_dims ) );
                 break;
             case Kind::send:
             case Kind::recv:
@@ -101,8 +103,8 @@ std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
                 out.attrs.push_back( Attribute::makeInt32( "comm_src", send ? r : n.peer ) );
                 out.attrs.push_back( Attribute::makeInt32( "comm_dst", send ? n.peer : r ) );
                 out.attrs.push_back( Attribute::makeInt32( "comm_tag", n.tag ) );
-                out.attrs.push_back(
-                    Attribute::makeInt64( "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
+                out.attrs.push_back( Attribute::makeInt64(
+                    "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
                 break;
             }
             }
@@ -133,13 +135,15 @@ StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
         std::unordered_map<std::uint64_t, int> index;
         for ( std::size_t i = 0; i < in.size(); ++i )
             if ( !index.emplace( in[i].id, static_cast<int>( i ) ).second )
-                throw InputError( source, fmt::format( "node {}: id {} appears twice", i, in[i].id ) );
+                throw InputError( source,
+                                  fmt::format( "node {}: id {} appears twice", i, in[i].id ) );
         auto& nodes = graph.ranks[r];
         for ( std::size_t i = 0; i < in.size(); ++i )
         {
             const chakra::Node& c = in[i];
-            auto fail = [&]( const std::string& what )
-            { throw InputError( source, fmt::format( "node {} ('{}'): {}", c.id, c.name, what ) ); };
+            auto fail = [&]( const std::string& what ) {
+                throw InputError( source, fmt::format( "node {} ('{}'): {}", c.id, c.name, what ) );
+            };
             StepGraphNode n;
             n.name = c.name;
             for ( const auto* deps : { &c.data_deps, &c.ctrl_deps } )
@@ -280,7 +284,8 @@ std::string astraSystemJson( const SystemConfig& sys, int num_dims )
         "all-to-all-implementation" };
     std::string out = "{\n  \"scheduling-policy\": \"LIFO\",\n";
     out += fmt::format( "  \"endpoint-delay\": {},\n", sys.endpoint_delay_ns );
-    out += fmt::format( "  \"active-chunks-per-dimension\": {},\n", sys.active_chunks_per_dimension );
+    out +=
+        fmt::format( "  \"active-chunks-per-dimension\": {},\n", sys.active_chunks_per_dimension );
     out += fmt::format( "  \"preferred-dataset-splits\": {},\n", sys.preferred_dataset_splits );
     for ( int c = 0; c < kNumCollectives; ++c )
     {
@@ -311,7 +316,8 @@ std::string astraCommGroupsJson( const std::vector<std::vector<int>>& groups )
         std::string ranks;
         for ( std::size_t i = 0; i < groups[g].size(); ++i )
             ranks += fmt::format( "{}{}", i ? ", " : "", groups[g][i] );
-        out += fmt::format( "  \"{}\": [ {} ]{}\n", g + 1, ranks, g + 1 < groups.size() ? "," : "" );
+        out +=
+            fmt::format( "  \"{}\": [ {} ]{}\n", g + 1, ranks, g + 1 < groups.size() ? "," : "" );
     }
     return out + "}\n";
 }

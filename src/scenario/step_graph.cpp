@@ -137,7 +137,7 @@ StepGraph buildDlrmStepGraph( const ScenarioInput& scenario )
             const std::uint64_t align = commAlignment( platform );
             allreduce_bytes = std::max<std::uint64_t>(
                 align, static_cast<std::uint64_t>( std::llround( summary.allreduce_bytes /
-                                                                  static_cast<double>( align ) ) ) *
+                                                                 static_cast<double>( align ) ) ) *
                            align );
         }
     }
@@ -157,12 +157,11 @@ StepGraph buildDlrmStepGraph( const ScenarioInput& scenario )
         // Forward: the bottom MLP runs while the ids are distributed; the lookups need both.
         std::vector<int> lookup_deps;
         if ( index_bytes > 0 )
-            lookup_deps.push_back( add( collectiveNode(
-                "input_dist", Collective::all_to_all, index_bytes, dims, {} ) ) );
-        lookup_deps.push_back(
-            add( computeNode( "bottom_mlp_fwd", dense.bottom_fwd_ms, {} ) ) );
-        int last = add( computeNode( "embedding_fwd", phase( g, Phase::embedding_fwd ),
-                                     lookup_deps ) );
+            lookup_deps.push_back( add(
+                collectiveNode( "input_dist", Collective::all_to_all, index_bytes, dims, {} ) ) );
+        lookup_deps.push_back( add( computeNode( "bottom_mlp_fwd", dense.bottom_fwd_ms, {} ) ) );
+        int last =
+            add( computeNode( "embedding_fwd", phase( g, Phase::embedding_fwd ), lookup_deps ) );
         // The pooled all-to-all starts when the slowest GPU has finished its lookups: ASTRA-sim's
         // collective waits for every member, so each rank depends only on its own lookups.
         if ( fwd_bytes > 0 )
@@ -200,16 +199,15 @@ double collectiveNodeNs( const Network& net, const SystemConfig& sys, const Step
         count = 0;
         for ( int d = 0; d < net.num_dims; ++d )
         {
-            const bool in = d < static_cast<int>( node.involved_dims.size() ) &&
-                            node.involved_dims[d];
+            const bool in =
+                d < static_cast<int>( node.involved_dims.size() ) && node.involved_dims[d];
             if ( !in )
                 continue;
             if ( first < 0 )
                 first = d;
             else if ( d != first + count )
-                throw std::invalid_argument(
-                    fmt::format( "collective '{}': involved dimensions are not contiguous",
-                                 node.name ) );
+                throw std::invalid_argument( fmt::format(
+                    "collective '{}': involved dimensions are not contiguous", node.name ) );
             ++count;
         }
         if ( first < 0 )
@@ -331,9 +329,9 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                 {
                     // The matching send: the same occurrence of (peer -> r, tag) on the peer.
                     if ( n.peer < 0 || n.peer >= num_ranks )
-                        throw std::invalid_argument( fmt::format(
-                            "rank {} node {} ('{}'): source rank {} does not exist", r, i, n.name,
-                            n.peer ) );
+                        throw std::invalid_argument(
+                            fmt::format( "rank {} node {} ('{}'): source rank {} does not exist", r,
+                                         i, n.name, n.peer ) );
                     int occurrence = 0;
                     for ( std::size_t j = 0; j < i; ++j )
                         occurrence += nodes[j].kind == Kind::recv && nodes[j].peer == n.peer &&
@@ -366,8 +364,8 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                         const int j = slot[m];
                         if ( j < 0 )
                             throw std::invalid_argument( fmt::format(
-                                "rank {} node {} ('{}'): rank {} has no matching collective", r,
-                                i, n.name, m ) );
+                                "rank {} node {} ('{}'): rank {} has no matching collective", r, i,
+                                n.name, m ) );
                         if ( ready[m][j] == unknown )
                         {
                             all = false;

@@ -42,8 +42,8 @@ struct StepGraphNode
     int group = 0;
     //! Collective: which network dimensions it spans (ASTRA-sim's involved_dim); empty = all.
     std::vector<bool> involved_dims;
-    int peer = -1; //!< send: destination rank; recv: source rank
-    int tag = 0;   //!< send/recv: matching tag
+    int peer = -1;         //!< send: destination rank; recv: source rank
+    int tag = 0;           //!< send/recv: matching tag
     std::vector<int> deps; //!< indices (in this rank's list) of the nodes this one waits for
 };
 
