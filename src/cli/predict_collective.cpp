@@ -1,17 +1,15 @@
 // shardsweep predict collective: the ASTRA-sim congestion-unaware collective model
 // (model/collectives.hpp) for an unchanged ASTRA-sim network .yml and system .json.
-#include <boost/program_options.hpp>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/collectives.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
@@ -145,9 +143,10 @@ void readVolumes( const std::string& path, int num_gpus, std::vector<double>& se
 
 int predictCollective( const CommandContext& ctx, const Arguments& args )
 {
-    std::string network_path, system_path, format = "table", dims_text, volumes_path;
+    std::string network_path, system_path, dims_text, volumes_path;
     std::vector<std::string> collective_texts, bytes_texts;
-    po::options_description opts(
+    PredictCli cli(
+        "predict collective",
         "Usage: shardsweep predict collective --network NET.yml [--system SYS.json]\n"
         "           --collective KIND [--collective KIND ...] --bytes S [--bytes S ...]\n"
         "           [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
@@ -165,8 +164,9 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "  out gets the same default for it.\n\n"
         "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
         "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"
-        "whose bytes are the total sent by all GPUs.\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )(
+        "whose bytes are the total sent by all GPUs.\n",
+        0u );
+    cli.options().add_options()(
         "network", po::value( &network_path ),
         "ASTRA-sim analytical network .yml (topology, npus_count, bandwidth GB/s with GB = 2^30 "
         "B, latency ns per hop; one entry per dimension, dimension 0 innermost)" )(
@@ -188,25 +188,9 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "per-GPU all-to-all (allToAllvTimeNs): a csv with columns send_bytes,recv_bytes (bytes "
         "each GPU sends to / receives from the other GPUs, own share excluded; optional gpu "
         "column 0,1,...), one row per NPU of the network in its order (dimension 0 fastest). "
-        "Equal volumes v give the all_to_all of --bytes v*P/(P-1)" )(
-        "format", po::value( &format ), "table (default) | csv | json" );
-    po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "predict collective: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+        "Equal volumes v give the all_to_all of --bytes v*P/(P-1)" );
+    if ( !cli.parse( ctx, args ) )
         return 0;
-    }
     if ( network_path.empty() ||
          ( volumes_path.empty() && ( collective_texts.empty() || bytes_texts.empty() ) ) ||
          collective_texts.empty() != bytes_texts.empty() )
@@ -215,7 +199,7 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
     if ( !volumes_path.empty() && !dims_text.empty() )
         throw UsageError( "predict collective: --dims does not apply to --volumes (the per-GPU "
                           "all-to-all spans the whole network)" );
-    const OutputFormat fmt = parseOutputFormat( format );
+    const OutputFormat fmt = cli.format();
     std::vector<Collective> collectives;
     for ( const std::string& text : collective_texts )
         addCollectives( text, collectives );
@@ -277,7 +261,7 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
             row.push_back( ns / 1000.0 );
         result.addRow( std::move( row ) );
     }
-    result.print( ctx.print(), fmt );
+    cli.write( ctx, result );
     return 0;
 }
 

@@ -1,23 +1,18 @@
 // shardsweep predict embedding: the embedding-lookup model (model/embedding.hpp) for the tables of
 // a CSV file, one whole table per row on one GPU.
-#include <boost/program_options.hpp>
 #include <cmath>
-#include <fstream>
-#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/embedding.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
 
 namespace
 {
-namespace po = boost::program_options;
-
 DataType parseTableDtype( const CsvTable& t, std::size_t row )
 {
     if ( t.isEmpty( row, "dtype" ) )
@@ -96,9 +91,8 @@ const char* kernelName( ComputeKernel k )
 
 int predictEmbedding( const CommandContext& ctx, const Arguments& args )
 {
-    std::string gpu_name, input, output, format;
-    double host_GBps = 0.0;
-    po::options_description opts(
+    PredictCli cli(
+        "predict embedding",
         "Usage: shardsweep predict embedding --gpu NAME --input tables.csv [--output pred.csv]\n\n"
         "Predicts one training step's embedding lookup (forward) and its backward with the\n"
         "optimizer update for every row of a CSV file, each row one whole table on one GPU, with\n"
@@ -112,50 +106,23 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
         "  optional optimizer (sgd default, rowwise_adagrad, adam).\n"
         "The output repeats the input columns and adds expected_unique_rows (distinct rows one\n"
         "batch touches), cache_hit_rate (steady-state LRU hit rate of cache_rows rows, Che's\n"
-        "approximation; empty without cache_rows), fwd_ms and bwd_ms (backward incl. optimizer).\n"
-        "\nOptions" );
-    opts.add_options()( "help,h", "this text" )(
-        "gpu", po::value( &gpu_name ),
-        "GPU catalog name or alias, e.g. A100-SXM4-80GB or \"NVIDIA A100-PCIE-40GB\"" )(
-        "input", po::value( &input ),
-        "CSV with columns rows,dim,pooling_factor,batch,zipf_alpha[,dtype][,cache_rows][,kernel]"
-        "[,optimizer]" )( "output", po::value( &output ),
-                          "write the predictions to this file instead of standard output" )(
-        "host-GBps", po::value( &host_GBps ),
-        "host-to-GPU bandwidth of the UVM path in GB/s (default: the GPU's PCIe x16 rate)" )(
-        "format", po::value( &format ),
-        "table | csv | json (default: table on standard output, csv in --output)" );
-    po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "predict embedding: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+        "approximation; empty without cache_rows), fwd_ms and bwd_ms (backward incl. optimizer).\n",
+        PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
+    double host_GBps = 0.0;
+    cli.options().add_options()(
+        "host-GBps", boost::program_options::value( &host_GBps ),
+        "host-to-GPU bandwidth of the UVM path in GB/s (default: the GPU's PCIe x16 rate)" );
+    if ( !cli.parse( ctx, args ) )
         return 0;
-    }
-    if ( gpu_name.empty() || input.empty() )
-        throw UsageError( "predict embedding: --gpu and --input are required (see --help)" );
-    if ( vm.count( "host-GBps" ) && !( host_GBps > 0.0 ) )
+    if ( cli.given( "host-GBps" ) && !( host_GBps > 0.0 ) )
         throw UsageError( "predict embedding: --host-GBps must be > 0" );
-    const OutputFormat fmt =
-        parseOutputFormat( format.empty() ? ( output.empty() ? "table" : "csv" ) : format );
-    const GpuSpec gpu = findGpu( gpu_name ).spec;
-    if ( !vm.count( "host-GBps" ) )
+    const GpuSpec& gpu = cli.gpu();
+    if ( !cli.given( "host-GBps" ) )
         host_GBps = gpu.pcie_bandwidth_GBps > 0.0 ? gpu.pcie_bandwidth_GBps
                                                   : pcieX16BandwidthGBps( gpu.pcie_generation );
 
-    const CsvTable t = CsvTable::read( input );
-    t.checkColumns( { "rows", "dim", "pooling_factor", "batch", "zipf_alpha" },
-                    { "dtype", "cache_rows", "kernel", "optimizer" } );
+    const CsvTable t = cli.readInput( { "rows", "dim", "pooling_factor", "batch", "zipf_alpha" },
+                                      { "dtype", "cache_rows", "kernel", "optimizer" } );
     ResultTable result( { "rows", "dim", "pooling_factor", "batch", "zipf_alpha", "dtype",
                           "cache_rows", "kernel", "optimizer", "expected_unique_rows",
                           "cache_hit_rate", "fwd_ms", "bwd_ms" } );
@@ -201,20 +168,7 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
                          std::string( optimizerName( spec.optimizer ) ),
                          expectedUniqueRows( spec, lookups ), hit_cell, c.fwd_ms, c.bwd_ms } );
     }
-    if ( output.empty() )
-    {
-        result.print( ctx.print(), fmt );
-        return 0;
-    }
-    if ( ctx.isRoot() )
-    {
-        std::ofstream out( output );
-        if ( !out )
-            throw InputError( output, "cannot open for writing" );
-        result.print( out, fmt );
-        if ( !out )
-            throw InputError( output, "write failed" );
-    }
+    cli.write( ctx, result );
     return 0;
 }
 

@@ -1,21 +1,14 @@
 // shardsweep predict gemm: the GEMM model (model/gemm.hpp) for the shapes of a CSV file.
-#include <boost/program_options.hpp>
-#include <fstream>
-#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/gemm.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
 
 namespace
 {
-namespace po = boost::program_options;
-
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
     if ( t.isEmpty( row, "dtype" ) )
@@ -55,8 +48,8 @@ double positiveDim( const CsvTable& t, std::size_t row, const char* column )
 
 int predictGemm( const CommandContext& ctx, const Arguments& args )
 {
-    std::string gpu_name, input, output, format;
-    po::options_description opts(
+    PredictCli cli(
+        "predict gemm",
         "Usage: shardsweep predict gemm --gpu NAME --input shapes.csv [--output pred.csv]\n\n"
         "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
         "of\n"
@@ -68,40 +61,13 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "using the tile/wave model of model/gemm.hpp (docs/model/gemm.md). The output repeats the\n"
         "input columns and adds latency_ms, tile (rows x columns of C per thread block), waves "
         "and\n"
-        "bound (compute | memory).\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )(
-        "gpu", po::value( &gpu_name ),
-        "GPU catalog name or alias, e.g. A100-PCIe-40GB or \"NVIDIA H100 80GB HBM3\"" )(
-        "input", po::value( &input ), "CSV with columns B,M,N,K[,dtype][,op]" )(
-        "output", po::value( &output ),
-        "write the predictions to this file instead of standard output" )(
-        "format", po::value( &format ),
-        "table | csv | json (default: table on standard output, csv in --output)" );
-    po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "predict gemm: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+        "bound (compute | memory). --input: CSV with columns B,M,N,K[,dtype][,op].\n",
+        PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
+    if ( !cli.parse( ctx, args ) )
         return 0;
-    }
-    if ( gpu_name.empty() || input.empty() )
-        throw UsageError( "predict gemm: --gpu and --input are required (see --help)" );
-    const OutputFormat fmt =
-        parseOutputFormat( format.empty() ? ( output.empty() ? "table" : "csv" ) : format );
-    const GpuSpec gpu = findGpu( gpu_name ).spec;
+    const GpuSpec& gpu = cli.gpu();
 
-    const CsvTable t = CsvTable::read( input );
-    t.checkColumns( { "B", "M", "N", "K" }, { "dtype", "op" } );
+    const CsvTable t = cli.readInput( { "B", "M", "N", "K" }, { "dtype", "op" } );
     ResultTable result(
         { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound" } );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
@@ -119,20 +85,7 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
                          std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
                          std::string( p.memory_bound ? "memory" : "compute" ) } );
     }
-    if ( output.empty() )
-    {
-        result.print( ctx.print(), fmt );
-        return 0;
-    }
-    if ( ctx.isRoot() )
-    {
-        std::ofstream out( output );
-        if ( !out )
-            throw InputError( output, "cannot open for writing" );
-        result.print( out, fmt );
-        if ( !out )
-            throw InputError( output, "write failed" );
-    }
+    cli.write( ctx, result );
     return 0;
 }
 

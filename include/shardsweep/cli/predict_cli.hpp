@@ -1,0 +1,96 @@
+#pragma once
+//! \file predict_cli.hpp
+//! \brief The command-line plumbing that every `shardsweep predict <kind>` shares.
+//!
+//! A predict command reads one CSV of cases (--input), prices each with one model, and prints one
+//! ResultTable. What differs between commands is the model and its columns; what is the same is
+//! --help, --gpu NAME (a catalog name or alias), --input FILE.csv, --output FILE, --format
+//! table|csv|json (default: table on standard output, csv in --output), usage errors that name
+//! the command (exit 2), and printing on rank 0 only. PredictCli holds that common part, so that a
+//! new predict command is its model loop plus the options of its own:
+//!
+//! \code
+//! int predictFoo( const CommandContext& ctx, const Arguments& args )
+//! {
+//!     PredictCli cli( "predict foo",
+//!                     "Usage: shardsweep predict foo --gpu NAME --input foo.csv [--output F]\n\n"
+//!                     "What it predicts, the input columns, the output columns.\n",
+//!                     PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
+//!     double knob = 1.0; // an option of this command only
+//!     cli.options().add_options()( "knob", po::value( &knob ), "what it changes" );
+//!     if ( !cli.parse( ctx, args ) )
+//!         return 0; // --help was printed
+//!     const CsvTable in = cli.readInput( { "a", "b" }, { "optional_c" } );
+//!     ResultTable result( { "a", "b", "latency_ms" } );
+//!     for ( std::size_t r = 0; r < in.numRows(); ++r )
+//!         result.addRow( { in.getDouble( r, "a" ), in.getDouble( r, "b" ),
+//!                          fooLatencyMs( cli.gpu(), in.getDouble( r, "a" ) ) } );
+//!     cli.write( ctx, result );
+//!     return 0;
+//! }
+//! \endcode
+//!
+//! Then declare it in cli/commands.hpp, add it to the dispatcher (src/cli/dispatch.cpp) and give
+//! it a CLI test tests/cli/predict_foo.sh.
+
+#include <boost/program_options.hpp>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/hardware.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+class PredictCli
+{
+  public:
+    //! Which of the shared options the command takes (--help and --format always). --gpu and
+    //! --input, when taken, are required.
+    enum Option : unsigned
+    {
+        kGpu = 1u,    //!< --gpu NAME, looked up in the GPU catalog (io/gpu_catalog.hpp)
+        kInput = 2u,  //!< --input FILE.csv (-i)
+        kOutput = 4u, //!< --output FILE (-o): write the result there instead of standard output
+    };
+
+    //! `command`: "predict foo", the prefix of every usage error. `usage`: the text printed by
+    //! --help above the option list (usage line, what it predicts, columns).
+    PredictCli( std::string command, const std::string& usage, unsigned options );
+
+    //! The option list; a command adds its own options before parse().
+    boost::program_options::options_description& options() { return _options; }
+
+    //! Parses `args`. Prints the help and returns false for --help; throws UsageError (naming the
+    //! command) for an unknown option, a bad value, a bad --format or a missing --gpu/--input.
+    bool parse( const CommandContext& ctx, const Arguments& args );
+
+    //! True if the user gave the option `name` (for options whose default depends on others).
+    bool given( const std::string& name ) const { return _given.count( name ) > 0; }
+
+    //! The catalog entry of --gpu (kGpu only).
+    const GpuSpec& gpu() const { return _gpu; }
+    const std::string& inputPath() const { return _input; }
+    OutputFormat format() const { return _format; }
+
+    //! Reads --input and checks its header (CsvTable::checkColumns).
+    CsvTable readInput( const std::vector<std::string>& required,
+                        const std::vector<std::string>& optional ) const;
+
+    //! Prints `result` in --format on rank 0: to --output if given, else to standard output.
+    //! Throws InputError if the output file cannot be written.
+    void write( const CommandContext& ctx, const ResultTable& result ) const;
+
+  private:
+    std::string _command;
+    unsigned _taken;
+    boost::program_options::options_description _options;
+    boost::program_options::variables_map _given;
+    std::string _gpu_name, _input, _output, _format_text;
+    GpuSpec _gpu{};
+    OutputFormat _format = OutputFormat::table;
+};
+
+} // namespace shardsweep
