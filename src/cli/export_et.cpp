@@ -6,8 +6,8 @@
 #include <fstream>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_export.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>

@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_et.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <stdexcept>
 
 namespace shardsweep

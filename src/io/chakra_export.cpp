@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_export.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <unordered_map>

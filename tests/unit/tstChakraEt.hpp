@@ -3,9 +3,9 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_et.hpp>
 #include <shardsweep/io/chakra_export.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
