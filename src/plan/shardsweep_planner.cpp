@@ -657,7 +657,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     else
     {
-        result.reason = "no plan: " + greedy_reason;
+        result.reason = greedy_reason;
         return result;
     }
     localSearch( state, workload, platform, budget );
@@ -687,7 +687,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     {
         const double need = platform.gpu.memory_GiB + searched.overflow_GiB;
         result.reason = fmt::format(
-            "no plan: no plan found fits in memory; the best one needs {:.3f} GiB on GPU {}, "
+            "no plan fits in memory: the best one found needs {:.3f} GiB on GPU {}, "
             "{:.3f} GiB more than its {:.3f} GiB (tables, activations, all-to-all buffers, dense "
             "replica and reserve)",
             need, searched.overflow_gpu, searched.overflow_GiB, platform.gpu.memory_GiB );
