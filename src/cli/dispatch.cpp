@@ -53,7 +53,7 @@ const std::vector<Command>& topCommands()
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
           validate },
-        { "bench", "bench kernel|sweep|planners|gemm [options]",
+        { "bench", "bench kernel|sweep|planners|gemm|transformer [options]",
           "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
     };
     return commands;
@@ -88,6 +88,9 @@ const std::vector<Command>& benchCommands()
           benchPlanners },
         { "gemm", "bench gemm [options]",
           "GEMM model error per GPU, leave-one-GPU-out, next to the roofline.", benchGemm },
+        { "transformer", "bench transformer [options]",
+          "Transformer step model against measured iterations (vTrain, NeuSight): MAPE per set.",
+          benchTransformer },
 #endif
     };
     return commands;

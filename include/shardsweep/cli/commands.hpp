@@ -38,10 +38,11 @@ int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< 
 int predictEmbedding( const CommandContext& ctx, const Arguments& args );  //!< predict embedding
 int predictTorchrec( const CommandContext& ctx, const Arguments& args );   //!< predict torchrec
 
-int benchKernel( const CommandContext& ctx, const Arguments& args );   //!< bench kernel
-int benchSweep( const CommandContext& ctx, const Arguments& args );    //!< bench sweep
-int benchPlanners( const CommandContext& ctx, const Arguments& args ); //!< bench planners
-int benchGemm( const CommandContext& ctx, const Arguments& args );     //!< bench gemm
+int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
+int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep
+int benchPlanners( const CommandContext& ctx, const Arguments& args );    //!< bench planners
+int benchGemm( const CommandContext& ctx, const Arguments& args );        //!< bench gemm
+int benchTransformer( const CommandContext& ctx, const Arguments& args ); //!< bench transformer
 
 //! Program entry: MPI + Kokkos set-up, dispatch, error reporting and exit status.
 int runMain( int argc, char* argv[] );

@@ -1,0 +1,184 @@
+#pragma once
+//! \file memory.hpp
+//! \brief Parameters and memory of one GPU of a Megatron-LM 3D-parallel transformer: weights,
+//! gradients and Adam states (with ZeRO), activations per micro-batch in flight (Korthikanti et
+//! al. 2022), workspaces (reference/transformer.md §4; docs/model/transformer.md).
+#include <Kokkos_Core.hpp>
+#include <shardsweep/model/math.hpp>
+#include <shardsweep/model/transformer/operators.hpp>
+#include <shardsweep/model/transformer_spec.hpp>
+
+namespace shardsweep
+{
+
+//! Which pipeline stage: the first holds the embedding, the last the LM head and loss, with one
+//! stage (pp = 1) both.
+struct StageRole
+{
+    bool first = false;
+    bool last = false;
+};
+
+//! Parameters of one transformer layer on one TP rank: QKV, projection, FC1, FC2 matrices and the
+//! column-parallel biases split over t; row-parallel biases (projection, FC2) and the two
+//! LayerNorms (2·2h) replicated. t = 1: 4h² + 2hf + 9h + f (12h² + 13h for f = 4h, SC'21 eq. 2).
+KOKKOS_INLINE_FUNCTION double transformerLayerParams( const TransformerSpec& m, int tp )
+{
+    const double h = m.hidden;
+    const double f = transformer_detail::ffnHidden( m );
+    return ( 4.0 * h * h + 2.0 * h * f + 3.0 * h + f ) / tp + 2.0 * h + 4.0 * h;
+}
+
+//! Parameters of a stage's non-layer parts on one TP rank: word embedding [V/t, h] and learned
+//! positions [s, h] on the first stage; the final LayerNorm (BERT: + dense h×h and LayerNorm of
+//! the LM-head transform, and the output bias V/t) on the last, plus a copy of the tied word
+//! embedding when the last stage is not also the first.
+KOKKOS_INLINE_FUNCTION double transformerEdgeParams( const TransformerSpec& m, int tp,
+                                                     StageRole role )
+{
+    const double h = m.hidden;
+    const double V = transformer_detail::paddedVocab( m, tp );
+    double p = 0.0;
+    if ( role.first )
+        p += V * h / tp + double( m.seq_len ) * h;
+    if ( role.last )
+    {
+        p += 2.0 * h;
+        if ( m.arch == TransformerArch::bert )
+            p += h * h + h + 2.0 * h + V / tp;
+        if ( !role.first )
+            p += V * h / tp;
+    }
+    return p;
+}
+
+//! Parameters of one GPU of stage `role` holding `layers` layers.
+KOKKOS_INLINE_FUNCTION double transformerStageParams( const TransformerSpec& m, int tp, int layers,
+                                                      StageRole role )
+{
+    return layers * transformerLayerParams( m, tp ) + transformerEdgeParams( m, tp, role );
+}
+
+//! Bytes per parameter of the model states.
+struct ModelStateBytes
+{
+    double weights = 0.0;   //!< the dtype's copy used by forward and backward
+    double gradients = 0.0; //!< fp32 main grads for bf16 (Megatron default), fp16 for fp16
+    double optimizer = 0.0; //!< Adam: fp32 master (16-bit dtypes only), momentum, variance
+};
+
+KOKKOS_INLINE_FUNCTION ModelStateBytes modelStateBytes( DataType dtype )
+{
+    ModelStateBytes b;
+    const bool half = dtype == DataType::fp16 || dtype == DataType::bf16;
+    b.weights = half ? 2.0 : 4.0;
+    b.gradients = dtype == DataType::fp16 ? 2.0 : 4.0;
+    b.optimizer = half ? 12.0 : 8.0;
+    return b;
+}
+
+//! Model-state bytes of `params` parameters with ZeRO stage `zero` over `dp` ranks (ZeRO §5:
+//! stage 1 shards optimizer states, 2 also gradients, 3 also weights).
+KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double params, int zero,
+                                                     int dp )
+{
+    const ModelStateBytes b = modelStateBytes( dtype );
+    const double n = math::max( 1, dp );
+    const double w = zero >= 3 ? b.weights / n : b.weights;
+    const double g = zero >= 2 ? b.gradients / n : b.gradients;
+    const double o = zero >= 1 ? b.optimizer / n : b.optimizer;
+    return params * ( w + g + o );
+}
+
+//! Activation bytes one layer keeps for its backward, per micro-batch, on one TP rank.
+//! Korthikanti eq. 1 generalised to element size e and FFN width f: replicated part
+//! sbh(4e + 2) (two LayerNorm inputs, QKV and FC1 inputs, two 1-byte dropout masks), TP-split part
+//! 4e·sbh (Q, K, V, projection input) + 2e·sbf (GeLU input, FC2 input; OPT's ReLU keeps only one)
+//! + (2e + 1)·a·s²·b (softmax output, dropout mask, dropout output). e = 2, f = 4h gives
+//! sbh(10 + 24/t + 5as/(ht)). Sequence parallelism splits the replicated part over t too;
+//! selective recompute and fused (flash) attention drop the s² term; full recompute keeps only
+//! the layer input (e·sbh, split over t with SP).
+KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, int tp,
+                                                    int micro_batch, bool sequence_parallel,
+                                                    bool fused, Recompute recompute )
+{
+    const double e = transformer_detail::activationBytes( m.dtype );
+    const double t = tp;
+    const double sbh = double( m.seq_len ) * micro_batch * m.hidden;
+    const double sp = sequence_parallel && tp > 1 ? t : 1.0;
+    if ( recompute == Recompute::full )
+        return e * sbh / sp;
+    const double f = transformer_detail::ffnHidden( m );
+    const double sbf = double( m.seq_len ) * micro_batch * f;
+    const double mlp_copies = m.arch == TransformerArch::opt ? 1.0 : 2.0;
+    const double replicated = sbh * ( 4.0 * e + 2.0 ) / sp;
+    double split = ( 4.0 * e * sbh + mlp_copies * e * sbf ) / t;
+    if ( !fused && recompute == Recompute::none )
+        split += ( 2.0 * e + 1.0 ) * m.heads * double( m.seq_len ) * m.seq_len * micro_batch / t;
+    return replicated + split;
+}
+
+//! Micro-batches whose activations stage `stage` of `pp` holds at once: 1F1B min(pp − stage, m)
+//! (SC'21 §2.2.1; DeepSpeed num_pipe_buffers), GPipe all m, inference 1.
+KOKKOS_INLINE_FUNCTION double inFlightMicroBatches( const ParallelConfig& cfg, int stage,
+                                                    double micro_batches )
+{
+    if ( cfg.mode == RunMode::infer )
+        return 1.0;
+    if ( cfg.schedule == PipelineSchedule::gpipe )
+        return micro_batches;
+    return math::fmin( double( cfg.pp - stage ), micro_batches );
+}
+
+//! Memory of one GPU of pipeline stage `stage` (bytes): model states, activations of the
+//! micro-batches in flight, the edge stages' extras (Korthikanti §4.3: embedding dropout mask on
+//! the first; final LayerNorm input, LM-head input and fp32 logits on the last) and a fixed
+//! workspace.
+KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerConstants& c,
+                                                           const TransformerSpec& m,
+                                                           const ParallelConfig& cfg, int stage,
+                                                           double micro_batches )
+{
+    const int layers = m.layers / math::max( 1, cfg.pp );
+    StageRole role;
+    role.first = stage == 0;
+    role.last = stage == cfg.pp - 1;
+    const double params = transformerStageParams( m, cfg.tp, layers, role );
+    const bool train = cfg.mode == RunMode::train;
+    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, cfg.zero, cfg.dp )
+                         : params * modelStateBytes( m.dtype ).weights;
+    const double e = transformer_detail::activationBytes( m.dtype );
+    const double t = cfg.tp;
+    const double sp = cfg.sequence_parallel && cfg.tp > 1 ? t : 1.0;
+    const double sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
+    const double in_flight = inFlightMicroBatches( cfg, stage, micro_batches );
+    // One layer's full activations: what inference and a recomputing backward hold transiently.
+    const double one_layer = layerActivationBytes(
+        m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused, Recompute::none );
+    if ( train )
+    {
+        bytes += in_flight * layers *
+                 layerActivationBytes( m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused,
+                                       cfg.recompute );
+        if ( cfg.recompute == Recompute::full )
+            bytes += one_layer;
+        if ( role.first )
+            bytes += in_flight * sbh / sp; // embedding dropout mask
+        if ( role.last )
+        {
+            const double V = transformer_detail::paddedVocab( m, cfg.tp );
+            bytes += in_flight *
+                     ( 2.0 * e * sbh / sp + 4.0 * double( m.seq_len ) * cfg.micro_batch * V / t );
+        }
+    }
+    else
+    {
+        bytes += one_layer;
+        if ( role.last )
+            bytes += 4.0 * double( m.seq_len ) * cfg.micro_batch *
+                     transformer_detail::paddedVocab( m, cfg.tp ) / t;
+    }
+    return bytes + c.workspace_GiB * 1073741824.0;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,380 @@
+#pragma once
+//! \file operators.hpp
+//! \brief Operator latencies of one transformer layer, the embedding, the LM head and the loss on
+//! one tensor-parallel rank for one micro-batch (reference/transformer.md §1;
+//! docs/model/transformer.md).
+//!
+//! This is the plan-independent, expensive half of the transformer model: it depends only on
+//! TransformerOperatorCase (GPU, model, tp, micro-batch, sequence parallelism, fusion), so a
+//! batched kernel computes it once per distinct case and composes many parallel configurations
+//! from it with predictTransformerStep (model/transformer/step.hpp).
+//!
+//! GEMMs (QKV, attention output, FC1, FC2, LM head; scores QKᵀ and context P·V as batched GEMMs)
+//! are priced by the tile/wave GEMM model of model/gemm.hpp at the dtype's tensor-core peak;
+//! element-wise and normalisation kernels are memory-bound: overhead + bytes / (bandwidth · e).
+//! Kernel paths follow Megatron-LM: with 16-bit dtypes the fused scale-mask-softmax, JIT-fused
+//! bias+GeLU and bias+dropout+add kernels (SC'21 §4.2); with fp32/tf32 the fused kernels do not
+//! apply (the softmax kernel needs 16-bit input) and every element-wise op is its own kernel, as
+//! in eager PyTorch; `fused` replaces scores, softmax, dropout and context by one
+//! FlashAttention kernel.
+#include <Kokkos_Core.hpp>
+#include <shardsweep/model/gemm.hpp>
+#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/model/math.hpp>
+#include <shardsweep/model/transformer_spec.hpp>
+
+namespace shardsweep
+{
+
+//! Global constants of the transformer operator model (the same for every GPU). Fitted values
+//! and how: kTransformerConstants, docs/model/transformer.md.
+struct TransformerConstants
+{
+    double kernel_gap_ms;         //!< GPU-side time between back-to-back kernels, ms
+    double host_ms_per_kernel;    //!< framework (Python, autograd, launch) time per kernel, ms
+    double elementwise_bw_eff;    //!< fraction of datasheet bandwidth element-wise kernels reach
+    double tensor_core_eff;       //!< scales the 16-bit/TF32 tensor-core peak the GEMM model sees
+    double flash_efficiency;      //!< fraction of tensor peak a fused attention kernel sustains
+    double flash_bwd_ratio;       //!< fused attention backward / forward time
+    double optimizer_bytes_extra; //!< Adam bytes per parameter beyond the states (grad zeroing)
+    double workspace_GiB;         //!< CUDA context, cuBLAS/NCCL workspaces, allocator slack
+    double tp_sync_ms;            //!< per TP collective and log2(tp): rank skew at each sync
+    double p2p_bw_eff;            //!< fraction of the link bandwidth a pipeline send/recv reaches
+    double p2p_ms;                //!< fixed cost of one pipeline send/recv pair (framework), ms
+    double dp_bw_eff;             //!< fraction of the modelled bandwidth the gradient sync reaches
+};
+
+//! Shipped constants (see docs/model/transformer.md for the fit).
+constexpr TransformerConstants kTransformerConstants = { 0.0, 0.0462, 1.045, 0.855, 0.55, 2.5,
+                                                         4.0, 1.5,    0.0,   1.0,  0.149, 1.17 };
+
+//! The plan-independent inputs of the operator costs.
+struct TransformerOperatorCase
+{
+    GpuSpec gpu;
+    TransformerSpec model;
+    int tp = 1;
+    int micro_batch = 1;
+    bool sequence_parallel = false;
+    bool fused = true;
+};
+
+//! Operator costs of one micro-batch on one TP rank, ms. "fwd" is the forward, "bwd" the backward
+//! (data + weight gradients and element-wise backward), without any recomputation.
+struct TransformerOperatorCost
+{
+    double layer_fwd_ms = 0.0;       //!< one layer, every operator
+    double layer_bwd_ms = 0.0;       //!< one layer
+    double layer_attn_core_ms = 0.0; //!< forward of scores..context (selective recompute)
+    double layer_dropout_ms = 0.0;   //!< dropout kernels inside layer_fwd_ms (absent at inference)
+    double layer_gemm_fwd_ms = 0.0;  //!< GEMM part of layer_fwd_ms
+    double layer_gemm_bwd_ms = 0.0;  //!< GEMM part of layer_bwd_ms
+    double embedding_fwd_ms = 0.0;   //!< token + position embedding and its dropout
+    double embedding_bwd_ms = 0.0;
+    double head_fwd_ms = 0.0; //!< final LayerNorm, (BERT transform,) vocabulary GEMM
+    double head_bwd_ms = 0.0;
+    double loss_fwd_ms = 0.0; //!< vocab-parallel cross-entropy
+    double loss_bwd_ms = 0.0;
+    double layer_flops = 0.0; //!< forward FLOPs of one layer, whole model width (not per rank)
+    double head_flops = 0.0;  //!< forward FLOPs of the vocabulary GEMM, whole width
+};
+
+namespace transformer_detail
+{
+
+//! FFN width: ffn_hidden, or 4·hidden when 0.
+KOKKOS_INLINE_FUNCTION double ffnHidden( const TransformerSpec& m )
+{
+    return m.ffn_hidden > 0 ? double( m.ffn_hidden ) : 4.0 * m.hidden;
+}
+
+//! Megatron pads the vocabulary to a multiple of 128·tp (--make-vocab-size-divisible-by 128).
+KOKKOS_INLINE_FUNCTION double paddedVocab( const TransformerSpec& m, int tp )
+{
+    const double unit = 128.0 * tp;
+    return math::ceil( double( m.vocab ) / unit ) * unit;
+}
+
+//! Bytes per activation element: the dtype's storage (tf32 is stored as fp32).
+KOKKOS_INLINE_FUNCTION double activationBytes( DataType dtype )
+{
+    return dataTypeBytes( dtype );
+}
+
+//! True when Megatron's fused 16-bit kernels run (fp16/bf16); fp32/tf32 run eager kernels.
+KOKKOS_INLINE_FUNCTION bool sixteenBit( DataType dtype )
+{
+    return dtype == DataType::fp16 || dtype == DataType::bf16;
+}
+
+//! Time of `kernels` kernels whose GPU time is `gpu_ms`: the framework's host thread issues each
+//! kernel in host_ms_per_kernel (Python, autograd, launch), and a GPU that runs kernels faster than
+//! they are issued waits: max(gpu_ms, kernels · host_ms_per_kernel). Large kernels hide the host
+//! time behind the queue; small ones (element-wise ops of small micro-batches) are host-bound.
+KOKKOS_INLINE_FUNCTION double issuedMs( const TransformerConstants& c, double gpu_ms,
+                                        double kernels )
+{
+    return math::fmax( gpu_ms, kernels * c.host_ms_per_kernel );
+}
+
+//! `kernels` memory-bound kernels moving `bytes` in all: kernel gaps + bytes / (bandwidth · e).
+KOKKOS_INLINE_FUNCTION double memoryBoundMs( const TransformerConstants& c, const GpuSpec& gpu,
+                                             double bytes, double kernels = 1.0 )
+{
+    if ( bytes <= 0.0 )
+        return 0.0;
+    const double gpu_ms =
+        kernels * c.kernel_gap_ms +
+        bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 * c.elementwise_bw_eff ) * 1.0e3;
+    return issuedMs( c, gpu_ms, kernels );
+}
+
+//! The GEMM model's constants inside a training framework: kernels are queued asynchronously, so
+//! the per-call cost on the GPU is the kernel gap (the host side is issuedMs), not eager
+//! PyTorch's timed launch that the GEMM model was fitted with.
+KOKKOS_INLINE_FUNCTION GemmConstants frameworkGemmConstants( const TransformerConstants& c,
+                                                             const GemmConstants& base )
+{
+    GemmConstants g = base;
+    g.launch_ms = c.kernel_gap_ms;
+    g.linear_launch_ratio = 1.0;
+    return g;
+}
+
+//! The GPU as the GEMM model should see it: tensor-core peaks scaled by tensor_core_eff (the
+//! GEMM model's efficiency constants were fitted on FP32 SIMT kernels).
+KOKKOS_INLINE_FUNCTION GpuSpec tensorCoreGpu( const TransformerConstants& c, const GpuSpec& gpu )
+{
+    GpuSpec g = gpu;
+    g.tf32_TFLOPs *= c.tensor_core_eff;
+    g.fp16_TFLOPs *= c.tensor_core_eff;
+    g.bf16_TFLOPs *= c.tensor_core_eff;
+    return g;
+}
+
+//! Everything the operator formulas need, computed once per case.
+struct OperatorContext
+{
+    TransformerConstants c;
+    GemmConstants gemm_constants;
+    GpuSpec gpu;    //!< as the GEMM model sees it (tensor_core_eff applied)
+    GpuSpec memory; //!< as listed (bandwidth for memory-bound kernels)
+    DataType dtype;
+    double e; //!< bytes per activation element
+
+    KOKKOS_INLINE_FUNCTION double gemm( double B, double M, double N, double K,
+                                        GemmOp op = GemmOp::bmm ) const
+    {
+        return issuedMs(
+            c, predictGemmWith( gemm_constants, gpu, B, M, N, K, dtype, op ).latency_ms, 1.0 );
+    }
+    KOKKOS_INLINE_FUNCTION double mem( double bytes, double kernels = 1.0 ) const
+    {
+        return memoryBoundMs( c, memory, bytes, kernels );
+    }
+};
+
+//! Forward and backward of a linear layer y[T, out] = x[T, in]·W[in, out] (+ bias).
+struct LinearMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+    double gemm_fwd = 0.0;
+    double gemm_bwd = 0.0;
+};
+//! Forward: one GEMM (bias in its epilogue or fused downstream). Backward: dgrad and wgrad GEMMs,
+//! the bias gradient (a reduction over the T rows of dY) and the accumulation of each parameter's
+//! gradient into its fp32 main_grad buffer (Megatron, every micro-batch: read grad and main_grad,
+//! write main_grad).
+KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, double in, double out,
+                                          bool bias )
+{
+    LinearMs r;
+    r.gemm_fwd = x.gemm( 1.0, T, out, in, GemmOp::linear );
+    r.gemm_bwd = x.gemm( 1.0, T, in, out ) + x.gemm( 1.0, in, out, T );
+    r.fwd = r.gemm_fwd;
+    r.bwd = r.gemm_bwd + x.mem( in * out * ( x.e + 8.0 ) );
+    if ( bias )
+        r.bwd += x.mem( T * out * x.e ) + x.mem( out * ( x.e + 8.0 ) );
+    return r;
+}
+
+} // namespace transformer_detail
+
+//! The operator case of a configuration.
+KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
+    const GpuSpec& gpu, const TransformerSpec& model, const ParallelConfig& cfg )
+{
+    TransformerOperatorCase oc;
+    oc.gpu = gpu;
+    oc.model = model;
+    oc.tp = cfg.tp;
+    oc.micro_batch = cfg.micro_batch;
+    oc.sequence_parallel = cfg.sequence_parallel && cfg.tp > 1;
+    oc.fused = cfg.fused;
+    return oc;
+}
+
+//! Operator costs with explicit constants (the calibration varies them; `gemm`: the GEMM model's
+//! constants, varied by leave-one-GPU-out validation).
+KOKKOS_INLINE_FUNCTION TransformerOperatorCost
+transformerOperatorCostWith( const TransformerConstants& c, const TransformerOperatorCase& oc,
+                             const GemmConstants& gemm = kGemmConstants )
+{
+    namespace td = transformer_detail;
+    TransformerOperatorCost r;
+    const TransformerSpec& m = oc.model;
+    if ( m.hidden <= 0 || m.heads <= 0 || m.seq_len <= 0 || oc.tp <= 0 || oc.micro_batch <= 0 )
+        return r;
+    td::OperatorContext x;
+    x.c = c;
+    x.gemm_constants = td::frameworkGemmConstants( c, gemm );
+    x.gpu = td::tensorCoreGpu( c, oc.gpu );
+    x.memory = oc.gpu;
+    x.dtype = m.dtype;
+    x.e = td::activationBytes( m.dtype );
+    const double e = x.e;
+    const double t = oc.tp;
+    const double b = oc.micro_batch;
+    const double s = m.seq_len;
+    const double h = m.hidden;
+    const double a = m.heads;
+    const double d = h / a;
+    const double f = td::ffnHidden( m );
+    const double V = td::paddedVocab( m, oc.tp );
+    const double T = b * s;                              // tokens of the micro-batch
+    const double Tsp = oc.sequence_parallel ? T / t : T; // tokens of LN/dropout/residual ops
+    const double X = b * ( a / t ) * s * s;              // attention-score elements per rank
+    const bool fast = td::sixteenBit( m.dtype );         // Megatron's fused kernels apply
+    const bool causal = m.arch != TransformerArch::bert;
+
+    // --- the four linear layers of a layer (per rank) ---
+    const td::LinearMs qkv = td::linearMs( x, T, h, 3.0 * h / t, true );
+    const td::LinearMs proj = td::linearMs( x, T, h / t, h, true );
+    const td::LinearMs fc1 = td::linearMs( x, T, h, f / t, true );
+    const td::LinearMs fc2 = td::linearMs( x, T, f / t, h, true );
+    double gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd + fc1.gemm_fwd + fc2.gemm_fwd;
+    double gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd + fc1.gemm_bwd + fc2.gemm_bwd;
+
+    // --- attention core: scores, softmax, dropout, context ---
+    const double heads_batch = b * a / t;
+    double core_fwd = 0.0, core_bwd = 0.0, dropout_core = 0.0;
+    if ( oc.fused )
+    {
+        // One FlashAttention kernel: 4·b·s²·h/t FLOPs forward, half of it under a causal mask.
+        const double flops = 4.0 * b * s * s * h / t * ( causal ? 0.5 : 1.0 );
+        const double peak = gemmPeakTFLOPs( oc.gpu, m.dtype ) * 1.0e12 * c.flash_efficiency;
+        const double ms = flops / peak * 1.0e3;
+        core_fwd = td::issuedMs( c, c.kernel_gap_ms + ms, 1.0 );
+        core_bwd = td::issuedMs( c, c.kernel_gap_ms + c.flash_bwd_ratio * ms, 2.0 );
+    }
+    else
+    {
+        const double scores = x.gemm( heads_batch, s, s, d );
+        const double context = x.gemm( heads_batch, s, d, s );
+        // Backward: dQ = dS·K and dK = dSᵀ·Q, both (s, d, s); dP = dO·Vᵀ (s, s, d), dV = Pᵀ·dO.
+        const double scores_bwd = 2.0 * x.gemm( heads_batch, s, d, s );
+        const double context_bwd = x.gemm( heads_batch, s, s, d ) + x.gemm( heads_batch, s, d, s );
+        gemm_fwd += scores + context;
+        gemm_bwd += scores_bwd + context_bwd;
+        double softmax_fwd, softmax_bwd;
+        if ( fast )
+        {
+            // Fused scale + mask + softmax: read and write the scores once; backward reads y and
+            // dy and writes dx. BERT's general mask adds a 1-byte [b, s, s] read.
+            softmax_fwd = x.mem( 2.0 * X * e + ( causal ? 0.0 : b * s * s ) );
+            softmax_bwd = x.mem( 3.0 * X * e );
+        }
+        else
+        {
+            // Eager: scale, mask, softmax as three kernels each reading and writing the scores;
+            // backward: softmax backward and the scale's.
+            softmax_fwd = x.mem( 6.0 * X * e, 3.0 );
+            softmax_bwd = x.mem( 3.0 * X * e ) + x.mem( 2.0 * X * e );
+        }
+        // Attention dropout: read, write, 1-byte mask; backward reads dy and the mask.
+        dropout_core = x.mem( X * ( 2.0 * e + 1.0 ) );
+        const double dropout_bwd = x.mem( X * ( 2.0 * e + 1.0 ) );
+        core_fwd = scores + softmax_fwd + dropout_core + context;
+        core_bwd = scores_bwd + softmax_bwd + dropout_bwd + context_bwd;
+    }
+    // The context [b, a/t, s, d] is permuted back to [s, b, h/t] by a copy (and its backward).
+    const double permute = x.mem( 2.0 * T * h / t * e );
+
+    // --- LayerNorms: forward reads x, writes y; backward dx (reads x, dy) and the γ/β gradient,
+    // then γ and β accumulate into main_grad ---
+    const double ln_fwd = x.mem( 2.0 * Tsp * h * e );
+    const double ln_bwd =
+        x.mem( 3.0 * Tsp * h * e ) + x.mem( 2.0 * Tsp * h * e ) + 2.0 * x.mem( h * ( e + 8.0 ) );
+    // --- activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight
+    // eager kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one ---
+    const double act_elems = T * f / t;
+    const double act_kernels = fast || m.arch != TransformerArch::gpt ? 1.0 : 8.0;
+    const double act_fwd = x.mem( act_kernels * 2.0 * act_elems * e, act_kernels );
+    const double act_bwd = x.mem( act_kernels * 3.0 * act_elems * e, act_kernels );
+    // --- dropout + residual add after the projection and after FC2 ---
+    double res_fwd, res_bwd, res_dropout;
+    if ( fast )
+    {
+        // JIT-fused bias + dropout + add: read x and the residual, write y and the 1-byte mask;
+        // backward: dropout backward (dy, mask → dx) and the residual's gradient sum.
+        res_fwd = x.mem( Tsp * h * ( 3.0 * e + 1.0 ) );
+        res_dropout = res_fwd - x.mem( Tsp * h * 3.0 * e );
+        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
+    }
+    else
+    {
+        // Eager: dropout (read, write, mask), then the add (two reads, one write).
+        const double drop = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+        res_fwd = drop + x.mem( 3.0 * Tsp * h * e );
+        res_dropout = drop;
+        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
+    }
+
+    r.layer_gemm_fwd_ms = gemm_fwd;
+    r.layer_gemm_bwd_ms = gemm_bwd;
+    r.layer_attn_core_ms = core_fwd;
+    r.layer_dropout_ms = dropout_core + 2.0 * res_dropout;
+    r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core_fwd + permute + 2.0 * ln_fwd +
+                     act_fwd + 2.0 * res_fwd;
+    r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core_bwd + permute + 2.0 * ln_bwd +
+                     act_bwd + 2.0 * res_bwd;
+
+    // --- embedding: gather of T rows from the V/t shard (masked), + positions, dropout ---
+    r.embedding_fwd_ms = x.mem( 2.0 * T * h * e ) + x.mem( 3.0 * Tsp * h * e ) +
+                         x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+    // Backward: dropout backward, then the scatter-add of T rows into the fp32 gradients of the
+    // word and position embeddings.
+    r.embedding_bwd_ms = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + 2.0 * x.mem( T * h * ( e + 8.0 ) );
+
+    // --- LM head: final LayerNorm, (BERT: dense h×h + GeLU + LayerNorm,) vocabulary GEMM
+    // (tied weight, no bias) ---
+    const td::LinearMs vocab = td::linearMs( x, T, h, V / t, false );
+    r.head_fwd_ms = ln_fwd + vocab.fwd;
+    r.head_bwd_ms = ln_bwd + vocab.bwd;
+    if ( m.arch == TransformerArch::bert )
+    {
+        const td::LinearMs dense = td::linearMs( x, T, h, h, true );
+        r.head_fwd_ms += dense.fwd + x.mem( 2.0 * T * h * e ) + x.mem( 2.0 * T * h * e );
+        r.head_bwd_ms += dense.bwd + x.mem( 3.0 * T * h * e ) + x.mem( 3.0 * T * h * e );
+    }
+    // --- vocab-parallel cross-entropy on fp32 logits [T, V/t]: convert, max, exp-sum, pick ---
+    const double logits = T * V / t;
+    r.loss_fwd_ms =
+        x.mem( logits * ( e + 4.0 ) ) + x.mem( 2.0 * logits * 4.0, 2.0 ) + x.mem( T * 16.0, 2.0 );
+    // Backward: softmax minus one-hot, written as the logits' gradient in the GEMM's dtype.
+    r.loss_bwd_ms = x.mem( logits * ( 4.0 + e ) );
+
+    r.layer_flops = 8.0 * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
+    r.head_flops = 2.0 * T * h * double( m.vocab );
+    return r;
+}
+
+//! Operator costs with the shipped constants.
+KOKKOS_INLINE_FUNCTION TransformerOperatorCost
+transformerOperatorCost( const TransformerOperatorCase& oc )
+{
+    return transformerOperatorCostWith( kTransformerConstants, oc );
+}
+
+} // namespace shardsweep

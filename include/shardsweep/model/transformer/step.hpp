@@ -1,0 +1,396 @@
+#pragma once
+//! \file step.hpp
+//! \brief One training (or inference) step of a Megatron-LM 3D-parallel transformer, composed in
+//! closed form from the operator costs (model/transformer/operators.hpp): tensor-, pipeline- and
+//! data-parallel communication priced by the ASTRA-sim-exact collectives of model/collectives.hpp
+//! on the network dimensions each group spans, the pipeline schedule with its bubble, the Adam
+//! step and the memory of every stage (reference/transformer.md §2–4; docs/model/transformer.md).
+//!
+//! Rank order is Megatron-LM's default (tp-dp-pp): global rank = tp_rank + tp·(dp_rank +
+//! dp·pp_rank), GPUs numbered as the platform's NPUs (network dimension 0 fastest, i.e. GPUs of
+//! one node first). A TP group is tp consecutive ranks, a DP group dp ranks at stride tp, pipeline
+//! neighbours are tp·dp ranks apart. The platform's last network dimension is taken as large as
+//! the configuration needs (the GPU count sets the node count).
+#include <Kokkos_Core.hpp>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/model/math.hpp>
+#include <shardsweep/model/transformer/memory.hpp>
+#include <shardsweep/model/transformer/operators.hpp>
+#include <shardsweep/model/transformer_spec.hpp>
+
+namespace shardsweep
+{
+
+//! The network of one communication group, with the platform's system configuration remapped to
+//! the dimensions the group spans.
+struct GroupNetwork
+{
+    Network network;
+    SystemConfig system;
+    int members = 1;
+};
+
+//! The group of `n` ranks at rank stride `stride` (members k·stride, k < n): for every platform
+//! dimension d (block B_d = Π_{i<d} p_i NPUs) the members take ⌈min(p_d, n·stride/B_d) /
+//! max(1, stride/B_d)⌉ distinct coordinates; dimensions with more than one keep their link
+//! parameters with that many NPUs. Exact when the strides and sizes nest (powers of two, or
+//! groups that fill whole nodes).
+KOKKOS_INLINE_FUNCTION GroupNetwork groupNetwork( const Platform& platform, int n, double stride )
+{
+    GroupNetwork g;
+    g.system = platform.system;
+    g.members = n;
+    g.network.num_dims = 0;
+    if ( n <= 1 )
+        return g;
+    double block = 1.0;
+    const Network& net = platform.network;
+    for ( int d = 0; d < net.num_dims; ++d )
+    {
+        const bool last = d == net.num_dims - 1;
+        const double p = last ? 1.0e300 : double( math::max( 1, net.dims[d].npus_count ) );
+        const double step = math::fmax( 1.0, stride / block );
+        const double extent = math::fmin( p, math::ceil( n * stride / block ) );
+        const int members = int( math::fmax( 1.0, math::ceil( extent / step ) ) );
+        if ( members > 1 )
+        {
+            const int k = g.network.num_dims++;
+            g.network.dims[k] = net.dims[d];
+            g.network.dims[k].npus_count = members;
+            for ( int c = 0; c < kNumCollectives; ++c )
+                g.system.algorithm[c][k] = platform.system.algorithm[c][d];
+        }
+        block *= net.dims[d].npus_count;
+    }
+    return g;
+}
+
+//! Time (ms) of collective `c` of ASTRA-sim comm_size `bytes` within a group.
+KOKKOS_INLINE_FUNCTION double groupCollectiveMs( const GroupNetwork& g, Collective c, double bytes )
+{
+    if ( g.members <= 1 || g.network.num_dims == 0 || bytes <= 0.0 )
+        return 0.0;
+    return collectiveTimeNsOnDims( g.network, g.system, c, bytes, 0, g.network.num_dims ) * 1.0e-6;
+}
+
+//! One point-to-point message of `bytes` between two ranks `stride` apart: ASTRA-sim's message
+//! time on the slowest dimension the pair spans, plus the endpoint delay at both ends.
+KOKKOS_INLINE_FUNCTION double pointToPointMs( const Platform& platform, double stride,
+                                              double bytes )
+{
+    const GroupNetwork g = groupNetwork( platform, 2, stride );
+    if ( g.network.num_dims == 0 || bytes <= 0.0 )
+        return 0.0;
+    double worst = 0.0;
+    for ( int d = 0; d < g.network.num_dims; ++d )
+    {
+        const NetworkDim& dim = g.network.dims[d];
+        const double h = collective_detail::hops( dim.topology, dim.npus_count, 1 );
+        worst = math::fmax( worst, collective_detail::message( dim, bytes, h ) );
+    }
+    return ( worst + 2.0 * g.system.endpoint_delay_ns ) * 1.0e-6;
+}
+
+namespace transformer_detail
+{
+
+//! Time of one stage per micro-batch, split by phase, ms.
+struct StageTimes
+{
+    double compute_f = 0.0, compute_b = 0.0;
+    double tp_f = 0.0, tp_b = 0.0;
+    double pp_f = 0.0, pp_b = 0.0;
+    double dp = 0.0;  //!< after the last backward (ZeRO-3: all its all-gathers)
+    double opt = 0.0; //!< Adam step
+    double forward() const { return compute_f + tp_f + pp_f; }
+    double backward() const { return compute_b + tp_b + pp_b; }
+    double total() const { return forward() + backward(); }
+};
+
+} // namespace transformer_detail
+
+//! Stage `stage`'s times per micro-batch (and its post-pipeline DP and optimizer times).
+KOKKOS_INLINE_FUNCTION transformer_detail::StageTimes
+transformerStageTimes( const TransformerConstants& c, const Platform& platform,
+                       const TransformerSpec& m, const ParallelConfig& cfg,
+                       const TransformerOperatorCost& ops, int stage, double micro_batches )
+{
+    namespace td = transformer_detail;
+    td::StageTimes st;
+    const bool train = cfg.mode == RunMode::train;
+    const int layers = m.layers / math::max( 1, cfg.pp );
+    StageRole role;
+    role.first = stage == 0;
+    role.last = stage == cfg.pp - 1;
+    const double e = td::activationBytes( m.dtype );
+    const double sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
+    const bool sp = cfg.sequence_parallel && cfg.tp > 1;
+
+    // --- compute ---
+    const double layer_f = train ? ops.layer_fwd_ms : ops.layer_fwd_ms - ops.layer_dropout_ms;
+    st.compute_f = layers * layer_f;
+    if ( role.first )
+        st.compute_f += ops.embedding_fwd_ms;
+    if ( role.last )
+        st.compute_f += ops.head_fwd_ms + ( train ? ops.loss_fwd_ms : 0.0 );
+    if ( train )
+    {
+        double recompute = 0.0;
+        if ( cfg.recompute == Recompute::full )
+            recompute = ops.layer_fwd_ms;
+        else if ( cfg.recompute == Recompute::selective )
+            recompute = ops.layer_attn_core_ms;
+        st.compute_b = layers * ( ops.layer_bwd_ms + recompute );
+        if ( role.first )
+            st.compute_b += ops.embedding_bwd_ms;
+        if ( role.last )
+            st.compute_b += ops.head_bwd_ms + ops.loss_bwd_ms;
+    }
+
+    // --- tensor parallel: 2 all-reduces of [s, b, h] per layer forward and 2 backward (SP: each
+    // an all-gather of the 1/t shard plus a reduce-scatter); full recompute repeats the forward
+    // pair; embedding one forward, LM head one backward, cross-entropy three of b·s fp32 ---
+    if ( cfg.tp > 1 )
+    {
+        const GroupNetwork tpg = groupNetwork( platform, cfg.tp, 1.0 );
+        const double bytes = e * sbh;
+        // Each collective is also a kernel the host issues, and waits for the slowest rank of the
+        // group: tp_sync_ms per doubling of the group (rank skew).
+        const double sync = c.tp_sync_ms * math::log2( double( cfg.tp ) );
+        auto coll = [&]( Collective k, double size )
+        { return td::issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync; };
+        const double pair = sp ? coll( Collective::all_gather, bytes / cfg.tp ) +
+                                     coll( Collective::reduce_scatter, bytes )
+                               : coll( Collective::all_reduce, bytes );
+        const double per_layer_f = 2.0 * pair;
+        double per_layer_b = 2.0 * pair;
+        if ( cfg.recompute == Recompute::full )
+            per_layer_b += 2.0 * pair;
+        st.tp_f = layers * per_layer_f;
+        st.tp_b = train ? layers * per_layer_b : 0.0;
+        if ( role.first )
+            st.tp_f += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
+        if ( role.last )
+        {
+            if ( sp )
+                st.tp_f += coll( Collective::all_gather, bytes / cfg.tp );
+            if ( train )
+            {
+                st.tp_f += 3.0 * coll( Collective::all_reduce, 4.0 * cfg.micro_batch * m.seq_len );
+                st.tp_b += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
+            }
+        }
+    }
+
+    // --- pipeline: one activation forward and one gradient backward per micro-batch and stage
+    // boundary, [s, b, h] (1/t of it with SP), between ranks tp·dp apart ---
+    if ( cfg.pp > 1 )
+    {
+        // The framework's send/recv reaches p2p_bw_eff of the link and costs p2p_ms per message
+        // (nothing without a network: a pipeline on one GPU is a test fixture).
+        const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.dp,
+                                            e * sbh / ( sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
+        const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
+        const double neighbours = ( role.first || role.last ) ? 1.0 : 2.0;
+        if ( train )
+        {
+            // Megatron pairs the sends and receives of the steady state (send_forward_recv_backward
+            // and send_backward_recv_forward): one message time in each direction.
+            st.pp_f = msg;
+            st.pp_b = msg;
+        }
+        else
+        {
+            st.pp_f = neighbours * msg;
+        }
+    }
+
+    // --- data parallel and optimizer, once per iteration ---
+    if ( train )
+    {
+        const double params = transformerStageParams( m, cfg.tp, layers, role );
+        const ModelStateBytes sb = modelStateBytes( m.dtype );
+        const double dp = math::max( 1, cfg.dp );
+        if ( cfg.dp > 1 )
+        {
+            const GroupNetwork dpg = groupNetwork( platform, cfg.dp, double( cfg.tp ) );
+            const double grads = params * sb.gradients;
+            if ( cfg.zero == 0 )
+                st.dp = groupCollectiveMs( dpg, Collective::all_reduce, grads );
+            else
+                st.dp = groupCollectiveMs( dpg, Collective::reduce_scatter, grads ) +
+                        groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+            // ZeRO-3 gathers the stage's weights again in every micro-batch's forward and backward.
+            if ( cfg.zero >= 3 )
+                st.dp += 2.0 * micro_batches *
+                         groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+        }
+        // Tied word embeddings: the first and last stage all-reduce their gradient copies.
+        if ( cfg.pp > 1 && ( role.first || role.last ) )
+        {
+            const double V = td::paddedVocab( m, cfg.tp );
+            const GroupNetwork emb =
+                groupNetwork( platform, 2, double( cfg.tp ) * cfg.dp * ( cfg.pp - 1 ) );
+            st.dp += groupCollectiveMs( emb, Collective::all_reduce,
+                                        V * m.hidden / cfg.tp * sb.gradients );
+        }
+        // The framework's gradient synchronisation reaches dp_bw_eff of the modelled collectives.
+        st.dp /= c.dp_bw_eff;
+        // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
+        // momentum and variance, write the model-precision copy, zero the gradient buffer.
+        const double shard = cfg.zero >= 1 ? params / dp : params;
+        const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
+        const double bytes_per_param =
+            sb.gradients + master + 16.0 + sb.weights + c.optimizer_bytes_extra;
+        st.opt = td::memoryBoundMs( c, platform.gpu, shard * bytes_per_param );
+    }
+    return st;
+}
+
+//! A full step with explicit constants (the calibration varies them). stage_ms (optional, pp
+//! entries): busy time of each stage over the iteration (its micro-batches, DP and optimizer);
+//! stage_memory_GiB (optional, pp entries): memory of each stage's GPUs.
+KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
+    const TransformerConstants& c, const Platform& platform, const TransformerSpec& m,
+    const ParallelConfig& cfg, const TransformerOperatorCost& ops, double* stage_ms = nullptr,
+    double* stage_memory_GiB = nullptr )
+{
+    namespace td = transformer_detail;
+    TransformerStepSummary r;
+    const int pp = math::max( 1, cfg.pp );
+    const double per_replica = double( cfg.micro_batch ) * math::max( 1, cfg.dp );
+    const double micro_batches = math::fmax( 1.0, double( cfg.global_batch ) / per_replica );
+    const bool train = cfg.mode == RunMode::train;
+
+    // Three kinds of stages: first, middle (all alike), last; one stage is first and last.
+    const td::StageTimes first =
+        transformerStageTimes( c, platform, m, cfg, ops, 0, micro_batches );
+    const td::StageTimes last =
+        pp > 1 ? transformerStageTimes( c, platform, m, cfg, ops, pp - 1, micro_batches ) : first;
+    const td::StageTimes mid =
+        pp > 2 ? transformerStageTimes( c, platform, m, cfg, ops, 1, micro_batches ) : first;
+    const double middles = pp > 2 ? pp - 2.0 : 0.0;
+
+    // Pipeline: with stage times F_i, B_i per micro-batch, 1F1B runs in (m−1)·max_i(F_i + B_i) +
+    // Σ_i (F_i + B_i) (fill and drain cross every stage once; the steady state is paced by the
+    // slowest stage); GPipe in (m−1)·max F + Σ F + (m−1)·max B + Σ B. Uniform stages give
+    // (m + p − 1)(F + B) for both: bubble (p − 1)/m of the ideal time (SC'21 §2.2.1).
+    const td::StageTimes* crit = &first;
+    if ( pp > 1 && last.total() > crit->total() )
+        crit = &last;
+    if ( pp > 2 && mid.total() > crit->total() )
+        crit = &mid;
+    const double sum_total =
+        first.total() + ( pp > 1 ? last.total() : 0.0 ) + middles * mid.total();
+    double pipeline;
+    if ( cfg.schedule == PipelineSchedule::gpipe && train )
+    {
+        const double sum_f =
+            first.forward() + ( pp > 1 ? last.forward() : 0.0 ) + middles * mid.forward();
+        const double sum_b =
+            first.backward() + ( pp > 1 ? last.backward() : 0.0 ) + middles * mid.backward();
+        double max_f = first.forward(), max_b = first.backward();
+        if ( pp > 1 )
+        {
+            max_f = math::fmax( max_f, last.forward() );
+            max_b = math::fmax( max_b, last.backward() );
+        }
+        if ( pp > 2 )
+        {
+            max_f = math::fmax( max_f, mid.forward() );
+            max_b = math::fmax( max_b, mid.backward() );
+        }
+        pipeline = ( micro_batches - 1.0 ) * ( max_f + max_b ) + sum_f + sum_b;
+    }
+    else
+    {
+        pipeline = ( micro_batches - 1.0 ) * crit->total() + sum_total;
+    }
+
+    // After its last backward each stage synchronises gradients and steps; stage i finishes its
+    // backward about i backward steps before stage 0 (1F1B drains from the last stage).
+    double post = first.dp + first.opt;
+    const td::StageTimes* post_stage = &first;
+    if ( pp > 1 )
+    {
+        const double back_step = mid.backward();
+        const double last_end = last.dp + last.opt - ( pp - 1.0 ) * back_step;
+        if ( last_end > post )
+        {
+            post = last_end;
+            post_stage = &last;
+        }
+        if ( pp > 2 && mid.dp + mid.opt - back_step > post )
+        {
+            post = mid.dp + mid.opt - back_step;
+            post_stage = &mid;
+        }
+    }
+    post = math::fmax( post, 0.0 );
+
+    r.iteration_ms = pipeline + post;
+    r.phase_ms[int( TransformerPhase::compute )] =
+        micro_batches * ( crit->compute_f + crit->compute_b );
+    r.phase_ms[int( TransformerPhase::tp_comm )] = micro_batches * ( crit->tp_f + crit->tp_b );
+    r.phase_ms[int( TransformerPhase::pp_comm )] = micro_batches * ( crit->pp_f + crit->pp_b );
+    r.phase_ms[int( TransformerPhase::bubble )] = pipeline - micro_batches * crit->total();
+    const double dp_share = post_stage->dp + post_stage->opt > 0.0
+                                ? post * post_stage->dp / ( post_stage->dp + post_stage->opt )
+                                : 0.0;
+    r.phase_ms[int( TransformerPhase::dp_comm )] = dp_share;
+    r.phase_ms[int( TransformerPhase::optimizer )] = post - dp_share;
+
+    // Memory: the fullest stage.
+    double peak = 0.0;
+    int peak_stage = 0;
+    auto consider = [&]( int stage )
+    {
+        const double bytes = transformerStageMemoryBytes( c, m, cfg, stage, micro_batches );
+        if ( bytes > peak )
+        {
+            peak = bytes;
+            peak_stage = stage;
+        }
+        return bytes;
+    };
+    consider( 0 );
+    if ( pp > 1 )
+    {
+        consider( 1 ); // holds the most micro-batches among middle stages (1F1B)
+        consider( pp - 1 );
+    }
+    r.peak_memory_GiB = peak / 1073741824.0;
+    r.peak_memory_stage = peak_stage;
+    const double capacity = platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
+    r.feasible = r.peak_memory_GiB <= capacity;
+
+    // Model FLOPs (forward ×3 for training): layers + vocabulary GEMM of the whole model.
+    const double sequences = double( cfg.global_batch );
+    const double per_micro = m.layers * ops.layer_flops + ops.head_flops;
+    r.model_flops = ( train ? 3.0 : 1.0 ) * per_micro * sequences / cfg.micro_batch;
+
+    if ( stage_ms )
+        for ( int i = 0; i < pp; ++i )
+        {
+            const td::StageTimes& st = i == 0 ? first : ( i == pp - 1 ? last : mid );
+            stage_ms[i] = micro_batches * st.total() + st.dp + st.opt;
+        }
+    if ( stage_memory_GiB )
+        for ( int i = 0; i < pp; ++i )
+            stage_memory_GiB[i] =
+                transformerStageMemoryBytes( c, m, cfg, i, micro_batches ) / 1073741824.0;
+    return r;
+}
+
+//! A full step with the shipped constants.
+KOKKOS_INLINE_FUNCTION TransformerStepSummary
+predictTransformerStep( const Platform& platform, const TransformerSpec& model,
+                        const ParallelConfig& config, const TransformerOperatorCost& ops,
+                        double* stage_ms = nullptr, double* stage_memory_GiB = nullptr )
+{
+    return predictTransformerStepWith( kTransformerConstants, platform, model, config, ops,
+                                       stage_ms, stage_memory_GiB );
+}
+
+} // namespace shardsweep
