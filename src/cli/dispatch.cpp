@@ -8,8 +8,8 @@
 #include <map>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/mpi_environment.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/parallel/mpi_environment.hpp>
 #include <shardsweep/version.hpp>
 #include <streambuf>
 

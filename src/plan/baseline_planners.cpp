@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp> // predictStep, predictStepTorchrec
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/planner.hpp>

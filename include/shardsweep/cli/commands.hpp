@@ -4,7 +4,7 @@
 //!
 //! `args` holds the arguments after the subcommand words (e.g. after "predict gemm"). A command
 //! parses them with Boost.Program_options, prints only on rank 0 (through ctx.out), and returns
-//! the exit status; bad input throws InputError/UsageError (exit 2, see io/errors.hpp).
+//! the exit status; bad input throws InputError/UsageError (exit 2, see core/errors.hpp).
 
 #include <iosfwd>
 #include <mpi.h>
