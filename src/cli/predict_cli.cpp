@@ -1,7 +1,7 @@
 // The shared --gpu/--input/--output/--format plumbing of the predict subcommands (predict_cli.hpp).
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <sstream>
 
@@ -67,7 +67,11 @@ bool PredictCli::parse( const CommandContext& ctx, const Arguments& args )
         throw UsageError( _command + ": " + e.what() );
     }
     if ( _taken & kGpu )
-        _gpu = findGpu( _gpu_name ).spec;
+    {
+        const GpuEntry& entry = findGpu( _gpu_name );
+        _gpu = entry.spec;
+        _gpu_catalog_name = entry.name;
+    }
     return true;
 }
 

@@ -30,19 +30,23 @@ namespace shardsweep
 //! and how: kTransformerConstants, docs/model/transformer.md.
 struct TransformerConstants
 {
-    double kernel_overhead_ms;    //!< per element-wise kernel (launch gap), ms
+    double kernel_gap_ms;         //!< GPU-side time between back-to-back kernels, ms
+    double host_ms_per_kernel;    //!< framework (Python, autograd, launch) time per kernel, ms
     double elementwise_bw_eff;    //!< fraction of datasheet bandwidth element-wise kernels reach
     double tensor_core_eff;       //!< scales the 16-bit/TF32 tensor-core peak the GEMM model sees
-    double gemm_launch_ms;        //!< per-GEMM overhead in a training framework (replaces bmm's)
     double flash_efficiency;      //!< fraction of tensor peak a fused attention kernel sustains
     double flash_bwd_ratio;       //!< fused attention backward / forward time
     double optimizer_bytes_extra; //!< Adam bytes per parameter beyond the states (grad zeroing)
     double workspace_GiB;         //!< CUDA context, cuBLAS/NCCL workspaces, allocator slack
+    double tp_sync_ms;            //!< per TP collective and log2(tp): rank skew at each sync
+    double p2p_bw_eff;            //!< fraction of the link bandwidth a pipeline send/recv reaches
+    double p2p_ms;                //!< fixed cost of one pipeline send/recv pair (framework), ms
+    double dp_bw_eff;             //!< fraction of the modelled bandwidth the gradient sync reaches
 };
 
 //! Shipped constants (see docs/model/transformer.md for the fit).
-constexpr TransformerConstants kTransformerConstants = { 0.004, 0.80, 0.85, 0.006,
-                                                         0.55,  2.5,  4.0,  1.5 };
+constexpr TransformerConstants kTransformerConstants = { 0.0, 0.0462, 1.045, 0.855, 0.55, 2.5,
+                                                         4.0, 1.5,    0.0,   1.0,  0.149, 1.17 };
 
 //! The plan-independent inputs of the operator costs.
 struct TransformerOperatorCase
@@ -103,22 +107,36 @@ KOKKOS_INLINE_FUNCTION bool sixteenBit( DataType dtype )
     return dtype == DataType::fp16 || dtype == DataType::bf16;
 }
 
-//! One memory-bound kernel moving `bytes`.
+//! Time of `kernels` kernels whose GPU time is `gpu_ms`: the framework's host thread issues each
+//! kernel in host_ms_per_kernel (Python, autograd, launch), and a GPU that runs kernels faster than
+//! they are issued waits: max(gpu_ms, kernels · host_ms_per_kernel). Large kernels hide the host
+//! time behind the queue; small ones (element-wise ops of small micro-batches) are host-bound.
+KOKKOS_INLINE_FUNCTION double issuedMs( const TransformerConstants& c, double gpu_ms,
+                                        double kernels )
+{
+    return math::fmax( gpu_ms, kernels * c.host_ms_per_kernel );
+}
+
+//! `kernels` memory-bound kernels moving `bytes` in all: kernel gaps + bytes / (bandwidth · e).
 KOKKOS_INLINE_FUNCTION double memoryBoundMs( const TransformerConstants& c, const GpuSpec& gpu,
-                                             double bytes )
+                                             double bytes, double kernels = 1.0 )
 {
     if ( bytes <= 0.0 )
         return 0.0;
-    return c.kernel_overhead_ms +
-           bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 * c.elementwise_bw_eff ) * 1.0e3;
+    const double gpu_ms =
+        kernels * c.kernel_gap_ms +
+        bytes / ( gpu.memory_bandwidth_GBps * 1.0e9 * c.elementwise_bw_eff ) * 1.0e3;
+    return issuedMs( c, gpu_ms, kernels );
 }
 
 //! The GEMM model's constants inside a training framework: kernels are queued asynchronously, so
-//! the per-call overhead is the framework's gemm_launch_ms, not eager PyTorch's timed launch.
-KOKKOS_INLINE_FUNCTION GemmConstants frameworkGemmConstants( const TransformerConstants& c )
+//! the per-call cost on the GPU is the kernel gap (the host side is issuedMs), not eager
+//! PyTorch's timed launch that the GEMM model was fitted with.
+KOKKOS_INLINE_FUNCTION GemmConstants frameworkGemmConstants( const TransformerConstants& c,
+                                                             const GemmConstants& base )
 {
-    GemmConstants g = kGemmConstants;
-    g.launch_ms = c.gemm_launch_ms;
+    GemmConstants g = base;
+    g.launch_ms = c.kernel_gap_ms;
     g.linear_launch_ratio = 1.0;
     return g;
 }
@@ -134,19 +152,50 @@ KOKKOS_INLINE_FUNCTION GpuSpec tensorCoreGpu( const TransformerConstants& c, con
     return g;
 }
 
-//! Forward + dgrad + wgrad of a linear layer y[T, out] = x[T, in]·W[in, out].
+//! Everything the operator formulas need, computed once per case.
+struct OperatorContext
+{
+    TransformerConstants c;
+    GemmConstants gemm_constants;
+    GpuSpec gpu;    //!< as the GEMM model sees it (tensor_core_eff applied)
+    GpuSpec memory; //!< as listed (bandwidth for memory-bound kernels)
+    DataType dtype;
+    double e; //!< bytes per activation element
+
+    KOKKOS_INLINE_FUNCTION double gemm( double B, double M, double N, double K,
+                                        GemmOp op = GemmOp::bmm ) const
+    {
+        return issuedMs(
+            c, predictGemmWith( gemm_constants, gpu, B, M, N, K, dtype, op ).latency_ms, 1.0 );
+    }
+    KOKKOS_INLINE_FUNCTION double mem( double bytes, double kernels = 1.0 ) const
+    {
+        return memoryBoundMs( c, memory, bytes, kernels );
+    }
+};
+
+//! Forward and backward of a linear layer y[T, out] = x[T, in]·W[in, out] (+ bias).
 struct LinearMs
 {
     double fwd = 0.0;
     double bwd = 0.0;
+    double gemm_fwd = 0.0;
+    double gemm_bwd = 0.0;
 };
-KOKKOS_INLINE_FUNCTION LinearMs linearMs( const GemmConstants& gc, const GpuSpec& gpu, double T,
-                                          double in, double out, DataType dtype )
+//! Forward: one GEMM (bias in its epilogue or fused downstream). Backward: dgrad and wgrad GEMMs,
+//! the bias gradient (a reduction over the T rows of dY) and the accumulation of each parameter's
+//! gradient into its fp32 main_grad buffer (Megatron, every micro-batch: read grad and main_grad,
+//! write main_grad).
+KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, double in, double out,
+                                          bool bias )
 {
     LinearMs r;
-    r.fwd = predictGemmWith( gc, gpu, 1.0, T, out, in, dtype, GemmOp::linear ).latency_ms;
-    r.bwd = predictGemmWith( gc, gpu, 1.0, T, in, out, dtype ).latency_ms + // dgrad
-            predictGemmWith( gc, gpu, 1.0, in, out, T, dtype ).latency_ms;  // wgrad
+    r.gemm_fwd = x.gemm( 1.0, T, out, in, GemmOp::linear );
+    r.gemm_bwd = x.gemm( 1.0, T, in, out ) + x.gemm( 1.0, in, out, T );
+    r.fwd = r.gemm_fwd;
+    r.bwd = r.gemm_bwd + x.mem( in * out * ( x.e + 8.0 ) );
+    if ( bias )
+        r.bwd += x.mem( T * out * x.e ) + x.mem( out * ( x.e + 8.0 ) );
     return r;
 }
 
@@ -166,17 +215,25 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
     return oc;
 }
 
-//! Operator costs with explicit constants (the calibration varies them).
+//! Operator costs with explicit constants (the calibration varies them; `gemm`: the GEMM model's
+//! constants, varied by leave-one-GPU-out validation).
 KOKKOS_INLINE_FUNCTION TransformerOperatorCost
-transformerOperatorCostWith( const TransformerConstants& c, const TransformerOperatorCase& oc )
+transformerOperatorCostWith( const TransformerConstants& c, const TransformerOperatorCase& oc,
+                             const GemmConstants& gemm = kGemmConstants )
 {
     namespace td = transformer_detail;
     TransformerOperatorCost r;
     const TransformerSpec& m = oc.model;
     if ( m.hidden <= 0 || m.heads <= 0 || m.seq_len <= 0 || oc.tp <= 0 || oc.micro_batch <= 0 )
         return r;
-    const DataType dt = m.dtype;
-    const double e = td::activationBytes( dt );
+    td::OperatorContext x;
+    x.c = c;
+    x.gemm_constants = td::frameworkGemmConstants( c, gemm );
+    x.gpu = td::tensorCoreGpu( c, oc.gpu );
+    x.memory = oc.gpu;
+    x.dtype = m.dtype;
+    x.e = td::activationBytes( m.dtype );
+    const double e = x.e;
     const double t = oc.tp;
     const double b = oc.micro_batch;
     const double s = m.seq_len;
@@ -188,19 +245,16 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
     const double T = b * s;                              // tokens of the micro-batch
     const double Tsp = oc.sequence_parallel ? T / t : T; // tokens of LN/dropout/residual ops
     const double X = b * ( a / t ) * s * s;              // attention-score elements per rank
-    const bool fast = td::sixteenBit( dt );              // Megatron's fused kernels apply
+    const bool fast = td::sixteenBit( m.dtype );         // Megatron's fused kernels apply
     const bool causal = m.arch != TransformerArch::bert;
-    const GemmConstants gc = td::frameworkGemmConstants( c );
-    const GpuSpec gpu = td::tensorCoreGpu( c, oc.gpu );
-    auto mem = [&]( double bytes ) { return td::memoryBoundMs( c, oc.gpu, bytes ); };
 
-    // --- GEMMs of one layer (per rank) ---
-    const td::LinearMs qkv = td::linearMs( gc, gpu, T, h, 3.0 * h / t, dt );
-    const td::LinearMs proj = td::linearMs( gc, gpu, T, h / t, h, dt );
-    const td::LinearMs fc1 = td::linearMs( gc, gpu, T, h, f / t, dt );
-    const td::LinearMs fc2 = td::linearMs( gc, gpu, T, f / t, h, dt );
-    double gemm_fwd = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd;
-    double gemm_bwd = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd;
+    // --- the four linear layers of a layer (per rank) ---
+    const td::LinearMs qkv = td::linearMs( x, T, h, 3.0 * h / t, true );
+    const td::LinearMs proj = td::linearMs( x, T, h / t, h, true );
+    const td::LinearMs fc1 = td::linearMs( x, T, h, f / t, true );
+    const td::LinearMs fc2 = td::linearMs( x, T, f / t, h, true );
+    double gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd + fc1.gemm_fwd + fc2.gemm_fwd;
+    double gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd + fc1.gemm_bwd + fc2.gemm_bwd;
 
     // --- attention core: scores, softmax, dropout, context ---
     const double heads_batch = b * a / t;
@@ -209,20 +263,18 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
     {
         // One FlashAttention kernel: 4·b·s²·h/t FLOPs forward, half of it under a causal mask.
         const double flops = 4.0 * b * s * s * h / t * ( causal ? 0.5 : 1.0 );
-        const double peak = gemmPeakTFLOPs( oc.gpu, dt ) * 1.0e12 * c.flash_efficiency;
+        const double peak = gemmPeakTFLOPs( oc.gpu, m.dtype ) * 1.0e12 * c.flash_efficiency;
         const double ms = flops / peak * 1.0e3;
-        core_fwd = c.kernel_overhead_ms + ms;
-        core_bwd = c.kernel_overhead_ms + c.flash_bwd_ratio * ms;
+        core_fwd = td::issuedMs( c, c.kernel_gap_ms + ms, 1.0 );
+        core_bwd = td::issuedMs( c, c.kernel_gap_ms + c.flash_bwd_ratio * ms, 2.0 );
     }
     else
     {
-        const double scores = predictGemmWith( gc, gpu, heads_batch, s, s, d, dt ).latency_ms;
-        const double context = predictGemmWith( gc, gpu, heads_batch, s, d, s, dt ).latency_ms;
-        // Backward: dQ = dS·K (s,d,s) and dK = dSᵀ·Q (s,d,s); dP = dO·Vᵀ (s,s,d), dV = Pᵀ·dO.
-        const double scores_bwd =
-            2.0 * predictGemmWith( gc, gpu, heads_batch, s, d, s, dt ).latency_ms;
-        const double context_bwd = predictGemmWith( gc, gpu, heads_batch, s, s, d, dt ).latency_ms +
-                                   predictGemmWith( gc, gpu, heads_batch, s, d, s, dt ).latency_ms;
+        const double scores = x.gemm( heads_batch, s, s, d );
+        const double context = x.gemm( heads_batch, s, d, s );
+        // Backward: dQ = dS·K and dK = dSᵀ·Q, both (s, d, s); dP = dO·Vᵀ (s, s, d), dV = Pᵀ·dO.
+        const double scores_bwd = 2.0 * x.gemm( heads_batch, s, d, s );
+        const double context_bwd = x.gemm( heads_batch, s, s, d ) + x.gemm( heads_batch, s, d, s );
         gemm_fwd += scores + context;
         gemm_bwd += scores_bwd + context_bwd;
         double softmax_fwd, softmax_bwd;
@@ -230,78 +282,88 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
         {
             // Fused scale + mask + softmax: read and write the scores once; backward reads y and
             // dy and writes dx. BERT's general mask adds a 1-byte [b, s, s] read.
-            const double mask = causal ? 0.0 : b * s * s;
-            softmax_fwd = mem( 2.0 * X * e + mask );
-            softmax_bwd = mem( 3.0 * X * e );
+            softmax_fwd = x.mem( 2.0 * X * e + ( causal ? 0.0 : b * s * s ) );
+            softmax_bwd = x.mem( 3.0 * X * e );
         }
         else
         {
-            // Eager: scale, mask (where/add), softmax as three kernels each reading and writing.
-            softmax_fwd = 3.0 * mem( 2.0 * X * e );
-            softmax_bwd = mem( 3.0 * X * e ) + 2.0 * mem( 2.0 * X * e );
+            // Eager: scale, mask, softmax as three kernels each reading and writing the scores;
+            // backward: softmax backward and the scale's.
+            softmax_fwd = x.mem( 6.0 * X * e, 3.0 );
+            softmax_bwd = x.mem( 3.0 * X * e ) + x.mem( 2.0 * X * e );
         }
         // Attention dropout: read, write, 1-byte mask; backward reads dy and the mask.
-        dropout_core = mem( X * ( 2.0 * e + 1.0 ) );
-        const double dropout_bwd = mem( X * ( 2.0 * e + 1.0 ) );
+        dropout_core = x.mem( X * ( 2.0 * e + 1.0 ) );
+        const double dropout_bwd = x.mem( X * ( 2.0 * e + 1.0 ) );
         core_fwd = scores + softmax_fwd + dropout_core + context;
         core_bwd = scores_bwd + softmax_bwd + dropout_bwd + context_bwd;
     }
+    // The context [b, a/t, s, d] is permuted back to [s, b, h/t] by a copy (and its backward).
+    const double permute = x.mem( 2.0 * T * h / t * e );
 
-    // --- element-wise ops outside the attention core ---
-    const double ln_fwd = mem( 2.0 * Tsp * h * e ); // read x, write y (stats negligible)
-    const double ln_bwd = mem( 3.0 * Tsp * h * e ); // read x, dy; write dx
-    double ew_fwd = 2.0 * ln_fwd, ew_bwd = 2.0 * ln_bwd, dropout_ms = dropout_core;
-    // The GeLU/ReLU on [T, f/t] (bias folded: JIT-fused bias+GeLU, or the addmm epilogue).
-    const double act_fwd = mem( 2.0 * T * f / t * e );
-    const double act_bwd = mem( 3.0 * T * f / t * e );
-    ew_fwd += act_fwd;
-    ew_bwd += act_bwd;
+    // --- LayerNorms: forward reads x, writes y; backward dx (reads x, dy) and the γ/β gradient,
+    // then γ and β accumulate into main_grad ---
+    const double ln_fwd = x.mem( 2.0 * Tsp * h * e );
+    const double ln_bwd =
+        x.mem( 3.0 * Tsp * h * e ) + x.mem( 2.0 * Tsp * h * e ) + 2.0 * x.mem( h * ( e + 8.0 ) );
+    // --- activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight
+    // eager kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one ---
+    const double act_elems = T * f / t;
+    const double act_kernels = fast || m.arch != TransformerArch::gpt ? 1.0 : 8.0;
+    const double act_fwd = x.mem( act_kernels * 2.0 * act_elems * e, act_kernels );
+    const double act_bwd = x.mem( act_kernels * 3.0 * act_elems * e, act_kernels );
+    // --- dropout + residual add after the projection and after FC2 ---
+    double res_fwd, res_bwd, res_dropout;
     if ( fast )
     {
-        // Two JIT-fused bias + dropout + residual adds: read x and residual, write y and mask.
-        const double bda = mem( Tsp * h * ( 3.0 * e + 1.0 ) );
-        ew_fwd += 2.0 * bda;
-        dropout_ms += 2.0 * bda - 2.0 * mem( Tsp * h * 3.0 * e ); // the dropout share of it
-        ew_bwd += 2.0 * mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+        // JIT-fused bias + dropout + add: read x and the residual, write y and the 1-byte mask;
+        // backward: dropout backward (dy, mask → dx) and the residual's gradient sum.
+        res_fwd = x.mem( Tsp * h * ( 3.0 * e + 1.0 ) );
+        res_dropout = res_fwd - x.mem( Tsp * h * 3.0 * e );
+        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
     }
     else
     {
-        // Eager: dropout (read, write, mask) and residual add (2 reads, 1 write), twice.
-        const double drop = mem( Tsp * h * ( 2.0 * e + 1.0 ) );
-        const double add = mem( 3.0 * Tsp * h * e );
-        ew_fwd += 2.0 * ( drop + add );
-        dropout_ms += 2.0 * drop;
-        ew_bwd += 2.0 * ( drop + add );
+        // Eager: dropout (read, write, mask), then the add (two reads, one write).
+        const double drop = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+        res_fwd = drop + x.mem( 3.0 * Tsp * h * e );
+        res_dropout = drop;
+        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
     }
 
     r.layer_gemm_fwd_ms = gemm_fwd;
     r.layer_gemm_bwd_ms = gemm_bwd;
     r.layer_attn_core_ms = core_fwd;
-    r.layer_dropout_ms = dropout_ms;
-    r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core_fwd + ew_fwd;
-    r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core_bwd + ew_bwd;
+    r.layer_dropout_ms = dropout_core + 2.0 * res_dropout;
+    r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core_fwd + permute + 2.0 * ln_fwd +
+                     act_fwd + 2.0 * res_fwd;
+    r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core_bwd + permute + 2.0 * ln_bwd +
+                     act_bwd + 2.0 * res_bwd;
 
-    // --- embedding: gather of T rows (V/t shard, masked), + positions, dropout ---
-    r.embedding_fwd_ms =
-        mem( 2.0 * T * h * e ) + mem( 3.0 * Tsp * h * e ) + mem( Tsp * h * ( 2.0 * e + 1.0 ) );
-    // Backward: dropout backward, then scatter-add of T rows into the fp32 gradient.
-    r.embedding_bwd_ms = mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + mem( T * h * ( e + 8.0 ) );
+    // --- embedding: gather of T rows from the V/t shard (masked), + positions, dropout ---
+    r.embedding_fwd_ms = x.mem( 2.0 * T * h * e ) + x.mem( 3.0 * Tsp * h * e ) +
+                         x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+    // Backward: dropout backward, then the scatter-add of T rows into the fp32 gradients of the
+    // word and position embeddings.
+    r.embedding_bwd_ms = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + 2.0 * x.mem( T * h * ( e + 8.0 ) );
 
-    // --- LM head: final LayerNorm, (BERT: dense h×h + GeLU + LayerNorm,) vocabulary GEMM ---
-    const td::LinearMs vocab = td::linearMs( gc, gpu, T, h, V / t, dt );
+    // --- LM head: final LayerNorm, (BERT: dense h×h + GeLU + LayerNorm,) vocabulary GEMM
+    // (tied weight, no bias) ---
+    const td::LinearMs vocab = td::linearMs( x, T, h, V / t, false );
     r.head_fwd_ms = ln_fwd + vocab.fwd;
     r.head_bwd_ms = ln_bwd + vocab.bwd;
     if ( m.arch == TransformerArch::bert )
     {
-        const td::LinearMs dense = td::linearMs( gc, gpu, T, h, h, dt );
-        r.head_fwd_ms += dense.fwd + mem( 2.0 * T * h * e ) + mem( 2.0 * T * h * e );
-        r.head_bwd_ms += dense.bwd + mem( 3.0 * T * h * e ) + mem( 3.0 * T * h * e );
+        const td::LinearMs dense = td::linearMs( x, T, h, h, true );
+        r.head_fwd_ms += dense.fwd + x.mem( 2.0 * T * h * e ) + x.mem( 2.0 * T * h * e );
+        r.head_bwd_ms += dense.bwd + x.mem( 3.0 * T * h * e ) + x.mem( 3.0 * T * h * e );
     }
     // --- vocab-parallel cross-entropy on fp32 logits [T, V/t]: convert, max, exp-sum, pick ---
     const double logits = T * V / t;
-    r.loss_fwd_ms = mem( logits * ( e + 4.0 ) ) + 2.0 * mem( logits * 4.0 ) + mem( T * 16.0 );
-    // Backward: softmax - one-hot, written as the logits' gradient in the GEMM's dtype.
-    r.loss_bwd_ms = mem( logits * ( 4.0 + e ) );
+    r.loss_fwd_ms =
+        x.mem( logits * ( e + 4.0 ) ) + x.mem( 2.0 * logits * 4.0, 2.0 ) + x.mem( T * 16.0, 2.0 );
+    // Backward: softmax minus one-hot, written as the logits' gradient in the GEMM's dtype.
+    r.loss_bwd_ms = x.mem( logits * ( 4.0 + e ) );
 
     r.layer_flops = 8.0 * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );

@@ -155,9 +155,14 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
     {
         const GroupNetwork tpg = groupNetwork( platform, cfg.tp, 1.0 );
         const double bytes = e * sbh;
-        const double pair = sp ? groupCollectiveMs( tpg, Collective::all_gather, bytes / cfg.tp ) +
-                                     groupCollectiveMs( tpg, Collective::reduce_scatter, bytes )
-                               : groupCollectiveMs( tpg, Collective::all_reduce, bytes );
+        // Each collective is also a kernel the host issues, and waits for the slowest rank of the
+        // group: tp_sync_ms per doubling of the group (rank skew).
+        const double sync = c.tp_sync_ms * math::log2( double( cfg.tp ) );
+        auto coll = [&]( Collective k, double size )
+        { return td::issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync; };
+        const double pair = sp ? coll( Collective::all_gather, bytes / cfg.tp ) +
+                                     coll( Collective::reduce_scatter, bytes )
+                               : coll( Collective::all_reduce, bytes );
         const double per_layer_f = 2.0 * pair;
         double per_layer_b = 2.0 * pair;
         if ( cfg.recompute == Recompute::full )
@@ -165,16 +170,15 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
         st.tp_f = layers * per_layer_f;
         st.tp_b = train ? layers * per_layer_b : 0.0;
         if ( role.first )
-            st.tp_f += sp ? groupCollectiveMs( tpg, Collective::reduce_scatter, bytes ) : pair;
+            st.tp_f += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
         if ( role.last )
         {
             if ( sp )
-                st.tp_f += groupCollectiveMs( tpg, Collective::all_gather, bytes / cfg.tp );
+                st.tp_f += coll( Collective::all_gather, bytes / cfg.tp );
             if ( train )
             {
-                st.tp_f += 3.0 * groupCollectiveMs( tpg, Collective::all_reduce,
-                                                    4.0 * cfg.micro_batch * m.seq_len );
-                st.tp_b += sp ? groupCollectiveMs( tpg, Collective::reduce_scatter, bytes ) : pair;
+                st.tp_f += 3.0 * coll( Collective::all_reduce, 4.0 * cfg.micro_batch * m.seq_len );
+                st.tp_b += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
             }
         }
     }
@@ -183,8 +187,11 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
     // boundary, [s, b, h] (1/t of it with SP), between ranks tp·dp apart ---
     if ( cfg.pp > 1 )
     {
-        const double msg =
-            pointToPointMs( platform, double( cfg.tp ) * cfg.dp, e * sbh / ( sp ? cfg.tp : 1 ) );
+        // The framework's send/recv reaches p2p_bw_eff of the link and costs p2p_ms per message
+        // (nothing without a network: a pipeline on one GPU is a test fixture).
+        const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.dp,
+                                            e * sbh / ( sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
+        const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
         const double neighbours = ( role.first || role.last ) ? 1.0 : 2.0;
         if ( train )
         {
@@ -228,6 +235,8 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
             st.dp += groupCollectiveMs( emb, Collective::all_reduce,
                                         V * m.hidden / cfg.tp * sb.gradients );
         }
+        // The framework's gradient synchronisation reaches dp_bw_eff of the modelled collectives.
+        st.dp /= c.dp_bw_eff;
         // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
         // momentum and variance, write the model-precision copy, zero the gradient buffer.
         const double shard = cfg.zero >= 1 ? params / dp : params;

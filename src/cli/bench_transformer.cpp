@@ -1,0 +1,401 @@
+// shardsweep bench transformer: the transformer step model against measured iterations.
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <shardsweep/build_paths.hpp>
+#include <shardsweep/calibration/gemm_fit.hpp>
+#include <shardsweep/calibration/transformer_fit.hpp>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <sstream>
+
+namespace shardsweep
+{
+
+namespace
+{
+namespace po = boost::program_options;
+using Rows = std::vector<TransformerMeasurement>;
+
+//! The constants the fit varies: the framework's per-kernel host time, the tensor-core and
+//! element-wise efficiencies, the kernel gap and the TP rank skew. The others (fused attention,
+//! optimizer, workspace) have no measurement here and keep their datasheet/physical values.
+const bool kFitted[kTransformerNumConstants] = { true,  true,  true, true, false, false,
+                                                 false, false, true, true, true,  true };
+
+struct Stats
+{
+    std::size_t rows = 0;
+    double mape = 0.0, median = 0.0, max = 0.0;
+};
+
+Stats stats( const std::vector<double>& pred, const Rows& rows )
+{
+    Stats s;
+    s.rows = rows.size();
+    std::vector<double> ape;
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+        ape.push_back( 100.0 * std::fabs( pred[i] - rows[i].measured_ms ) / rows[i].measured_ms );
+    if ( ape.empty() )
+        return s;
+    for ( double a : ape )
+        s.mape += a / ape.size();
+    std::sort( ape.begin(), ape.end() );
+    s.median = ape[ape.size() / 2];
+    s.max = ape.back();
+    return s;
+}
+
+std::vector<double> predictAll( const TransformerConstants& c, const Rows& rows,
+                                const GemmConstants& gemm = kGemmConstants )
+{
+    std::vector<double> p;
+    for ( const TransformerMeasurement& m : rows )
+        p.push_back( predictMeasurement( c, m, gemm ) );
+    return p;
+}
+
+Rows concat( const Rows& a, const Rows& b )
+{
+    Rows r = a;
+    r.insert( r.end(), b.begin(), b.end() );
+    return r;
+}
+
+//! Groups of measured configurations of one model, cluster size and global batch.
+std::map<std::string, std::vector<std::size_t>> sameProblemGroups( const Rows& rows )
+{
+    std::map<std::string, std::vector<std::size_t>> groups;
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+    {
+        const TransformerMeasurement& m = rows[i];
+        std::ostringstream key;
+        key << m.set << " h" << m.model.hidden << " L" << m.model.layers << " s" << m.model.seq_len
+            << " gpus" << m.config.numGpus() << " B" << m.config.global_batch;
+        groups[key.str()].push_back( i );
+    }
+    return groups;
+}
+} // namespace
+
+int benchTransformer( const CommandContext& ctx, const Arguments& args )
+{
+    const std::string shared = SHARDSWEEP_SHARED_DIR;
+    std::string data_dir = shared + "/data/transformer";
+    std::string gemm_dir = shared + "/data/gemm";
+    std::string platform_path =
+        std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
+    std::string catalog_dir = defaultGpuCatalogDir();
+    std::string format = "table", table = "errors";
+    int folds = 4, max_evals = 600;
+    bool gemm_logo = true;
+    po::options_description opts(
+        "Usage: shardsweep bench transformer [options]\n\n"
+        "Validates the transformer step model (model/transformer.hpp) on measured iterations:\n"
+        "vTrain's Megatron-DeepSpeed GPT runs on A100s (single node 2-8 GPUs, multi-node 64-512)\n"
+        "and NeuSight's single-GPU HuggingFace fp32 steps on V100/T4/P100/P4.\n"
+        "--table errors: MAPE per set with the shipped constants (kTransformerConstants) and,\n"
+        "  honestly held out, k-fold cross-validation on vTrain (constants refitted without the\n"
+        "  fold) and, for NeuSight, the GEMM model refitted without the GPU (leave-one-GPU-out;\n"
+        "  the transformer constants never see NeuSight's GPUs).\n"
+        "--table fastest: per model, cluster and batch, the measured time of the configuration\n"
+        "  the model ranks fastest against the measured fastest (goal: within 3 %).\n"
+        "--table feasible: measured configurations the model predicts not to fit in memory.\n"
+        "--table constants: the constants fitted on all vTrain rows, next to the shipped ones.\n"
+        "--table rows: every row with its prediction.\n"
+        "--table nccl: the collective model with the platform's NVSwitch dimension against\n"
+        "  nccl-tests all-reduce on 2..8 A100s.\n\nOptions" );
+    opts.add_options()( "help,h",
+                        "this text" )( "data-dir", po::value( &data_dir ),
+                                       "folder of vtrain_*_dev.csv, neusight_e2e_dev.csv, "
+                                       "nccl_tests_a100/ (default: $SHARED/data/transformer)" )(
+        "gemm-dir", po::value( &gemm_dir ),
+        "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
+        "platform", po::value( &platform_path ),
+        "platform of the vTrain runs (default inputs/platforms/dgx-a100-hdr800.yaml)" )(
+        "gpus", po::value( &catalog_dir ), "GPU catalog folder" )( "format", po::value( &format ),
+                                                                   "table | csv | json" )(
+        "table", po::value( &table ), "errors | fastest | feasible | constants | rows | nccl" )(
+        "folds", po::value( &folds ), "cross-validation folds on vTrain (default 4)" )(
+        "max-evaluations", po::value( &max_evals ), "objective evaluations per fit (default 600)" )(
+        "no-gemm-logo", "NeuSight with the shipped GEMM constants (skip the GEMM refits)" );
+    po::variables_map vm;
+    try
+    {
+        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
+        po::notify( vm );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( std::string( "bench transformer: " ) + e.what() );
+    }
+    if ( vm.count( "help" ) )
+    {
+        std::ostringstream s;
+        s << opts;
+        ctx.print() << s.str();
+        return 0;
+    }
+    gemm_logo = !vm.count( "no-gemm-logo" );
+    const OutputFormat fmt = parseOutputFormat( format );
+    const std::vector<std::string> tables = { "errors",    "fastest", "feasible",
+                                              "constants", "rows",    "nccl" };
+    if ( std::find( tables.begin(), tables.end(), table ) == tables.end() )
+        throw UsageError( "bench transformer: unknown --table '" + table + "'" );
+    if ( folds < 2 || max_evals < 1 )
+        throw UsageError( "bench transformer: --folds must be >= 2, --max-evaluations >= 1" );
+
+    const auto start = std::chrono::steady_clock::now();
+    const GpuCatalog catalog = readGpuCatalog( catalog_dir );
+    const Platform platform = readPlatformFile( platform_path, catalog ).platform;
+
+    if ( table == "nccl" )
+    {
+        ResultTable t( { "gpus", "rows", "mape_pct", "median_ape_pct", "max_ape_pct" } );
+        double all = 0.0;
+        std::size_t all_rows = 0;
+        for ( int n = 2; n <= 8; ++n )
+        {
+            const std::string path =
+                data_dir + "/nccl_tests_a100/all_reduce_" + std::to_string( n ) + "gpu.csv";
+            const CsvTable csv = CsvTable::read( path );
+            Platform node = platform;
+            node.network.num_dims = 1;
+            node.network.dims[0].npus_count = n;
+            std::vector<double> ape;
+            for ( std::size_t r = 0; r < csv.numRows(); ++r )
+            {
+                const double bytes = csv.getDouble( r, "size(B)" );
+                const double measured_ns = std::stod( csv.text( r, "time(ns)" ) );
+                const double ns =
+                    collectiveTimeNs( node.network, node.system, Collective::all_reduce, bytes );
+                ape.push_back( 100.0 * std::fabs( ns - measured_ns ) / measured_ns );
+            }
+            double mean = 0.0;
+            for ( double a : ape )
+                mean += a / ape.size();
+            all += mean * ape.size();
+            all_rows += ape.size();
+            std::sort( ape.begin(), ape.end() );
+            t.addRow( { static_cast<long long>( n ), static_cast<long long>( ape.size() ), mean,
+                        ape[ape.size() / 2], ape.back() } );
+        }
+        t.addRow( { std::string( "all" ), static_cast<long long>( all_rows ), all / all_rows,
+                    std::string( "" ), std::string( "" ) } );
+        t.print( ctx.print(), fmt );
+        return 0;
+    }
+
+    const Rows single =
+        readVtrainMeasurements( data_dir + "/vtrain_single_dev.csv", "vtrain_single", platform );
+    const Rows multi =
+        readVtrainMeasurements( data_dir + "/vtrain_multi_dev.csv", "vtrain_multi", platform );
+    const Rows neusight =
+        readNeusightMeasurements( data_dir + "/neusight_e2e_dev.csv", catalog_dir );
+    const Rows vtrain = concat( single, multi );
+
+    if ( table == "rows" )
+    {
+        ResultTable t( { "set", "gpu", "line", "case", "measured_ms", "predicted_ms", "error_pct",
+                         "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
+                         "optimizer_ms", "peak_memory_GiB" } );
+        for ( const Rows* set : { &single, &multi, &neusight } )
+            for ( const TransformerMeasurement& m : *set )
+            {
+                const TransformerOperatorCost ops = transformerOperatorCost(
+                    transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
+                const TransformerStepSummary s =
+                    predictTransformerStep( m.platform, m.model, m.config, ops );
+                const double p = predictMeasurement( kTransformerConstants, m );
+                std::vector<ResultTable::Cell> row{ m.set,
+                                                    m.gpu,
+                                                    static_cast<long long>( m.line ),
+                                                    m.label,
+                                                    m.measured_ms,
+                                                    p,
+                                                    100.0 * ( p - m.measured_ms ) / m.measured_ms };
+                for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
+                    row.emplace_back( s.phase_ms[ph] );
+                row.emplace_back( s.peak_memory_GiB );
+                t.addRow( row );
+            }
+        t.print( ctx.print(), fmt );
+        return 0;
+    }
+
+    if ( table == "fastest" )
+    {
+        ResultTable t( { "set", "problem", "configs", "measured_fastest_ms",
+                         "measured_ms_of_predicted_fastest", "gap_pct", "within_3pct" } );
+        int pass = 0, total = 0;
+        const std::vector<double> pred = predictAll( kTransformerConstants, vtrain );
+        for ( const auto& [key, idx] : sameProblemGroups( vtrain ) )
+        {
+            if ( idx.size() < 2 )
+                continue;
+            std::size_t best_measured = idx[0], best_predicted = idx[0];
+            for ( std::size_t i : idx )
+            {
+                if ( vtrain[i].measured_ms < vtrain[best_measured].measured_ms )
+                    best_measured = i;
+                if ( pred[i] < pred[best_predicted] )
+                    best_predicted = i;
+            }
+            const double gap =
+                100.0 * ( vtrain[best_predicted].measured_ms - vtrain[best_measured].measured_ms ) /
+                vtrain[best_measured].measured_ms;
+            const bool ok = gap <= 3.0;
+            pass += ok;
+            ++total;
+            t.addRow( { vtrain[idx[0]].set, key, static_cast<long long>( idx.size() ),
+                        vtrain[best_measured].measured_ms, vtrain[best_predicted].measured_ms, gap,
+                        std::string( ok ? "yes" : "no" ) } );
+        }
+        t.print( ctx.print(), fmt );
+        if ( fmt == OutputFormat::table )
+            ctx.print() << "\n"
+                        << pass << " of " << total
+                        << " problems (>= 2 measured configurations): the predicted fastest is "
+                           "within 3 % of the measured fastest\n";
+        return 0;
+    }
+
+    if ( table == "feasible" )
+    {
+        ResultTable t(
+            { "set", "rows", "predicted_infeasible", "max_peak_memory_GiB", "gpu_memory_GiB" } );
+        for ( const Rows* set : { &single, &multi, &neusight } )
+        {
+            long long bad = 0;
+            double peak = 0.0, capacity = 0.0;
+            for ( const TransformerMeasurement& m : *set )
+            {
+                const TransformerOperatorCost ops = transformerOperatorCost(
+                    transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
+                const TransformerStepSummary s =
+                    predictTransformerStep( m.platform, m.model, m.config, ops );
+                bad += !s.feasible;
+                peak = std::max( peak, s.peak_memory_GiB );
+                capacity = m.platform.gpu.memory_GiB;
+            }
+            t.addRow( { set->empty() ? std::string( "" ) : set->front().set,
+                        static_cast<long long>( set->size() ), bad, peak, capacity } );
+        }
+        t.print( ctx.print(), fmt );
+        return 0;
+    }
+
+    // Constants fitted on every vTrain row (what kTransformerConstants holds, rounded).
+    const TransformerFitResult all =
+        fitTransformerConstants( kTransformerConstants, vtrain, kFitted, max_evals );
+    if ( table == "constants" )
+    {
+        std::vector<std::string> cols = { "constants", "objective_mean_abs_log", "evaluations" };
+        for ( int i = 0; i < kTransformerNumConstants; ++i )
+            cols.push_back( transformerConstantName( i ) );
+        ResultTable t( cols );
+        for ( int which = 0; which < 2; ++which )
+        {
+            const TransformerConstants c = which ? all.constants : kTransformerConstants;
+            double x[kTransformerNumConstants];
+            transformerConstantsToArray( c, x );
+            std::vector<ResultTable::Cell> row{
+                std::string( which ? "fit on all vTrain rows" : "shipped" ),
+                which ? all.objective : 0.0,
+                static_cast<long long>( which ? all.evaluations : 0 ) };
+            for ( double v : x )
+                row.emplace_back( v );
+            t.addRow( row );
+        }
+        t.print( ctx.print(), fmt );
+        return 0;
+    }
+
+    // --- errors ---
+    ResultTable t( { "set", "gpu", "rows", "shipped_mape_pct", "shipped_median_ape_pct",
+                     "shipped_max_ape_pct", "held_out_mape_pct", "held_out_protocol",
+                     "goal_pct" } );
+    // k-fold cross-validation over all vTrain rows: row i is in fold i % k.
+    std::vector<double> cv_pred( vtrain.size(), 0.0 );
+    for ( int k = 0; k < folds; ++k )
+    {
+        Rows train, test;
+        std::vector<std::size_t> test_idx;
+        for ( std::size_t i = 0; i < vtrain.size(); ++i )
+            if ( int( i % folds ) == k )
+            {
+                test.push_back( vtrain[i] );
+                test_idx.push_back( i );
+            }
+            else
+                train.push_back( vtrain[i] );
+        const TransformerFitResult fold =
+            fitTransformerConstants( kTransformerConstants, train, kFitted, max_evals );
+        const std::vector<double> p = predictAll( fold.constants, test );
+        for ( std::size_t j = 0; j < test_idx.size(); ++j )
+            cv_pred[test_idx[j]] = p[j];
+    }
+    const std::vector<double> shipped_vtrain = predictAll( kTransformerConstants, vtrain );
+    for ( int which = 0; which < 2; ++which )
+    {
+        const Rows& set = which ? multi : single;
+        const std::size_t offset = which ? single.size() : 0;
+        const std::vector<double> ship( shipped_vtrain.begin() + offset,
+                                        shipped_vtrain.begin() + offset + set.size() );
+        const std::vector<double> cv( cv_pred.begin() + offset,
+                                      cv_pred.begin() + offset + set.size() );
+        const Stats s = stats( ship, set ), h = stats( cv, set );
+        t.addRow( { set.front().set, std::string( "A100-SXM4" ), static_cast<long long>( s.rows ),
+                    s.mape, s.median, s.max, h.mape, std::to_string( folds ) + "-fold CV",
+                    which ? 10.0 : 8.0 } );
+    }
+    // NeuSight per GPU: the transformer constants never see these GPUs; the GEMM model is refitted
+    // without the GPU's own GEMM measurements (as bench gemm's leave-one-GPU-out).
+    std::map<std::string, Rows> by_gpu;
+    for ( const TransformerMeasurement& m : neusight )
+        by_gpu[m.gpu].push_back( m );
+    GemmDataset gemm_data;
+    if ( gemm_logo )
+        gemm_data = loadNeuSightGemmDataset( gemm_dir );
+    for ( const auto& [gpu, rows] : by_gpu )
+    {
+        GemmConstants gemm = kGemmConstants;
+        std::string protocol = "shipped GEMM constants";
+        if ( gemm_logo )
+        {
+            const GpuEntry* entry = catalog.find( gpu );
+            std::vector<std::size_t> fit;
+            std::size_t n = 0;
+            for ( std::size_t i = 0; i < gemm_data.rows.size(); ++i )
+            {
+                const GpuEntry* e = catalog.find( gemm_data.gpus[gemm_data.rows[i].gpu] );
+                if ( e != entry && n++ % 8 == 0 )
+                    fit.push_back( i );
+            }
+            gemm = fitGemmConstants( kGemmFitStart, gemm_data, fit, 2500 ).constants;
+            protocol = "GEMM fit without this GPU";
+        }
+        const Stats s = stats( predictAll( kTransformerConstants, rows ), rows );
+        const Stats h = stats( predictAll( kTransformerConstants, rows, gemm ), rows );
+        t.addRow( { std::string( "neusight" ), gpu, static_cast<long long>( s.rows ), s.mape,
+                    s.median, s.max, h.mape, protocol, 8.0 } );
+    }
+    const double seconds =
+        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+    t.print( ctx.print(), fmt );
+    if ( fmt == OutputFormat::table )
+        ctx.print() << "\nvTrain: " << single.size() << " single-node + " << multi.size()
+                    << " multi-node rows on " << platform_path << "; NeuSight: " << neusight.size()
+                    << " rows; " << folds << "-fold CV with " << max_evals
+                    << " evaluations per fit; " << seconds << " s\n";
+    return 0;
+}
+
+} // namespace shardsweep
