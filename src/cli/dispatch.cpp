@@ -47,7 +47,7 @@ const std::vector<Command>& topCommands()
           plan },
         { "evaluate", "evaluate SCENARIO.yaml [options]",
           "Per-GPU, per-phase cost breakdown of one given plan.", evaluate },
-        { "predict", "predict gemm|collective|embedding|torchrec [options]",
+        { "predict", "predict gemm|collective|embedding|torchrec|transformer [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
@@ -64,6 +64,9 @@ const std::vector<Command>& predictCommands()
     static const std::vector<Command> commands = {
         { "gemm", "predict gemm --gpu NAME --input shapes.csv",
           "GEMM latency from the tile/wave model.", predictGemm },
+        { "transformer", "predict transformer --input cases.csv",
+          "Transformer training/inference step under Megatron-LM 3D parallelism.",
+          predictTransformer },
         { "collective", "predict collective --network NET.yml --collective KIND --bytes S",
           "Collective time with ASTRA-sim 2.0's analytical semantics.", predictCollective },
         { "embedding", "predict embedding --gpu NAME --input tables.csv",

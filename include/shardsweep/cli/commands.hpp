@@ -33,10 +33,11 @@ int plan( const CommandContext& ctx, const Arguments& args );     //!< shardswee
 int evaluate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep evaluate
 int validate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep validate
 
-int predictGemm( const CommandContext& ctx, const Arguments& args );       //!< predict gemm
-int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< predict collective
-int predictEmbedding( const CommandContext& ctx, const Arguments& args );  //!< predict embedding
-int predictTorchrec( const CommandContext& ctx, const Arguments& args );   //!< predict torchrec
+int predictGemm( const CommandContext& ctx, const Arguments& args );        //!< predict gemm
+int predictTransformer( const CommandContext& ctx, const Arguments& args ); //!< predict transformer
+int predictCollective( const CommandContext& ctx, const Arguments& args );  //!< predict collective
+int predictEmbedding( const CommandContext& ctx, const Arguments& args );   //!< predict embedding
+int predictTorchrec( const CommandContext& ctx, const Arguments& args );    //!< predict torchrec
 
 int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
 int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep
