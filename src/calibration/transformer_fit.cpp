@@ -2,8 +2,8 @@
 #include <cmath>
 #include <numeric>
 #include <shardsweep/calibration/transformer_fit.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 
 namespace shardsweep

@@ -5,7 +5,7 @@
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <sstream>

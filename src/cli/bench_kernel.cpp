@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/scenario/rng.hpp>

@@ -11,11 +11,11 @@
 #include <limits>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
 #include <sstream>

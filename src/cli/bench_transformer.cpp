@@ -8,8 +8,8 @@
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/calibration/transformer_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/platform_yaml.hpp>

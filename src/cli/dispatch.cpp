@@ -8,8 +8,8 @@
 #include <map>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/mpi_environment.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/parallel/mpi_environment.hpp>
 #include <shardsweep/version.hpp>
 #include <streambuf>
 
@@ -47,6 +47,12 @@ const std::vector<Command>& topCommands()
           plan },
         { "evaluate", "evaluate SCENARIO.yaml [options]",
           "Per-GPU, per-phase cost breakdown of one given plan.", evaluate },
+        { "export-et", "export-et SCENARIO.yaml -o DIR [options]",
+          "The scenario's training step as Chakra execution traces that ASTRA-sim replays.",
+          exportEt },
+        { "inspect-et", "inspect-et PREFIX [options]",
+          "Nodes, compute time, bytes per collective and critical path of Chakra traces.",
+          inspectEt },
         { "predict", "predict gemm|collective|embedding|torchrec|transformer [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
         { "validate", "validate FILE...",

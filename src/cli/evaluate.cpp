@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>

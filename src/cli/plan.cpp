@@ -8,7 +8,7 @@
 #include <ostream>
 #include <set>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>

@@ -1,7 +1,7 @@
 // The shared --gpu/--input/--output/--format plumbing of the predict subcommands (predict_cli.hpp).
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <sstream>
 

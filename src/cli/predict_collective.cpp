@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <shardsweep/cli/predict_cli.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/collectives.hpp>

@@ -2,8 +2,8 @@
 // a CSV file, one whole table per row on one GPU.
 #include <cmath>
 #include <shardsweep/cli/predict_cli.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/embedding.hpp>

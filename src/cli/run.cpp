@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>

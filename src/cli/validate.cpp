@@ -4,7 +4,7 @@
 #include <iostream>
 #include <optional>
 #include <shardsweep/cli/commands.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>

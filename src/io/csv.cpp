@@ -3,8 +3,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <sstream>
 
 namespace shardsweep

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <mutex>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 
 namespace shardsweep

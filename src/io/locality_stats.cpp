@@ -1,7 +1,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <sstream>
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <filesystem>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <yaml-cpp/yaml.h>

@@ -1,7 +1,7 @@
 #include <map>
 #include <ostream>
 #include <set>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <sstream>
 

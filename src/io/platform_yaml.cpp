@@ -1,5 +1,5 @@
 #include <filesystem>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 
 namespace shardsweep

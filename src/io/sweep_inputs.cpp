@@ -1,6 +1,6 @@
 // Loading what a sweep names (workloads, platforms, table pools) and validating the whole space.
 #include <map>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>

@@ -3,7 +3,7 @@
 #include <fstream>
 #include <set>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/scenario/rng.hpp>

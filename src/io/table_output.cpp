@@ -2,7 +2,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <ostream>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/table_output.hpp>
 
 namespace shardsweep

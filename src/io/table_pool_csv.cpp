@@ -1,5 +1,5 @@
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
 #include <string>
 #include <vector>

@@ -1,5 +1,5 @@
 #include <fmt/format.h>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/torchrec_csv.hpp>
 
 namespace shardsweep

@@ -1,8 +1,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 
 namespace shardsweep

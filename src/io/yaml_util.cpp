@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <sstream>
 

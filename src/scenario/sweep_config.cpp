@@ -1,4 +1,4 @@
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep

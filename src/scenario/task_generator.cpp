@@ -1,5 +1,5 @@
 #include <algorithm>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
 #include <stdexcept>

@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/sweep/rows.hpp>
 
 namespace shardsweep

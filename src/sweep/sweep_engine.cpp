@@ -9,8 +9,8 @@
 #include <iostream>
 #include <limits>
 #include <ostream>
-#include <shardsweep/io/errors.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 
 namespace shardsweep
 {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <shardsweep/io/hdf5.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/version.hpp>
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <gtest/gtest.h>
 #include <shardsweep/io/hdf5.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <string>
 #include <vector>
 

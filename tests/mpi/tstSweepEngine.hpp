@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <memory>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/hdf5.hpp>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/sweep/journal.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <sstream>

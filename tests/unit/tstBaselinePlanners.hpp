@@ -3,7 +3,7 @@
 // memory rule (weights + optimizer state within memory less the reserve) and the infeasible
 // case. shardsweep's own planner is tested in tstShardsweepPlanner.hpp.
 #include <gtest/gtest.h>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <vector>

@@ -5,7 +5,7 @@
 #include <functional>
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <set>
 #include <shardsweep/build_paths.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
 #include <shardsweep/scenario/rng.hpp>

@@ -1,7 +1,7 @@
 // Sweep files: values, ranges, defaults, and errors with file:line:col.
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
-#include <shardsweep/io/errors.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <string>

@@ -1,7 +1,7 @@
 // ResultTable output formats and the CSV reader's error positions.
 #include <gtest/gtest.h>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
-#include <shardsweep/io/errors.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <sstream>
 

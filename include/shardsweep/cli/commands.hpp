@@ -4,7 +4,7 @@
 //!
 //! `args` holds the arguments after the subcommand words (e.g. after "predict gemm"). A command
 //! parses them with Boost.Program_options, prints only on rank 0 (through ctx.out), and returns
-//! the exit status; bad input throws InputError/UsageError (exit 2, see io/errors.hpp).
+//! the exit status; bad input throws InputError/UsageError (exit 2, see core/errors.hpp).
 
 #include <iosfwd>
 #include <mpi.h>
@@ -28,10 +28,12 @@ struct CommandContext
 
 using Arguments = std::vector<std::string>;
 
-int runSweep( const CommandContext& ctx, const Arguments& args ); //!< shardsweep run
-int plan( const CommandContext& ctx, const Arguments& args );     //!< shardsweep plan
-int evaluate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep evaluate
-int validate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep validate
+int runSweep( const CommandContext& ctx, const Arguments& args );  //!< shardsweep run
+int plan( const CommandContext& ctx, const Arguments& args );      //!< shardsweep plan
+int evaluate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep evaluate
+int validate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep validate
+int exportEt( const CommandContext& ctx, const Arguments& args );  //!< shardsweep export-et
+int inspectEt( const CommandContext& ctx, const Arguments& args ); //!< shardsweep inspect-et
 
 int predictGemm( const CommandContext& ctx, const Arguments& args );        //!< predict gemm
 int predictTransformer( const CommandContext& ctx, const Arguments& args ); //!< predict transformer

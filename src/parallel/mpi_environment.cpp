@@ -1,4 +1,4 @@
-#include <shardsweep/io/mpi_environment.hpp>
+#include <shardsweep/parallel/mpi_environment.hpp>
 
 namespace shardsweep
 {

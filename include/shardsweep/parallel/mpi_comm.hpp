@@ -1,8 +1,8 @@
 #pragma once
 //! \file mpi_comm.hpp
-//! \brief The few MPI operations the sweep needs, so that raw MPI calls stay in io/: reductions,
-//! a broadcast, wall time, and SharedCounters (one-sided atomic counters on rank 0 that hand out
-//! batches dynamically without a dispatcher thread).
+//! \brief The few MPI operations the sweep needs, so that raw MPI calls stay in parallel/:
+//! reductions, a broadcast, wall time, and SharedCounters (one-sided atomic counters on rank 0 that
+//! hand out batches dynamically without a dispatcher thread).
 
 #include <cstdint>
 #include <mpi.h>

@@ -1,6 +1,7 @@
 #pragma once
 //! \file mpi_environment.hpp
-//! \brief RAII ownership of MPI_Init/MPI_Finalize for the program (raw MPI calls stay in io/).
+//! \brief RAII ownership of MPI_Init/MPI_Finalize for the program (raw MPI calls stay in
+//! parallel/).
 
 #include <mpi.h>
 #include <string>

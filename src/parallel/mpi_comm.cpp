@@ -1,6 +1,6 @@
-// Reductions, broadcast and one-sided counters over MPI (raw MPI calls stay in io/).
+// Reductions, broadcast and one-sided counters over MPI (raw MPI calls stay in parallel/).
 #include <algorithm>
-#include <shardsweep/io/mpi_comm.hpp>
+#include <shardsweep/parallel/mpi_comm.hpp>
 #include <stdexcept>
 
 namespace shardsweep
