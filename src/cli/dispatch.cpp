@@ -53,13 +53,13 @@ const std::vector<Command>& topCommands()
         { "inspect-et", "inspect-et PREFIX [options]",
           "Nodes, compute time, bytes per collective and critical path of Chakra traces.",
           inspectEt },
-        { "predict", "predict gemm|collective|embedding|torchrec [options]",
+        { "predict", "predict gemm|op|collective|embedding|torchrec [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
           validate },
-        { "bench", "bench kernel|sweep|planners|gemm|transformer [options]",
+        { "bench", "bench kernel|sweep|planners|gemm|ops|transformer [options]",
           "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
     };
     return commands;
@@ -69,7 +69,11 @@ const std::vector<Command>& predictCommands()
 {
     static const std::vector<Command> commands = {
         { "gemm", "predict gemm --gpu NAME --input shapes.csv",
-          "GEMM latency from the tile/wave model.", predictGemm },
+          "GEMM latency: learned MLP correction of the tile/wave model (or the analytic model).",
+          predictGemm },
+        { "op", "predict op --gpu NAME --input ops.csv",
+          "Softmax, layer norm and element-wise latency on a [B,H] tensor (learned or roofline).",
+          predictOp },
         { "collective", "predict collective --network NET.yml --collective KIND --bytes S",
           "Collective time with ASTRA-sim 2.0's analytical semantics.", predictCollective },
         { "embedding", "predict embedding --gpu NAME --input tables.csv",
@@ -94,6 +98,9 @@ const std::vector<Command>& benchCommands()
           benchPlanners },
         { "gemm", "bench gemm [options]",
           "GEMM model error per GPU, leave-one-GPU-out, next to the roofline.", benchGemm },
+        { "ops", "bench ops [options]",
+          "Learned vs analytic operator-model error per GPU and op family, leave-one-GPU-out.",
+          benchOps },
         { "transformer", "bench transformer [options]",
           "Transformer step model against measured iterations (vTrain, NeuSight): MAPE per set.",
           benchTransformer },
