@@ -169,7 +169,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     table.addRow( { ( dir / "et" ).string(), static_cast<long long>( graph.numRanks() ),
                     graph.iteration_ms, replay.finish_ns * 1e-6 } );
     if ( out_format == OutputFormat::table )
-        ctx.print() << fmt::format( "scenario {}: {} ranks, {} DLRM step written to {}/\n",
+        ctx.print() << fmt::format( "scenario {}: {} ranks, {} step written to {}/\n",
                                     scenario_path, graph.numRanks(), graph.workload_kind, out_dir );
     table.print( ctx.print(), out_format );
     return 0;
