@@ -287,6 +287,10 @@ def main(argv) -> int:
     p.add_argument("--subset", type=int, default=0, help="keep only N random rows per family (CI)")
     p.add_argument("--no-logo", action="store_true", help="skip the leave-one-GPU-out folds")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dump-predictions", metavar="PREFIX", default=None,
+                   help="write PREFIX<family>.csv: the final model's predictions of 3 rows per GPU "
+                        "(columns of `predict gemm` / `predict op` plus gpu and latency_ms), to check the "
+                        "C++ evaluator against this script")
     a = p.parse_args(argv)
     cat = read_catalog(a.gpus)
     t0 = time.time()
@@ -324,6 +328,13 @@ def main(argv) -> int:
         model = train(np.ones(len(d), dtype=bool))
         write_model(os.path.join(a.out_dir, f"{fam}.mlp"), fam, target, names, *model, out_min, gpus, check)
         print(f"{fam}: {len(d)} rows, {len(gpus)} GPUs -> {os.path.join(a.out_dir, fam + '.mlp')}")
+        if a.dump_predictions:
+            first = d.groupby("gpu").head(3).index.values
+            sel = np.zeros(len(d), dtype=bool)
+            sel[first] = True
+            dump = d.loc[sel, ["gpu", "op", "B"] + (["M", "N", "K"] if fam == "gemm" else ["H"])].copy()
+            dump["latency_ms"] = predict(model, sel)
+            dump.to_csv(f"{a.dump_predictions}{fam}.csv", index=False, float_format="%.17g")
         if a.no_logo:
             continue
         # Unseen shapes of the training GPUs: the rows whose dims add up to a multiple of 5
