@@ -457,6 +457,10 @@ Type Dataset::type() const
 
 void Dataset::writeRaw( const std::vector<Run>& runs, Type type, const void* data, bool collective )
 {
+    // An empty dataset has no storage: HDF5 refuses even an empty write to it (addr overflow).
+    // size() is the same on every rank, so collective callers all skip together.
+    if ( size() == 0 )
+        return;
     const std::uint64_t n = totalCount( runs );
     Dataspace file_space( size(), runs );
     Dataspace memory_space( n, n ? std::vector<Run>{ Run{ 0, n } } : std::vector<Run>{} );

@@ -7,6 +7,7 @@
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -88,7 +89,8 @@ std::vector<std::string> nameList( const YamlView& v, const std::vector<std::str
 
 std::vector<PlannerKind> planners( const YamlView& v )
 {
-    const std::vector<std::string> names = ScenarioSpace::plannerNames();
+    std::vector<std::string> names = ScenarioSpace::plannerNames();
+    names.resize( kGivenPlannerCode ); // "given" comes from a parallel: section, not by name
     std::vector<PlannerKind> out;
     for ( const std::string& n : nameList( v, names ) )
         out.push_back( PlannerKind( std::find( names.begin(), names.end(), n ) - names.begin() ) );
@@ -147,6 +149,88 @@ TablePoolSource poolSource( const std::optional<YamlView>& v )
     return pool;
 }
 
+// A list of names or one name, mapped through `table`.
+template <class E>
+std::vector<E> enumValues( const YamlView& v, const std::vector<std::pair<std::string, E>>& table )
+{
+    std::vector<E> out;
+    if ( !v.isSequence() )
+        return { v.asEnum( table ) };
+    if ( v.size() == 0 )
+        v.fail( "at least one value" );
+    for ( std::size_t i = 0; i < v.size(); ++i )
+        out.push_back( v.element( i ).asEnum( table ) );
+    return out;
+}
+
+std::vector<int> intOrList( const YamlView& v, const Range& range )
+{
+    std::vector<int> out;
+    if ( v.isScalar() )
+        return { v.asInt32( range ) };
+    for ( std::int64_t x : intValues( v, range ) )
+        out.push_back( int( x ) );
+    return out;
+}
+
+std::vector<int> boolValues( const YamlView& v )
+{
+    if ( !v.isSequence() )
+        return { v.asBool() ? 1 : 0 };
+    if ( v.size() == 0 )
+        v.fail( "at least one value" );
+    std::vector<int> out;
+    for ( std::size_t i = 0; i < v.size(); ++i )
+        out.push_back( v.element( i ).asBool() ? 1 : 0 );
+    return out;
+}
+
+// The grid's `parallel:` section (docs/SWEEPS.md): each key a value or a list.
+ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts )
+{
+    v.checkKeys( {}, { "tp", "pp", "micro_batch", "schedule", "recompute", "zero",
+                       "sequence_parallel", "fused", "mode" } );
+    ParallelGrid g;
+    const Range degree = Range::between( 1, 1 << 20 );
+    const bool every_tp =
+        v.has( "tp" ) && v.at( "tp" ).isScalar() && v.at( "tp" ).asString() == "every";
+    const bool every_pp =
+        v.has( "pp" ) && v.at( "pp" ).isScalar() && v.at( "pp" ).asString() == "every";
+    if ( every_tp != every_pp )
+        ( every_tp ? v.at( "pp" ) : v.at( "tp" ) )
+            .fail( "'every' for both tp and pp (every layout of the GPU count) or for neither" );
+    g.every_layout = every_tp;
+    if ( g.every_layout )
+    {
+        for ( int n : gpu_counts )
+            if ( n <= 0 )
+                v.at( "tp" ).fail( "explicit grid gpu_counts with 'tp: every'",
+                                   "the platform's own GPU count" );
+    }
+    else
+    {
+        if ( auto x = v.find( "tp" ) )
+            g.tp = intOrList( *x, degree );
+        if ( auto x = v.find( "pp" ) )
+            g.pp = intOrList( *x, degree );
+    }
+    if ( auto x = v.find( "micro_batch" ) )
+        g.micro_batch = intOrList( *x, Range::between( 1, 1.0e7 ) );
+    if ( auto x = v.find( "schedule" ) )
+        g.schedule = enumValues( *x, pipelineScheduleNames() );
+    if ( auto x = v.find( "recompute" ) )
+        g.recompute = enumValues( *x, recomputeNames() );
+    if ( auto x = v.find( "zero" ) )
+        g.zero = intOrList( *x, Range::between( 0, 3 ) );
+    if ( auto x = v.find( "sequence_parallel" ) )
+        g.sequence_parallel = boolValues( *x );
+    if ( auto x = v.find( "fused" ) )
+        g.fused = boolValues( *x );
+    if ( auto x = v.find( "mode" ) )
+        g.mode = enumValues( *x, runModeNames() );
+    return g;
+}
+
 SweepConfig parseRoot( const YamlView& root, const std::string& file, const std::string& text )
 {
     SweepConfig c;
@@ -168,7 +252,7 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
     if ( auto grid = root.find( "grid" ) )
     {
         grid->checkKeys( { "workloads", "platforms" },
-                         { "planners", "batches", "gpu_counts", "cost_models" } );
+                         { "planners", "batches", "gpu_counts", "cost_models", "parallel" } );
         c.workloads = paths( grid->at( "workloads" ) );
         c.platforms = paths( grid->at( "platforms" ) );
         if ( auto v = grid->find( "planners" ) )
@@ -183,6 +267,14 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
         }
         if ( auto v = grid->find( "cost_models" ) )
             c.cost_models = costModels( *v );
+        if ( auto v = grid->find( "parallel" ) )
+        {
+            c.has_parallel = true;
+            c.parallel = parallelGrid( *v, c.gpu_counts );
+            // With explicit configurations, planners are only run when listed.
+            if ( !grid->has( "planners" ) )
+                c.planners.clear();
+        }
     }
 
     if ( auto gens = root.find( "generators" ) )

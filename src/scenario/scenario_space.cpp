@@ -7,13 +7,15 @@
 namespace shardsweep
 {
 
+static_assert( kGivenPlannerCode == kNumPlanners, "'given' follows the planners" );
+
 namespace
 {
 // Same order as PlannerKind (plan/planner.hpp); kept here so that the scenario layer names
 // planners without linking the planners.
 const std::vector<std::string> kPlannerNames = {
     "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
-    "size_lookup_greedy", "torchrec", "shardsweep" };
+    "size_lookup_greedy", "torchrec", "shardsweep", "given" };
 
 // Mixed-radix digits, least significant first.
 struct Digits
@@ -199,7 +201,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
     {
         Digits d{ id };
         s.cost_model = c.cost_models[d.take( c.cost_models.size() )];
-        s.planner = c.planners[d.take( c.planners.size() )];
+        const std::uint64_t k = d.take( c.plannerAxisSize() );
         const std::int64_t batch = c.batches[d.take( c.batches.size() )];
         const int gpus = c.gpu_counts[d.take( c.gpu_counts.size() )];
         s.platform_index = int( d.take( c.platforms.size() ) );
@@ -209,6 +211,14 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
         const Platform& base = _inputs.platforms[s.platform_index].platform;
         s.platform = gpus > 0 ? resizePlatform( base, gpus ) : base;
         s.gpu_count = s.platform.numGpus();
+        if ( k < c.planners.size() )
+            s.planner = c.planners[k];
+        else
+        {
+            s.planner = static_cast<PlannerKind>( kGivenPlannerCode );
+            s.given_parallel = true;
+            s.parallel = c.parallel.at( k - c.planners.size(), s.gpu_count, s.global_batch );
+        }
         return s;
     }
     // Generated tasks: find the generator (a handful; linear search is fine).

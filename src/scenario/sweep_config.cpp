@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -18,10 +20,72 @@ CostModel parseCostModelName( const std::string& name )
     throw UsageError( "unknown cost model '" + name + "' (expected native or torchrec)" );
 }
 
+std::uint64_t ParallelGrid::layoutCount( const std::vector<int>& gpu_counts ) const
+{
+    if ( !every_layout )
+        return std::uint64_t( tp.size() ) * pp.size();
+    std::uint64_t most = 0;
+    for ( int g : gpu_counts )
+        most = std::max<std::uint64_t>( most, gpuLayouts( g ).size() );
+    return most;
+}
+
+std::uint64_t ParallelGrid::size( const std::vector<int>& gpu_counts ) const
+{
+    return layoutCount( gpu_counts ) * micro_batch.size() * schedule.size() * recompute.size() *
+           zero.size() * sequence_parallel.size() * fused.size() * mode.size();
+}
+
+ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
+                                 std::int64_t global_batch ) const
+{
+    // Mixed radix, mode fastest... layout slowest.
+    auto take = [&index]( std::size_t radix )
+    {
+        const std::uint64_t d = index % radix;
+        index /= radix;
+        return std::size_t( d );
+    };
+    ParallelConfig c;
+    c.global_batch = global_batch;
+    c.mode = mode[take( mode.size() )];
+    c.fused = fused[take( fused.size() )] != 0;
+    c.sequence_parallel = sequence_parallel[take( sequence_parallel.size() )] != 0;
+    c.zero = zero[take( zero.size() )];
+    c.recompute = recompute[take( recompute.size() )];
+    c.schedule = schedule[take( schedule.size() )];
+    c.micro_batch = micro_batch[take( micro_batch.size() )];
+    c.tp = c.pp = c.dp = 0;
+    if ( every_layout )
+    {
+        const auto layouts = gpuLayouts( num_gpus );
+        if ( index < layouts.size() )
+        {
+            c.tp = layouts[index].first;
+            c.pp = layouts[index].second;
+        }
+    }
+    else
+    {
+        c.pp = pp[take( pp.size() )];
+        c.tp = tp[take( tp.size() )];
+        if ( num_gpus % ( c.tp * c.pp ) != 0 )
+            c.tp = c.pp = 0;
+    }
+    if ( c.tp > 0 )
+        c.dp = num_gpus / ( c.tp * c.pp );
+    return c;
+}
+
+std::uint64_t SweepConfig::plannerAxisSize() const
+{
+    return planners.size() + ( has_parallel ? parallel.size( gpu_counts ) : 0 );
+}
+
 std::uint64_t SweepConfig::gridSize() const
 {
     return std::uint64_t( workloads.size() ) * platforms.size() * gpu_counts.size() *
-           batches.size() * planners.size() * cost_models.size();
+           batches.size() * plannerAxisSize() * cost_models.size();
 }
 
 std::uint64_t sweepConfigHash( const SweepConfig& config )

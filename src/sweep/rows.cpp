@@ -135,6 +135,26 @@ const std::vector<ColumnSpec>& scenarioColumns()
             column( "exposed_comm_ms", &R::exposed_comm_ms, "ms" ),
         };
         arrayColumns( c, &R::phase_ms, phaseColumnNames(), "ms" );
+        const std::vector<ColumnSpec> transformer = {
+            column( "workload_kind", &R::workload_kind, "code", "workload_kinds" ),
+            column( "tp", &R::tp, "GPUs" ),
+            column( "pp", &R::pp, "stages" ),
+            column( "dp", &R::dp, "replicas" ),
+            column( "micro_batch", &R::micro_batch, "sequences" ),
+            column( "schedule", &R::schedule, "code", "schedules" ),
+            column( "recompute", &R::recompute, "code", "recomputes" ),
+            column( "zero", &R::zero, "stage" ),
+            column( "sequence_parallel", &R::sequence_parallel, "1" ),
+            column( "fused", &R::fused, "1" ),
+            column( "mode", &R::mode, "code", "modes" ),
+            column( "peak_memory_stage", &R::peak_memory_stage, "stage" ),
+        };
+        c.insert( c.end(), transformer.begin(), transformer.end() );
+        arrayColumns(
+            c, &R::transformer_phase_ms,
+            { "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms", "optimizer_ms" },
+            "ms" );
+        c.push_back( column( "model_flops", &R::model_flops, "FLOP" ) );
         return c;
     }();
     return columns;
@@ -220,6 +240,9 @@ void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* pla
 {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     row.done = 1;
+    row.workload_kind = static_cast<std::int32_t>( workload.kind );
+    std::fill( row.transformer_phase_ms, row.transformer_phase_ms + kNumTransformerPhases, nan );
+    row.model_flops = nan;
     row.num_tables = static_cast<std::int32_t>( workload.tables.size() );
     row.num_shards = plan ? static_cast<std::int32_t>( plan->shards.size() ) : 0;
     if ( !result )
@@ -236,6 +259,34 @@ void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* pla
         return;
     }
     row.status = static_cast<std::int8_t>( ScenarioStatus::evaluated );
+    if ( result->kind == WorkloadKind::transformer )
+    {
+        const ParallelConfig& c = result->parallel;
+        const TransformerStepSummary& t = result->transformer;
+        row.feasible = result->feasible ? 1 : 0;
+        row.overflow_gpu = -1;
+        row.overflow_GiB = result->overflow_GiB;
+        row.iteration_ms = result->iteration_ms;
+        row.exposed_comm_ms = result->exposed_comm_ms;
+        std::fill( row.phase_ms, row.phase_ms + kNumPhases, nan );
+        row.max_memory_GiB = t.peak_memory_GiB;
+        row.num_shards = 0;
+        row.num_gpus_rows = 0; // no per-GPU rows: the stages' GPUs are alike (evaluate prints them)
+        row.tp = c.tp;
+        row.pp = c.pp;
+        row.dp = c.dp;
+        row.micro_batch = c.micro_batch;
+        row.schedule = static_cast<std::int32_t>( c.schedule );
+        row.recompute = static_cast<std::int32_t>( c.recompute );
+        row.zero = c.zero;
+        row.sequence_parallel = c.sequence_parallel ? 1 : 0;
+        row.fused = c.fused ? 1 : 0;
+        row.mode = static_cast<std::int32_t>( c.mode );
+        row.peak_memory_stage = t.peak_memory_stage;
+        std::copy( t.phase_ms, t.phase_ms + kNumTransformerPhases, row.transformer_phase_ms );
+        row.model_flops = t.model_flops;
+        return;
+    }
     row.feasible = result->feasible ? 1 : 0;
     row.overflow_gpu = result->overflow_gpu;
     row.overflow_GiB = result->overflow_GiB;

@@ -1,5 +1,6 @@
 // A ScenarioSpace as the engine's SweepProblem, and the per-scenario planner call.
 #include <shardsweep/scenario/sweep_config.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
 
 namespace shardsweep
@@ -25,6 +26,27 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
 
 PlanResult planSweepScenario( const ScenarioSpec& s )
 {
+    // Transformer workloads take their configuration from the sweep's parallel: grid (issue 13
+    // adds planners); DLRM planners do not apply to them and vice versa. A scenario that cannot
+    // run becomes status no_plan, never an exception inside the batched kernel call.
+    if ( s.workloadRef().isTransformer() || s.given_parallel )
+    {
+        PlanResult r;
+        if ( !s.workloadRef().isTransformer() )
+            r.reason = "a parallel configuration applies to transformer workloads only";
+        else if ( !s.given_parallel )
+            r.reason = std::string( "planner " ) + plannerName( s.planner ) +
+                       " does not plan transformer workloads";
+        else if ( s.cost_model != CostModel::native )
+            r.reason = "transformer workloads have only the native cost model";
+        else if ( s.parallel.tp == 0 )
+            r.reason = "no such (tp, pp) layout for this GPU count";
+        else
+            r.reason = parallelConfigError( s.workloadRef().transformer, s.parallel, s.gpu_count );
+        r.feasible = r.reason.empty();
+        r.plan.parallel = s.parallel;
+        return r;
+    }
     PlannerOptions options;
     options.seed = s.planner_seed;
     options.model = s.cost_model;

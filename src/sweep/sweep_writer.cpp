@@ -164,6 +164,10 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                              "data_parallel", "table_column_wise", "grid_shard" } ) );
             names.createStringDataset( "compute_kernels",
                                        enumNames( { "hbm", "uvm", "uvm_caching", "dense" } ) );
+            names.createStringDataset( "workload_kinds", enumNames( { "dlrm", "transformer" } ) );
+            names.createStringDataset( "schedules", enumNames( { "1f1b", "gpipe" } ) );
+            names.createStringDataset( "recomputes", enumNames( { "none", "selective", "full" } ) );
+            names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
         }
 
         const std::uint64_t window = std::max<std::uint64_t>( options.finalize_window, 1 );

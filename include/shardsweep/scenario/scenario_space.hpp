@@ -49,6 +49,10 @@ struct ScenarioSpec
     std::uint64_t task_seed = 0;    //!< the generator's seed (0 for grid scenarios)
     double memory_cap_GiB = 0.0;    //!< 0: none
     std::uint64_t planner_seed = 0; //!< for PlannerOptions::seed; from (sweep seed, id)
+    //! A configuration of the grid's `parallel:` section instead of a planner (planner code
+    //! kGivenPlannerCode, "given"); tp = pp = 0 when the layout does not exist for the GPU count.
+    bool given_parallel = false;
+    ParallelConfig parallel;
 
     const Workload& workloadRef() const { return *workload; }
 };
@@ -61,6 +65,10 @@ struct SweepInputs
     std::vector<int> generator_platform;   //!< per generator: index into platforms
     std::vector<TablePool> generator_pool; //!< per generator: its pool
 };
+
+//! Planner code of scenarios whose transformer configuration comes from the sweep's `parallel:`
+//! grid (after every PlannerKind in ScenarioSpace::plannerNames()).
+constexpr int kGivenPlannerCode = 8;
 
 class ScenarioSpace
 {
@@ -87,7 +95,8 @@ class ScenarioSpace
     const std::vector<std::string>& workloadNames() const { return _workload_names; }
     //! Platform names (grid platforms, then generator platforms not already listed).
     const std::vector<std::string>& platformNames() const { return _platform_names; }
-    static std::vector<std::string> plannerNames();   //!< index = PlannerKind
+    //! index = PlannerKind, then "given" (kGivenPlannerCode)
+    static std::vector<std::string> plannerNames();
     static std::vector<std::string> costModelNames(); //!< index = CostModel
     static std::vector<std::string> protocolNames();  //!< index = TaskProtocol ("none" first)
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer_spec.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
@@ -49,6 +50,31 @@ struct TaskGeneratorConfig
     std::vector<CostModel> cost_models; //!< default: the sweep's cost models
 };
 
+//! The grid's `parallel:` section: explicit transformer configurations, every combination of
+//! the lists below. dp = the scenario's GPU count / (tp·pp). With every_layout the (tp, pp)
+//! axis is every layout of the GPU count (gpuLayouts), padded to the longest over gpu_counts.
+struct ParallelGrid
+{
+    bool every_layout = false;
+    std::vector<int> tp = { 1 };
+    std::vector<int> pp = { 1 };
+    std::vector<int> micro_batch = { 1 };
+    std::vector<PipelineSchedule> schedule = { PipelineSchedule::one_f_one_b };
+    std::vector<Recompute> recompute = { Recompute::none };
+    std::vector<int> zero = { 0 };
+    std::vector<int> sequence_parallel = { 0 };
+    std::vector<int> fused = { 1 };
+    std::vector<RunMode> mode = { RunMode::train };
+
+    //! Entries of the (tp, pp) axis.
+    std::uint64_t layoutCount( const std::vector<int>& gpu_counts ) const;
+    //! Configurations per grid point (0: no parallel section).
+    std::uint64_t size( const std::vector<int>& gpu_counts ) const;
+    //! Configuration `index` for `num_gpus` GPUs; tp = pp = 0 when the layout index is past the
+    //! layouts of num_gpus (every_layout) or tp·pp does not divide num_gpus.
+    ParallelConfig at( std::uint64_t index, int num_gpus, std::int64_t global_batch ) const;
+};
+
 struct SweepConfig
 {
     std::string file; //!< the sweep file as given
@@ -63,6 +89,8 @@ struct SweepConfig
     std::vector<std::int64_t> batches;  //!< global batch sizes; 0 = the workload's own
     std::vector<int> gpu_counts;        //!< 0 = the platform's own
     std::vector<CostModel> cost_models; //!< default { native }
+    bool has_parallel = false;          //!< a `parallel:` section (transformer workloads)
+    ParallelGrid parallel;
 
     // ---- random task generators, numbered after the grid -----------------------------------
     std::vector<TaskGeneratorConfig> generators;
@@ -70,8 +98,10 @@ struct SweepConfig
     //! The sweep file's text, verbatim (for the results file and the configuration hash).
     std::string text;
 
-    //! Number of grid scenarios (0 when there are no workloads or no platforms).
+    //! Number of grid scenarios (0 when there are no workloads or no platforms). The planner
+    //! axis holds the planners, then the parallel configurations (planner code "given").
     std::uint64_t gridSize() const;
+    std::uint64_t plannerAxisSize() const;
 };
 
 //! FNV-1a 64 of the sweep text: the configuration hash a resumed run is checked against.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer_spec.hpp>
 #include <shardsweep/model/workload.hpp>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ namespace shardsweep
 {
 
 //! Schema of the results file and the journals (docs/HDF5_LAYOUT.md).
-constexpr int kSweepSchemaVersion = 1;
+//! 2: transformer columns (workload_kind, the configuration, the transformer phases).
+constexpr int kSweepSchemaVersion = 2;
 
 //! `status` of a scenario row.
 enum class ScenarioStatus : std::int8_t
@@ -57,6 +59,22 @@ struct ScenarioRow
     double iteration_ms = 0.0;
     double exposed_comm_ms = 0.0;
     double phase_ms[kNumPhases] = {};
+    // Transformer scenarios: the configuration (-1 for DLRM rows and rows without a plan) and
+    // the iteration's phases and model FLOPs (NaN for DLRM rows).
+    std::int32_t workload_kind = -1; //!< WorkloadKind
+    std::int32_t tp = -1;
+    std::int32_t pp = -1;
+    std::int32_t dp = -1;
+    std::int32_t micro_batch = -1;
+    std::int32_t schedule = -1;  //!< PipelineSchedule
+    std::int32_t recompute = -1; //!< Recompute
+    std::int32_t zero = -1;
+    std::int32_t sequence_parallel = -1;
+    std::int32_t fused = -1;
+    std::int32_t mode = -1; //!< RunMode
+    std::int32_t peak_memory_stage = -1;
+    double transformer_phase_ms[kNumTransformerPhases] = {};
+    double model_flops = 0.0;
 };
 
 //! One row of /gpus.
