@@ -8,6 +8,7 @@
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
@@ -119,8 +120,12 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         options.batch_size = std::clamp<std::uint64_t>(
             total / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16, 2048 );
     }
-    SweepReport report = runSweepEngine( ctx.comm, problem, planSweepScenario, evaluateScenarios,
-                                         options, ctx.print() );
+    // One cache per rank for the whole run: the pool's table cases recur in every batch.
+    TableStatsCache table_stats;
+    const SweepEvaluateFunction evaluate = [&table_stats]( const std::vector<ScenarioInput>& in )
+    { return evaluateScenarios( in, table_stats ); };
+    SweepReport report =
+        runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
     if ( report.already_complete )
         return 0;
     ResultTable phases = summaryTable( ctx.comm, report );
@@ -129,9 +134,9 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     {
         ctx.print() << fmt::format(
             "\n{} scenarios computed in {:.2f} s on {} rank(s): {:.1f} scenarios/s, {:.1f} per "
-            "rank; {} failed; I/O {:.1f}% of the run\n",
-            report.computed, report.wall_s, ctx.size, rate, rate / ctx.size, report.failures,
-            100.0 * report.io_s_max / std::max( report.wall_s, 1e-9 ) );
+            "rank; {} without a plan, {} failed; I/O {:.1f}% of the run\n",
+            report.computed, report.wall_s, ctx.size, rate, rate / ctx.size, report.no_plan,
+            report.failures, 100.0 * report.io_s_max / std::max( report.wall_s, 1e-9 ) );
         std::string busy = "busy s per rank:";
         for ( std::size_t r = 0; r < report.busy_s.size(); ++r )
             busy += fmt::format( " r{} {:.3f} ({:.0f} scen)", r, report.busy_s[r],

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -11,6 +10,7 @@
 #include <ostream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
+#include <shardsweep/parallel/stop_signal.hpp>
 
 namespace shardsweep
 {
@@ -18,44 +18,17 @@ namespace shardsweep
 namespace
 {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void onStopSignal( int signal )
-{
-    g_stop_signal = signal;
-}
-
-//! Installs SIGTERM/SIGUSR1 handlers for the lifetime of a run, restoring the old ones after.
-class SignalScope
-{
-  public:
-    SignalScope()
-    {
-        g_stop_signal = 0;
-        struct sigaction action = {};
-        action.sa_handler = onStopSignal;
-        sigemptyset( &action.sa_mask );
-        sigaction( SIGTERM, &action, &_old_term );
-        sigaction( SIGUSR1, &action, &_old_usr1 );
-    }
-    ~SignalScope()
-    {
-        sigaction( SIGTERM, &_old_term, nullptr );
-        sigaction( SIGUSR1, &_old_usr1, nullptr );
-    }
-
-  private:
-    struct sigaction _old_term = {}, _old_usr1 = {};
-};
-
 enum Slot
 {
     kNextBatch = 0,
     kDone = 1,
-    kFailed = 2,
+    kFailed = 2, //!< status error: materialising or planning threw
     kStop = 3,
-    kNumSlots = 4,
+    kNoPlan = 4, //!< status no_plan: the planner found no plan (not an error)
+    kNumSlots = 5,
 };
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string clock( double seconds )
 {
@@ -160,6 +133,9 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                             std::ostream& out )
 {
     const double t_start = mpi::wtime();
+    // Usually installed by main already (a signal received since then is kept, not dropped);
+    // here for callers such as tests that run the engine directly.
+    installStopSignalHandlers();
     const int rank = mpi::rank( comm ), size = mpi::size( comm );
     SweepReport report;
     const std::uint64_t n = options.max_scenarios > 0
@@ -260,7 +236,6 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
             << std::flush;
 
     // ---- the dynamic loop --------------------------------------------------------------------
-    SignalScope signals;
     const std::uint64_t batch_size = std::max<std::uint64_t>( options.batch_size, 1 );
     const std::uint64_t num_batches = ( pending.count() + batch_size - 1 ) / batch_size;
     const std::string my_journal =
@@ -281,7 +256,7 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         for ( ;; )
         {
             double t = mpi::wtime();
-            if ( g_stop_signal )
+            if ( pendingStopSignal() )
                 counters.max( kStop, 1 );
             if ( counters.read( kStop ) )
                 break;
@@ -299,6 +274,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
             specs.resize( ids.size() );
             plans.resize( ids.size() );
             batch.scenarios.resize( ids.size() );
+            for ( auto& row : batch.scenarios )
+                row.lower_bound_ms = kNaN; // kept when materialising fails
             for ( std::size_t i = 0; i < ids.size(); ++i )
             {
                 batch.scenarios[i].id = ids[i];
@@ -309,6 +286,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                     fillInputs( batch.scenarios[i], specs[i] );
                     const double t1 = mpi::wtime();
                     report.local.materialize += t1 - t;
+                    batch.scenarios[i].lower_bound_ms =
+                        problem.lower_bound ? problem.lower_bound( specs[i] ) : kNaN;
                     plans[i] = plan_fn( specs[i] );
                     report.local.plan += mpi::wtime() - t1;
                     if ( !plans[i].feasible )
@@ -342,7 +321,7 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
             std::vector<ScenarioResult> results;
             if ( !inputs.empty() )
                 results = evaluate_fn( inputs );
-            std::int64_t failed = 0;
+            std::int64_t failed = 0, no_plan = 0;
             for ( std::size_t i = 0, r = 0; i < ids.size(); ++i )
             {
                 ScenarioRow& row = batch.scenarios[i];
@@ -359,7 +338,7 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                     fillResultRows( row, specs[i].workload ? *specs[i].workload : empty, nullptr,
                                     nullptr, options.detail, batch.gpus, batch.shards );
                     row.status = static_cast<std::int8_t>( status[i] );
-                    ++failed;
+                    ++( status[i] == ScenarioStatus::no_plan ? no_plan : failed );
                 }
             }
             report.local.evaluate += mpi::wtime() - t;
@@ -376,6 +355,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
             counters.fetchAdd( kDone, std::int64_t( ids.size() ) );
             if ( failed )
                 counters.fetchAdd( kFailed, failed );
+            if ( no_plan )
+                counters.fetchAdd( kNoPlan, no_plan );
             report.local.dispatch += mpi::wtime() - t;
 
             if ( talk && options.progress_interval_s > 0 &&
@@ -387,19 +368,22 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                 const std::uint64_t total_done = report.done_before + done_now;
                 const double rate = done_now / std::max( elapsed, 1e-9 );
                 out << fmt::format( "[{:5.1f}%] {}/{} scenarios | {:.1f} scen/s ({:.1f}/rank) | "
-                                    "elapsed {} | ETA {} | failed {}\n",
+                                    "elapsed {} | ETA {} | no plan {} | failed {}\n",
                                     100.0 * double( total_done ) /
                                         double( std::max<std::uint64_t>( n, 1 ) ),
                                     total_done, n, rate, rate / size, clock( elapsed ),
                                     clock( double( n - total_done ) / std::max( rate, 1e-9 ) ),
-                                    counters.read( kFailed ) )
+                                    counters.read( kNoPlan ), counters.read( kFailed ) )
                     << std::flush;
             }
         }
         mpi::barrier( comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
+        report.no_plan = std::uint64_t( counters.read( kNoPlan ) );
         stopped = counters.read( kStop ) != 0;
+        if ( stopped )
+            clearStopSignal(); // acted on: a later run in this process starts clean
         mpi::barrier( comm );
         if ( writer )
         {

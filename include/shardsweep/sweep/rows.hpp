@@ -15,7 +15,8 @@ namespace shardsweep
 {
 
 //! Schema of the results file and the journals (docs/HDF5_LAYOUT.md).
-constexpr int kSweepSchemaVersion = 1;
+//! 2: /scenarios/lower_bound_ms added.
+constexpr int kSweepSchemaVersion = 2;
 
 //! `status` of a scenario row.
 enum class ScenarioStatus : std::int8_t
@@ -56,6 +57,8 @@ struct ScenarioRow
     double max_memory_GiB = 0.0;
     double iteration_ms = 0.0;
     double exposed_comm_ms = 0.0;
+    //! iterationLowerBoundMs of the scenario's task (native model; NaN for other cost models).
+    double lower_bound_ms = 0.0;
     double phase_ms[kNumPhases] = {};
 };
 

@@ -27,6 +27,9 @@ struct SweepProblem
 {
     std::uint64_t num_scenarios = 0;
     std::function<ScenarioSpec( std::uint64_t )> materialize;
+    //! A lower bound on the iteration time of any plan of the scenario's task (stored next to
+    //! its iteration time; NaN where it does not apply). Unset: NaN for every scenario.
+    std::function<double( const ScenarioSpec& )> lower_bound;
     std::vector<std::string> workload_names;
     std::vector<std::string> platform_names;
     std::vector<std::string> generator_names;
@@ -72,7 +75,8 @@ struct SweepReport
     std::uint64_t num_scenarios = 0;
     std::uint64_t done_before = 0;    //!< scenarios found in journals at start
     std::uint64_t computed = 0;       //!< scenarios computed by this run (all ranks)
-    std::uint64_t failures = 0;       //!< of those, status != evaluated
+    std::uint64_t failures = 0;       //!< of those, status error (materialising/planning threw)
+    std::uint64_t no_plan = 0;        //!< of those, status no_plan (the planner found none)
     std::uint64_t local_computed = 0; //!< by this rank
     double wall_s = 0.0;
     SweepTimes local;           //!< this rank's phase times
