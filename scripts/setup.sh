@@ -29,6 +29,7 @@ packages=(
     libboost-program-options-dev libfmt-dev libgtest-dev libyaml-cpp-dev
     python3 python3-numpy python3-h5py python3-pandas python3-matplotlib python3-sklearn python3-yaml
     clang-format ccache
+    protobuf-compiler python3-protobuf
 )
 if [[ "${SHARDSWEEP_WITH_SLURM:-1}" == 1 ]]; then
     packages+=(slurm-wlm munge)

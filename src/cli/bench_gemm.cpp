@@ -4,9 +4,12 @@
 #include <iostream>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/calibration/gemm_fit.hpp>
+#include <shardsweep/cli/bench_learned.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <sstream>
 
@@ -45,6 +48,57 @@ std::vector<double> rooflineRows( const GemmDataset& d, const std::vector<std::s
     return p;
 }
 
+//! --table learned: the learned GEMM model's fold files against the shipped analytic model.
+ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
+{
+    const LearnedOperatorModel shapes_model =
+        loadLearnedGemmModel( model_dir + "/logo/gemm_unseen_shapes.mlp" );
+    ResultTable table = learnedErrorTable();
+    for ( std::size_t g = 0; g < d.gpus.size(); ++g )
+    {
+        const GpuEntry* entry = defaultGpuCatalog().find( d.device_names[g] );
+        const std::string name = entry ? entry->name : d.gpus[g];
+        const LearnedOperatorModel fold =
+            loadLearnedGemmModel( model_dir + "/logo/gemm_without_" + name + ".mlp" );
+        std::vector<GemmShape> shapes;
+        std::vector<double> meas;
+        std::vector<char> held, linear;
+        for ( const GemmMeasurement& m : d.rows )
+            if ( m.gpu == static_cast<int>( g ) )
+            {
+                GemmShape s;
+                s.B = m.B;
+                s.M = m.M;
+                s.N = m.N;
+                s.K = m.K;
+                s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
+                shapes.push_back( s );
+                meas.push_back( m.latency_ms );
+                held.push_back( static_cast<long long>( m.B + m.M + m.N + m.K ) % 5 == 0 );
+                linear.push_back( m.linear );
+            }
+        const auto latency = [&]( const LearnedOperatorModel* model )
+        {
+            std::vector<double> out;
+            for ( const GemmPrediction& p : predictGemmsHost( model, d.specs[g], shapes ) )
+                out.push_back( p.latency_ms );
+            return out;
+        };
+        const std::vector<double> logo = latency( &fold ), unseen = latency( &shapes_model ),
+                                  analytic = latency( nullptr );
+        std::vector<char> all( shapes.size(), 1 ), bmm( shapes.size() );
+        for ( std::size_t i = 0; i < shapes.size(); ++i )
+            bmm[i] = !linear[i];
+        addLearnedRows( table, name, "all",
+                        learnedSplitErrors( meas, logo, unseen, analytic, held, all ) );
+        addLearnedRows( table, name, "bmm",
+                        learnedSplitErrors( meas, logo, unseen, analytic, held, bmm ) );
+        addLearnedRows( table, name, "linear",
+                        learnedSplitErrors( meas, logo, unseen, analytic, held, linear ) );
+    }
+    return table;
+}
+
 void addConstantsRow( ResultTable& t, const std::string& fold, const GemmFitResult& r )
 {
     double x[kGemmNumConstants];
@@ -61,6 +115,7 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
 {
     std::string data_dir = std::string( SHARDSWEEP_SHARED_DIR ) + "/data/gemm";
     std::string format = "table", table = "errors";
+    std::string model_dir = defaultModelDir();
     int stride = 8, max_evals = 2500;
     po::options_description opts(
         "Usage: shardsweep bench gemm [options]\n\n"
@@ -79,8 +134,14 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
         "$SHARED/data/gemm)" )( "format", po::value( &format ), "table | csv | json" )(
         "table", po::value( &table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
-        "GPUs" )( "fit-stride", po::value( &stride ),
-                  "fit on every n-th row of the training GPUs (default 8, keeps the run < 1 min)" )(
+        "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "
+        "without each GPU (<models>/logo/gemm_without_<GPU>.mlp) on that GPU, and trained without "
+        "the rows whose B+M+N+K is a multiple of 5 (logo/gemm_unseen_shapes.mlp) on those rows, "
+        "next to the shipped analytic model on the same rows (MAPE %)" )(
+        "model-dir", po::value( &model_dir ),
+        "folder with logo/gemm_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
+        "fit-stride", po::value( &stride ),
+        "fit on every n-th row of the training GPUs (default 8, keeps the run < 1 min)" )(
         "max-evaluations", po::value( &max_evals ),
         "objective evaluations per fit (default 2500)" );
     po::variables_map vm;
@@ -101,15 +162,27 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
         return 0;
     }
     const OutputFormat fmt = parseOutputFormat( format );
-    if ( table != "errors" && table != "constants" )
-        throw UsageError( "bench gemm: --table must be 'errors' or 'constants', found '" + table +
-                          "'" );
+    if ( table != "errors" && table != "constants" && table != "learned" )
+        throw UsageError(
+            "bench gemm: --table must be 'errors', 'constants' or 'learned', found '" + table +
+            "'" );
     if ( stride < 1 || max_evals < 1 )
         throw UsageError( "bench gemm: --fit-stride and --max-evaluations must be >= 1" );
 
     const auto start = std::chrono::steady_clock::now();
     const GemmDataset d = loadNeuSightGemmDataset( data_dir );
     const int num_gpus = static_cast<int>( d.gpus.size() );
+    if ( table == "learned" )
+    {
+        learnedTable( d, model_dir ).print( ctx.print(), fmt );
+        if ( fmt == OutputFormat::table )
+            ctx.print()
+                << "\n"
+                << d.rows.size() << " rows, " << num_gpus << " GPUs, "
+                << std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count()
+                << " s\n";
+        return 0;
+    }
 
     // Fit on all GPUs: what the shipped constants were fitted on.
     std::vector<std::size_t> all_fit;

@@ -67,7 +67,11 @@ bool PredictCli::parse( const CommandContext& ctx, const Arguments& args )
         throw UsageError( _command + ": " + e.what() );
     }
     if ( _taken & kGpu )
-        _gpu = findGpu( _gpu_name ).spec;
+    {
+        const GpuEntry& entry = findGpu( _gpu_name );
+        _gpu = entry.spec;
+        _gpu_catalog_name = entry.name;
+    }
     return true;
 }
 

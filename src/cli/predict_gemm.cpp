@@ -1,6 +1,10 @@
 // shardsweep predict gemm: the GEMM model (model/gemm.hpp) for the shapes of a CSV file.
+#include <filesystem>
+#include <memory>
 #include <shardsweep/cli/predict_cli.hpp>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/gemm.hpp>
 
@@ -9,6 +13,8 @@ namespace shardsweep
 
 namespace
 {
+namespace po = boost::program_options;
+
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
     if ( t.isEmpty( row, "dtype" ) )
@@ -50,40 +56,87 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
 {
     PredictCli cli(
         "predict gemm",
-        "Usage: shardsweep predict gemm --gpu NAME --input shapes.csv [--output pred.csv]\n\n"
+        "Usage: shardsweep predict gemm --gpu NAME --input shapes.csv [--output pred.csv]\n"
+        "                               [--model learned|analytic] [--model-file F] "
+        "[--force-learned]\n\n"
         "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
         "of\n"
         "a CSV file with the columns B,M,N,K and optionally dtype (fp32 default, tf32, fp16, "
         "bf16)\n"
         "and op (bmm default: a plain (batched) matmul, also 'mm'; linear: addmm with a bias, "
         "whose\n"
-        "call costs more host time),\n"
-        "using the tile/wave model of model/gemm.hpp (docs/model/gemm.md). The output repeats the\n"
-        "input columns and adds latency_ms, tile (rows x columns of C per thread block), waves "
-        "and\n"
-        "bound (compute | memory). --input: CSV with columns B,M,N,K[,dtype][,op].\n",
+        "call costs more host time).\n"
+        "Models: 'analytic' is the tile/wave model of model/gemm.hpp (docs/model/gemm.md); "
+        "'learned'\n"
+        "(default) multiplies it by an MLP correction and keeps it above the roofline with the "
+        "wave\n"
+        "count (model/learned_operator.hpp, docs/model/learned_operators.md). The learned model "
+        "is\n"
+        "used for the GPUs it was trained on (its file's trained_on line); on other GPUs it "
+        "is less\n"
+        "accurate than the analytic model (leave-one-GPU-out, docs/MODEL.md), so they get the "
+        "analytic\n"
+        "model unless --force-learned. The output repeats the input columns and adds latency_ms, "
+        "tile\n"
+        "(rows x columns of C per thread block), waves and bound (compute | memory) of the "
+        "analytic\n"
+        "model, and model (the one that priced the row). --input: CSV with columns "
+        "B,M,N,K[,dtype][,op].\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
+    std::string model_name = "learned", model_file;
+    bool force_learned = false;
+    cli.options().add_options()( "model", po::value( &model_name ),
+                                 "learned (default) | analytic" )(
+        "model-file", po::value( &model_file ),
+        "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
+        "$SHARDSWEEP_MODEL_DIR or inputs/models)" )(
+        "force-learned", po::bool_switch( &force_learned ),
+        "use the learned model also on GPUs it was not trained on" );
     if ( !cli.parse( ctx, args ) )
         return 0;
+    if ( model_name != "learned" && model_name != "analytic" )
+        throw UsageError( "predict gemm: --model must be 'learned' or 'analytic', found '" +
+                          model_name + "'" );
     const GpuSpec& gpu = cli.gpu();
+    std::unique_ptr<LearnedOperatorModel> learned;
+    if ( model_name == "learned" )
+    {
+        const std::string path = model_file.empty() ? defaultGemmModelPath() : model_file;
+        if ( !model_file.empty() || std::filesystem::exists( path ) )
+        {
+            learned = std::make_unique<LearnedOperatorModel>( loadLearnedGemmModel( path ) );
+            if ( !force_learned && !learned->trainedOn( cli.gpuName() ) )
+                learned.reset();
+        }
+    }
 
     const CsvTable t = cli.readInput( { "B", "M", "N", "K" }, { "dtype", "op" } );
-    ResultTable result(
-        { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound" } );
+    std::vector<GemmShape> shapes( t.numRows() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
-        const double b = positiveDim( t, r, "B" ), m = positiveDim( t, r, "M" ),
-                     n = positiveDim( t, r, "N" ), k = positiveDim( t, r, "K" );
-        const DataType dtype = parseGemmDtype( t, r );
-        const GemmOp op = parseGemmOp( t, r );
-        const GemmPrediction p = shardsweep::predictGemm( gpu, b, m, n, k, dtype, op );
-        static const char* names[] = { "fp32", "tf32", "fp16", "bf16" };
-        result.addRow( { static_cast<long long>( b ), static_cast<long long>( m ),
-                         static_cast<long long>( n ), static_cast<long long>( k ),
-                         std::string( names[static_cast<int>( dtype )] ),
-                         std::string( op == GemmOp::linear ? "linear" : "bmm" ), p.latency_ms,
+        GemmShape& s = shapes[r];
+        s.B = positiveDim( t, r, "B" );
+        s.M = positiveDim( t, r, "M" );
+        s.N = positiveDim( t, r, "N" );
+        s.K = positiveDim( t, r, "K" );
+        s.dtype = parseGemmDtype( t, r );
+        s.op = parseGemmOp( t, r );
+    }
+    const std::vector<GemmPrediction> pred = predictGemmsHost( learned.get(), gpu, shapes );
+    ResultTable result(
+        { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound", "model" } );
+    static const char* names[] = { "fp32", "tf32", "fp16", "bf16" };
+    for ( std::size_t r = 0; r < shapes.size(); ++r )
+    {
+        const GemmShape& s = shapes[r];
+        const GemmPrediction& p = pred[r];
+        result.addRow( { static_cast<long long>( s.B ), static_cast<long long>( s.M ),
+                         static_cast<long long>( s.N ), static_cast<long long>( s.K ),
+                         std::string( names[static_cast<int>( s.dtype )] ),
+                         std::string( s.op == GemmOp::linear ? "linear" : "bmm" ), p.latency_ms,
                          std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
-                         std::string( p.memory_bound ? "memory" : "compute" ) } );
+                         std::string( p.memory_bound ? "memory" : "compute" ),
+                         std::string( learned ? "learned" : "analytic" ) } );
     }
     cli.write( ctx, result );
     return 0;

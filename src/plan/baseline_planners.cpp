@@ -93,7 +93,12 @@ std::string overCommitReason( const Workload& workload, const Platform& platform
     return {};
 }
 
-double iterationMsOnHost( const ScenarioInput& input )
+double gpuMemoryBytes( const Platform& platform )
+{
+    return platform.gpu.memory_GiB * kBytesPerGiB;
+}
+
+StepSummary stepOnHost( const ScenarioInput& input )
 {
     // The kernel's entry (predictStep / predictStepTorchrec) on plain vectors, with the inputs
     // packScenarios would build: no Views, so no parallel initialisation per plan.
@@ -151,12 +156,15 @@ double iterationMsOnHost( const ScenarioInput& input )
                                 scratch.data() + 2 * gpus,
                                 scratch.data() + 3 * gpus };
     if ( input.model == CostModel::torchrec )
-        return predictStepTorchrec( p, batch, tables, shards, arrays, fwd.data(), bwd.data() )
-            .iteration_ms;
+        return predictStepTorchrec( p, batch, tables, shards, arrays, fwd.data(), bwd.data() );
     const DenseCost dense =
         denseCost( p.gpu, w.dense, n, sum_dims, static_cast<double>( batch ) / gpus );
-    return predictStep( p, w.dense, dense, batch, tables, shards, arrays, fwd.data(), bwd.data() )
-        .iteration_ms;
+    return predictStep( p, w.dense, dense, batch, tables, shards, arrays, fwd.data(), bwd.data() );
+}
+
+double iterationMsOnHost( const ScenarioInput& input )
+{
+    return stepOnHost( input ).iteration_ms;
 }
 
 } // namespace planner_detail

@@ -76,12 +76,14 @@ PlanState::PlanState( const Workload& workload, const Platform& platform, std::i
     bottom_bwd_ = dense.bottom_bwd_ms;
     top_ms_ = dense.top_fwd_ms + dense.top_bwd_ms;
     dense_gradient_bytes_ = dense.parameters * dataTypeBytes( workload.dense.dtype );
+    fixed_bytes_ = denseReplicaBytes( workload.dense, dense.parameters ) + dense.activation_bytes +
+                   platform.hbm_reserve_GiB * kBytesPerGiB;
     tables_.resize( workload.tables.size() );
     stats_.resize( workload.tables.size() );
     for ( std::size_t t = 0; t < workload.tables.size(); ++t )
         setTablePlan( static_cast<int>( t ), TablePlan{} );
     fwd_.assign( num_gpus_, 0.0 );
-    bwd_ = hbm_ = pooled_ = ids_ = fwd_;
+    bwd_ = hbm_ = memory_ = pooled_ = ids_ = fwd_;
     refresh();
 }
 
@@ -114,11 +116,18 @@ PlanShard PlanState::price( int t, int gpu, std::int64_t row_offset, std::int64_
     s.fwd_ms = c.fwd_ms;
     s.bwd_ms = c.bwd_ms;
     s.hbm_bytes = shardHbmBytes( spec, rows, num_cols, tp.kernel, tp.cache_fraction );
+    const double elem = dataTypeBytes( spec.dtype );
     if ( mp )
     {
-        s.pooled_bytes = local_ * num_cols * dataTypeBytes( spec.dtype );
+        s.pooled_bytes = local_ * num_cols * elem;
         s.id_bytes = local_ * spec.pooling_factor * share * kIndexBytes;
     }
+    // predictStep's memory terms of this shard on its GPU (plan_state.hpp): activations, ids
+    // received from the P-1 others, pooled values sent to them, minus its own part of the
+    // pooled values every GPU receives (counted in the shared term).
+    const double p = num_gpus_;
+    s.memory_bytes = s.hbm_bytes + 2.0 * ( mp ? global_ : local_ ) * num_cols * elem +
+                     ( p - 1.0 ) * s.id_bytes + 2.0 * ( p - 2.0 ) * s.pooled_bytes;
     return s;
 }
 
@@ -128,6 +137,7 @@ void PlanState::addShard( const PlanShard& s )
     fwd_[s.gpu] += s.fwd_ms;
     bwd_[s.gpu] += s.bwd_ms;
     hbm_[s.gpu] += s.hbm_bytes;
+    memory_[s.gpu] += s.memory_bytes;
     pooled_[s.gpu] += s.pooled_bytes;
     ids_[s.gpu] += s.id_bytes;
     total_pooled_ += s.pooled_bytes;
@@ -143,6 +153,7 @@ void PlanState::removeShard( int index )
     fwd_[s.gpu] -= s.fwd_ms;
     bwd_[s.gpu] -= s.bwd_ms;
     hbm_[s.gpu] -= s.hbm_bytes;
+    memory_[s.gpu] -= s.memory_bytes;
     pooled_[s.gpu] -= s.pooled_bytes;
     ids_[s.gpu] -= s.id_bytes;
     total_pooled_ -= s.pooled_bytes;
@@ -174,7 +185,7 @@ void PlanState::load( const Plan& plan )
 {
     shards_.clear();
     std::fill( fwd_.begin(), fwd_.end(), 0.0 );
-    bwd_ = hbm_ = pooled_ = ids_ = fwd_;
+    bwd_ = hbm_ = memory_ = pooled_ = ids_ = fwd_;
     total_pooled_ = total_ids_ = dp_gradient_bytes_ = 0.0;
     for ( std::size_t t = 0; t < plan.tables.size(); ++t )
         setTablePlan( static_cast<int>( t ), plan.tables[t] );
@@ -210,6 +221,7 @@ void PlanState::refresh()
     topThree( bwd_, 1.0, top_bwd_ );
     topThree( pooled_, 1.0, top_pooled_ );
     topThree( ids_, 1.0, top_ids_ );
+    topThree( memory_, 1.0, top_memory_ );
     spread_ = 0.0;
     for ( int g = 0; g < num_gpus_; ++g )
         spread_ += fwd_[g] * fwd_[g] + bwd_[g] * bwd_[g];
@@ -235,9 +247,25 @@ double PlanState::objectiveWith( const GpuDelta& a, const GpuDelta& b ) const
 {
     auto val = [&]( const std::vector<double>& v, const GpuDelta& d, double GpuDelta::*field )
     { return d.gpu >= 0 ? v[d.gpu] + d.*field : 0.0; };
-    if ( ( a.gpu >= 0 && a.hbm > 0.0 && hbm_[a.gpu] + a.hbm > capacity_ ) ||
-         ( b.gpu >= 0 && b.hbm > 0.0 && hbm_[b.gpu] + b.hbm > capacity_ ) )
-        return kInf;
+    // Memory: a GPU whose memory grows must stay within the capacity. More pooled values in
+    // total grow every GPU's receive buffers, so then the fullest other GPU must fit as well.
+    const double shared_growth = 2.0 * ( a.pooled + b.pooled );
+    const double shared = sharedMemory() + shared_growth;
+    const double limit = this->limit();
+    for ( const GpuDelta* d : { &a, &b } )
+        if ( d->gpu >= 0 && d->memory + shared_growth > 0.0 &&
+             memory_[d->gpu] + d->memory + shared > limit )
+            return kInf;
+    if ( shared_growth > 0.0 )
+    {
+        for ( int k = 0; k < 3; ++k )
+            if ( top_memory_[k] >= 0 && top_memory_[k] != a.gpu && top_memory_[k] != b.gpu )
+            {
+                if ( memory_[top_memory_[k]] + shared > limit )
+                    return kInf;
+                break;
+            }
+    }
     const double max_fwd = extremeWith( fwd_, top_fwd_, 1.0, a, val( fwd_, a, &GpuDelta::fwd ), b,
                                         val( fwd_, b, &GpuDelta::fwd ) );
     const double max_bwd = extremeWith( bwd_, top_bwd_, 1.0, a, val( bwd_, a, &GpuDelta::bwd ), b,

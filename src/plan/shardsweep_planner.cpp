@@ -37,7 +37,7 @@ GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove )
     d.gpu = gpu;
     d.fwd = add.fwd_ms - ( remove ? remove->fwd_ms : 0.0 );
     d.bwd = add.bwd_ms - ( remove ? remove->bwd_ms : 0.0 );
-    d.hbm = add.hbm_bytes - ( remove ? remove->hbm_bytes : 0.0 );
+    d.memory = add.memory_bytes - ( remove ? remove->memory_bytes : 0.0 );
     d.pooled = add.pooled_bytes - ( remove ? remove->pooled_bytes : 0.0 );
     d.ids = add.id_bytes - ( remove ? remove->id_bytes : 0.0 );
     return d;
@@ -73,7 +73,7 @@ struct Candidate
 };
 
 //! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
-//! has fewer rows than GPUs or (check_capacity) a GPU would over-commit.
+//! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
                   bool check_capacity = true )
 {
@@ -94,7 +94,7 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
     }
     st.refresh();
     for ( int g = 0; check_capacity && g < st.numGpus(); ++g )
-        if ( st.hbm( g ) > st.capacity() )
+        if ( !st.fits( g ) )
             return false;
     return true;
 }
@@ -200,14 +200,20 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
         int roomiest = -1;
         for ( int g = 0; g < gpus; ++g )
             if ( host_used[g / per_node] + host_bytes <= host_cap &&
-                 ( roomiest < 0 || st.hbm( g ) < st.hbm( roomiest ) ) )
+                 ( roomiest < 0 || st.memory( g ) < st.memory( roomiest ) ) )
                 roomiest = g;
         if ( roomiest < 0 )
             return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise, "
                                 "as a UVM cache or in host memory",
                                 tableLabel( w, t ), host_bytes / kBytesPerGiB );
-        const double fraction = std::min( 1.0, ( st.capacity() - st.hbm( roomiest ) ) / weights );
+        // The cache gets what is left of the GPU's memory once the table's activations and
+        // all-to-all buffers (those of a plain UVM shard) are counted.
         TablePlan tp;
+        tp.kernel = ComputeKernel::uvm;
+        st.setTablePlan( t, tp );
+        const PlanShard bare = st.price( t, roomiest, 0, spec.rows, 0, spec.dim );
+        const double room = st.room( roomiest ) - bare.memory_bytes - 2.0 * bare.pooled_bytes;
+        const double fraction = std::min( 1.0, room / weights );
         tp.kernel = fraction >= kMinCacheFraction ? ComputeKernel::uvm_caching : ComputeKernel::uvm;
         tp.cache_fraction = fraction >= kMinCacheFraction ? fraction : 0.0;
         int gpu = roomiest;
@@ -334,8 +340,8 @@ void improveByMoves( PlanState& st, Budget& budget )
     }
 }
 
-//! Makes a state that over-commits GPUs fit again: repeatedly moves (or swaps for a smaller
-//! shard) the shard of an over-committed GPU whose relocation raises the iteration time least,
+//! Makes a state whose memory overflows on some GPUs fit again: repeatedly moves (or swaps for a
+//! smaller shard) the shard of the fullest GPU whose relocation raises the iteration time least,
 //! onto a GPU with room. False if some GPU cannot be brought under its capacity.
 bool repairMemory( PlanState& st, Budget& budget )
 {
@@ -344,7 +350,7 @@ bool repairMemory( PlanState& st, Budget& budget )
     {
         int a = -1;
         for ( int g = 0; g < gpus; ++g )
-            if ( st.hbm( g ) > st.capacity() && ( a < 0 || st.hbm( g ) > st.hbm( a ) ) )
+            if ( !st.fits( g ) && ( a < 0 || st.memory( g ) > st.memory( a ) ) )
                 a = g;
         if ( a < 0 )
             return true;
@@ -358,7 +364,7 @@ bool repairMemory( PlanState& st, Budget& budget )
         for ( int s = 0; s < shards; ++s )
         {
             const PlanShard& sh = st.shard( s );
-            if ( sh.gpu != a || !movable( st, sh ) || sh.hbm_bytes <= 0.0 )
+            if ( sh.gpu != a || !movable( st, sh ) || sh.memory_bytes <= 0.0 )
                 continue;
             const GpuDelta out = removal( sh );
             for ( int g = 0; g < gpus; ++g )
@@ -372,7 +378,8 @@ bool repairMemory( PlanState& st, Budget& budget )
             for ( int o = 0; o < shards; ++o )
             {
                 const PlanShard& other = st.shard( o );
-                if ( other.gpu == a || !movable( st, other ) || other.hbm_bytes >= sh.hbm_bytes )
+                if ( other.gpu == a || !movable( st, other ) ||
+                     other.memory_bytes >= sh.memory_bytes )
                     continue;
                 const double obj =
                     st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
@@ -561,8 +568,12 @@ void iteratedSearch( PlanState& best, const Workload& w, const Platform& platfor
             const int s = movable_shards[rng.uniformInt( 0, movable_shards.size() - 1 )];
             const int g = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
             const PlanShard& sh = trial.shard( s );
-            if ( g != sh.gpu && trial.hbm( g ) + sh.hbm_bytes <= trial.capacity() )
+            if ( g != sh.gpu &&
+                 trial.objectiveWith( removal( sh ), deltaOf( g, sh, nullptr ) ) < kInf )
+            {
                 trial.moveShard( s, g );
+                trial.refresh();
+            }
         }
         localSearch( trial, w, platform, budget );
         trial.refresh();
@@ -570,6 +581,15 @@ void iteratedSearch( PlanState& best, const Workload& w, const Platform& platfor
         if ( trial.objective() < best.objective() * ( 1.0 - kTie ) )
             best = std::move( trial );
     }
+}
+
+//! True if every GPU's memory fits under the full model (PlanState::fits).
+bool allFit( const PlanState& st )
+{
+    for ( int g = 0; g < st.numGpus(); ++g )
+        if ( !st.fits( g ) )
+            return false;
+    return true;
 }
 
 } // namespace
@@ -582,20 +602,29 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     { return std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count(); };
     const int gpus = platform.numGpus();
     const int num_tables = static_cast<int>( workload.tables.size() );
-    const double cap = gpuCapacityBytes( platform );
     PlanResult result;
 
-    PlanState state( workload, platform, global_batch, cap );
-    result.reason = greedyPlacement( state, workload, platform );
-    if ( !result.reason.empty() )
-        return result;
+    // Memory is priced with the model that decides feasibility (predictStep's memory(g):
+    // tables, activations, buffers, dense replica, reserve) against the GPU's whole memory.
+    PlanState state( workload, platform, global_batch, gpuMemoryBytes( platform ) );
+    const std::string greedy_reason = greedyPlacement( state, workload, platform );
 
-    // 2. The search starts from the best of the greedy placement, the greedy baselines and
-    //    TorchRec's plan, so it is never worse than any of them. Seeds are priced by PlanState
-    //    (predictStep's composition on the host, serial: no kernel launch per seed).
-    Plan best_seed = state.toPlan();
-    double best_seed_obj = state.objective();
+    // 2. The search starts from the fastest plan that fits among the greedy placement, every
+    //    baseline and TorchRec's plan, so it is never worse than any of them that fits. Seeds
+    //    are priced by PlanState (predictStep's composition on the host, serial: no kernel
+    //    launch per seed).
+    struct Seed
+    {
+        Plan plan;
+        double objective;
+    };
+    std::vector<Seed> fitting;
+    if ( greedy_reason.empty() && allFit( state ) )
+        fitting.push_back( { state.toPlan(), state.objective() } );
+    const Plan greedy_plan = greedy_reason.empty() ? state.toPlan() : Plan{};
     std::vector<PlanResult> seeds;
+    for ( PlannerKind kind : { PlannerKind::round_robin, PlannerKind::random } )
+        seeds.push_back( planUnchecked( kind, workload, platform, options.seed ) );
     for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
                                PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
         seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
@@ -607,51 +636,65 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     for ( PlanResult& seed : seeds )
     {
+        // An infeasible baseline plan over-commits tables already (or is incomplete).
         if ( !seed.feasible )
             continue;
         state.load( seed.plan );
-        // TorchRec sizes memory its own way: a seed must also fit the shared table rule.
-        bool fits = true;
-        for ( int g = 0; g < gpus; ++g )
-            fits = fits && state.hbm( g ) <= cap * ( 1.0 + 1e-9 );
-        const double obj = state.objective();
-        if ( fits && obj < best_seed_obj )
-        {
-            best_seed_obj = obj;
-            best_seed = std::move( seed.plan );
-        }
+        if ( allFit( state ) )
+            fitting.push_back( { std::move( seed.plan ), state.objective() } );
     }
-    state.load( best_seed );
+    std::stable_sort( fitting.begin(), fitting.end(),
+                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
 
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    if ( !fitting.empty() )
+        state.load( fitting.front().plan );
+    else if ( greedy_reason.empty() )
+    {
+        // Nothing known fits: try to move the greedy placement's overflow away.
+        state.load( greedy_plan );
+        repairMemory( state, budget );
+    }
+    else
+    {
+        result.reason = greedy_reason;
+        return result;
+    }
     localSearch( state, workload, platform, budget );
     iteratedSearch( state, workload, platform, budget, options.seed );
 
+    // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in
+    //    another order than the kernel's), else the fastest seed that fits. A searched plan
+    //    that the kernel prices above the best seed gives way to the seed.
+    auto check = [&]( const Plan& plan ) {
+        return stepOnHost( { &workload, &platform, &plan, global_batch, options.model } );
+    };
     result.plan = state.toPlan();
-    result.feasible = true;
-    if ( !options.price_plan )
+    StepSummary summary = check( result.plan );
+    const StepSummary searched = summary;
+    for ( std::size_t k = 0; k < fitting.size(); ++k )
     {
-        // The caller prices the plan itself (sweeps, in their batched kernel call): report the
-        // search's own native estimate.
-        state.refresh();
-        result.predicted_ms = state.objective();
-        return result;
-    }
-    result.predicted_ms =
-        iterationMsOnHost( { &workload, &platform, &result.plan, global_batch, options.model } );
-    if ( options.model == CostModel::native )
-    {
-        // The search's sums run in another order than the kernel's: never return a plan that
-        // the kernel prices above the seed.
-        const double seed_ms =
-            iterationMsOnHost( { &workload, &platform, &best_seed, global_batch, options.model } );
-        if ( seed_ms < result.predicted_ms )
+        if ( summary.feasible && ( k > 0 || options.model != CostModel::native ) )
+            break;
+        const StepSummary seed = check( fitting[k].plan );
+        if ( seed.feasible && ( !summary.feasible || seed.iteration_ms < summary.iteration_ms ) )
         {
-            result.plan = std::move( best_seed );
-            result.predicted_ms = seed_ms;
+            result.plan = fitting[k].plan;
+            summary = seed;
         }
     }
+    if ( !summary.feasible )
+    {
+        const double need = platform.gpu.memory_GiB + searched.overflow_GiB;
+        result.reason = fmt::format(
+            "no plan fits in memory: the best one found needs {:.3f} GiB on GPU {}, "
+            "{:.3f} GiB more than its {:.3f} GiB (tables, activations, all-to-all buffers, dense "
+            "replica and reserve)",
+            need, searched.overflow_gpu, searched.overflow_GiB, platform.gpu.memory_GiB );
+        return result;
+    }
     result.feasible = true;
+    result.predicted_ms = summary.iteration_ms;
     return result;
 }
 

@@ -12,13 +12,13 @@ B,M,N,K,dtype
 1,1,4096,4096,bf16
 CSV
 
-out=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --format csv) || fail "exit $?"
-[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,op,latency_ms,tile,waves,bound" ] || fail "header: $out"
+out=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --format csv --model analytic) || fail "exit $?"
+[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,op,latency_ms,tile,waves,bound,model" ] || fail "header: $out"
 [ "$(wc -l <<<"$out")" -eq 5 ] || fail "rows: $out"
 # The same GPU by its NeuSight alias gives identical numbers; --output writes the same csv.
-alias_out=$("$exe" predict gemm --gpu "NVIDIA A100-PCIE-40GB" --input "$scratch/shapes.csv" --format csv)
+alias_out=$("$exe" predict gemm --gpu "NVIDIA A100-PCIE-40GB" --input "$scratch/shapes.csv" --format csv --model analytic)
 [ "$out" = "$alias_out" ] || fail "alias differs"
-"$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --output "$scratch/pred.csv" \
+"$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" --output "$scratch/pred.csv" --model analytic \
     || fail "--output exit $?"
 [ "$out" = "$(cat "$scratch/pred.csv")" ] || fail "--output content differs"
 
@@ -47,7 +47,7 @@ awk -F, 'NR > 1 {
 # G(x + c) >= G(x) + c) and by less than 1.5 c for these shapes.
 printf 'B,M,N,K,op\n1,64,64,64,bmm\n1,64,64,64,linear\n1,4096,1024,512,mm\n1,4096,1024,512,linear\n' \
     >"$scratch/ops.csv"
-ops=$("$exe" predict gemm --gpu T4 --input "$scratch/ops.csv" --format csv) || fail "ops exit $?"
+ops=$("$exe" predict gemm --gpu T4 --input "$scratch/ops.csv" --format csv --model analytic) || fail "ops exit $?"
 launch=$(sed -n 's/.*kGemmConstants = { *\([0-9.e-]*\),.*/\1/p' "$2/include/shardsweep/model/gemm.hpp")
 ratio=$(awk '/kGemmConstants = /{getline; gsub(/[{};,]/, " "); print $3}' "$2/include/shardsweep/model/gemm.hpp")
 awk -F, -v launch="$launch" -v ratio="$ratio" 'NR > 1 { lat[NR] = $7; op[NR] = $6 } END {
@@ -76,4 +76,27 @@ grep -q "zero.csv:2:.*'M'" <<<"$err" || fail "M=0 message: $err"
 "$exe" predict gemm --gpu NoSuchGpu --input "$scratch/shapes.csv" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown GPU must exit 2"
 "$exe" predict gemm --help | grep -q -- "--input" || fail "--help"
+
+# --model learned (the default): used on a GPU the shipped model was trained on (T4: model column
+# "learned", latency differs from the analytic one but stays above the plain roofline), the
+# analytic model on a GPU it was not (H100: identical to --model analytic) unless
+# --force-learned; a bad --model or --model-file fails with exit 2.
+printf 'B,M,N,K\n1,4096,4096,4096\n64,128,128,64\n' >"$scratch/two.csv"
+lt=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --format csv) || fail "learned exit $?"
+at=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --format csv --model analytic)
+awk -F, 'NR > 1 && $11 != "learned" { exit 1 }' <<<"$lt" || fail "T4 not learned: $lt"
+[ "$(cut -d, -f7 <<<"$lt")" != "$(cut -d, -f7 <<<"$at")" ] || fail "learned = analytic on T4"
+awk -F, 'NR > 1 { roof = 2 * $1 * $2 * $3 * $4 / 8.1e12 * 1e3
+    if (!($7 >= roof)) { print "below roofline: " $0; exit 1 } }' <<<"$lt" || fail "T4 roofline"
+lh=$("$exe" predict gemm --gpu H100 --input "$scratch/two.csv" --format csv)
+ah=$("$exe" predict gemm --gpu H100 --input "$scratch/two.csv" --format csv --model analytic)
+[ "$lh" = "$ah" ] || fail "unseen GPU must fall back to analytic: $lh"
+fh=$("$exe" predict gemm --gpu H100 --input "$scratch/two.csv" --format csv --force-learned)
+awk -F, 'NR > 1 && $11 != "learned" { exit 1 }' <<<"$fh" || fail "--force-learned: $fh"
+"$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --model mlp >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--model mlp must exit 2"
+printf 'shardsweep-mlp 1\nfamily gemm\n' >"$scratch/broken.mlp"
+err=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --model-file "$scratch/broken.mlp" 2>&1)
+[ $? -eq 2 ] || fail "broken model exit"
+grep -q "broken.mlp:3:1: field 'target'" <<<"$err" || fail "broken model message: $err"
 echo "predict gemm OK"

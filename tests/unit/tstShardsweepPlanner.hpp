@@ -4,10 +4,12 @@
 // dominant table gets re-sharded, and the bound lies below every plan (also data-parallel,
 // row-wise, column-split and UVM plans).
 #include <algorithm>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/plan_state.hpp>
@@ -28,6 +30,12 @@ namespace
 double kernelMs( const ScenarioInput& input )
 {
     return evaluateScenarios( TEST_EXECSPACE(), { input } ).at( 0 ).iteration_ms;
+}
+
+//! The batched cost kernel's whole result (feasibility under the full memory model).
+ScenarioResult kernelResult( const ScenarioInput& input )
+{
+    return evaluateScenarios( TEST_EXECSPACE(), { input } ).at( 0 );
 }
 
 struct Task
@@ -187,7 +195,10 @@ TEST( TEST_CATEGORY, shardsweep_planner_on_protocol_tasks )
         const double cap = ( p.gpu.memory_GiB - p.hbm_reserve_GiB ) * kBytesPerGiB;
         for ( int g = 0; g < gpus; ++g )
             EXPECT_LE( tableBytesOn( mine.plan, w, g ), cap * ( 1.0 + 1e-9 ) ) << "GPU " << g;
-        EXPECT_EQ( mine.predicted_ms, kernelMs( { &w, &p, &mine.plan, 0, CostModel::native } ) );
+        const ScenarioResult priced = kernelResult( { &w, &p, &mine.plan, 0, CostModel::native } );
+        EXPECT_TRUE( priced.feasible )
+            << "GPU " << priced.overflow_gpu << " over by " << priced.overflow_GiB << " GiB";
+        EXPECT_EQ( mine.predicted_ms, priced.iteration_ms );
 
         const double bound = iterationLowerBoundMs( w, p, 0 );
         EXPECT_GT( bound, 0.0 );
@@ -199,8 +210,9 @@ TEST( TEST_CATEGORY, shardsweep_planner_on_protocol_tasks )
             if ( kind == PlannerKind::shardsweep )
                 continue;
             const PlanResult other = makePlan( kind, w, p, 0, deterministic() );
-            if ( !other.feasible )
-                continue;
+            if ( !other.feasible ||
+                 !kernelResult( { &w, &p, &other.plan, 0, CostModel::native } ).feasible )
+                continue; // only plans that fit under the full memory model compete
             EXPECT_LE( mine.predicted_ms, other.predicted_ms ) << plannerName( kind );
             EXPECT_LE( bound, other.predicted_ms ) << plannerName( kind );
             if ( kind != PlannerKind::torchrec )
@@ -370,6 +382,90 @@ TEST( TEST_CATEGORY, dominant_table_is_resharded )
     ASSERT_TRUE( raw.feasible );
     EXPECT_NEAR( raw.predicted_ms, mine.predicted_ms, 1e-9 * mine.predicted_ms );
     EXPECT_EQ( raw.plan.shards.size(), mine.plan.shards.size() );
+}
+
+// MLPerf DLRM on 2 A100s at batch 262144 (a quickstart task): the search without a memory limit
+// returns a plan whose activations and all-to-all buffers overflow a GPU (the planner did so
+// before it priced memory with the full model). With the real memory the plan must fit and be
+// no slower than the fastest baseline or TorchRec plan that fits.
+TEST( TEST_CATEGORY, shardsweep_planner_respects_full_memory_model )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const Workload w = readWorkloadFile( source + "/inputs/workloads/mlperf-dlrm-criteo-1tb.yaml" );
+    const Platform p = resizePlatform(
+        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 2 );
+    const std::int64_t batch = 262144;
+    Platform unlimited = p;
+    unlimited.gpu.memory_GiB = 1e6;
+    const PlanResult free =
+        makePlan( PlannerKind::shardsweep, w, unlimited, batch, deterministic() );
+    ASSERT_TRUE( free.feasible ) << free.reason;
+    const ScenarioResult overflow =
+        kernelResult( { &w, &p, &free.plan, batch, CostModel::native } );
+    ASSERT_FALSE( overflow.feasible ) << "the task no longer tests the memory model";
+
+    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, p, batch, deterministic() );
+    ASSERT_TRUE( mine.feasible ) << mine.reason;
+    const ScenarioResult priced = kernelResult( { &w, &p, &mine.plan, batch, CostModel::native } );
+    EXPECT_TRUE( priced.feasible )
+        << "GPU " << priced.overflow_gpu << " over by " << priced.overflow_GiB << " GiB";
+    EXPECT_EQ( mine.predicted_ms, priced.iteration_ms );
+    double best_fitting = 1e300;
+    for ( int k = 0; k < kNumPlanners; ++k )
+    {
+        const PlannerKind kind = static_cast<PlannerKind>( k );
+        if ( kind == PlannerKind::shardsweep )
+            continue;
+        const PlanResult other = makePlan( kind, w, p, batch, deterministic() );
+        if ( !other.feasible )
+            continue;
+        const ScenarioResult r = kernelResult( { &w, &p, &other.plan, batch, CostModel::native } );
+        if ( r.feasible )
+            best_fitting = std::min( best_fitting, r.iteration_ms );
+    }
+    ASSERT_LT( best_fitting, 1e300 ) << "no baseline fits: the comparison is empty";
+    EXPECT_LE( mine.predicted_ms, best_fitting );
+}
+
+// Every placement overflows: the tables fit (the old table-only rule accepted them), but the
+// pooled outputs of 4M samples (2 x 4M x 64 x 4 B = 2 GiB of activations per shard) do not fit
+// a 1 GiB GPU. The planner answers "no plan" and names the GPU and the overflow that the
+// kernel reports for the best plan it found.
+TEST( TEST_CATEGORY, shardsweep_planner_no_feasible_plan )
+{
+    Workload w;
+    w.name = "activations";
+    w.global_batch = 4 * 1024 * 1024;
+    for ( int t = 0; t < 4; ++t )
+    {
+        TableSpec s;
+        s.rows = 10000;
+        s.dim = 64;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    Platform p;
+    p.gpu.memory_GiB = 1;
+    p.gpu.memory_bandwidth_GBps = 900;
+    p.gpu.l2_cache_MiB = 6;
+    p.gpu.sm_count = 80;
+    p.gpus_per_node = 2;
+    p.host_to_gpu_GBps = 16;
+    p.network.num_dims = 1;
+    p.network.dims[0] = { Topology::Switch, 2, 100.0, 500.0 };
+    const PlanResult sized = makePlan( PlannerKind::size_greedy, w, p, 0, deterministic() );
+    ASSERT_TRUE( sized.feasible ) << "the tables alone must fit: " << sized.reason;
+    const PlanResult r = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
+    EXPECT_FALSE( r.feasible );
+    ASSERT_EQ( r.plan.tables.size(), w.tables.size() );
+    const ScenarioResult k = kernelResult( { &w, &p, &r.plan, 0, CostModel::native } );
+    ASSERT_FALSE( k.feasible );
+    EXPECT_GT( k.overflow_GiB, 1.0 ); // at least one shard's 2 GiB of activations, minus 1 GiB
+    const std::string expected =
+        fmt::format( "needs {:.3f} GiB on GPU {}, {:.3f} GiB more than its 1.000 GiB",
+                     1.0 + k.overflow_GiB, k.overflow_gpu, k.overflow_GiB );
+    EXPECT_EQ( r.reason.rfind( "no plan fits in memory: ", 0 ), 0u ) << r.reason;
+    EXPECT_NE( r.reason.find( expected ), std::string::npos ) << r.reason << "\n" << expected;
 }
 
 // A table larger than all GPUs together and than the node's host memory fits nowhere, not even

@@ -28,20 +28,24 @@ struct CommandContext
 
 using Arguments = std::vector<std::string>;
 
-int runSweep( const CommandContext& ctx, const Arguments& args ); //!< shardsweep run
-int plan( const CommandContext& ctx, const Arguments& args );     //!< shardsweep plan
-int evaluate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep evaluate
-int validate( const CommandContext& ctx, const Arguments& args ); //!< shardsweep validate
+int runSweep( const CommandContext& ctx, const Arguments& args );  //!< shardsweep run
+int plan( const CommandContext& ctx, const Arguments& args );      //!< shardsweep plan
+int evaluate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep evaluate
+int validate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep validate
+int exportEt( const CommandContext& ctx, const Arguments& args );  //!< shardsweep export-et
+int inspectEt( const CommandContext& ctx, const Arguments& args ); //!< shardsweep inspect-et
 
 int predictGemm( const CommandContext& ctx, const Arguments& args );       //!< predict gemm
 int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< predict collective
 int predictEmbedding( const CommandContext& ctx, const Arguments& args );  //!< predict embedding
 int predictTorchrec( const CommandContext& ctx, const Arguments& args );   //!< predict torchrec
+int predictOp( const CommandContext& ctx, const Arguments& args );         //!< predict op
 
 int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
 int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep
 int benchPlanners( const CommandContext& ctx, const Arguments& args );    //!< bench planners
 int benchGemm( const CommandContext& ctx, const Arguments& args );        //!< bench gemm
+int benchOps( const CommandContext& ctx, const Arguments& args );         //!< bench ops
 int benchTransformer( const CommandContext& ctx, const Arguments& args ); //!< bench transformer
 
 //! Program entry: MPI + Kokkos set-up, dispatch, error reporting and exit status.

@@ -72,6 +72,8 @@ class PredictCli
 
     //! The catalog entry of --gpu (kGpu only).
     const GpuSpec& gpu() const { return _gpu; }
+    //! The catalog name of --gpu (kGpu only), e.g. "A100-PCIe-40GB" for "NVIDIA A100-PCIE-40GB".
+    const std::string& gpuName() const { return _gpu_catalog_name; }
     const std::string& inputPath() const { return _input; }
     OutputFormat format() const { return _format; }
 
@@ -88,6 +90,7 @@ class PredictCli
     unsigned _taken;
     boost::program_options::options_description _options;
     boost::program_options::variables_map _given;
+    std::string _gpu_catalog_name;
     std::string _gpu_name, _input, _output, _format_text;
     GpuSpec _gpu{};
     OutputFormat _format = OutputFormat::table;

@@ -99,6 +99,8 @@ struct StepSummary
     double iteration_ms = 0.0;
     double exposed_comm_ms = 0.0;
     double phase_ms[step_phase::count] = {};
+    //! comm_size of the dense all-reduce (dense gradients + data-parallel tables), bytes.
+    double allreduce_bytes = 0.0;
 };
 
 //! The dense part's inputs for a scenario: scenarios that share them share one denseCost()
@@ -198,6 +200,7 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
     double index_ms = 0.0, a2a_fwd_ms = 0.0, a2a_bwd_ms = 0.0, allreduce_ms = 0.0;
     const double gradient_bytes =
         dense_cost.parameters * dataTypeBytes( dense.dtype ) + dp_gradient_bytes;
+    summary.allreduce_bytes = gradient_bytes;
     if ( num_gpus > 1 )
     {
         index_ms = 1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_index_bytes,

@@ -1,6 +1,7 @@
 #pragma once
 //! \file planner_detail.hpp
 //! \brief Pieces shared by the planners' implementations (not part of the public API).
+#include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <string>
 #include <vector>
@@ -16,10 +17,18 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
 PlanResult planGreedyBaseline( PlannerKind kind, const Workload& workload,
                                const Platform& platform );
 
+//! round_robin and random: table-wise placements without a memory check (infeasible when a GPU
+//! is over-committed).
+PlanResult planUnchecked( PlannerKind kind, const Workload& workload, const Platform& platform,
+                          std::uint64_t seed );
+
 namespace planner_detail
 {
 //! HBM a GPU offers to embedding tables: its memory minus the platform's reserve.
 double gpuCapacityBytes( const Platform& platform );
+//! All of a GPU's memory: the bound of predictStep's feasibility rule (memory(g) counts the
+//! reserve, the dense replica, activations and buffers besides the tables).
+double gpuMemoryBytes( const Platform& platform );
 //! Weights + optimizer state of a whole table.
 double tableStateBytes( const TableSpec& t );
 //! Every table whole (table-wise, HBM) on the GPU given per table.
@@ -31,6 +40,9 @@ std::string overCommitReason( const Workload& workload, const Platform& platform
 //! body, bit-identical): a planner prices one plan at a time, and a parallel launch per plan
 //! costs more than the plan on a loaded machine.
 double iterationMsOnHost( const ScenarioInput& input );
+//! The whole step summary of iterationMsOnHost: iteration time and the kernel's feasibility
+//! (which GPU overflows, by how much).
+StepSummary stepOnHost( const ScenarioInput& input );
 } // namespace planner_detail
 
 } // namespace shardsweep

@@ -1,0 +1,46 @@
+#pragma once
+//! \file operator_models.hpp
+//! \brief The shipped learned operator models (inputs/models/{gemm,ops}.mlp): loading, feature
+//! checks, host-side helpers for the CLI and the benchmarks.
+
+#include <shardsweep/io/mlp_file.hpp>
+#include <shardsweep/kernel/operator_batch.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! A learned model file loaded into Views.
+struct LearnedOperatorModel
+{
+    MlpFile file;
+    MlpModel<> model;
+
+    //! Whether `gpu_name` (a catalog name) is among the GPUs the model was trained on.
+    bool trainedOn( const std::string& gpu_name ) const;
+};
+
+//! Reads a GEMM model file (family gemm, kGemmLearnedFeatureNames); throws InputError.
+LearnedOperatorModel loadLearnedGemmModel( const std::string& path );
+//! Reads an operator model file (family ops, kOperatorLearnedFeatureNames); throws InputError.
+LearnedOperatorModel loadLearnedOperatorModel( const std::string& path );
+
+//! <defaultModelDir()>/gemm.mlp and ops.mlp.
+std::string defaultGemmModelPath();
+std::string defaultOperatorModelPath();
+
+//! NeuSight's op name → kind; false if unknown.
+bool parseOperatorKind( const std::string& name, OperatorKind& kind );
+const char* operatorKindName( OperatorKind kind );
+//! "softmax, ln, add, ..." for messages.
+std::string operatorKindList();
+
+//! Host convenience: predictGemms on the default execution space (model == nullptr: analytic).
+std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
+                                              const std::vector<GemmShape>& shapes );
+//! Host convenience: predictOperators on the default execution space.
+std::vector<double> predictOperatorsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
+                                          const std::vector<OperatorShape>& shapes );
+
+} // namespace shardsweep

@@ -1,0 +1,91 @@
+#pragma once
+//! \file step_graph.hpp
+//! \brief One training step as a per-rank dependency graph of compute, collective and
+//! point-to-point operations (docs/model/chakra.md): what `shardsweep export-et` writes as
+//! Chakra execution traces and what `inspect-et` reads back.
+//!
+//! The graph is the step exactly as the native cost model composes it: compute nodes carry the
+//! model's per-GPU phase times, collective nodes the ASTRA-sim `comm_size` whose time (on the
+//! platform's network, with ASTRA-sim's congestion-unaware semantics, model/collectives.hpp) is
+//! the model's, and the dependencies encode the model's timeline (which phase waits for which,
+//! what overlaps). Replaying it (stepGraphReplay) with ASTRA-sim's rules gives back the model's
+//! iteration time. A builder per workload kind produces the same node lists: buildDlrmStepGraph
+//! today; a transformer builder adds send/recv nodes for pipeline stages and collectives on
+//! sub-groups (`groups`, `involved_dims`).
+
+#include <cstdint>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/hardware.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! One operation of one rank.
+struct StepGraphNode
+{
+    enum class Kind : std::uint8_t
+    {
+        compute,
+        collective,
+        send,
+        recv,
+    };
+
+    Kind kind = Kind::compute;
+    std::string name;
+    double duration_ns = 0.0; //!< compute: the model's time (not yet rounded to whole µs)
+    Collective collective = Collective::all_reduce;
+    std::uint64_t comm_bytes = 0; //!< collective: ASTRA-sim comm_size; send/recv: message bytes
+    //! Collective: 0 = all ranks, g > 0 = StepGraph::groups[g - 1] (ASTRA-sim's pg_name "g").
+    int group = 0;
+    //! Collective: which network dimensions it spans (ASTRA-sim's involved_dim); empty = all.
+    std::vector<bool> involved_dims;
+    int peer = -1;         //!< send: destination rank; recv: source rank
+    int tag = 0;           //!< send/recv: matching tag
+    std::vector<int> deps; //!< indices (in this rank's list) of the nodes this one waits for
+};
+
+//! The per-rank graphs of one step.
+struct StepGraph
+{
+    std::string workload_kind; //!< "dlrm"
+    std::vector<std::vector<StepGraphNode>> ranks;
+    std::vector<std::vector<int>> groups; //!< sub-group g + 1 = these ranks (sorted)
+    double iteration_ms = 0.0;            //!< the model's own prediction of the step
+
+    int numRanks() const { return static_cast<int>( ranks.size() ); }
+};
+
+//! The DLRM step of one scenario (workload, platform, plan, batch) under the native cost model
+//! (docs/model/step.md's timeline). `input.model` is ignored: the TorchRec estimator has no
+//! timeline to export.
+StepGraph buildDlrmStepGraph( const ScenarioInput& input );
+
+//! The smallest comm_size that is a multiple of `align` whose ASTRA-sim time on dims
+//! [first_dim, first_dim + num_dims) is at least `target_ns`, searched in [0, upper] (upper is
+//! raised to a multiple of align). The model's collective time is non-decreasing in the size.
+std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Collective c,
+                               double target_ns, double upper, std::uint64_t align, int first_dim,
+                               int num_dims );
+
+//! Time of one collective node on the platform, ns (the model's ASTRA-sim semantics).
+double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node );
+
+//! Replays the graph with ASTRA-sim's rules: a node starts when its dependencies have finished;
+//! the k-th collective of a group on every member starts when the last member is ready and
+//! lasts collectiveNodeNs; a receive completes when its matching send (same source, destination,
+//! tag, in order) has been issued plus the message time; compute nodes last duration_ns.
+struct StepGraphReplay
+{
+    std::vector<double> rank_finish_ns; //!< when each rank's last node finishes
+    double finish_ns = 0.0;             //!< the slowest rank
+    double compute_ns = 0.0;            //!< largest per-rank sum of compute durations
+};
+//! Throws std::invalid_argument for graphs that cannot finish (cycles, unmatched collectives or
+//! messages), naming the rank and node.
+StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
+                                 const SystemConfig& sys );
+
+} // namespace shardsweep

@@ -1,0 +1,341 @@
+// `shardsweep export-et SCENARIO.yaml -o DIR` and `shardsweep inspect-et PREFIX`: a scenario's
+// training step as Chakra execution traces that ASTRA-sim replays (docs/model/chakra.md).
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <ostream>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/chakra_export.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/scenario_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/scenario/step_graph.hpp>
+
+namespace shardsweep
+{
+namespace
+{
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+void writeText( const fs::path& path, const std::string& text )
+{
+    std::ofstream out( path, std::ios::binary | std::ios::trunc );
+    out << text;
+    if ( !out )
+        throw std::runtime_error( "cannot write " + path.string() );
+}
+
+std::string replayScript( bool with_groups )
+{
+    return std::string(
+               "#!/bin/sh\n"
+               "# Replays this step with ASTRA-sim's congestion-unaware analytical "
+               "backend\n"
+               "# (written by shardsweep export-et; docs/model/chakra.md). ASTRA_SIM: the\n"
+               "# simulator binary (default: AstraSim_Analytical_Congestion_Unaware on "
+               "PATH).\n"
+               "# Each rank prints 'sys[R] finished, T cycles' (1 cycle = 1 ns).\n"
+               "cd \"$(dirname \"$0\")\" || exit 1\n"
+               "exec \"${ASTRA_SIM:-AstraSim_Analytical_Congestion_Unaware}\" \\\n"
+               "    --workload-configuration=./et \\\n"
+               "    --system-configuration=./system.json \\\n"
+               "    --remote-memory-configuration=./remote_memory.json \\\n"
+               "    --network-configuration=./network.yml" ) +
+           ( with_groups ? " \\\n    --comm-group-configuration=./comm_groups.json" : "" ) +
+           " \"$@\"\n";
+}
+
+//! Parses `args` with one positional argument; returns false after printing --help.
+bool parseArguments( const CommandContext& ctx, const Arguments& args,
+                     const po::options_description& options, const std::string& positional_name,
+                     std::string& positional, const std::string& help )
+{
+    po::options_description hidden;
+    hidden.add_options()( positional_name.c_str(), po::value( &positional ) );
+    po::positional_options_description pos;
+    pos.add( positional_name.c_str(), 1 );
+    po::options_description all;
+    all.add( options ).add( hidden );
+    po::variables_map vm;
+    po::store( po::command_line_parser( args ).options( all ).positional( pos ).run(), vm );
+    if ( vm.count( "help" ) )
+    {
+        ctx.print() << help << options << "\n";
+        return false;
+    }
+    po::notify( vm );
+    return true;
+}
+
+} // namespace
+
+int exportEt( const CommandContext& ctx, const Arguments& args )
+{
+    po::options_description options( "Options of 'shardsweep export-et'" );
+    std::string format = "table", out_dir;
+    long long batch = 0;
+    options.add_options()( "help,h", "show this help" )(
+        "output,o", po::value( &out_dir ),
+        "directory to write into (created if missing; files of the same names are replaced)" )(
+        "format", po::value( &format )->default_value( format ),
+        "output: table, csv (one header line, one row) or json" )(
+        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
+    std::string scenario_path;
+    if ( !parseArguments(
+             ctx, args, options, "scenario", scenario_path,
+             "Usage: shardsweep export-et SCENARIO.yaml -o DIR [options]\n\n"
+             "Writes the training step of the scenario (anything 'shardsweep evaluate' accepts:\n"
+             "workload, platform and plan, e.g. a plan from 'shardsweep plan -o') as Chakra\n"
+             "execution traces that ASTRA-sim replays (docs/model/chakra.md). In DIR:\n"
+             "  et.<rank>.et        one Chakra ET per GPU (compute nodes with the native model's\n"
+             "                      per-GPU phase times in whole microseconds, collective nodes\n"
+             "                      with ASTRA-sim's comm_size, dependencies = the model's\n"
+             "                      critical path)\n"
+             "  network.yml, system.json  the platform's ASTRA-sim network and system blocks\n"
+             "                      (roofline off: the traces carry the compute times)\n"
+             "  remote_memory.json  no memory expansion\n"
+             "  comm_groups.json    communicator groups (only when collectives run on sub-groups)\n"
+             "  replay.sh           the ASTRA-sim command (binary from $ASTRA_SIM or PATH)\n"
+             "It prints workload_prefix (DIR/et, ASTRA-sim's --workload-configuration), ranks,\n"
+             "iteration_ms (shardsweep's prediction) and critical_path_ms (the written traces\n"
+             "replayed with shardsweep's ASTRA-sim semantics; equal within the microsecond\n"
+             "rounding). The native cost model is exported even when the scenario asks for\n"
+             "cost_model: torchrec (TorchRec's estimator has no timeline).\n\n" ) )
+        return 0;
+    if ( scenario_path.empty() )
+        throw UsageError( "export-et: a scenario file is required (see 'shardsweep export-et "
+                          "--help')" );
+    if ( out_dir.empty() )
+        throw UsageError( "export-et: -o DIR is required" );
+    const OutputFormat out_format = parseOutputFormat( format );
+
+    const ScenarioFile scenario = readScenarioFile( scenario_path );
+    const Platform& platform = scenario.platform.platform;
+    const int gpus = platform.numGpus();
+    if ( gpus < 2 )
+        throw InputError( scenario_path,
+                          fmt::format( "platform '{}' has one GPU: ASTRA-sim needs a network of at "
+                                       "least 2 NPUs",
+                                       scenario.platform.name ) );
+    ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &platform;
+    input.plan = &scenario.plan;
+    input.global_batch = batch != 0 ? batch : scenario.global_batch;
+    if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
+        throw UsageError( fmt::format( "--batch: expected a positive multiple of the {} GPUs, "
+                                       "found {}",
+                                       gpus, input.global_batch ) );
+    input.model = CostModel::native;
+
+    const StepGraph graph = buildDlrmStepGraph( input );
+    const std::vector<chakra::Trace> traces = stepGraphToTraces( graph );
+    // The written traces, replayed: what ASTRA-sim should reproduce.
+    std::vector<std::string> names;
+    for ( int r = 0; r < graph.numRanks(); ++r )
+        names.push_back( fmt::format( "et.{}.et", r ) );
+    std::map<int, std::vector<int>> groups;
+    for ( std::size_t g = 0; g < graph.groups.size(); ++g )
+        groups[static_cast<int>( g + 1 )] = graph.groups[g];
+    const StepGraphReplay replay = replayStepGraph( tracesToStepGraph( traces, groups, names ),
+                                                    platform.network, platform.system );
+
+    const fs::path dir( out_dir );
+    if ( ctx.isRoot() )
+    {
+        std::error_code ec;
+        fs::create_directories( dir, ec );
+        if ( ec || !fs::is_directory( dir ) )
+            throw std::runtime_error( "cannot create directory " + out_dir );
+        for ( int r = 0; r < graph.numRanks(); ++r )
+            chakra::writeTraceFile( ( dir / names[r] ).string(), traces[r] );
+        writeText( dir / "network.yml", astraNetworkYaml( platform.network ) );
+        writeText( dir / "system.json",
+                   astraSystemJson( platform.system, platform.network.num_dims ) );
+        writeText( dir / "remote_memory.json", astraRemoteMemoryJson() );
+        if ( !graph.groups.empty() )
+            writeText( dir / "comm_groups.json", astraCommGroupsJson( graph.groups ) );
+        writeText( dir / "replay.sh", replayScript( !graph.groups.empty() ) );
+        fs::permissions( dir / "replay.sh",
+                         fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                         fs::perm_options::add, ec );
+    }
+
+    ResultTable table( { "workload_prefix", "ranks", "iteration_ms", "critical_path_ms" } );
+    table.addRow( { ( dir / "et" ).string(), static_cast<long long>( graph.numRanks() ),
+                    graph.iteration_ms, replay.finish_ns * 1e-6 } );
+    if ( out_format == OutputFormat::table )
+        ctx.print() << fmt::format( "scenario {}: {} ranks, {} DLRM step written to {}/\n",
+                                    scenario_path, graph.numRanks(), graph.workload_kind, out_dir );
+    table.print( ctx.print(), out_format );
+    return 0;
+}
+
+int inspectEt( const CommandContext& ctx, const Arguments& args )
+{
+    po::options_description options( "Options of 'shardsweep inspect-et'" );
+    std::string format = "table", network_path, system_path, groups_path;
+    options.add_options()( "help,h", "show this help" )(
+        "network", po::value( &network_path ),
+        "ASTRA-sim network .yml (default: network.yml next to the traces)" )(
+        "system", po::value( &system_path ),
+        "ASTRA-sim system .json (default: system.json next to the traces if present, else "
+        "ASTRA-sim's regression defaults as in 'predict collective')" )(
+        "comm-groups", po::value( &groups_path ),
+        "ASTRA-sim --comm-group-configuration (default: comm_groups.json next to the traces if "
+        "present)" )( "format", po::value( &format )->default_value( format ),
+                      "output: table, csv or json" );
+    std::string prefix;
+    if ( !parseArguments(
+             ctx, args, options, "prefix", prefix,
+             "Usage: shardsweep inspect-et PREFIX [options]\n\n"
+             "Reads the Chakra traces PREFIX.0.et, PREFIX.1.et, ... (as ASTRA-sim's\n"
+             "--workload-configuration=PREFIX does) and prints one row per rank and a\n"
+             "last row 'critical_path': nodes by type (comp, coll, send, recv,\n"
+             "other), compute_ms (sum of compute durations; last row: the largest),\n"
+             "comm_size bytes per collective type and sent bytes (last row: all\n"
+             "ranks), and finish_ms, when the rank's last node ends when the graph is\n"
+             "replayed with ASTRA-sim's congestion-unaware semantics (collectives\n"
+             "start when every member is ready; times from shardsweep's collective\n"
+             "model on the network); the last row's finish_ms is the critical path\n"
+             "length, the step time ASTRA-sim should report for the slowest rank.\n\n" ) )
+        return 0;
+    if ( prefix.empty() )
+        throw UsageError( "inspect-et: a trace prefix is required (see 'shardsweep inspect-et "
+                          "--help')" );
+    const OutputFormat out_format = parseOutputFormat( format );
+
+    std::vector<chakra::Trace> traces;
+    std::vector<std::string> sources;
+    for ( int r = 0;; ++r )
+    {
+        const std::string path = fmt::format( "{}.{}.et", prefix, r );
+        if ( !fs::exists( path ) )
+            break;
+        sources.push_back( path );
+        traces.push_back( chakra::readTraceFile( path ) );
+    }
+    if ( traces.empty() )
+        throw InputError( prefix + ".0.et",
+                          "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
+    const int ranks = static_cast<int>( traces.size() );
+    const fs::path dir = fs::path( prefix ).parent_path();
+    auto beside = [&]( const char* name ) { return ( dir / name ).string(); };
+    if ( network_path.empty() )
+    {
+        network_path = beside( "network.yml" );
+        if ( !fs::exists( network_path ) )
+            throw UsageError( fmt::format( "inspect-et: no {} next to the traces: pass --network",
+                                           network_path ) );
+    }
+    const Network network = readAstraNetworkFile( network_path );
+    if ( system_path.empty() && fs::exists( beside( "system.json" ) ) )
+        system_path = beside( "system.json" );
+    const SystemConfig system =
+        system_path.empty() ? SystemConfig{} : readAstraSystemFile( system_path, network.num_dims );
+    if ( groups_path.empty() && fs::exists( beside( "comm_groups.json" ) ) )
+        groups_path = beside( "comm_groups.json" );
+    const auto groups = groups_path.empty() ? std::map<int, std::vector<int>>{}
+                                            : readAstraCommGroups( groups_path, ranks );
+    long long npus = 1;
+    for ( int d = 0; d < network.num_dims; ++d )
+        npus *= network.dims[d].npus_count;
+    if ( npus != ranks )
+        throw InputError( network_path,
+                          fmt::format( "the network has {} NPUs but there are {} traces {}.*.et",
+                                       npus, ranks, prefix ) );
+
+    const StepGraph graph = tracesToStepGraph( traces, groups, sources );
+    StepGraphReplay replay;
+    try
+    {
+        replay = replayStepGraph( graph, network, system );
+    }
+    catch ( const std::invalid_argument& e )
+    {
+        throw InputError( prefix, e.what() );
+    }
+
+    ResultTable table( { "rank", "nodes", "comp_nodes", "coll_nodes", "send_nodes", "recv_nodes",
+                         "other_nodes", "compute_ms", "all_reduce_bytes", "all_gather_bytes",
+                         "reduce_scatter_bytes", "all_to_all_bytes", "send_bytes", "finish_ms" } );
+    const int kColumns = 12; // counts and sums between "rank" and "finish_ms"
+    std::vector<double> total( kColumns, 0.0 );
+    double max_compute = 0.0;
+    for ( int r = 0; r < ranks; ++r )
+    {
+        std::vector<double> v( kColumns, 0.0 );
+        v[0] = static_cast<double>( traces[r].nodes.size() );
+        for ( std::size_t i = 0; i < traces[r].nodes.size(); ++i )
+        {
+            const chakra::Node& c = traces[r].nodes[i];
+            const StepGraphNode& n = graph.ranks[r][i];
+            switch ( c.type )
+            {
+            case chakra::NodeType::comp:
+                v[1] += 1;
+                v[6] += n.duration_ns * 1e-6;
+                break;
+            case chakra::NodeType::comm_coll:
+                // Byte columns in shardsweep's Collective order: all_reduce, all_gather,
+                // reduce_scatter, all_to_all.
+                v[2] += 1;
+                v[7 + static_cast<int>( n.collective )] += static_cast<double>( n.comm_bytes );
+                break;
+            case chakra::NodeType::comm_send:
+                v[3] += 1;
+                v[11] += static_cast<double>( n.comm_bytes );
+                break;
+            case chakra::NodeType::comm_recv:
+                v[4] += 1;
+                break;
+            default:
+                v[5] += 1;
+            }
+        }
+        max_compute = std::max( max_compute, v[6] );
+        for ( int k = 0; k < kColumns; ++k )
+            total[k] += v[k];
+        std::vector<ResultTable::Cell> row = { std::to_string( r ) };
+        for ( int k = 0; k < kColumns; ++k )
+        {
+            if ( k == 6 )
+                row.emplace_back( v[k] );
+            else
+                row.emplace_back( static_cast<long long>( v[k] ) );
+        }
+        row.push_back( replay.rank_finish_ns[r] * 1e-6 );
+        table.addRow( row );
+    }
+    std::vector<ResultTable::Cell> last = { std::string( "critical_path" ) };
+    for ( int k = 0; k < kColumns; ++k )
+    {
+        if ( k == 6 )
+            last.emplace_back( max_compute );
+        else
+            last.emplace_back( static_cast<long long>( total[k] ) );
+    }
+    last.push_back( replay.finish_ns * 1e-6 );
+    table.addRow( last );
+
+    if ( out_format == OutputFormat::table )
+    {
+        int slowest = 0;
+        for ( int r = 0; r < ranks; ++r )
+            if ( replay.rank_finish_ns[r] > replay.rank_finish_ns[slowest] )
+                slowest = r;
+        ctx.print() << fmt::format( "traces {}.*.et: {} ranks, version {}; network {}{}\n"
+                                    "critical path {:.6f} ms (slowest rank {}), largest compute "
+                                    "{:.6f} ms\n\n",
+                                    prefix, ranks, traces[0].version, network_path,
+                                    system_path.empty() ? "" : ", system " + system_path,
+                                    replay.finish_ns * 1e-6, slowest, max_compute );
+    }
+    table.print( ctx.print(), out_format );
+    return 0;
+}
+
+} // namespace shardsweep

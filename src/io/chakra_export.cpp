@@ -1,0 +1,353 @@
+// StepGraph <-> Chakra traces, and the ASTRA-sim files that replay them (docs/model/chakra.md).
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/chakra_export.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/yaml_util.hpp>
+#include <unordered_map>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+chakra::CommType commTypeOf( Collective c )
+{
+    switch ( c )
+    {
+    case Collective::all_reduce:
+        return chakra::CommType::all_reduce;
+    case Collective::all_gather:
+        return chakra::CommType::all_gather;
+    case Collective::reduce_scatter:
+        return chakra::CommType::reduce_scatter;
+    case Collective::all_to_all:
+        return chakra::CommType::all_to_all;
+    }
+    return chakra::CommType::all_reduce;
+}
+
+// Integer attribute value whatever integer member of the oneof was used (ASTRA-sim's feeder
+// converts between integer widths too).
+bool integerValue( const chakra::Attribute& a, std::int64_t& out )
+{
+    using K = chakra::Attribute::Kind;
+    if ( a.kind == K::int32_value || a.kind == K::int64_value || a.kind == K::bool_value )
+    {
+        out = a.int_value;
+        return true;
+    }
+    if ( a.kind == K::uint64_value )
+    {
+        out = static_cast<std::int64_t>( a.uint_value );
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
+{
+    using chakra::Attribute;
+    using Kind = StepGraphNode::Kind;
+    std::vector<chakra::Trace> traces( graph.numRanks() );
+    for ( int r = 0; r < graph.numRanks(); ++r )
+    {
+        chakra::Trace& trace = traces[r];
+        trace.version = "0.0.4";
+        // Compute time so far on this rank, exact and as written (whole µs).
+        double exact_ns = 0.0;
+        std::uint64_t written_us = 0;
+        const auto& nodes = graph.ranks[r];
+        for ( std::size_t i = 0; i < nodes.size(); ++i )
+        {
+            const StepGraphNode& n = nodes[i];
+            chakra::Node out;
+            out.id = i;
+            out.name = n.name;
+            for ( int d : n.deps )
+                out.data_deps.push_back( static_cast<std::uint64_t>( d ) );
+            out.attrs.push_back( Attribute::makeBool( "is_cpu_op", false ) );
+            switch ( n.kind )
+            {
+            case Kind::compute:
+            {
+                out.type = chakra::NodeType::comp;
+                exact_ns += std::max( 0.0, n.duration_ns );
+                const auto end_us = static_cast<std::uint64_t>( std::llround( exact_ns / 1000.0 ) );
+                out.duration_micros = end_us > written_us ? end_us - written_us : 0;
+                written_us += out.duration_micros;
+                break;
+            }
+            case Kind::collective:
+                out.type = chakra::NodeType::comm_coll;
+                out.attrs.push_back( Attribute::makeInt64(
+                    "comm_type", static_cast<std::int64_t>( commTypeOf( n.collective ) ) ) );
+                out.attrs.push_back( Attribute::makeInt64(
+                    "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
+                out.attrs.push_back(
+                    Attribute::makeString( "pg_name", std::to_string( n.group ) ) );
+                if ( !n.involved_dims.empty() )
+                    out.attrs.push_back(
+                        Attribute::makeBoolList( "involved_dim", n.involved_dims ) );
+                break;
+            case Kind::send:
+            case Kind::recv:
+            {
+                const bool send = n.kind == Kind::send;
+                out.type = send ? chakra::NodeType::comm_send : chakra::NodeType::comm_recv;
+                out.attrs.push_back( Attribute::makeInt32( "comm_src", send ? r : n.peer ) );
+                out.attrs.push_back( Attribute::makeInt32( "comm_dst", send ? n.peer : r ) );
+                out.attrs.push_back( Attribute::makeInt32( "comm_tag", n.tag ) );
+                out.attrs.push_back( Attribute::makeInt64(
+                    "comm_size", static_cast<std::int64_t>( n.comm_bytes ) ) );
+                break;
+            }
+            }
+            trace.nodes.push_back( std::move( out ) );
+        }
+    }
+    return traces;
+}
+
+StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
+                             const std::map<int, std::vector<int>>& groups,
+                             const std::vector<std::string>& sources )
+{
+    using Kind = StepGraphNode::Kind;
+    StepGraph graph;
+    graph.workload_kind = "chakra";
+    std::map<int, int> group_index; // ASTRA-sim group id -> StepGraph group (1-based)
+    for ( const auto& [id, ranks] : groups )
+    {
+        graph.groups.push_back( ranks );
+        group_index[id] = static_cast<int>( graph.groups.size() );
+    }
+    graph.ranks.resize( traces.size() );
+    for ( std::size_t r = 0; r < traces.size(); ++r )
+    {
+        const std::string& source = r < sources.size() ? sources[r] : "rank " + std::to_string( r );
+        const auto& in = traces[r].nodes;
+        std::unordered_map<std::uint64_t, int> index;
+        for ( std::size_t i = 0; i < in.size(); ++i )
+            if ( !index.emplace( in[i].id, static_cast<int>( i ) ).second )
+                throw InputError( source,
+                                  fmt::format( "node {}: id {} appears twice", i, in[i].id ) );
+        auto& nodes = graph.ranks[r];
+        for ( std::size_t i = 0; i < in.size(); ++i )
+        {
+            const chakra::Node& c = in[i];
+            auto fail = [&]( const std::string& what ) {
+                throw InputError( source, fmt::format( "node {} ('{}'): {}", c.id, c.name, what ) );
+            };
+            StepGraphNode n;
+            n.name = c.name;
+            for ( const auto* deps : { &c.data_deps, &c.ctrl_deps } )
+                for ( std::uint64_t d : *deps )
+                {
+                    auto it = index.find( d );
+                    if ( it == index.end() )
+                        fail( fmt::format( "dependency {} is not a node of this trace", d ) );
+                    n.deps.push_back( it->second );
+                }
+            auto integer = [&]( const char* name, bool required, std::int64_t fallback )
+            {
+                const chakra::Attribute* a = c.find( name );
+                std::int64_t v = fallback;
+                if ( !a )
+                {
+                    if ( required )
+                        fail( fmt::format( "attribute '{}' is missing", name ) );
+                    return v;
+                }
+                if ( !integerValue( *a, v ) )
+                    fail( fmt::format( "attribute '{}' is not an integer", name ) );
+                return v;
+            };
+            switch ( c.type )
+            {
+            case chakra::NodeType::comp:
+                n.kind = Kind::compute;
+                // ASTRA-sim: duration_micros · 1000 ns, and 1 ns for a 0 duration.
+                n.duration_ns = c.duration_micros > 0 ? 1000.0 * c.duration_micros : 1.0;
+                break;
+            case chakra::NodeType::comm_coll:
+            {
+                n.kind = Kind::collective;
+                const std::int64_t type = integer( "comm_type", true, 0 );
+                switch ( static_cast<chakra::CommType>( type ) )
+                {
+                case chakra::CommType::all_reduce:
+                    n.collective = Collective::all_reduce;
+                    break;
+                case chakra::CommType::all_gather:
+                    n.collective = Collective::all_gather;
+                    break;
+                case chakra::CommType::reduce_scatter:
+                    n.collective = Collective::reduce_scatter;
+                    break;
+                case chakra::CommType::all_to_all:
+                    n.collective = Collective::all_to_all;
+                    break;
+                default:
+                    fail( fmt::format( "comm_type {} ({}) is not one ASTRA-sim's analytical "
+                                       "backend simulates (ALL_REDUCE, ALL_GATHER, "
+                                       "REDUCE_SCATTER, ALL_TO_ALL)",
+                                       type, chakra::commTypeName( chakra::CommType( type ) ) ) );
+                }
+                const std::int64_t size = integer( "comm_size", true, 0 );
+                if ( size < 0 )
+                    fail( "negative comm_size" );
+                n.comm_bytes = static_cast<std::uint64_t>( size );
+                if ( const chakra::Attribute* pg = c.find( "pg_name" ) )
+                {
+                    if ( pg->kind != chakra::Attribute::Kind::string_value )
+                        fail( "attribute 'pg_name' is not a string" );
+                    if ( !pg->string_value.empty() && pg->string_value != "0" )
+                    {
+                        int id = 0;
+                        try
+                        {
+                            id = std::stoi( pg->string_value );
+                        }
+                        catch ( const std::exception& )
+                        {
+                            fail( "pg_name '" + pg->string_value + "' is not a group id" );
+                        }
+                        auto it = group_index.find( id );
+                        if ( it == group_index.end() )
+                            fail( "communicator group " + pg->string_value +
+                                  " is not in the comm-group configuration" );
+                        n.group = it->second;
+                    }
+                }
+                if ( const chakra::Attribute* dims = c.find( "involved_dim" ) )
+                {
+                    if ( dims->kind != chakra::Attribute::Kind::bool_list )
+                        fail( "attribute 'involved_dim' is not a bool_list" );
+                    n.involved_dims = dims->bool_list;
+                }
+                break;
+            }
+            case chakra::NodeType::comm_send:
+            case chakra::NodeType::comm_recv:
+            {
+                const bool send = c.type == chakra::NodeType::comm_send;
+                n.kind = send ? Kind::send : Kind::recv;
+                const std::int64_t src = integer( "comm_src", !send, static_cast<int>( r ) );
+                const std::int64_t dst = integer( "comm_dst", send, static_cast<int>( r ) );
+                if ( ( send ? src : dst ) != static_cast<std::int64_t>( r ) )
+                    fail( fmt::format( "a {} on rank {} names rank {} as its {}",
+                                       send ? "send" : "receive", r, send ? src : dst,
+                                       send ? "source" : "destination" ) );
+                n.peer = static_cast<int>( send ? dst : src );
+                n.tag = static_cast<int>( integer( "comm_tag", true, 0 ) );
+                n.comm_bytes = static_cast<std::uint64_t>( integer( "comm_size", true, 0 ) );
+                break;
+            }
+            default: // metadata, memory and invalid nodes take no time on the analytical backend
+                n.kind = Kind::compute;
+                n.duration_ns = 0.0;
+            }
+            nodes.push_back( std::move( n ) );
+        }
+    }
+    return graph;
+}
+
+std::string astraNetworkYaml( const Network& net )
+{
+    std::string topology, npus, bandwidth, latency;
+    for ( int d = 0; d < net.num_dims; ++d )
+    {
+        const char* sep = d ? ", " : "";
+        topology += fmt::format( "{}{}", sep, topologyName( net.dims[d].topology ) );
+        npus += fmt::format( "{}{}", sep, net.dims[d].npus_count );
+        bandwidth += fmt::format( "{}{}", sep, net.dims[d].bandwidth_GBps );
+        latency += fmt::format( "{}{}", sep, net.dims[d].latency_ns );
+    }
+    return fmt::format( "# ASTRA-sim analytical network (written by shardsweep export-et)\n"
+                        "topology: [ {} ]\nnpus_count: [ {} ]\n"
+                        "bandwidth: [ {} ]  # GB/s per link and direction (GB = 2^30 B)\n"
+                        "latency: [ {} ]  # ns per hop\n",
+                        topology, npus, bandwidth, latency );
+}
+
+std::string astraSystemJson( const SystemConfig& sys, int num_dims )
+{
+    static const char* const keys[kNumCollectives] = {
+        "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
+        "all-to-all-implementation" };
+    std::string out = "{\n  \"scheduling-policy\": \"LIFO\",\n";
+    out += fmt::format( "  \"endpoint-delay\": {},\n", sys.endpoint_delay_ns );
+    out +=
+        fmt::format( "  \"active-chunks-per-dimension\": {},\n", sys.active_chunks_per_dimension );
+    out += fmt::format( "  \"preferred-dataset-splits\": {},\n", sys.preferred_dataset_splits );
+    for ( int c = 0; c < kNumCollectives; ++c )
+    {
+        std::string list;
+        for ( int d = 0; d < std::max( num_dims, 1 ); ++d )
+            list += fmt::format( "{}\"{}\"", d ? ", " : "",
+                                 collectiveAlgorithmName( sys.algorithm[c][d] ) );
+        out += fmt::format( "  \"{}\": [ {} ],\n", keys[c], list );
+    }
+    out += fmt::format( "  \"collective-optimization\": \"{}\",\n",
+                        sys.optimization == CollectiveOptimization::local_bw_aware ? "localBWAware"
+                                                                                   : "baseline" );
+    out += fmt::format( "  \"local-mem-bw\": {},\n", sys.local_mem_bw_GBps );
+    out += "  \"boost-mode\": 0,\n  \"roofline-enabled\": 0\n}\n";
+    return out;
+}
+
+std::string astraRemoteMemoryJson()
+{
+    return "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n";
+}
+
+std::string astraCommGroupsJson( const std::vector<std::vector<int>>& groups )
+{
+    std::string out = "{\n";
+    for ( std::size_t g = 0; g < groups.size(); ++g )
+    {
+        std::string ranks;
+        for ( std::size_t i = 0; i < groups[g].size(); ++i )
+            ranks += fmt::format( "{}{}", i ? ", " : "", groups[g][i] );
+        out +=
+            fmt::format( "  \"{}\": [ {} ]{}\n", g + 1, ranks, g + 1 < groups.size() ? "," : "" );
+    }
+    return out + "}\n";
+}
+
+std::map<int, std::vector<int>> readAstraCommGroups( const std::string& path, int num_ranks )
+{
+    YamlView root = loadYamlFile( path );
+    root.requireMap( "a JSON object of group ids to lists of NPU ids" );
+    std::map<int, std::vector<int>> groups;
+    for ( const std::string& key : root.keys() )
+    {
+        YamlView list = root.at( key );
+        int id = 0;
+        try
+        {
+            std::size_t used = 0;
+            id = std::stoi( key, &used );
+            if ( used != key.size() || id <= 0 )
+                throw std::invalid_argument( key );
+        }
+        catch ( const std::exception& )
+        {
+            list.fail( "a positive decimal group id as the key", "'" + key + "'" );
+        }
+        std::vector<int> ranks;
+        for ( std::int64_t v : list.asIntList( Range::between( 0, num_ranks - 1 ) ) )
+            ranks.push_back( static_cast<int>( v ) );
+        groups[id] = ranks;
+    }
+    return groups;
+}
+
+} // namespace shardsweep

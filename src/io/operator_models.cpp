@@ -1,0 +1,120 @@
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/operator_models.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+constexpr const char* kOperatorNames[kNumOperatorKinds] = {
+    "softmax", "ln",  "add",  "addu", "mul",  "mulu", "div",
+    "divu",    "pow", "powu", "gelu", "relu", "tanh" };
+
+LearnedOperatorModel load( const std::string& path, const char* family, const char* const* names,
+                           int count )
+{
+    LearnedOperatorModel m;
+    m.file = readMlpFile( path );
+    requireMlpFeatures( m.file, family, names, count );
+    m.model = loadMlpModel( m.file );
+    return m;
+}
+
+using Mem = Kokkos::DefaultExecutionSpace::memory_space;
+
+template <class T>
+Kokkos::View<const T*, Mem> toView( const std::vector<T>& v, const char* label )
+{
+    Kokkos::View<T*, Mem> d(
+        Kokkos::view_alloc( Kokkos::WithoutInitializing, std::string( label ) ), v.size() );
+    auto h = Kokkos::create_mirror_view( d );
+    for ( std::size_t i = 0; i < v.size(); ++i )
+        h( i ) = v[i];
+    Kokkos::deep_copy( d, h );
+    return d;
+}
+} // namespace
+
+bool LearnedOperatorModel::trainedOn( const std::string& gpu_name ) const
+{
+    const std::string n = normalizeGpuName( gpu_name );
+    for ( const std::string& g : file.trained_on )
+        if ( normalizeGpuName( g ) == n )
+            return true;
+    return false;
+}
+
+LearnedOperatorModel loadLearnedGemmModel( const std::string& path )
+{
+    return load( path, "gemm", kGemmLearnedFeatureNames, kGemmLearnedFeatures );
+}
+
+LearnedOperatorModel loadLearnedOperatorModel( const std::string& path )
+{
+    return load( path, "ops", kOperatorLearnedFeatureNames, kOperatorLearnedFeatures );
+}
+
+std::string defaultGemmModelPath()
+{
+    return defaultModelDir() + "/gemm.mlp";
+}
+
+std::string defaultOperatorModelPath()
+{
+    return defaultModelDir() + "/ops.mlp";
+}
+
+bool parseOperatorKind( const std::string& name, OperatorKind& kind )
+{
+    for ( int i = 0; i < kNumOperatorKinds; ++i )
+        if ( name == kOperatorNames[i] )
+        {
+            kind = static_cast<OperatorKind>( i );
+            return true;
+        }
+    return false;
+}
+
+const char* operatorKindName( OperatorKind kind )
+{
+    return kOperatorNames[static_cast<int>( kind )];
+}
+
+std::string operatorKindList()
+{
+    std::string s;
+    for ( int i = 0; i < kNumOperatorKinds; ++i )
+        s += ( i ? ", " : "" ) + std::string( kOperatorNames[i] );
+    return s;
+}
+
+std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
+                                              const std::vector<GemmShape>& shapes )
+{
+    Kokkos::View<GemmPrediction*, Mem> out( "gemm_predictions", shapes.size() );
+    const Kokkos::DefaultExecutionSpace exec;
+    const Kokkos::View<const double*, Mem> params =
+        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    predictGemms( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params, gpu,
+                  toView( shapes, "gemm_shapes" ), out );
+    exec.fence();
+    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
+    return std::vector<GemmPrediction>( h.data(), h.data() + h.extent( 0 ) );
+}
+
+std::vector<double> predictOperatorsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
+                                          const std::vector<OperatorShape>& shapes )
+{
+    Kokkos::View<double*, Mem> out( "operator_predictions", shapes.size() );
+    const Kokkos::DefaultExecutionSpace exec;
+    const Kokkos::View<const double*, Mem> params =
+        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    predictOperators( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params,
+                      gpu, toView( shapes, "operator_shapes" ), out );
+    exec.fence();
+    auto h = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), out );
+    return std::vector<double>( h.data(), h.data() + h.extent( 0 ) );
+}
+
+} // namespace shardsweep

@@ -1,0 +1,184 @@
+# `export-et` and `inspect-et` (issue 14): the written Chakra traces decoded independently
+# (protoc --decode_raw; Python's protobuf module with tests/cli/chakra_et_def.proto), checked field
+# by field against `evaluate`, replayed by tests/cli/chakra_et_check.py to shardsweep's
+# iteration_ms; inspect-et's columns; bad input exits 2.
+set -u
+exe=$1 src=$2 scratch=$3
+py=/usr/bin/python3
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$scratch" && mkdir -p "$scratch/pb2" && cd "$scratch" || exit 1
+command -v protoc >/dev/null || fail "protoc not installed (Debian protobuf-compiler; scripts/setup.sh)"
+$py -c "import google.protobuf" 2>/dev/null || fail "python3-protobuf not installed (scripts/setup.sh)"
+protoc --proto_path="$src/tests/cli" --python_out=pb2 chakra_et_def.proto || fail "protoc"
+check() { $py "$src/tests/cli/chakra_et_check.py" "$scratch/pb2" "$@"; }
+
+"$exe" export-et --help | grep -q "comm_groups.json" || fail "export-et --help"
+"$exe" inspect-et --help | grep -q "critical_path" || fail "inspect-et --help"
+
+cat > w.yaml <<'YAML'
+kind: workload
+name: four
+global_batch: 4096
+dense: {num_dense_features: 13, bottom_mlp: [512, 256, 64], top_mlp: [512, 256, 1]}
+tables:
+  - {name: t0, rows: 2000000, dim: 64, pooling_factor: 40}
+  - {name: t1, rows: 1000000, dim: 64, pooling_factor: 10}
+  - {name: t2, rows: 500000, dim: 64, pooling_factor: 2}
+  - {name: t3, rows: 100, dim: 64, pooling_factor: 1}
+YAML
+# An unbalanced plan: t0 alone on GPU 0 (the slowest lookups), t1 row-wise, t3 data-parallel.
+cat > plan.yaml <<'YAML'
+kind: plan
+workload: four
+tables:
+  - table: t0
+    sharding: table_wise
+    compute_kernel: fused
+    shards: [{gpu: 0, row_offset: 0, num_rows: 2000000, col_offset: 0, num_cols: 64}]
+  - table: t1
+    sharding: row_wise
+    compute_kernel: fused
+    shards:
+      - {gpu: 0, row_offset: 0, num_rows: 250000, col_offset: 0, num_cols: 64}
+      - {gpu: 1, row_offset: 250000, num_rows: 250000, col_offset: 0, num_cols: 64}
+      - {gpu: 2, row_offset: 500000, num_rows: 250000, col_offset: 0, num_cols: 64}
+      - {gpu: 3, row_offset: 750000, num_rows: 250000, col_offset: 0, num_cols: 64}
+  - table: t2
+    sharding: table_wise
+    compute_kernel: fused
+    shards: [{gpu: 2, row_offset: 0, num_rows: 500000, col_offset: 0, num_cols: 64}]
+  - table: t3
+    sharding: data_parallel
+    compute_kernel: dense
+    shards:
+      - {gpu: 0, row_offset: 0, num_rows: 100, col_offset: 0, num_cols: 64}
+      - {gpu: 1, row_offset: 0, num_rows: 100, col_offset: 0, num_cols: 64}
+      - {gpu: 2, row_offset: 0, num_rows: 100, col_offset: 0, num_cols: 64}
+      - {gpu: 3, row_offset: 0, num_rows: 100, col_offset: 0, num_cols: 64}
+YAML
+# One node of 4 (one Switch, one chunk, ring) and two nodes of 2 ([Switch 2, Ring 2], 4 chunks
+# with 2 active, direct all-to-all, localBWAware all-reduce).
+cat > node.yaml <<'YAML'
+kind: platform
+name: one-node
+gpu: A100-SXM4-40GB
+gpus_per_node: 4
+num_nodes: 1
+network: {topology: [Switch], npus_count: [4], bandwidth: [150], latency: [500]}
+system: {endpoint-delay: 10, local-mem-bw: 1600}
+YAML
+cat > twonodes.yaml <<'YAML'
+kind: platform
+name: two-nodes
+gpu: A100-SXM4-40GB
+gpus_per_node: 2
+num_nodes: 2
+network: {topology: [Switch, Ring], npus_count: [2, 2], bandwidth: [150, 25], latency: [500, 2000]}
+system:
+  endpoint-delay: 10
+  preferred-dataset-splits: 4
+  active-chunks-per-dimension: 2
+  all-to-all-implementation: [direct, direct]
+  all-reduce-implementation: [ring, ring]
+  collective-optimization: localBWAware
+  local-mem-bw: 1600
+YAML
+for p in node twonodes; do
+    printf 'kind: scenario\nworkload: w.yaml\nplatform: %s.yaml\nplan: plan.yaml\n' $p > s_$p.yaml
+    "$exe" evaluate s_$p.yaml --format csv > eval_$p.csv || fail "evaluate $p"
+    "$exe" export-et s_$p.yaml -o out_$p --format csv > export_$p.csv || fail "export-et $p exit $?"
+    [ "$(wc -l < export_$p.csv)" -eq 2 ] || fail "export-et csv: one header, one row"
+    for f in et.0.et et.3.et network.yml system.json remote_memory.json replay.sh; do
+        [ -f out_$p/$f ] || fail "$p: $f missing"
+    done
+    [ ! -e out_$p/comm_groups.json ] || fail "$p: comm_groups.json written without sub-groups"
+    [ -x out_$p/replay.sh ] && grep -q -- "--workload-configuration=./et" out_$p/replay.sh ||
+        fail "replay.sh"
+    "$exe" inspect-et "$scratch/out_$p/et" --format csv > inspect_$p.csv || fail "inspect-et $p"
+    check "$scratch/out_$p/et" eval_$p.csv export_$p.csv inspect_$p.csv || fail "check $p"
+done
+# The per-rank graphs differ (unbalanced lookups), the collective sizes do not.
+cmp -s out_node/et.0.et out_node/et.1.et && fail "rank 0 and 1 traces identical"
+# The network and system files say what the platform says.
+$py - <<'PY' || fail "network.yml / system.json"
+import json, yaml
+n = yaml.safe_load(open("out_twonodes/network.yml"))
+assert n == {"topology": ["Switch", "Ring"], "npus_count": [2, 2], "bandwidth": [150, 25],
+             "latency": [500, 2000]}, n
+s = json.load(open("out_twonodes/system.json"))
+assert s["preferred-dataset-splits"] == 4 and s["active-chunks-per-dimension"] == 2, s
+assert s["all-to-all-implementation"] == ["direct", "direct"], s
+assert s["all-reduce-implementation"] == ["ring", "ring"], s
+assert s["collective-optimization"] == "localBWAware" and s["local-mem-bw"] == 1600, s
+assert s["endpoint-delay"] == 10 and s["roofline-enabled"] == 0, s
+PY
+
+# protoc --decode_raw on rank 0's second node (bottom_mlp_fwd), split off at its varint length.
+$py - > node1.bin <<'PY'
+import sys
+data = open("out_node/et.0.et", "rb").read()
+def varint(pos):
+    v = s = 0
+    while True:
+        b = data[pos]; pos += 1; v |= (b & 0x7f) << s; s += 7
+        if b < 0x80: return v, pos
+pos = 0
+for i in range(3):  # metadata, node 0, node 1
+    n, pos = varint(pos)
+    if i == 2: sys.stdout.buffer.write(data[pos:pos + n])
+    pos += n
+PY
+raw=$(protoc --decode_raw < node1.bin) || fail "protoc --decode_raw"
+grep -q '^1: 1$' <<<"$raw" && grep -q '^2: "bottom_mlp_fwd"$' <<<"$raw" && grep -q '^3: 4$' <<<"$raw" ||
+    fail "decode_raw fields: $raw"
+grep -q '^5:' <<<"$raw" && fail "bottom_mlp_fwd has no dependencies: $raw"
+# duration_micros > 0; attr 10 holds bool_val (27) = false (decode_raw guesses the name's type).
+grep -q '^7: [1-9]' <<<"$raw" && grep -q '^10 {' <<<"$raw" && grep -q '^  27: 0$' <<<"$raw" ||
+    fail "decode_raw duration / is_cpu_op: $raw"
+
+# The shipped MLPerf scenario (8 GPUs, HGX-H100 system: 4 chunks, 2 active) and a plan the
+# planner makes for two nodes (checked the same way).
+"$exe" evaluate "$src/inputs/scenarios/mlperf-dgx-h100.yaml" --format csv > eval_mlperf.csv || fail "evaluate mlperf"
+"$exe" export-et "$src/inputs/scenarios/mlperf-dgx-h100.yaml" -o out_mlperf --format csv \
+    > export_mlperf.csv || fail "export-et mlperf"
+check "$scratch/out_mlperf/et" eval_mlperf.csv export_mlperf.csv || fail "check mlperf"
+"$exe" plan w.yaml twonodes.yaml --planner shardsweep -o planned.yaml > /dev/null || fail "plan"
+printf 'kind: scenario\nworkload: w.yaml\nplatform: twonodes.yaml\nplan: planned.yaml\n' > s_planned.yaml
+"$exe" evaluate s_planned.yaml --format csv > eval_planned.csv || fail "evaluate planned"
+"$exe" export-et s_planned.yaml -o out_planned --format json > export_planned.json || fail "export json"
+$py -c "
+import csv, json, sys
+r = json.load(open('export_planned.json'))[0]
+w = csv.writer(open('export_planned.csv', 'w'))
+w.writerow(list(r)); w.writerow(list(r.values()))" || fail "export-et json"
+check "$scratch/out_planned/et" eval_planned.csv export_planned.csv || fail "check planned"
+
+# Bad input: exit 2 with a message naming the problem.
+expect2() {
+    local what=$1; shift
+    err=$("$@" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "$what: exit $rc, expected 2: $err"
+    echo "$err"
+}
+expect2 "no -o" "$exe" export-et s_node.yaml | grep -q -- "-o DIR is required" || fail "no -o message"
+expect2 "no scenario" "$exe" export-et -o x | grep -q "scenario file is required" || fail "msg"
+expect2 "missing file" "$exe" export-et missing.yaml -o x | grep -q "missing.yaml" || fail "msg"
+expect2 "bad format" "$exe" export-et s_node.yaml -o x --format xml | grep -q "xml" || fail "msg"
+sed 's/gpus_per_node: 4/gpus_per_node: 1/; s/npus_count: \[4\]/npus_count: [2]/' node.yaml > one.yaml
+sed -i '/network:/d' one.yaml
+printf 'kind: scenario\nworkload: w.yaml\nplatform: one.yaml\nplan: one_plan.yaml\n' > s_one.yaml
+"$exe" plan w.yaml one.yaml --planner shardsweep -o one_plan.yaml > /dev/null || fail "plan one GPU"
+expect2 "one GPU" "$exe" export-et s_one.yaml -o x | grep -q "at least 2 NPUs" || fail "one GPU msg"
+[ ! -e x ] || fail "nothing may be written on bad input"
+expect2 "no traces" "$exe" inspect-et nowhere/et | grep -q "nowhere/et.0.et" || fail "msg"
+cp -r out_node bad && head -c 100 out_node/et.2.et > bad/et.2.et
+expect2 "truncated" "$exe" inspect-et bad/et | grep -q "bad/et.2.et: byte" || fail "truncated msg"
+cp out_node/et.0.et bad/et.2.et && rm bad/network.yml
+expect2 "no network" "$exe" inspect-et bad/et | grep -q -- "--network" || fail "no network msg"
+expect2 "wrong network" "$exe" inspect-et bad/et --network out_mlperf/network.yml | grep -q "8 NPUs" || fail "msg"
+cp out_node/network.yml bad/ && cp out_node/et.1.et bad/et.3.et
+# Rank 3's trace now has rank 1's nodes: still consistent (same collectives) and replays.
+"$exe" inspect-et bad/et --format csv > /dev/null || fail "inspect of swapped traces"
+echo '{"1": [0, 9]}' > bad/comm_groups.json
+expect2 "bad groups" "$exe" inspect-et bad/et | grep -q "comm_groups.json" || fail "groups msg"
+echo "export-et / inspect-et OK"

@@ -1,0 +1,317 @@
+// Chakra ET wire format (byte for byte against reference/chakra_et.md §6), the step graph's
+// replay (hand-derived times) and the DLRM graph of the shipped scenario against the model.
+#include <cmath>
+#include <gtest/gtest.h>
+#include <shardsweep/build_paths.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/chakra_et.hpp>
+#include <shardsweep/io/chakra_export.hpp>
+#include <shardsweep/io/scenario_yaml.hpp>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/scenario/step_graph.hpp>
+#include <string>
+
+namespace Test
+{
+namespace et = shardsweep::chakra;
+
+namespace
+{
+std::string bytesOf( std::initializer_list<int> v )
+{
+    std::string s;
+    for ( int b : v )
+        s.push_back( static_cast<char>( b ) );
+    return s;
+}
+} // namespace
+
+// ASTRA-sim's shipped microbenchmark all_reduce.0.et (81 bytes, §6) and the 32-byte single
+// compute node, written by the encoder exactly and decoded back.
+TEST( TEST_CATEGORY, chakra_et_reference_files_byte_for_byte )
+{
+    et::Trace ar;
+    ar.version = "0.0.4";
+    et::Node n;
+    n.name = "all_reduce_8npus_1MB";
+    n.type = et::NodeType::comm_coll;
+    n.attrs = { et::Attribute::makeBool( "is_cpu_op", false ),
+                et::Attribute::makeInt64( "comm_type", 0 ),
+                et::Attribute::makeInt64( "comm_size", 1048576 ) };
+    ar.nodes.push_back( n );
+    const std::string expected = bytesOf( { 0x07, 0x0a, 0x05 } ) + "0.0.4" +
+                                 bytesOf( { 0x48, 0x12, 0x14 } ) + "all_reduce_8npus_1MB" +
+                                 bytesOf( { 0x18, 0x07, 0x52, 0x0e, 0x0a, 0x09 } ) + "is_cpu_op" +
+                                 bytesOf( { 0xd8, 0x01, 0x00, 0x52, 0x0d, 0x0a, 0x09 } ) +
+                                 "comm_type" + bytesOf( { 0x48, 0x00, 0x52, 0x0f, 0x0a, 0x09 } ) +
+                                 "comm_size" + bytesOf( { 0x48, 0x80, 0x80, 0x40 } );
+    ASSERT_EQ( expected.size(), 81u );
+    EXPECT_EQ( et::encodeTrace( ar ), expected );
+
+    const et::Trace back = et::decodeTrace( expected, "all_reduce.0.et" );
+    EXPECT_EQ( back.version, "0.0.4" );
+    ASSERT_EQ( back.nodes.size(), 1u );
+    EXPECT_EQ( back.nodes[0].id, 0u );
+    EXPECT_EQ( back.nodes[0].name, "all_reduce_8npus_1MB" );
+    EXPECT_EQ( back.nodes[0].type, et::NodeType::comm_coll );
+    ASSERT_NE( back.nodes[0].find( "comm_size" ), nullptr );
+    EXPECT_EQ( back.nodes[0].find( "comm_size" )->kind, et::Attribute::Kind::int64_value );
+    EXPECT_EQ( back.nodes[0].find( "comm_size" )->int_value, 1048576 );
+    EXPECT_EQ( back.nodes[0].find( "is_cpu_op" )->kind, et::Attribute::Kind::bool_value );
+    EXPECT_EQ( back.nodes[0].find( "is_cpu_op" )->int_value, 0 );
+    EXPECT_EQ( back.nodes[0].find( "pg_name" ), nullptr );
+
+    et::Trace comp;
+    comp.version = "1.0.0";
+    et::Node c;
+    c.name = "c";
+    c.type = et::NodeType::comp;
+    c.duration_micros = 5;
+    c.attrs = { et::Attribute::makeBool( "is_cpu_op", false ) };
+    comp.nodes.push_back( c );
+    EXPECT_EQ( et::encodeTrace( comp ),
+               bytesOf( { 0x07, 0x0a, 0x05, 0x31, 0x2e, 0x30, 0x2e, 0x30, 0x17, 0x12, 0x01,
+                          0x63, 0x18, 0x04, 0x38, 0x05, 0x52, 0x0e, 0x0a, 0x09, 0x69, 0x73,
+                          0x5f, 0x63, 0x70, 0x75, 0x5f, 0x6f, 0x70, 0xd8, 0x01, 0x00 } ) );
+}
+
+// Every field and attribute kind the writer uses, through encode and decode; unpacked repeated
+// dependencies and unknown fields (inputs, doc_string, other oneof members) from other writers.
+TEST( TEST_CATEGORY, chakra_et_round_trip_and_foreign_fields )
+{
+    et::Trace t;
+    et::Node n;
+    n.id = 300; // two-byte varint: ac 02
+    n.name = "x";
+    n.type = et::NodeType::comm_recv;
+    n.data_deps = { 1, 200 };
+    n.ctrl_deps = { 7 };
+    n.start_time_micros = 9;
+    n.duration_micros = 1u << 20;
+    n.attrs = { et::Attribute::makeInt32( "comm_tag", -3 ),
+                et::Attribute::makeUint64( "tensor_size", 1ull << 40 ),
+                et::Attribute::makeString( "pg_name", "12" ),
+                et::Attribute::makeBoolList( "involved_dim", { true, false, true } ) };
+    t.nodes = { n, et::Node{} };
+    const std::string bytes = et::encodeTrace( t );
+    const et::Trace back = et::decodeTrace( bytes, "t.et" );
+    ASSERT_EQ( back.nodes.size(), 2u );
+    const et::Node& b = back.nodes[0];
+    EXPECT_EQ( b.id, 300u );
+    EXPECT_EQ( b.type, et::NodeType::comm_recv );
+    EXPECT_EQ( b.data_deps, ( std::vector<std::uint64_t>{ 1, 200 } ) );
+    EXPECT_EQ( b.ctrl_deps, ( std::vector<std::uint64_t>{ 7 } ) );
+    EXPECT_EQ( b.start_time_micros, 9u );
+    EXPECT_EQ( b.duration_micros, 1u << 20 );
+    EXPECT_EQ( b.find( "comm_tag" )->int_value, -3 );
+    EXPECT_EQ( b.find( "tensor_size" )->uint_value, 1ull << 40 );
+    EXPECT_EQ( b.find( "pg_name" )->string_value, "12" );
+    EXPECT_EQ( b.find( "involved_dim" )->bool_list, ( std::vector<bool>{ true, false, true } ) );
+    // The all-default node is written as an empty message (length 0) and read back.
+    EXPECT_EQ( bytes.back(), '\0' );
+    EXPECT_EQ( back.nodes[1].type, et::NodeType::invalid );
+    // A -3 int32 is sign-extended to ten bytes on the wire (proto3).
+    EXPECT_NE( bytes.find( bytesOf(
+                   { 0x38, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 } ) ),
+               std::string::npos );
+
+    // Hand-written node (31 bytes): id 5, data_deps 3 and 4 unpacked (28 03 28 04), inputs
+    // (42 ..), an attribute with doc_string and a double_val (19 = fixed64) that the reader
+    // skips, type COMP (18 04), duration 6 (38 06).
+    const std::string foreign =
+        bytesOf( { 0x02, 0x0a, 0x00 } ) + // GlobalMetadata { version: "" } with an empty string
+        bytesOf( { 0x1f, 0x08, 0x05, 0x28, 0x03, 0x28, 0x04, 0x42, 0x02, 0x0a, 0x00,
+                   0x52, 0x0f, 0x0a, 0x01, 'a',  0x12, 0x01, 'd',  0x19, 0,    0,
+                   0,    0,    0,    0,    0xf0, 0x3f, 0x18, 0x04, 0x38, 0x06 } );
+    const et::Trace f = et::decodeTrace( foreign, "foreign.et" );
+    ASSERT_EQ( f.nodes.size(), 1u );
+    EXPECT_EQ( f.nodes[0].id, 5u );
+    EXPECT_EQ( f.nodes[0].data_deps, ( std::vector<std::uint64_t>{ 3, 4 } ) );
+    EXPECT_EQ( f.nodes[0].type, et::NodeType::comp );
+    EXPECT_EQ( f.nodes[0].duration_micros, 6u );
+    ASSERT_EQ( f.nodes[0].attrs.size(), 1u );
+    EXPECT_EQ( f.nodes[0].attrs[0].name, "a" );
+    EXPECT_EQ( f.nodes[0].attrs[0].kind, et::Attribute::Kind::other );
+    EXPECT_EQ( f.nodes[0].attrs[0].other_field, 3 );
+}
+
+TEST( TEST_CATEGORY, chakra_et_malformed_input )
+{
+    auto message = []( const std::string& bytes )
+    {
+        try
+        {
+            et::decodeTrace( bytes, "bad.et" );
+        }
+        catch ( const shardsweep::InputError& e )
+        {
+            return std::string( e.what() );
+        }
+        return std::string( "no error" );
+    };
+    EXPECT_EQ( message( "" ), "bad.et: byte 0: GlobalMetadata: empty file (a trace starts with its "
+                              "GlobalMetadata)" );
+    // A node announced as 9 bytes with 2 left.
+    EXPECT_EQ( message( bytesOf( { 0x00, 0x09, 0x08, 0x01 } ) ),
+               "bad.et: byte 2: node 0: length 9 runs past the end (2 bytes left)" );
+    // Node type 12 does not exist.
+    EXPECT_EQ( message( bytesOf( { 0x00, 0x02, 0x18, 0x0c } ) ),
+               "bad.et: byte 4: node 0: unknown node type 12" );
+    // The second node's varint is cut off.
+    EXPECT_EQ( message( bytesOf( { 0x00, 0x00, 0x02, 0x08, 0x80 } ) ),
+               "bad.et: byte 5: node 1: truncated varint" );
+    EXPECT_EQ( message( bytesOf( { 0x1f, 0x8b, 0x08 } ) ),
+               "bad.et: gzip-compressed trace: gunzip it first" );
+    EXPECT_THROW( et::readTraceFile( "/nonexistent/et.0.et" ), shardsweep::InputError );
+}
+
+namespace
+{
+// One Switch of 2 NPUs, 1 GB/s (1.073741824 B/ns), 500 ns per hop (2 hops), one chunk, δ = 10.
+shardsweep::Network twoNpuSwitch()
+{
+    shardsweep::Network net;
+    net.num_dims = 1;
+    net.dims[0] = { shardsweep::Topology::Switch, 2, 1.0, 500.0 };
+    return net;
+}
+} // namespace
+
+// Two ranks: the collective starts when the later rank is ready, ends together on both;
+// compute after it; a send/receive pair. All-to-all of 2 MiB on the Switch above:
+// δ + p(p-1)/2 (⌊2·500 + 1 MiB / 1.073741824⌋ + δ) = 10 + (⌊977562.5⌋ + 10) = 977582 ns
+// (also what `predict collective` and ASTRA-sim's closed form give).
+TEST( TEST_CATEGORY, step_graph_replay_hand_derived )
+{
+    using shardsweep::StepGraphNode;
+    const shardsweep::Network net = twoNpuSwitch();
+    const shardsweep::SystemConfig sys;
+    StepGraphNode comp;
+    comp.kind = StepGraphNode::Kind::compute;
+    StepGraphNode coll;
+    coll.kind = StepGraphNode::Kind::collective;
+    coll.collective = shardsweep::Collective::all_to_all;
+    coll.comm_bytes = 2097152;
+    EXPECT_EQ( shardsweep::collectiveNodeNs( net, sys, coll ), 977582.0 );
+
+    shardsweep::StepGraph g;
+    g.ranks.resize( 2 );
+    comp.duration_ns = 1000;
+    g.ranks[0].push_back( comp );
+    comp.duration_ns = 3000;
+    g.ranks[1].push_back( comp );
+    coll.deps = { 0 };
+    g.ranks[0].push_back( coll );
+    g.ranks[1].push_back( coll );
+    comp.duration_ns = 500;
+    comp.deps = { 1 };
+    g.ranks[1].push_back( comp );
+    // Rank 0 sends 1074 bytes to rank 1 after the collective: ⌊2·500 + 1074/1.073741824⌋ =
+    // ⌊2000.2⌋ = 2000 ns; rank 1 posts the receive after its last compute (500 ns earlier).
+    StepGraphNode send;
+    send.kind = StepGraphNode::Kind::send;
+    send.peer = 1;
+    send.tag = 7;
+    send.comm_bytes = 1074;
+    send.deps = { 1 };
+    g.ranks[0].push_back( send );
+    StepGraphNode recv = send;
+    recv.kind = StepGraphNode::Kind::recv;
+    recv.peer = 0;
+    recv.deps = { 2 };
+    g.ranks[1].push_back( recv );
+
+    const auto replay = shardsweep::replayStepGraph( g, net, sys );
+    EXPECT_EQ( replay.rank_finish_ns[0], 3000.0 + 977582.0 + 2000.0 );
+    EXPECT_EQ( replay.rank_finish_ns[1], 3000.0 + 977582.0 + 2000.0 );
+    EXPECT_EQ( replay.compute_ns, 3500.0 );
+    // Without the send, rank 1's receive never completes.
+    g.ranks[0].pop_back();
+    EXPECT_THROW( shardsweep::replayStepGraph( g, net, sys ), std::invalid_argument );
+}
+
+// The comm_size search: one dimension, where the model's all-to-all-v time is the busiest GPU's
+// balanced all-to-all, gives back that size (rounded up to the alignment).
+TEST( TEST_CATEGORY, step_graph_comm_size_for_time )
+{
+    shardsweep::Network net;
+    net.num_dims = 1;
+    net.dims[0] = { shardsweep::Topology::Switch, 8, 400.0, 936.25 };
+    shardsweep::SystemConfig sys;
+    sys.preferred_dataset_splits = 4;
+    sys.active_chunks_per_dimension = 2;
+    const double send[8] = { 7e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6, 1e6 };
+    const double recv[8] = { 1.75e6, 1.75e6, 1.75e6, 1.75e6, 1.75e6, 1.75e6, 1.75e6, 1.75e6 };
+    const double target = shardsweep::allToAllvTimeNs( net, sys, send, recv, 8 );
+    const std::uint64_t s = shardsweep::commSizeForTime(
+        net, sys, shardsweep::Collective::all_to_all, target, 7e6 * 8 / 7, 32, 0, 1 );
+    EXPECT_EQ( s % 32, 0u );
+    EXPECT_GE( shardsweep::collectiveTimeNs( net, sys, shardsweep::Collective::all_to_all, s ),
+               target );
+    EXPECT_LT( shardsweep::collectiveTimeNs( net, sys, shardsweep::Collective::all_to_all, s - 32 ),
+               target );
+    // 7e6 · 8/7 = 8e6 bytes is a multiple of 32: the busiest GPU's balanced size, or the first
+    // aligned size below it with the same (whole-ns) time.
+    EXPECT_LE( s, 8000000u );
+    EXPECT_EQ( shardsweep::collectiveTimeNs( net, sys, shardsweep::Collective::all_to_all, s ),
+               shardsweep::collectiveTimeNs( net, sys, shardsweep::Collective::all_to_all, 8e6 ) );
+}
+
+// The shipped MLPerf scenario: the graph, written as traces (whole µs) and read back, replays
+// to the model's iteration time; ranks differ by their embedding phases only.
+TEST( TEST_CATEGORY, step_graph_dlrm_replays_to_model )
+{
+    const auto scenario = shardsweep::readScenarioFile( SHARDSWEEP_SOURCE_DIR
+                                                        "/inputs/scenarios/mlperf-dgx-h100.yaml" );
+    shardsweep::ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &scenario.platform.platform;
+    input.plan = &scenario.plan;
+    input.global_batch = scenario.global_batch;
+    const auto result = shardsweep::evaluateScenario( input );
+    const auto graph = shardsweep::buildDlrmStepGraph( input );
+    EXPECT_EQ( graph.iteration_ms, result.iteration_ms );
+    ASSERT_EQ( graph.numRanks(), 8 );
+    const auto& net = input.platform->network;
+    const auto& sys = input.platform->system;
+    const auto exact = shardsweep::replayStepGraph( graph, net, sys );
+    // Collective sizes are whole multiples of splits·P bytes: a few ns from the model.
+    EXPECT_NEAR( exact.finish_ns * 1e-6, result.iteration_ms, 20e-6 );
+    const auto traces = shardsweep::stepGraphToTraces( graph );
+    const auto rounded =
+        shardsweep::replayStepGraph( shardsweep::tracesToStepGraph( traces, {}, {} ), net, sys );
+    // Each compute node ends at its rank's rounded cumulative compute time (±0.5 µs); a stretch
+    // of the path between two collectives is off by at most 1 µs, the whole path here by ≤ 2.
+    EXPECT_NEAR( rounded.finish_ns * 1e-6, result.iteration_ms, 2e-3 );
+    for ( int g = 0; g < 8; ++g )
+    {
+        ASSERT_EQ( graph.ranks[g].size(), 10u );
+        double total = 0.0;
+        for ( const auto& n : graph.ranks[g] )
+            total += n.kind == shardsweep::StepGraphNode::Kind::compute ? n.duration_ns : 0.0;
+        std::uint64_t written = 0;
+        for ( const auto& n : traces[g].nodes )
+            written += n.duration_micros;
+        EXPECT_EQ( written, static_cast<std::uint64_t>( std::llround( total / 1000.0 ) ) );
+        for ( std::size_t i = 0; i < graph.ranks[g].size(); ++i )
+        {
+            EXPECT_EQ( graph.ranks[g][i].name, graph.ranks[0][i].name );
+            EXPECT_EQ( graph.ranks[g][i].comm_bytes, graph.ranks[0][i].comm_bytes );
+        }
+        const auto phase = [&]( shardsweep::Phase k )
+        { return result.gpu_phase_ms[g * shardsweep::kNumPhases + static_cast<int>( k )]; };
+        EXPECT_EQ( graph.ranks[g][2].name, "embedding_fwd" );
+        EXPECT_EQ( graph.ranks[g][2].duration_ns, phase( shardsweep::Phase::embedding_fwd ) * 1e6 );
+        EXPECT_EQ( graph.ranks[g][8].name, "embedding_bwd" );
+        EXPECT_EQ( graph.ranks[g][8].duration_ns, phase( shardsweep::Phase::embedding_bwd ) * 1e6 );
+    }
+    // The dense all-reduce moves the model's gradient bytes, rounded to splits·P = 32 bytes.
+    const auto& ar = graph.ranks[0][9];
+    EXPECT_EQ( ar.name, "dense_allreduce" );
+    EXPECT_EQ( ar.comm_bytes % 32, 0u );
+    EXPECT_NEAR( shardsweep::collectiveNodeNs( net, sys, ar ),
+                 result.gpu_phase_ms[static_cast<int>( shardsweep::Phase::dense_allreduce )] * 1e6,
+                 2.0 );
+}
+
+} // namespace Test

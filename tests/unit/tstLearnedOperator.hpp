@@ -1,0 +1,324 @@
+#include <Kokkos_Core.hpp>
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <random>
+#include <shardsweep/build_paths.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/mlp_file.hpp>
+#include <shardsweep/io/operator_models.hpp>
+#include <shardsweep/kernel/operator_batch.hpp>
+#include <sstream>
+
+namespace Test
+{
+using namespace shardsweep;
+
+namespace
+{
+//! 2 inputs → 2 ReLU units → 1 output, with round numbers (worked by hand below).
+const char* kTinyMlp = "shardsweep-mlp 1\n"
+                       "# a comment line\n"
+                       "family test\n"
+                       "target y\n"
+                       "inputs 2\n"
+                       "names a b\n"
+                       "mean 1 2\n"
+                       "scale 2 4\n"
+                       "output_min -1e300\n"
+                       "trained_on toy\n"
+                       "layers 2\n"
+                       "layer relu 2 2\n"
+                       "weights 1 2 -3 0.5\n"
+                       "bias 0.25 -1\n"
+                       "layer identity 2 1\n"
+                       "weights 2 -1\n"
+                       "bias 0.5\n"
+                       "check 5 10 13\n"
+                       "end\n";
+
+std::string shippedGemm()
+{
+    return std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/models/gemm.mlp";
+}
+std::string shippedOps()
+{
+    return std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/models/ops.mlp";
+}
+
+//! The InputError message of parsing `text`, "" if it parses.
+std::string parseError( const std::string& text )
+{
+    try
+    {
+        parseMlpFile( text, "bad.mlp" );
+    }
+    catch ( const InputError& e )
+    {
+        return e.what();
+    }
+    return "";
+}
+
+std::string replaced( std::string s, const std::string& from, const std::string& to )
+{
+    const auto at = s.find( from );
+    EXPECT_NE( at, std::string::npos ) << from;
+    return s.replace( at, from.size(), to );
+}
+
+template <class Exec>
+std::vector<GemmPrediction> gemmsOn( const MlpModel<>& m, const GpuSpec& gpu,
+                                     const std::vector<GemmShape>& shapes )
+{
+    Kokkos::View<GemmShape*, typename Exec::memory_space> s( "s", shapes.size() );
+    for ( std::size_t i = 0; i < shapes.size(); ++i )
+        s( i ) = shapes[i];
+    Kokkos::View<GemmPrediction*, typename Exec::memory_space> out( "o", shapes.size() );
+    predictGemms( Exec(), true, m.layout, m.params, gpu, s, out );
+    Kokkos::fence();
+    return std::vector<GemmPrediction>( out.data(), out.data() + out.extent( 0 ) );
+}
+
+template <class Exec>
+std::vector<double> opsOn( const MlpModel<>& m, const GpuSpec& gpu,
+                           const std::vector<OperatorShape>& shapes )
+{
+    Kokkos::View<OperatorShape*, typename Exec::memory_space> s( "s", shapes.size() );
+    for ( std::size_t i = 0; i < shapes.size(); ++i )
+        s( i ) = shapes[i];
+    Kokkos::View<double*, typename Exec::memory_space> out( "o", shapes.size() );
+    predictOperators( Exec(), true, m.layout, m.params, gpu, s, out );
+    Kokkos::fence();
+    return std::vector<double>( out.data(), out.data() + out.extent( 0 ) );
+}
+
+std::vector<GemmShape> gemmGrid()
+{
+    std::vector<GemmShape> v;
+    for ( double b : { 1.0, 7.0, 256.0 } )
+        for ( double m : { 1.0, 33.0, 512.0, 8192.0 } )
+            for ( double n : { 2.0, 100.0, 4096.0 } )
+                for ( double k : { 1.0, 64.0, 1025.0, 65536.0 } )
+                    for ( GemmOp op : { GemmOp::bmm, GemmOp::linear } )
+                    {
+                        GemmShape s;
+                        s.B = b;
+                        s.M = m;
+                        s.N = n;
+                        s.K = k;
+                        s.op = op;
+                        v.push_back( s );
+                    }
+    return v;
+}
+
+std::vector<OperatorShape> opGrid()
+{
+    std::vector<OperatorShape> v;
+    for ( int k = 0; k < kNumOperatorKinds; ++k )
+        for ( double b : { 1.0, 1000.0, 16384.0, 1.0e6 } )
+            for ( double h : { 1.0, 768.0, 4096.0 } )
+            {
+                OperatorShape s;
+                s.kind = static_cast<OperatorKind>( k );
+                s.B = b;
+                s.H = h;
+                v.push_back( s );
+            }
+    return v;
+}
+} // namespace
+
+// z = ((5-1)/2, (10-2)/4) = (2, 2); hidden = relu(1·2 + 2·2 + 0.25, -3·2 + 0.5·2 - 1)
+// = (6.25, 0); y = 2·6.25 - 1·0 + 0.5 = 13.
+TEST( TEST_CATEGORY, mlp_hand_computed )
+{
+    const MlpFile f = parseMlpFile( kTinyMlp, "tiny.mlp" );
+    const std::vector<double> x = { 5.0, 10.0 };
+    EXPECT_EQ( mlpReferenceEvaluate( f, x ), 13.0 );
+    MlpLayout layout;
+    const std::vector<double> p = packMlp( f, layout );
+    EXPECT_EQ( mlpEvaluate( layout, p.data(), x.data() ), 13.0 );
+    // output_min clamps: with a floor of 20 the output is 20.
+    layout.output_min = 20.0;
+    EXPECT_EQ( mlpEvaluate( layout, p.data(), x.data() ), 20.0 );
+}
+
+TEST( TEST_CATEGORY, mlp_file_round_trip_and_checks )
+{
+    for ( const std::string& path : { shippedGemm(), shippedOps() } )
+    {
+        const MlpFile a = readMlpFile( path );
+        EXPECT_FALSE( a.check_inputs.empty() ) << path;
+        std::ostringstream s;
+        writeMlpFile( s, a );
+        const MlpFile b = parseMlpFile( s.str(), "round-trip" );
+        EXPECT_EQ( a.family, b.family );
+        EXPECT_EQ( a.target, b.target );
+        EXPECT_EQ( a.names, b.names );
+        EXPECT_EQ( a.mean, b.mean );
+        EXPECT_EQ( a.scale, b.scale );
+        EXPECT_EQ( a.output_min, b.output_min );
+        EXPECT_EQ( a.trained_on, b.trained_on );
+        ASSERT_EQ( a.layers.size(), b.layers.size() );
+        for ( std::size_t l = 0; l < a.layers.size(); ++l )
+        {
+            EXPECT_EQ( a.layers[l].activation, b.layers[l].activation );
+            EXPECT_EQ( a.layers[l].weights, b.layers[l].weights );
+            EXPECT_EQ( a.layers[l].bias, b.layers[l].bias );
+        }
+        EXPECT_EQ( a.check_inputs, b.check_inputs );
+        EXPECT_EQ( a.check_outputs, b.check_outputs );
+    }
+}
+
+// The kernel's evaluator against the plain std::vector reference on random inputs around the
+// training distribution, and backends bitwise equal.
+TEST( TEST_CATEGORY, mlp_kernel_matches_reference )
+{
+    const MlpFile f = readMlpFile( shippedGemm() );
+    const MlpModel<> m = loadMlpModel( f );
+    std::mt19937_64 rng( 7 );
+    std::normal_distribution<double> z( 0.0, 1.5 );
+    const int n = 200;
+    const int d = static_cast<int>( f.names.size() );
+    Kokkos::View<double**, Kokkos::LayoutRight, TEST_MEMSPACE> x( "x", n, d );
+    for ( int i = 0; i < n; ++i )
+        for ( int j = 0; j < d; ++j )
+            x( i, j ) = f.mean[j] + f.scale[j] * z( rng );
+    Kokkos::View<double*, TEST_MEMSPACE> y( "y", n );
+    const MlpLayout layout = m.layout;
+    const auto params = m.params;
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, n ),
+        KOKKOS_LAMBDA( int i ) { y( i ) = mlpEvaluate( layout, params.data(), &x( i, 0 ) ); } );
+    Kokkos::fence();
+    for ( int i = 0; i < n; ++i )
+    {
+        const std::vector<double> xi( &x( i, 0 ), &x( i, 0 ) + d );
+        const double ref = mlpReferenceEvaluate( f, xi );
+        EXPECT_NEAR( y( i ), ref, 1e-12 * std::fmax( 1.0, std::fabs( ref ) ) ) << i;
+    }
+}
+
+TEST( TEST_CATEGORY, learned_batches_bitwise_serial_equals_backend )
+{
+    const LearnedOperatorModel g = loadLearnedGemmModel( shippedGemm() );
+    const LearnedOperatorModel o = loadLearnedOperatorModel( shippedOps() );
+    const GpuSpec gpu = findGpu( "T4" ).spec;
+    const auto gs = gemmGrid();
+    const auto os = opGrid();
+    const auto g1 = gemmsOn<Kokkos::Serial>( g.model, gpu, gs );
+    const auto g2 = gemmsOn<TEST_EXECSPACE>( g.model, gpu, gs );
+    const auto o1 = opsOn<Kokkos::Serial>( o.model, gpu, os );
+    const auto o2 = opsOn<TEST_EXECSPACE>( o.model, gpu, os );
+    for ( std::size_t i = 0; i < gs.size(); ++i )
+        EXPECT_EQ( std::memcmp( &g1[i].latency_ms, &g2[i].latency_ms, sizeof( double ) ), 0 ) << i;
+    for ( std::size_t i = 0; i < os.size(); ++i )
+        EXPECT_EQ( std::memcmp( &o1[i], &o2[i], sizeof( double ) ), 0 ) << i;
+}
+
+// Every prediction of both shipped models, on every catalog GPU (seen or not) and a grid of
+// shapes from tiny to huge, stays at or above the roofline with the wave count, and the wave
+// bound itself is at or above the plain roofline.
+TEST( TEST_CATEGORY, learned_predictions_respect_the_roofline )
+{
+    const LearnedOperatorModel g = loadLearnedGemmModel( shippedGemm() );
+    const LearnedOperatorModel o = loadLearnedOperatorModel( shippedOps() );
+    const auto gs = gemmGrid();
+    const auto os = opGrid();
+    for ( const GpuEntry& e : defaultGpuCatalog().entries() )
+    {
+        const auto gp = gemmsOn<TEST_EXECSPACE>( g.model, e.spec, gs );
+        for ( std::size_t i = 0; i < gs.size(); ++i )
+        {
+            const GemmShape& s = gs[i];
+            const double wave = gemmWaveBoundMs( e.spec, s.B, s.M, s.N, s.K, s.dtype );
+            const double roof = gemmRooflineMs( e.spec, s.B, s.M, s.N, s.K, s.dtype );
+            EXPECT_GE( wave, roof * ( 1.0 - 1e-12 ) ) << e.name << " " << i;
+            EXPECT_GE( gp[i].latency_ms, wave ) << e.name << " " << i;
+            EXPECT_TRUE( std::isfinite( gp[i].latency_ms ) ) << e.name << " " << i;
+        }
+        const auto op = opsOn<TEST_EXECSPACE>( o.model, e.spec, os );
+        for ( std::size_t i = 0; i < os.size(); ++i )
+        {
+            EXPECT_GE( op[i], operatorBoundMs( e.spec, os[i].kind, os[i].B, os[i].H ) )
+                << e.name << " " << i;
+            EXPECT_TRUE( std::isfinite( op[i] ) ) << e.name << " " << i;
+        }
+    }
+}
+
+// Hand-computed bounds on a toy GPU: 10 SMs, 10 TFLOP/s (1e12 per SM), 100 GB/s.
+TEST( TEST_CATEGORY, wave_and_operator_bounds_hand_computed )
+{
+    GpuSpec g;
+    g.sm_count = 10;
+    g.fp32_TFLOPs = 10.0;
+    g.memory_bandwidth_GBps = 100.0;
+    // B=1, 64x64x64: 2·2·2 = 8 blocks → 1 wave of 2·32³ = 65536 FLOP at 1e12/s = 6.5536e-8 s;
+    // memory 4·3·4096 B / 1e11 = 4.9152e-7 s wins: 4.9152e-4 ms.
+    EXPECT_NEAR( gemmWaveBoundMs( g, 1, 64, 64, 64, DataType::fp32 ), 4.9152e-4, 1e-18 );
+    // B=1, 1024³: 32768 blocks → 3277 waves · 65536 / 1e12 = 2.14761472e-4 s; memory
+    // 4·3·2^20 / 1e11 = 1.2582912e-4 s: compute, 0.214761472 ms.
+    EXPECT_NEAR( gemmWaveBoundMs( g, 1, 1024, 1024, 1024, DataType::fp32 ), 0.214761472, 1e-15 );
+    // add on [1000, 1000]: 3 tensors · 4 B · 1e6 / 1e11 = 1.2e-4 s = 0.12 ms; compute 1e6/1e13.
+    EXPECT_NEAR( operatorBoundMs( g, OperatorKind::add, 1000, 1000 ), 0.12, 1e-15 );
+    EXPECT_NEAR( operatorBoundMs( g, OperatorKind::relu, 1000, 1000 ), 0.08, 1e-15 );
+    EXPECT_NEAR( predictOperatorAnalytic( g, OperatorKind::relu, 1000, 1000 ), 0.08 / 0.73, 1e-15 );
+}
+
+TEST( TEST_CATEGORY, bad_model_files_name_line_and_field )
+{
+    EXPECT_EQ( parseError( kTinyMlp ), "" );
+    const struct
+    {
+        std::string text;
+        std::string expect;
+    } cases[] = {
+        { replaced( kTinyMlp, "shardsweep-mlp 1", "shardsweep-mlp 2" ),
+          "bad.mlp:1:1: field 'shardsweep-mlp (format version)'" },
+        { replaced( kTinyMlp, "mean 1 2", "mean 1" ), "bad.mlp:7:1: field 'mean'" },
+        { replaced( kTinyMlp, "scale 2 4", "scale 2 x" ), "bad.mlp:8:1: field 'scale value 2'" },
+        { replaced( kTinyMlp, "scale 2 4", "scale 2 0" ), "bad.mlp:8:1: field 'scale'" },
+        { replaced( kTinyMlp, "weights 1 2 -3 0.5", "weights 1 2 -3" ),
+          "bad.mlp:13:1: field 'layer 1 weights'" },
+        { replaced( kTinyMlp, "layer identity 2 1", "layer identity 3 1" ),
+          "bad.mlp:15:1: field 'layer 2 inputs'" },
+        { replaced( kTinyMlp, "layer relu 2 2", "layer tanh 2 2" ),
+          "bad.mlp:12:1: field 'layer 1 activation'" },
+        { replaced( kTinyMlp, "check 5 10 13", "check 5 10 13.5" ), "bad.mlp:18:1: field 'check'" },
+        { replaced( kTinyMlp, "end\n", "" ), "bad.mlp:19:1: field 'end'" },
+        { replaced( kTinyMlp, "names a b\n", "" ), "bad.mlp:6:1: field 'names'" },
+    };
+    for ( const auto& c : cases )
+    {
+        const std::string e = parseError( c.text );
+        EXPECT_EQ( e.rfind( c.expect, 0 ), 0u ) << "got: " << e << "\nwant prefix: " << c.expect;
+    }
+    // Right format, wrong features for this build.
+    const MlpFile tiny = parseMlpFile( kTinyMlp, "tiny.mlp" );
+    try
+    {
+        requireMlpFeatures( tiny, "gemm", kGemmLearnedFeatureNames, kGemmLearnedFeatures );
+        ADD_FAILURE() << "no error for a wrong family";
+    }
+    catch ( const InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "tiny.mlp: field 'family'" ), std::string::npos )
+            << e.what();
+    }
+    try
+    {
+        readMlpFile( "/nonexistent/model.mlp" );
+        ADD_FAILURE() << "no error for a missing file";
+    }
+    catch ( const InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "/nonexistent/model.mlp" ), std::string::npos );
+    }
+}
+
+} // namespace Test
