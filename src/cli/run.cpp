@@ -47,7 +47,7 @@ ResultTable summaryTable( MPI_Comm comm, const SweepReport& r )
 
 int runSweep( const CommandContext& ctx, const Arguments& args )
 {
-    std::string sweep_file, output, format_text = "table", detail_text = "all";
+    std::string sweep_file, output, format_text = "table", detail_text = "all", slice_text;
     SweepOptions options;
     po::options_description desc( "Usage: shardsweep run SWEEP.yaml -o OUT.h5 [options]\n\n"
                                   "Evaluates every scenario of a sweep over all MPI ranks "
@@ -71,6 +71,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
           "gzip-4 + shuffle the finished file (a serial rewrite on rank 0)" )
         ( "max-scenarios", po::value<std::uint64_t>( &options.max_scenarios )->default_value( 0 ),
           "sweep only scenario ids [0, N) (0: all)" )
+        ( "slice", po::value<std::string>( &slice_text ),
+          "I/N: compute only part I (0 <= I < N) of N equal contiguous parts of the scenario ids, "
+          "e.g. --slice $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT in a job array (one output "
+          "per part; the postprocess reader combines the parts' files)" )
         ( "detail", po::value<std::string>( &detail_text )->default_value( "all" ),
           "row groups to store: scenarios | gpus (+ /gpus) | all (+ /shards, the cost-model training rows)" )
         ( "format", po::value<std::string>( &format_text )->default_value( "table" ),
@@ -101,6 +105,8 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         throw UsageError( "run: needs SWEEP.yaml and -o OUT.h5 (see 'shardsweep run --help')" );
     const OutputFormat format = parseOutputFormat( format_text );
     options.detail = parseSweepDetail( detail_text );
+    if ( !slice_text.empty() )
+        parseSlice( slice_text, "run: --slice", options.slice_index, options.slice_count );
     options.output = output;
     options.quiet = !ctx.isRoot();
     options.command_line = "shardsweep run";
@@ -118,7 +124,8 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
                 ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
                 : space.size();
         options.batch_size = std::clamp<std::uint64_t>(
-            total / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16, 2048 );
+            total / options.slice_count / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16,
+            2048 );
     }
     // One cache per rank for the whole run: the pool's table cases recur in every batch.
     TableStatsCache table_stats;

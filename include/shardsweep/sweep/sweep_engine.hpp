@@ -55,6 +55,10 @@ struct SweepOptions
     bool fresh = false;                //!< delete journals and output first
     bool compress = false;             //!< gzip the finished file (serial rewrite on rank 0)
     std::uint64_t max_scenarios = 0;   //!< 0: the whole space; else ids [0, max)
+    //! `run --slice I/N`: only part I (0-based) of N contiguous, equal parts of the ids; the
+    //! file keeps every id's row (the others not done), so that the parts' files combine.
+    std::uint64_t slice_index = 0;
+    std::uint64_t slice_count = 1;
     SweepDetail detail = SweepDetail::all;
     std::uint64_t finalize_window = 16384; //!< scenario ids laid out per collective round
     std::string command_line;              //!< stored in the file
@@ -94,6 +98,17 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 //! Round-robin table-wise placement (table t on GPU t mod num_gpus, HBM): the sweep's simple
 //! placement, and the fallback while no planner is linked.
 Plan roundRobinTableWisePlan( const Workload& workload, int num_gpus );
+
+//! Scenario ids [first, end) of part `index` of `count` equal contiguous parts of [0, n).
+struct SliceRange
+{
+    std::uint64_t first = 0, end = 0;
+};
+SliceRange sliceRange( std::uint64_t n, std::uint64_t index, std::uint64_t count );
+
+//! Parses "I/N" (0 <= I < N); throws UsageError naming `option` otherwise.
+void parseSlice( const std::string& text, const std::string& option, std::uint64_t& index,
+                 std::uint64_t& count );
 
 //! The journal directory of an output file.
 std::string journalDirectory( const std::string& output );
