@@ -5,8 +5,10 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <iostream>
+#include <memory>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/scenario/rng.hpp>
@@ -107,7 +109,11 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     std::string format = "table";
     double min_seconds = 1.0;
     int batch_size = 4096;
+    std::string gemm_models = "analytic";
     options.add_options()( "help,h", "show this help" )(
+        "gemm-model", po::value( &gemm_models )->default_value( gemm_models ),
+        "GEMM model of the dense part: analytic | learned | both (learned: inputs/models/gemm.mlp "
+        "on every dense case, model/learned_operator.hpp; both: one row each, same run)" )(
         "format", po::value( &format )->default_value( format ), "output: table | csv | json" )(
         "min-seconds", po::value( &min_seconds )->default_value( min_seconds ),
         "repeat each measurement until it has run at least this long" )(
@@ -130,69 +136,94 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     }
     po::notify( vm );
     const OutputFormat out_format = parseOutputFormat( format );
+    if ( gemm_models != "analytic" && gemm_models != "learned" && gemm_models != "both" )
+        throw UsageError( "bench kernel: --gemm-model must be analytic, learned or both, found '" +
+                          gemm_models + "'" );
+    std::vector<bool> learned_runs;
+    if ( gemm_models != "learned" )
+        learned_runs.push_back( false );
+    if ( gemm_models != "analytic" )
+        learned_runs.push_back( true );
+    std::unique_ptr<LearnedOperatorModel> gemm_model;
+    if ( gemm_models != "analytic" )
+        gemm_model = std::make_unique<LearnedOperatorModel>(
+            loadLearnedGemmModel( defaultGemmModelPath() ) );
     if ( batch_size < 1 || min_seconds <= 0 )
         throw UsageError( "--batch and --min-seconds must be positive" );
 
     using Exec = Kokkos::DefaultExecutionSpace;
     const int cores = Exec().concurrency();
-    ResultTable table( { "case", "execution_space", "threads", "scenarios_per_launch",
+    ResultTable table( { "case", "gemm_model", "execution_space", "threads", "scenarios_per_launch",
                          "distinct_table_cases", "shard_evals_per_s_per_core",
                          "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
                          "speedup_vs_reference" } );
     const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
                                 { "500-table/128-GPU", 500, 8, 16 } };
     for ( const BenchCase& c : cases )
-    {
-        const int n = c.tables > 100 ? std::max( 8, batch_size / 16 ) : batch_size;
-        std::vector<Workload> w( n );
-        std::vector<Platform> p( n );
-        std::vector<Plan> plans( n );
-        std::vector<ScenarioInput> inputs( n );
-        long long shards = 0;
-        for ( int i = 0; i < n; ++i )
+        for ( const bool learned : learned_runs )
         {
-            makeScenario( c, i, w[i], p[i], plans[i] );
-            inputs[i] = { &w[i], &p[i], &plans[i], 0, CostModel::native };
-            shards += static_cast<long long>( plans[i].shards.size() );
-        }
-        HostScenarioBatch host = packScenarios( inputs );
-        auto device = toMemorySpace<Exec::memory_space>( host );
-        evaluateBatch( Exec(), device ); // warm-up
-
-        long long launches = 0;
-        auto start = std::chrono::steady_clock::now();
-        double kernel_s = 0.0;
-        do
-        {
-            evaluateBatch( Exec(), device );
-            ++launches;
-            kernel_s = seconds( start );
-        } while ( kernel_s < min_seconds );
-
-        // Reference: the same entry function in a plain loop on one core.
-        long long loops = 0;
-        start = std::chrono::steady_clock::now();
-        double loop_s = 0.0;
-        do
-        {
-            for ( int k = 0; k < static_cast<int>( host.dense_case.extent( 0 ) ); ++k )
-                evaluateDenseCase( host, k );
-            for ( int k = 0; k < static_cast<int>( host.table_case.extent( 0 ) ); ++k )
-                evaluateTableCase( host, k );
+            const int n = c.tables > 100 ? std::max( 8, batch_size / 16 ) : batch_size;
+            std::vector<Workload> w( n );
+            std::vector<Platform> p( n );
+            std::vector<Plan> plans( n );
+            std::vector<ScenarioInput> inputs( n );
+            long long shards = 0;
             for ( int i = 0; i < n; ++i )
-                evaluateBatchEntry( host, i );
-            ++loops;
-            loop_s = seconds( start );
-        } while ( loop_s < min_seconds );
+            {
+                makeScenario( c, i, w[i], p[i], plans[i] );
+                inputs[i] = { &w[i], &p[i], &plans[i], 0, CostModel::native };
+                shards += static_cast<long long>( plans[i].shards.size() );
+            }
+            HostScenarioBatch host = packScenarios( inputs );
+            if ( learned )
+            {
+                // Host copy of the parameters: toMemorySpace mirrors them like every other input.
+                Kokkos::View<double*, Kokkos::HostSpace> params(
+                    "gemm_mlp_params", gemm_model->model.params.extent( 0 ) );
+                Kokkos::deep_copy( params, gemm_model->model.params );
+                host.gemm_mlp = gemm_model->model.layout;
+                host.gemm_mlp_params = params;
+                for ( std::size_t k = 0; k < host.dense_case.extent( 0 ); ++k )
+                    host.dense_case( k ).learned_gemm = true;
+            }
+            auto device = toMemorySpace<Exec::memory_space>( host );
+            evaluateBatch( Exec(), device ); // warm-up
 
-        const double kernel_rate = shards * static_cast<double>( launches ) / kernel_s / cores;
-        const double loop_rate = shards * static_cast<double>( loops ) / loop_s;
-        table.addRow( { std::string( c.name ), std::string( Exec::name() ),
-                        static_cast<long long>( cores ), static_cast<long long>( n ),
-                        static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
-                        n * static_cast<double>( launches ) / kernel_s / cores, loop_rate,
-                        kernel_rate / loop_rate } );
-    }
+            long long launches = 0;
+            auto start = std::chrono::steady_clock::now();
+            double kernel_s = 0.0;
+            do
+            {
+                evaluateBatch( Exec(), device );
+                ++launches;
+                kernel_s = seconds( start );
+            } while ( kernel_s < min_seconds );
+
+            // Reference: the same entry function in a plain loop on one core.
+            long long loops = 0;
+            start = std::chrono::steady_clock::now();
+            double loop_s = 0.0;
+            do
+            {
+                for ( int k = 0; k < static_cast<int>( host.dense_case.extent( 0 ) ); ++k )
+                    evaluateDenseCase( host, k );
+                for ( int k = 0; k < static_cast<int>( host.table_case.extent( 0 ) ); ++k )
+                    evaluateTableCase( host, k );
+                for ( int i = 0; i < n; ++i )
+                    evaluateBatchEntry( host, i );
+                ++loops;
+                loop_s = seconds( start );
+            } while ( loop_s < min_seconds );
+
+            const double kernel_rate = shards * static_cast<double>( launches ) / kernel_s / cores;
+            const double loop_rate = shards * static_cast<double>( loops ) / loop_s;
+            table.addRow( { std::string( c.name ), std::string( learned ? "learned" : "analytic" ),
+                            std::string( Exec::name() ), static_cast<long long>( cores ),
+                            static_cast<long long>( n ),
+                            static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
+                            n * static_cast<double>( launches ) / kernel_s / cores, loop_rate,
+                            kernel_rate / loop_rate } );
+        }
     table.print( ctx.print(), out_format );
     return 0;
 }

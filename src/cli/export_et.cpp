@@ -93,7 +93,8 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
              "  et.<rank>.et        one Chakra ET per GPU (compute nodes with the native model's\n"
              "                      per-GPU phase times in whole microseconds, collective nodes\n"
              "                      with ASTRA-sim's comm_size, dependencies = the model's\n"
-             "                      critical path)\n"
+             "                      critical path; a GPU with less lookup work idles in an\n"
+             "                      explicit wait node before the pooled all-to-all)\n"
              "  network.yml, system.json  the platform's ASTRA-sim network and system blocks\n"
              "                      (roofline off: the traces carry the compute times)\n"
              "  remote_memory.json  no memory expansion\n"
@@ -168,7 +169,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     table.addRow( { ( dir / "et" ).string(), static_cast<long long>( graph.numRanks() ),
                     graph.iteration_ms, replay.finish_ns * 1e-6 } );
     if ( out_format == OutputFormat::table )
-        ctx.print() << fmt::format( "scenario {}: {} ranks, {} DLRM step written to {}/\n",
+        ctx.print() << fmt::format( "scenario {}: {} ranks, {} step written to {}/\n",
                                     scenario_path, graph.numRanks(), graph.workload_kind, out_dir );
     table.print( ctx.print(), out_format );
     return 0;

@@ -142,6 +142,10 @@ StepGraph buildDlrmStepGraph( const ScenarioInput& scenario )
         }
     }
 
+    double max_fwd_ms = 0.0;
+    for ( int g = 0; g < p; ++g )
+        max_fwd_ms = std::max( max_fwd_ms, phase( g, Phase::embedding_fwd ) );
+
     StepGraph graph;
     graph.workload_kind = "dlrm";
     graph.iteration_ms = summary.iteration_ms;
@@ -162,11 +166,19 @@ StepGraph buildDlrmStepGraph( const ScenarioInput& scenario )
         lookup_deps.push_back( add( computeNode( "bottom_mlp_fwd", dense.bottom_fwd_ms, {} ) ) );
         int last =
             add( computeNode( "embedding_fwd", phase( g, Phase::embedding_fwd ), lookup_deps ) );
-        // The pooled all-to-all starts when the slowest GPU has finished its lookups: ASTRA-sim's
-        // collective waits for every member, so each rank depends only on its own lookups.
+        // The pooled all-to-all starts when the slowest GPU has finished its lookups (the model
+        // is a rendezvous, as NCCL's all-to-all is). ASTRA-sim's collectives are eager: a rank
+        // that starts early sends at once and a late rank finds its data already there, which
+        // on 2-NPU dimensions hides most of the late rank's collective. The wait is therefore
+        // explicit: a GPU with less lookup work idles until the slowest one is done.
         if ( fwd_bytes > 0 )
+        {
+            const double wait_ms = max_fwd_ms - phase( g, Phase::embedding_fwd );
+            if ( wait_ms > 0.0 )
+                last = add( computeNode( "wait_embedding_comm_fwd", wait_ms, { last } ) );
             last = add( collectiveNode( "embedding_comm_fwd", Collective::all_to_all, fwd_bytes,
                                         dims, { last } ) );
+        }
         last = add( computeNode( "top_fwd", dense.top_fwd_ms, { last } ) );
         const int top_bwd = add( computeNode( "top_bwd", dense.top_bwd_ms, { last } ) );
         // Backward: the gradient all-to-all and the bottom MLP's backward overlap; the shard

@@ -142,7 +142,7 @@ grep -q '^7: [1-9]' <<<"$raw" && grep -q '^10 {' <<<"$raw" && grep -q '^  27: 0$
 "$exe" export-et "$src/inputs/scenarios/mlperf-dgx-h100.yaml" -o out_mlperf --format csv \
     > export_mlperf.csv || fail "export-et mlperf"
 check "$scratch/out_mlperf/et" eval_mlperf.csv export_mlperf.csv || fail "check mlperf"
-"$exe" plan w.yaml twonodes.yaml --planner shardsweep -o planned.yaml > /dev/null || fail "plan"
+"$exe" plan w.yaml twonodes.yaml --planner shardsweep --budget-s 0.1 -o planned.yaml > /dev/null || fail "plan"
 printf 'kind: scenario\nworkload: w.yaml\nplatform: twonodes.yaml\nplan: planned.yaml\n' > s_planned.yaml
 "$exe" evaluate s_planned.yaml --format csv > eval_planned.csv || fail "evaluate planned"
 "$exe" export-et s_planned.yaml -o out_planned --format json > export_planned.json || fail "export json"
@@ -167,7 +167,7 @@ expect2 "bad format" "$exe" export-et s_node.yaml -o x --format xml | grep -q "x
 sed 's/gpus_per_node: 4/gpus_per_node: 1/; s/npus_count: \[4\]/npus_count: [2]/' node.yaml > one.yaml
 sed -i '/network:/d' one.yaml
 printf 'kind: scenario\nworkload: w.yaml\nplatform: one.yaml\nplan: one_plan.yaml\n' > s_one.yaml
-"$exe" plan w.yaml one.yaml --planner shardsweep -o one_plan.yaml > /dev/null || fail "plan one GPU"
+"$exe" plan w.yaml one.yaml --planner dim_greedy --budget-s 0.1 -o one_plan.yaml > /dev/null || fail "plan one GPU"
 expect2 "one GPU" "$exe" export-et s_one.yaml -o x | grep -q "at least 2 NPUs" || fail "one GPU msg"
 [ ! -e x ] || fail "nothing may be written on bad input"
 expect2 "no traces" "$exe" inspect-et nowhere/et | grep -q "nowhere/et.0.et" || fail "msg"

@@ -1,5 +1,6 @@
 // Chakra ET wire format (byte for byte against reference/chakra_et.md §6), the step graph's
 // replay (hand-derived times) and the DLRM graph of the shipped scenario against the model.
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
@@ -283,30 +284,73 @@ TEST( TEST_CATEGORY, step_graph_dlrm_replays_to_model )
     // Each compute node ends at its rank's rounded cumulative compute time (±0.5 µs); a stretch
     // of the path between two collectives is off by at most 1 µs, the whole path here by ≤ 2.
     EXPECT_NEAR( rounded.finish_ns * 1e-6, result.iteration_ms, 2e-3 );
+    double max_fwd = 0.0;
+    for ( int g = 0; g < 8; ++g )
+        max_fwd = std::max( max_fwd, result.gpu_phase_ms[g * shardsweep::kNumPhases +
+                                                         int( shardsweep::Phase::embedding_fwd )] );
+    int waits = 0;
     for ( int g = 0; g < 8; ++g )
     {
-        ASSERT_EQ( graph.ranks[g].size(), 10u );
+        const auto phase = [&]( shardsweep::Phase k )
+        { return result.gpu_phase_ms[g * shardsweep::kNumPhases + static_cast<int>( k )]; };
+        const auto& nodes = graph.ranks[g];
+        auto index = [&]( const std::string& name )
+        {
+            for ( std::size_t i = 0; i < nodes.size(); ++i )
+                if ( nodes[i].name == name )
+                    return static_cast<int>( i );
+            return -1;
+        };
+        // Ten nodes, plus an explicit wait before the pooled all-to-all on every GPU but the
+        // slowest (GPU 2 has the most lookup work).
+        const bool slowest = phase( shardsweep::Phase::embedding_fwd ) == max_fwd;
+        ASSERT_EQ( nodes.size(), slowest ? 10u : 11u ) << "GPU " << g;
+        waits += !slowest;
         double total = 0.0;
-        for ( const auto& n : graph.ranks[g] )
+        for ( const auto& n : nodes )
             total += n.kind == shardsweep::StepGraphNode::Kind::compute ? n.duration_ns : 0.0;
         std::uint64_t written = 0;
         for ( const auto& n : traces[g].nodes )
             written += n.duration_micros;
         EXPECT_EQ( written, static_cast<std::uint64_t>( std::llround( total / 1000.0 ) ) );
-        for ( std::size_t i = 0; i < graph.ranks[g].size(); ++i )
+        const int fwd = index( "embedding_fwd" ), comm = index( "embedding_comm_fwd" );
+        ASSERT_GE( fwd, 0 );
+        ASSERT_GE( comm, 0 );
+        EXPECT_EQ( nodes[fwd].duration_ns, phase( shardsweep::Phase::embedding_fwd ) * 1e6 );
+        EXPECT_EQ( nodes[index( "embedding_bwd" )].duration_ns,
+                   phase( shardsweep::Phase::embedding_bwd ) * 1e6 );
+        if ( !slowest )
         {
-            EXPECT_EQ( graph.ranks[g][i].name, graph.ranks[0][i].name );
-            EXPECT_EQ( graph.ranks[g][i].comm_bytes, graph.ranks[0][i].comm_bytes );
+            const int wait = index( "wait_embedding_comm_fwd" );
+            ASSERT_EQ( wait, fwd + 1 );
+            EXPECT_EQ( nodes[wait].deps, std::vector<int>{ fwd } );
+            EXPECT_EQ( nodes[comm].deps, std::vector<int>{ wait } );
+            EXPECT_NEAR( nodes[fwd].duration_ns + nodes[wait].duration_ns, max_fwd * 1e6, 1e-6 );
+            // Every rank reaches the all-to-all at the same whole microsecond.
+            std::uint64_t at = 0;
+            for ( int i = 0; i <= wait; ++i )
+                at += traces[g].nodes[i].duration_micros;
+            std::uint64_t at2 = 0;
+            for ( int i = 0; i <= index( "embedding_fwd" ); ++i )
+                at2 += traces[2].nodes[i].duration_micros;
+            EXPECT_EQ( at, at2 );
         }
-        const auto phase = [&]( shardsweep::Phase k )
-        { return result.gpu_phase_ms[g * shardsweep::kNumPhases + static_cast<int>( k )]; };
-        EXPECT_EQ( graph.ranks[g][2].name, "embedding_fwd" );
-        EXPECT_EQ( graph.ranks[g][2].duration_ns, phase( shardsweep::Phase::embedding_fwd ) * 1e6 );
-        EXPECT_EQ( graph.ranks[g][8].name, "embedding_bwd" );
-        EXPECT_EQ( graph.ranks[g][8].duration_ns, phase( shardsweep::Phase::embedding_bwd ) * 1e6 );
+        else
+            EXPECT_EQ( nodes[comm].deps, std::vector<int>{ fwd } );
+        // The collectives, in order, are the same on every rank (sizes included).
+        std::vector<std::pair<std::string, std::uint64_t>> colls, colls0;
+        for ( const auto& n : nodes )
+            if ( n.kind == shardsweep::StepGraphNode::Kind::collective )
+                colls.emplace_back( n.name, n.comm_bytes );
+        for ( const auto& n : graph.ranks[0] )
+            if ( n.kind == shardsweep::StepGraphNode::Kind::collective )
+                colls0.emplace_back( n.name, n.comm_bytes );
+        EXPECT_EQ( colls.size(), 4u );
+        EXPECT_EQ( colls, colls0 );
     }
+    EXPECT_EQ( waits, 7 );
     // The dense all-reduce moves the model's gradient bytes, rounded to splits·P = 32 bytes.
-    const auto& ar = graph.ranks[0][9];
+    const auto& ar = graph.ranks[0].back();
     EXPECT_EQ( ar.name, "dense_allreduce" );
     EXPECT_EQ( ar.comm_bytes % 32, 0u );
     EXPECT_NEAR( shardsweep::collectiveNodeNs( net, sys, ar ),

@@ -9,6 +9,7 @@
 #include <shardsweep/io/mlp_file.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/kernel/operator_batch.hpp>
+#include <shardsweep/model/dense.hpp>
 #include <sstream>
 
 namespace Test
@@ -319,6 +320,53 @@ TEST( TEST_CATEGORY, bad_model_files_name_line_and_field )
     {
         EXPECT_NE( std::string( e.what() ).find( "/nonexistent/model.mlp" ), std::string::npos );
     }
+}
+
+// The dense part priced with the learned GEMM pricer is the sum of the learned GEMMs it is made
+// of (one bottom layer 13 -> 512 on 2048 samples, cat interaction with no tables: the top input is
+// the bottom output, one top layer 512 -> 1): forward linear(M=2048, N=512, K=13), backward
+// bmm(2048, 13, 512) + bmm(13, 512, 2048), top likewise; the analytic pricer gives predictGemm's
+// sums; inside a kernel = on the host.
+TEST( TEST_CATEGORY, dense_cost_with_learned_gemm_pricer )
+{
+    const LearnedOperatorModel g = loadLearnedGemmModel( shippedGemm() );
+    const GpuSpec gpu = findGpu( "V100-PCIe-32GB" ).spec;
+    DenseModel d;
+    d.num_dense_features = 13;
+    d.bottom_mlp_layers = 1;
+    d.bottom_mlp[0] = 512;
+    d.top_mlp_layers = 1;
+    d.top_mlp[0] = 1;
+    d.interaction = Interaction::cat;
+    auto host_params = Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), g.model.params );
+    GemmPricer learned;
+    learned.layout = g.model.layout;
+    learned.params = host_params.data();
+    const DenseCost c = denseCost( gpu, d, 0, 0.0, 2048.0, learned );
+    const auto L = [&]( double m, double n, double k, GemmOp op )
+    {
+        return predictGemmLearned( g.model.layout, host_params.data(), gpu, 1.0, m, n, k,
+                                   DataType::fp32, op )
+            .latency_ms;
+    };
+    EXPECT_EQ( c.bottom_fwd_ms, L( 2048, 512, 13, GemmOp::linear ) );
+    EXPECT_EQ( c.bottom_bwd_ms, L( 2048, 13, 512, GemmOp::bmm ) + L( 13, 512, 2048, GemmOp::bmm ) );
+    EXPECT_EQ( c.top_fwd_ms, L( 2048, 1, 512, GemmOp::linear ) );
+    EXPECT_EQ( c.top_bwd_ms, L( 2048, 512, 1, GemmOp::bmm ) + L( 512, 1, 2048, GemmOp::bmm ) );
+    const DenseCost a = denseCost( gpu, d, 0, 0.0, 2048.0 );
+    EXPECT_EQ( a.bottom_fwd_ms,
+               predictGemm( gpu, 1, 2048, 512, 13, DataType::fp32, GemmOp::linear ).latency_ms );
+    EXPECT_NE( a.bottom_fwd_ms, c.bottom_fwd_ms );
+    // The same inside a kernel on the backend.
+    Kokkos::View<DenseCost*, TEST_MEMSPACE> out( "out", 1 );
+    GemmPricer dev = learned;
+    dev.params = g.model.params.data();
+    Kokkos::parallel_for(
+        Kokkos::RangePolicy<TEST_EXECSPACE>( 0, 1 ),
+        KOKKOS_LAMBDA( int ) { out( 0 ) = denseCost( gpu, d, 0, 0.0, 2048.0, dev ); } );
+    Kokkos::fence();
+    EXPECT_EQ( out( 0 ).top_bwd_ms, c.top_bwd_ms );
+    EXPECT_EQ( out( 0 ).bottom_fwd_ms, c.bottom_fwd_ms );
 }
 
 } // namespace Test

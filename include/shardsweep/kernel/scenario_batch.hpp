@@ -28,6 +28,7 @@ struct DenseCase
     int num_tables = 0;
     double sum_embedding_dims = 0.0;
     double local_batch = 0.0;
+    bool learned_gemm = false; //!< price its GEMMs with the batch's learned GEMM model
 };
 
 //! The inputs of one table's access statistics (see embeddingTableStats). Tables that recur
@@ -57,6 +58,9 @@ struct ScenarioBatch
     // Per distinct dense case.
     View<DenseCase> dense_case;
     View<DenseCost> dense_cost;
+    //! The learned GEMM model of the dense cases with learned_gemm (empty: none).
+    MlpLayout gemm_mlp;
+    Kokkos::View<const double*, MemorySpace> gemm_mlp_params;
     // Per distinct table case. table_stats holds the cached statistics on input; the kernel
     // computes the cases listed in table_case_to_compute (the ones no cache knew).
     View<TableCase> table_case;
@@ -118,6 +122,8 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.dense_index = copy( host.dense_index );
     b.dense_case = copy( host.dense_case );
     b.dense_cost = alloc( host.dense_cost );
+    b.gemm_mlp = host.gemm_mlp;
+    b.gemm_mlp_params = copy( host.gemm_mlp_params );
     b.table_spec = copy( host.table_spec );
     b.table_sharding = copy( host.table_sharding );
     b.table_kernel = copy( host.table_kernel );
@@ -178,8 +184,14 @@ template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void evaluateDenseCase( const ScenarioBatch<MemorySpace>& b, int k )
 {
     const DenseCase& c = b.dense_case( k );
+    GemmPricer gemm;
+    if ( c.learned_gemm )
+    {
+        gemm.layout = b.gemm_mlp;
+        gemm.params = b.gemm_mlp_params.data();
+    }
     b.dense_cost( k ) =
-        denseCost( c.gpu, c.dense, c.num_tables, c.sum_embedding_dims, c.local_batch );
+        denseCost( c.gpu, c.dense, c.num_tables, c.sum_embedding_dims, c.local_batch, gemm );
 }
 
 //! Computes the access statistics of the batch's distinct table case `k`.

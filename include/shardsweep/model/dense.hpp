@@ -10,6 +10,7 @@
 //! model's linear launch overhead); ReLU and other element-wise work is small next to the GEMMs.
 #include <shardsweep/model/gemm.hpp>
 #include <shardsweep/model/hardware.hpp>
+#include <shardsweep/model/learned_operator.hpp>
 #include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
@@ -43,18 +44,21 @@ KOKKOS_INLINE_FUNCTION double interactionWidth( const DenseModel& dense, int num
 
 //! Forward and backward time of one linear layer on `batch` samples.
 KOKKOS_INLINE_FUNCTION void linearLayerMs( const GpuSpec& gpu, double batch, double in, double out,
-                                           DataType dtype, double& fwd_ms, double& bwd_ms )
+                                           DataType dtype, double& fwd_ms, double& bwd_ms,
+                                           const GemmPricer& gemm = GemmPricer() )
 {
-    fwd_ms += predictGemm( gpu, 1.0, batch, out, in, dtype, GemmOp::linear ).latency_ms;
-    bwd_ms += predictGemm( gpu, 1.0, batch, in, out, dtype ).latency_ms +
-              predictGemm( gpu, 1.0, in, out, batch, dtype ).latency_ms;
+    fwd_ms += gemm( gpu, 1.0, batch, out, in, dtype, GemmOp::linear ).latency_ms;
+    bwd_ms += gemm( gpu, 1.0, batch, in, out, dtype ).latency_ms +
+              gemm( gpu, 1.0, in, out, batch, dtype ).latency_ms;
 }
 
 //! Dense cost of one GPU with `local_batch` samples, for a model with `num_tables` embedding
-//! tables whose dims add up to `sum_embedding_dims`.
+//! tables whose dims add up to `sum_embedding_dims`. `gemm` prices the GEMMs (default: the
+//! analytic model; a learned GemmPricer: model/learned_operator.hpp).
 KOKKOS_INLINE_FUNCTION DenseCost denseCost( const GpuSpec& gpu, const DenseModel& dense,
                                             int num_tables, double sum_embedding_dims,
-                                            double local_batch )
+                                            double local_batch,
+                                            const GemmPricer& gemm = GemmPricer() )
 {
     DenseCost cost;
     const double bytes = dataTypeBytes( dense.dtype );
@@ -64,7 +68,7 @@ KOKKOS_INLINE_FUNCTION DenseCost denseCost( const GpuSpec& gpu, const DenseModel
     {
         const double out = dense.bottom_mlp[l];
         linearLayerMs( gpu, local_batch, in, out, dense.dtype, cost.bottom_fwd_ms,
-                       cost.bottom_bwd_ms );
+                       cost.bottom_bwd_ms, gemm );
         cost.parameters += in * out + out;
         widths += out;
         in = out;
@@ -74,8 +78,8 @@ KOKKOS_INLINE_FUNCTION DenseCost denseCost( const GpuSpec& gpu, const DenseModel
     {
         // Z = X·Xᵀ per sample (X: F×d), backward dX = (dZ + dZᵀ)·X.
         const double f = num_tables + 1.0;
-        cost.top_fwd_ms += predictGemm( gpu, local_batch, f, f, d, dense.dtype ).latency_ms;
-        cost.top_bwd_ms += predictGemm( gpu, local_batch, f, d, f, dense.dtype ).latency_ms;
+        cost.top_fwd_ms += gemm( gpu, local_batch, f, f, d, dense.dtype ).latency_ms;
+        cost.top_bwd_ms += gemm( gpu, local_batch, f, d, f, dense.dtype ).latency_ms;
         widths += f * d;
     }
     else
@@ -87,7 +91,8 @@ KOKKOS_INLINE_FUNCTION DenseCost denseCost( const GpuSpec& gpu, const DenseModel
     for ( int l = 0; l < dense.top_mlp_layers; ++l )
     {
         const double out = dense.top_mlp[l];
-        linearLayerMs( gpu, local_batch, in, out, dense.dtype, cost.top_fwd_ms, cost.top_bwd_ms );
+        linearLayerMs( gpu, local_batch, in, out, dense.dtype, cost.top_fwd_ms, cost.top_bwd_ms,
+                       gemm );
         cost.parameters += in * out + out;
         widths += out;
         in = out;

@@ -253,4 +253,21 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmLearned( const MlpLayout& mlp,
     return p;
 }
 
+//! Which GEMM model prices a GEMM inside a kernel: analytic (params == nullptr, the default) or
+//! learned (an MLP whose parameters `params` points at, e.g. a View's data()). Plain data, copied
+//! into kernels by value.
+struct GemmPricer
+{
+    MlpLayout layout;
+    const double* params = nullptr;
+
+    KOKKOS_INLINE_FUNCTION GemmPrediction operator()( const GpuSpec& gpu, double B, double M,
+                                                      double N, double K, DataType dtype,
+                                                      GemmOp op = GemmOp::bmm ) const
+    {
+        return params ? predictGemmLearned( layout, params, gpu, B, M, N, K, dtype, op )
+                      : predictGemm( gpu, B, M, N, K, dtype, op );
+    }
+};
+
 } // namespace shardsweep
