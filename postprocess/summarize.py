@@ -3,18 +3,26 @@
 
     /usr/bin/python3 postprocess/summarize.py OUT.h5 [MORE.h5 ...] [--csv-dir DIR]
 
+Feasibility first: a plan that does not fit in memory is no plan, however fast. Every table
+starts with the share of scenarios without a plan that fits and the mean time of the plans that
+fit, side by side, and its rows are ranked by them (fewest failures, then fastest).
+
 For every group (planner, platform, workload; --by adds others, e.g. planner,platform):
+  no_feasible_plan_pct
+                  100 * (1 - feasible / scenarios): scenarios with no plan that fits (the planner
+                  found none, a planning error, or the kernel found a GPU's memory overflowing)
+  mean_ms         predicted iteration time, mean over the feasible scenarios
   scenarios       computed scenarios in the group (done = 1)
   feasible        of those, evaluated with a plan that fits every GPU (status 0, feasible 1)
-  infeasible_pct  100 * (1 - feasible / scenarios): no plan, planning error or memory overflow
-  mean_ms, p50_ms, p90_ms, p99_ms
+  p50_ms, p90_ms, p99_ms
                   predicted iteration time over the feasible scenarios (numpy's linear
                   percentiles)
   gap_mean_pct, gap_p90_pct
                   gap to the best plan of the same task: 100 * (iteration_ms / best - 1), where a
                   task is one (workload, platform, GPU count, batch, cost model, generated task)
                   and best is the fastest feasible plan any planner of the sweep found for it
-  best_pct        share of the group's feasible scenarios whose plan is the task's best
+  best_pct        share of the group's scenarios whose plan is the task's best (a scenario
+                  without a plan that fits is never best)
 Schema 1 files store no lower bound (docs/HDF5_LAYOUT.md), so there is no gap-to-bound column;
 `shardsweep plan` prints the bound for a single scenario.
 
@@ -65,19 +73,22 @@ def summary(df: pd.DataFrame, columns: List[str]) -> pd.DataFrame:
         pct = (lambda a, q: float(np.percentile(a, q)) if len(a) else float("nan"))
         row = dict(zip(columns, key))
         row.update(
+            no_feasible_plan_pct=100.0 * (1.0 - len(ok) / len(g)),
+            mean_ms=float(t.mean()) if len(t) else float("nan"),
             scenarios=len(g),
             feasible=len(ok),
-            infeasible_pct=100.0 * (1.0 - len(ok) / len(g)),
-            mean_ms=float(t.mean()) if len(t) else float("nan"),
             p50_ms=pct(t, 50),
             p90_ms=pct(t, 90),
             p99_ms=pct(t, 99),
             gap_mean_pct=float(gap.mean()) if len(gap) else float("nan"),
             gap_p90_pct=pct(gap, 90),
-            best_pct=100.0 * float(ok["is_best"].mean()) if len(ok) else float("nan"),
+            best_pct=100.0 * float(g["is_best"].mean()),
         )
         rows.append(row)
-    return pd.DataFrame(rows)
+    # Feasibility first: fewest scenarios without a plan that fits, then the fastest.
+    table = pd.DataFrame(rows)
+    return table.sort_values(["no_feasible_plan_pct", "mean_ms"], kind="stable",
+                             na_position="last").reset_index(drop=True)
 
 
 def main(argv: List[str]) -> int:

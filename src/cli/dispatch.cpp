@@ -53,7 +53,7 @@ const std::vector<Command>& topCommands()
         { "inspect-et", "inspect-et PREFIX [options]",
           "Nodes, compute time, bytes per collective and critical path of Chakra traces.",
           inspectEt },
-        { "predict", "predict gemm|op|collective|embedding|torchrec [options]",
+        { "predict", "predict gemm|op|collective|embedding|torchrec|transformer [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
@@ -74,6 +74,9 @@ const std::vector<Command>& predictCommands()
         { "op", "predict op --gpu NAME --input ops.csv",
           "Softmax, layer norm and element-wise latency on a [B,H] tensor (learned or roofline).",
           predictOp },
+        { "transformer", "predict transformer --input cases.csv",
+          "Transformer training/inference step under Megatron-LM 3D parallelism.",
+          predictTransformer },
         { "collective", "predict collective --network NET.yml --collective KIND --bytes S",
           "Collective time with ASTRA-sim 2.0's analytical semantics.", predictCollective },
         { "embedding", "predict embedding --gpu NAME --input tables.csv",

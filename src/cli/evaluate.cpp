@@ -25,26 +25,33 @@ ResultTable breakdownTable( const ScenarioResult& r )
     ResultTable table( columns );
     for ( int g = 0; g < r.num_gpus; ++g )
     {
-        std::vector<ResultTable::Cell> row = { std::to_string( g ) };
+        // Cells are built in place (emplace_back with the alternative's type): moving a
+        // temporary variant into the vector makes GCC 12 warn that its (inactive) string
+        // member may be used uninitialised (-Wmaybe-uninitialized, a false positive).
+        std::vector<ResultTable::Cell> row;
+        row.reserve( columns.size() );
+        row.emplace_back( std::in_place_type<std::string>, std::to_string( g ) );
         double total = 0.0;
         for ( int k = 0; k < kNumPhases; ++k )
         {
-            row.push_back( r.gpu_phase_ms[g * kNumPhases + k] );
+            row.emplace_back( std::in_place_type<double>, r.gpu_phase_ms[g * kNumPhases + k] );
             total += r.gpu_phase_ms[g * kNumPhases + k];
         }
-        row.push_back( total );
-        row.push_back( r.gpu_memory_GiB[g] );
-        table.addRow( row );
+        row.emplace_back( std::in_place_type<double>, total );
+        row.emplace_back( std::in_place_type<double>, r.gpu_memory_GiB[g] );
+        table.addRow( std::move( row ) );
     }
-    std::vector<ResultTable::Cell> path = { std::string( "critical_path" ) };
+    std::vector<ResultTable::Cell> path;
+    path.reserve( columns.size() );
+    path.emplace_back( std::in_place_type<std::string>, "critical_path" );
     for ( int k = 0; k < kNumPhases; ++k )
-        path.push_back( r.phase_ms[k] );
-    path.push_back( r.iteration_ms );
+        path.emplace_back( std::in_place_type<double>, r.phase_ms[k] );
+    path.emplace_back( std::in_place_type<double>, r.iteration_ms );
     double max_memory = 0.0;
     for ( double m : r.gpu_memory_GiB )
         max_memory = std::max( max_memory, m );
-    path.push_back( max_memory );
-    table.addRow( path );
+    path.emplace_back( std::in_place_type<double>, max_memory );
+    table.addRow( std::move( path ) );
     return table;
 }
 } // namespace

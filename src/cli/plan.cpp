@@ -40,6 +40,22 @@ std::string jsonString( const std::string& s )
     return out + "\"";
 }
 
+//! The GPUs that hold table t's shards: "all" when every GPU holds one (data-parallel, row-wise
+//! over all GPUs), else the distinct GPUs in increasing order ("0,3,5").
+std::string gpuListText( const Plan& plan, int table, int num_gpus )
+{
+    std::set<int> holders;
+    for ( const ShardSpec& s : plan.shards )
+        if ( s.table == table )
+            holders.insert( s.gpu );
+    if ( num_gpus > 1 && static_cast<int>( holders.size() ) == num_gpus )
+        return "all";
+    std::string text;
+    for ( int g : holders )
+        text += fmt::format( "{}{}", text.empty() ? "" : ",", g );
+    return text;
+}
+
 //! The plan as JSON with the same fields as the YAML plan format (evaluate reads both: JSON is
 //! YAML).
 std::string planToJson( const Plan& plan, const Workload& workload )
@@ -182,11 +198,32 @@ int plan( const CommandContext& ctx, const Arguments& args )
                              ? iterationLowerBoundMs( workload, platform.platform, global_batch )
                              : NAN;
 
-    // Every planner on the same task; the chosen one is printed in full.
+    // Every planner on the same task; the chosen one is printed in full. Feasibility first: a
+    // plan counts only if it fits under the cost kernel's full memory model (tables,
+    // activations, buffers, dense replica, reserve), whatever the planner's own memory rule.
     std::map<int, PlanResult> results;
+    int fitting = 0;
     for ( int k = 0; k < kNumPlanners; ++k )
-        results[k] = makePlan( static_cast<PlannerKind>( k ), workload, platform.platform,
-                               global_batch, popts );
+    {
+        PlanResult& r = results[k];
+        r = makePlan( static_cast<PlannerKind>( k ), workload, platform.platform, global_batch,
+                      popts );
+        if ( r.feasible )
+        {
+            const ScenarioResult e = evaluateScenario(
+                { &workload, &platform.platform, &r.plan, global_batch, popts.model } );
+            if ( !e.feasible )
+            {
+                r.feasible = false;
+                r.reason =
+                    fmt::format( "GPU {} needs {:.3f} GiB, {:.3f} GiB more than its "
+                                 "{:.3f} GiB",
+                                 e.overflow_gpu, platform.platform.gpu.memory_GiB + e.overflow_GiB,
+                                 e.overflow_GiB, platform.platform.gpu.memory_GiB );
+            }
+        }
+        fitting += r.feasible ? 1 : 0;
+    }
     const PlanResult& best = results[static_cast<int>( chosen )];
 
     ResultTable comparison( { "planner", "feasible", "iteration_ms", "gap_to_bound_pct",
@@ -230,16 +267,10 @@ int plan( const CommandContext& ctx, const Arguments& args )
                                     best.plan_seconds );
             ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
             for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
-            {
-                std::string gpu_list;
-                for ( const ShardSpec& s : best.plan.shards )
-                    if ( s.table == static_cast<int>( t ) )
-                        gpu_list += fmt::format( "{}{}", gpu_list.empty() ? "" : ",", s.gpu );
                 placement.addRow( { static_cast<long long>( t ), workload.table_names[t],
                                     std::string( shardingTypeName( best.plan.tables[t].sharding ) ),
                                     std::string( computeKernelName( best.plan.tables[t].kernel ) ),
-                                    gpu_list } );
-            }
+                                    gpuListText( best.plan, static_cast<int>( t ), gpus ) } );
             placement.print( out, OutputFormat::table );
             const ScenarioResult r = evaluateScenario(
                 { &workload, &platform.platform, &best.plan, global_batch, popts.model } );
@@ -259,7 +290,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
             out << "\n";
             per_gpu.print( out, OutputFormat::table );
         }
-        out << "\nall planners on this task:\n";
+        out << fmt::format( "\nall planners on this task ({} of {} have a plan that fits in "
+                            "memory):\n",
+                            fitting, kNumPlanners );
         comparison.print( out, OutputFormat::table );
     }
 

@@ -56,6 +56,29 @@ for s in "lower bound" "gap" "embedding_fwd_ms" "all planners on this task" "siz
   grep -q "$s" plan.txt || fail "table output lacks '$s'"
 done
 
+# The placement's gpus column: t0 is split over every GPU, printed "all"; every other cell is one
+# GPU or a strictly increasing list (a data-parallel table once listed its GPUs scrambled).
+$py - <<'PY' || exit 1
+import re, sys
+lines = open("plan.txt").read().split("\n")
+start = next(i for i, l in enumerate(lines) if l.split()[:5] == ["table", "name", "sharding", "kernel", "gpus"])
+cells = {}
+for l in lines[start + 1:]:
+    if not l.strip():
+        break
+    f = l.split()
+    cells[f[1]] = f[4]
+if cells.get("t0") != "all":
+    print("FAIL: t0's gpus:", cells.get("t0")); sys.exit(1)
+for name, c in cells.items():
+    if c != "all":
+        gpus = [int(x) for x in c.split(",")]
+        if gpus != sorted(set(gpus)):
+            print("FAIL: gpus not sorted:", name, c); sys.exit(1)
+if "8 of 8 have a plan that fits in memory" not in open("plan.txt").read():
+    print("FAIL: the count of planners whose plan fits"); sys.exit(1)
+PY
+
 # Plan files and TorchRec constraints; the same seed gives the same plan.
 "$exe" plan w.yaml p.yaml $opts --seed 3 -o a.yaml --torchrec tr.json >/dev/null || fail "plan -o"
 "$exe" plan w.yaml p.yaml $opts --seed 3 -o b.yaml >/dev/null || fail "plan -o (again)"
@@ -84,3 +107,17 @@ out=$("$exe" plan w.yaml tight.yaml $opts 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "infeasible plan must exit 1 (got $rc)"
 grep -q "no feasible plan: table 0 't0'" <<<"$out" || fail "reason: $out"
 echo "plan OK"
+
+# Tables that fit (the 4 GiB left after a 36 GiB reserve hold them) but the pooled outputs of
+# 4M samples (2 GiB per table-wise shard) do not: no planner has a plan that fits under the
+# full memory model; shardsweep says so (exit 1) naming the GPU and the overflow, and every
+# baseline's plan is counted infeasible with its overflowing GPU.
+sed 's/gpus_per_node: 4/gpus_per_node: 4\nhbm_reserve_GiB: 36/' p.yaml > act.yaml
+out=$("$exe" plan w.yaml act.yaml $opts --batch 4194304 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "no fitting plan must exit 1 (got $rc): $out"
+grep -Eq "no feasible plan: no plan fits in memory: the best one found needs [0-9.]+ GiB on GPU [0-3], [0-9.]+ GiB more than its 40.000 GiB" <<<"$out" ||
+    fail "no-plan message: $out"
+grep -q "(0 of 8 have a plan that fits in memory)" <<<"$out" || fail "fitting count: $out"
+grep -Eq "^size_greedy +0 .*GPU [0-3] needs [0-9.]+ GiB, [0-9.]+ GiB more than its 40.000 GiB" <<<"$out" ||
+    fail "size_greedy's overflow: $out"
+echo "plan OK (full memory model)"

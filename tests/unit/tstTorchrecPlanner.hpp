@@ -159,7 +159,9 @@ TEST( TEST_CATEGORY, torchrec_greedy_proposer_sequence )
         {
             EXPECT_EQ( options[t][seq[i][t]].type, want[i][t] ) << i << " " << t;
             if ( options[t][seq[i][t]].type != ShardingType::data_parallel )
+            {
                 EXPECT_EQ( options[t][seq[i][t]].kernel, TorchrecKernel::fused );
+            }
         }
     // Threshold 10 with ratings 100, 101, ...: best stays 100; the 13th propose() ends it.
     std::vector<double> ratings;

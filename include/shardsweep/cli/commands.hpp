@@ -35,11 +35,12 @@ int validate( const CommandContext& ctx, const Arguments& args );  //!< shardswe
 int exportEt( const CommandContext& ctx, const Arguments& args );  //!< shardsweep export-et
 int inspectEt( const CommandContext& ctx, const Arguments& args ); //!< shardsweep inspect-et
 
-int predictGemm( const CommandContext& ctx, const Arguments& args );       //!< predict gemm
-int predictCollective( const CommandContext& ctx, const Arguments& args ); //!< predict collective
-int predictEmbedding( const CommandContext& ctx, const Arguments& args );  //!< predict embedding
-int predictTorchrec( const CommandContext& ctx, const Arguments& args );   //!< predict torchrec
-int predictOp( const CommandContext& ctx, const Arguments& args );         //!< predict op
+int predictGemm( const CommandContext& ctx, const Arguments& args );        //!< predict gemm
+int predictCollective( const CommandContext& ctx, const Arguments& args );  //!< predict collective
+int predictEmbedding( const CommandContext& ctx, const Arguments& args );   //!< predict embedding
+int predictTorchrec( const CommandContext& ctx, const Arguments& args );    //!< predict torchrec
+int predictOp( const CommandContext& ctx, const Arguments& args );          //!< predict op
+int predictTransformer( const CommandContext& ctx, const Arguments& args ); //!< predict transformer
 
 int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
 int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep

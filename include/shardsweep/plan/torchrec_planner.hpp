@@ -86,6 +86,9 @@ struct TorchrecPlanOutcome
     int num_proposals = 0;            //!< proposals partitioned (cache replays excluded)
 };
 
+//! The storage order of TorchRec's partitioner and planner (hbm first, then ddr).
+bool torchrecStorageLess( const TorchrecStorage& a, const TorchrecStorage& b );
+
 //! EmbeddingEnumerator: every option of every table, perf and storage estimated.
 std::vector<std::vector<TorchrecOption>>
 torchrecEnumerate( const std::vector<TorchrecTableInput>& tables,

@@ -1,0 +1,86 @@
+# shardsweep predict transformer: the CSV contract of issue 11 (columns, defaults, output columns,
+# phases adding up, bad rows naming file, line and column with exit status 2).
+set -u
+exe=$1
+src=$2
+scratch=$3
+fail() { echo "FAIL: $*"; exit 1; }
+mkdir -p "$scratch"
+cp "$src/inputs/platforms/dgx-a100-hdr800.yaml" "$scratch/cluster.yaml"
+# Columns in a non-canonical order; the platform path is relative to the CSV's folder.
+cat >"$scratch/cases.csv" <<'CSV'
+layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_batch,recompute,dtype,mode,schedule,zero,fused,arch
+96,12288,96,2048,gpt175,cluster.yaml,,512,8,16,,2,1536,full,fp16,,,,,
+24,1024,16,1024,defaults,,A100-SXM4-80GB,,,,,,,,,,,,,
+24,1024,16,1024,infer,,A100-SXM4-80GB,,,,,,,,,infer,,,,
+24,1024,16,1024,onef1b,cluster.yaml,,8,1,4,2,1,16,,,,1f1b,,,
+24,1024,16,1024,gpipe,cluster.yaml,,8,1,4,2,1,16,,,,gpipe,,,
+24,1024,16,512,bert,,NVIDIA H100 80GB HBM3,,,,,8,,selective,,,,,1,bert
+24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
+CSV
+out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible"
+[ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
+[ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
+awk -F, 'NR > 1 {
+    # The phases are the critical path: they add up to iteration_ms.
+    sum = $25 + $26 + $27 + $28 + $29 + $30
+    if (sum < $24 * (1 - 1e-9) || sum > $24 * (1 + 1e-9)) { print $1 ": phases " sum " != " $24; bad = 1 }
+    if (!($24 > 0) || !($31 > 0)) { print $1 ": non-positive"; bad = 1 }
+    t[$1] = $24; f[$1] = $32; line[$1] = $0
+} END {
+    # gpt175: dp = 512 / (8*16) = 4 from gpus, on the platform GPU.
+    split(line["gpt175"], g, ","); if (g[14] != 4 || g[3] != "A100-SXM4-80GB" || g[10] != 50257) { print "gpt175 " line["gpt175"]; bad = 1 }
+    # defaults: gpt, vocab 50257, ffn 4h, 1 GPU, micro_batch 1 = global batch, 1f1b, none, bf16, train.
+    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,0,0,/) { print "defaults " line["defaults"]; bad = 1 }
+    # Inference (forward only) is faster than a training step.
+    if (!(t["infer"] < t["defaults"] / 2)) { print "infer " t["infer"] " vs train " t["defaults"]; bad = 1 }
+    # Uniform stages: 1F1B and GPipe take the same time, (m + p - 1)(F + B).
+    if (t["onef1b"] != t["gpipe"]) { print "1f1b " t["onef1b"] " != gpipe " t["gpipe"]; bad = 1 }
+    split(line["bert"], b, ","); if (b[5] != "bert" || b[3] != "H100-SXM-80GB" || b[22] != 1 || b[18] != "selective") { print "bert " line["bert"]; bad = 1 }
+    split(line["zero3"], z, ","); if (z[19] != 3 || z[5] != "opt" || !(z[28] > 0)) { print "zero3 " line["zero3"]; bad = 1 }
+    for (k in f) if (f[k] != 1) { print k " infeasible"; bad = 1 }
+    exit bad
+}' <<<"$out" || fail "row checks: $out"
+# GPipe holds all m micro-batches, 1F1B at most pp: more memory.
+"$exe" predict transformer --input "$scratch/cases.csv" --format json >/dev/null || fail "json"
+"$exe" predict transformer --input "$scratch/cases.csv" >/dev/null || fail "table"
+"$exe" predict transformer --help | grep -q "sequence_parallel" || fail "help"
+
+# Bad rows: exit 2, the message names file:line:column and the field.
+bad() { # $1 = CSV text, $2 = expected "line:col: field 'name'"
+    printf '%s\n' "$1" >"$scratch/bad.csv"
+    err=$("$exe" predict transformer --input "$scratch/bad.csv" 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "exit $rc for: $1 ($err)"
+    grep -qF "bad.csv:$2" <<<"$err" || fail "message for '$1': $err (want $2)"
+}
+H=hidden,heads,layers,seq_len
+bad "$H,gpu,tp,pp,dp,gpus,platform
+1024,16,24,1024,,1,1,2,4,$scratch/cluster.yaml" "2:9: field 'gpus'"
+bad "$H,gpu,tp
+1024,16,24,1024,T4,3" "2:6: field 'tp'"
+bad "$H,gpu,pp,platform
+1024,16,24,1024,,5,$scratch/cluster.yaml" "2:6: field 'pp'"
+bad "$H,gpu,micro_batch,global_batch
+1024,16,24,1024,T4,4,6" "2:7: field 'global_batch'"
+bad "$H,gpu
+1024,16,24,1024,NoSuchGPU" "2:5: field 'gpu'"
+bad "$H,gpu
+1024,16,24,1024," "2:5: field 'gpu'"
+bad "$H,gpu,recompute
+1024,16,24,1024,T4,some" "2:6: field 'recompute'"
+bad "$H,gpu,zero
+1024,16,24,1024,T4,4" "2:6: field 'zero'"
+bad "$H,gpu,dtype
+1024,16,24,1024,T4,fp8" "2:6: field 'dtype'"
+bad "$H,gpu,platform
+1024,16,24,1024,,missing.yaml" "2:6: field 'platform'"
+bad "$H,gpu,tp
+1024,16,24,,T4,1" "2:4: field 'seq_len'"
+bad "$H,gpu,dp
+1024,16,24,1024,T4,2" "2:6: field 'dp'"
+printf 'hidden,heads,layers\n1,1,1\n' >"$scratch/nohdr.csv"
+"$exe" predict transformer --input "$scratch/nohdr.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing column"
+printf 'hidden,heads,layers,seq_len,gpu,typo\n1,1,1,1,T4,1\n' >"$scratch/typo.csv"
+"$exe" predict transformer --input "$scratch/typo.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown column"
+echo "predict transformer: OK"
