@@ -8,6 +8,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -54,6 +55,38 @@ ResultTable breakdownTable( const ScenarioResult& r )
     table.addRow( std::move( path ) );
     return table;
 }
+const char* const kTransformerPhaseColumns[kNumTransformerPhases] = {
+    "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms", "optimizer_ms" };
+
+//! A transformer scenario: one row per pipeline stage (its layers, the busy time of its GPUs and
+//! the memory of one of them) and a last row 'critical_path' with the phase breakdown of the
+//! iteration (critical-path shares adding up to iteration_ms) and the peak memory.
+ResultTable transformerBreakdownTable( const ScenarioResult& r, const TransformerSpec& model )
+{
+    std::vector<std::string> columns = { "stage", "layers", "busy_ms" };
+    for ( const char* c : kTransformerPhaseColumns )
+        columns.push_back( c );
+    columns.insert( columns.end(), { "iteration_ms", "memory_GiB" } );
+    ResultTable table( columns );
+    const int pp = static_cast<int>( r.stage_ms.size() );
+    for ( int i = 0; i < pp; ++i )
+    {
+        std::vector<ResultTable::Cell> row = {
+            std::to_string( i ), static_cast<long long>( model.layers / pp ), r.stage_ms[i] };
+        for ( int k = 0; k <= kNumTransformerPhases; ++k )
+            row.push_back( std::string() );
+        row.push_back( r.stage_memory_GiB[i] );
+        table.addRow( row );
+    }
+    std::vector<ResultTable::Cell> path = { std::string( "critical_path" ),
+                                            static_cast<long long>( model.layers ), std::string() };
+    for ( int k = 0; k < kNumTransformerPhases; ++k )
+        path.push_back( r.transformer.phase_ms[k] );
+    path.push_back( r.iteration_ms );
+    path.push_back( r.transformer.peak_memory_GiB );
+    table.addRow( path );
+    return table;
+}
 } // namespace
 
 int evaluate( const CommandContext& ctx, const Arguments& args )
@@ -86,7 +119,11 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
             << "per-GPU busy time of every phase, the memory per GPU and the critical path.\n"
             << "Phases (ms): input_dist, embedding_fwd, bottom_mlp_fwd, embedding_comm_fwd,\n"
             << "top_fwd, top_bwd, embedding_comm_bwd, bottom_mlp_bwd, embedding_bwd,\n"
-            << "dense_allreduce (docs/model/step.md). Memory in GiB (2^30 B).\n\n"
+            << "dense_allreduce (docs/model/step.md). Memory in GiB (2^30 B).\n"
+            << "A transformer scenario (parallel: configuration) prints one row per pipeline\n"
+            << "stage (layers, busy time of its GPUs, memory per GPU) and a row 'critical_path'\n"
+            << "with the iteration's phases: compute, tp_comm, pp_comm, dp_comm, bubble,\n"
+            << "optimizer (docs/model/transformer.md).\n\n"
             << options << "\n";
         return 0;
     }
@@ -103,6 +140,54 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     input.plan = &scenario.plan;
     input.global_batch = vm.count( "batch" ) ? batch : scenario.global_batch;
     const int gpus = scenario.platform.platform.numGpus();
+    if ( scenario.workload.isTransformer() )
+    {
+        ParallelConfig config = scenario.plan.parallel;
+        config.global_batch = input.global_batch;
+        const std::string error =
+            parallelConfigError( scenario.workload.transformer, config, gpus );
+        if ( !error.empty() )
+            throw UsageError( "evaluate: " + error );
+        if ( vm.count( "cost-model" ) && cost_model != "native" )
+            throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+        const ScenarioResult result = evaluateScenario( input );
+        std::ostream& out = ctx.print();
+        if ( out_format == OutputFormat::table )
+        {
+            const TransformerStepSummary& t = result.transformer;
+            const double tflops = t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
+            const GpuSpec& gpu = scenario.platform.platform.gpu;
+            const double peak =
+                scenario.workload.transformer.dtype == DataType::fp32
+                    ? gpu.fp32_TFLOPs
+                    : ( scenario.workload.transformer.dtype == DataType::tf32
+                            ? gpu.tf32_TFLOPs
+                            : ( scenario.workload.transformer.dtype == DataType::bf16
+                                    ? gpu.bf16_TFLOPs
+                                    : gpu.fp16_TFLOPs ) );
+            out << fmt::format( "scenario {}: transformer {} ({} layers x {} hidden), platform {} "
+                                "({} x {} GPUs), global batch {}\n",
+                                scenario_path, scenario.workload.name,
+                                scenario.workload.transformer.layers,
+                                scenario.workload.transformer.hidden, scenario.platform.name,
+                                scenario.platform.platform.num_nodes,
+                                scenario.platform.platform.gpus_per_node, input.global_batch );
+            out << "configuration: " << parallelConfigSummary( config ) << "\n";
+            out << fmt::format(
+                "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "
+                "GPU (MFU {:.1f} %), peak memory {:.3f} GiB on stage {}, {}\n\n",
+                result.iteration_ms, result.exposed_comm_ms, tflops,
+                peak > 0 ? 100.0 * tflops / peak : 0.0, t.peak_memory_GiB, t.peak_memory_stage,
+                result.feasible
+                    ? std::string( "fits in memory" )
+                    : fmt::format( "INFEASIBLE: {:.3f} GiB more than the usable "
+                                   "{:.1f} GiB",
+                                   result.overflow_GiB,
+                                   gpu.memory_GiB - scenario.platform.platform.hbm_reserve_GiB ) );
+        }
+        transformerBreakdownTable( result, scenario.workload.transformer ).print( out, out_format );
+        return 0;
+    }
     if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
         throw UsageError(
             fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,

@@ -1,6 +1,7 @@
 // shardsweep validate: checks input files without running anything.
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <fmt/format.h>
 #include <iostream>
 #include <optional>
 #include <shardsweep/cli/commands.hpp>
@@ -14,6 +15,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -45,6 +47,14 @@ std::string platformSummary( const NamedPlatform& p )
 
 std::string workloadSummary( const Workload& w )
 {
+    if ( w.isTransformer() )
+    {
+        const TransformerSpec& m = w.transformer;
+        return fmt::format( "{} transformer, {} layers x {} hidden, {} heads, seq {}, {:.3g} B "
+                            "parameters, batch {}",
+                            transformerArchName( m.arch ), m.layers, m.hidden, m.heads, m.seq_len,
+                            transformerParameters( m ) / 1e9, w.global_batch );
+    }
     double bytes = 0.0;
     for ( const auto& t : w.tables )
         bytes += double( t.rows ) * t.dim * dataTypeBytes( t.dtype );
@@ -96,7 +106,7 @@ Checked checkFile( const std::string& path, const std::optional<Workload>& workl
         NamedPlatform p = parsePlatform( root, defaultGpuCatalog() );
         return { kind, p.name, platformSummary( p ) };
     }
-    if ( kind == "workload" )
+    if ( kind == "workload" || kind == "transformer" )
     {
         Workload w = parseWorkload( root );
         return { kind, w.name, workloadSummary( w ) };
@@ -105,6 +115,10 @@ Checked checkFile( const std::string& path, const std::optional<Workload>& workl
     {
         Plan p = parsePlan( root, workload ? &*workload : nullptr,
                             platform ? &platform->platform : nullptr );
+        if ( p.tables.empty() && ( !workload || workload->isTransformer() ) )
+            return { kind, "",
+                     parallelConfigSummary( p.parallel ) +
+                         ( workload ? "" : " (checked without a workload: --workload)" ) };
         return { kind, "",
                  std::to_string( p.tables.size() ) + " tables, " +
                      std::to_string( p.shards.size() ) + " shards" +
@@ -113,6 +127,12 @@ Checked checkFile( const std::string& path, const std::optional<Workload>& workl
     if ( kind == "scenario" )
     {
         ScenarioFile s = parseScenario( root, defaultGpuCatalog() );
+        if ( s.workload.isTransformer() )
+            return { kind, s.name,
+                     s.workload.name + " on " + s.platform.name + " (" +
+                         std::to_string( s.platform.platform.numGpus() ) + " GPUs), batch " +
+                         std::to_string( s.global_batch ) + ", " +
+                         parallelConfigSummary( s.plan.parallel ) };
         return { kind, s.name,
                  s.workload.name + " on " + s.platform.name + ", batch " +
                      std::to_string( s.global_batch ) + ", " + s.cost_model };
@@ -122,7 +142,8 @@ Checked checkFile( const std::string& path, const std::optional<Workload>& workl
         validateSweepFile( path );
         return { kind, "", "ok" };
     }
-    root.at( "kind" ).fail( "one of gpu, platform, workload, plan, scenario or sweep" );
+    root.at( "kind" ).fail(
+        "one of gpu, platform, workload, transformer, plan, scenario or sweep" );
 }
 } // namespace
 
@@ -134,7 +155,8 @@ int validate( const CommandContext& ctx, const Arguments& args )
         "Usage: shardsweep validate [options] FILE...\n\n"
         "Checks input files without running anything: YAML syntax, unknown keys, types, physical\n"
         "ranges and cross-references, dispatching on each file's top-level 'kind:' (gpu,\n"
-        "platform, workload, plan, scenario, sweep; ASTRA-sim network .yml and system .json files\n"
+        "platform, workload, transformer, plan, scenario, sweep; ASTRA-sim network .yml and system "
+        ".json files\n"
         "are recognised by their keys). Every file is checked; each problem is reported as\n"
         "'file:line:col: field ...: expected ..., found ...' on standard error. Exit status 0 "
         "when\n"

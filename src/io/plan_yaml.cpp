@@ -3,6 +3,7 @@
 #include <set>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -162,10 +163,78 @@ const char* computeKernelName( ComputeKernel k )
     return "fused";
 }
 
+ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec* model,
+                                    int num_gpus, std::int64_t global_batch )
+{
+    node.checkKeys( {}, { "tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "recompute",
+                          "zero", "sequence_parallel", "fused", "mode" } );
+    const Range degree = Range::between( 1, 1 << 20 );
+    ParallelConfig c;
+    c.tp = node.getInt32Or( "tp", 1, degree );
+    c.pp = node.getInt32Or( "pp", 1, degree );
+    const int derived_dp = num_gpus > 0 ? num_gpus / ( c.tp * c.pp ) : 1;
+    c.dp = node.getInt32Or( "dp", derived_dp, degree );
+    c.micro_batch = node.getInt32Or( "micro_batch", 1, Range::between( 1, 1.0e7 ) );
+    c.global_batch = node.getIntOr( "global_batch", global_batch, Range::between( 1, 1.0e9 ) );
+    c.schedule = node.getEnumOr( "schedule", c.schedule, pipelineScheduleNames() );
+    c.recompute = node.getEnumOr( "recompute", c.recompute, recomputeNames() );
+    c.zero = node.getInt32Or( "zero", 0, Range::between( 0, 3 ) );
+    c.sequence_parallel = node.getBoolOr( "sequence_parallel", false );
+    c.fused = node.getBoolOr( "fused", true );
+    c.mode = node.getEnumOr( "mode", c.mode, runModeNames() );
+    auto at = [&]( const char* key ) { return node.has( key ) ? node.at( key ) : node; };
+    auto n = []( std::int64_t x ) { return std::to_string( x ); };
+    if ( model )
+    {
+        if ( model->heads % c.tp != 0 || ffnHidden( *model ) % c.tp != 0 )
+            at( "tp" ).fail( "a tensor-parallel degree dividing the " + n( model->heads ) +
+                                 " heads and ffn_hidden " + n( ffnHidden( *model ) ),
+                             "'" + n( c.tp ) + "'" );
+        if ( model->layers % c.pp != 0 )
+            at( "pp" ).fail( "a pipeline-parallel degree dividing the " + n( model->layers ) +
+                                 " layers",
+                             "'" + n( c.pp ) + "'" );
+    }
+    if ( num_gpus > 0 && std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
+        at( node.has( "dp" ) ? "dp" : "pp" )
+            .fail( "tp x pp x dp = the " + n( num_gpus ) + " GPUs",
+                   n( c.tp ) + " x " + n( c.pp ) + " x " + n( c.dp ) + " = " +
+                       n( std::int64_t( c.tp ) * c.pp * c.dp ) );
+    if ( c.global_batch > 0 && c.global_batch % ( std::int64_t( c.micro_batch ) * c.dp ) != 0 )
+        at( "micro_batch" )
+            .fail( "micro_batch x dp dividing the global batch " + n( c.global_batch ),
+                   n( c.micro_batch ) + " x " + n( c.dp ) + " = " +
+                       n( std::int64_t( c.micro_batch ) * c.dp ) );
+    return c;
+}
+
+std::string parallelConfigYaml( const ParallelConfig& c )
+{
+    std::ostringstream out;
+    out << "{ tp: " << c.tp << ", pp: " << c.pp << ", dp: " << c.dp
+        << ", micro_batch: " << c.micro_batch << ", global_batch: " << c.global_batch
+        << ", schedule: " << pipelineScheduleName( c.schedule )
+        << ", recompute: " << recomputeName( c.recompute ) << ", zero: " << c.zero
+        << ", sequence_parallel: " << ( c.sequence_parallel ? "true" : "false" )
+        << ", fused: " << ( c.fused ? "true" : "false" ) << ", mode: " << runModeName( c.mode )
+        << " }";
+    return out.str();
+}
+
+void writeTransformerPlanYaml( std::ostream& out, const ParallelConfig& config,
+                               const std::string& workload_name )
+{
+    out << "kind: plan\n";
+    if ( !workload_name.empty() )
+        out << "workload: " << quoted( workload_name ) << "\n";
+    out << "parallel: " << parallelConfigYaml( config ) << "\n";
+}
+
 Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* platform,
                 bool embedded )
 {
-    std::vector<std::string> required = { "tables" };
+    const bool transformer = root.isMap() && root.has( "parallel" );
+    std::vector<std::string> required = { transformer ? "parallel" : "tables" };
     if ( embedded && !root.has( "kind" ) )
         root.requireMap( "a plan file path or a mapping of plan fields" );
     else
@@ -174,6 +243,21 @@ Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* 
         required.insert( required.begin(), "kind" );
     }
     root.checkKeys( required, { "name", "description", "workload" } );
+    if ( workload && workload->isTransformer() != transformer )
+        root.at( required.back() )
+            .fail( workload->isTransformer()
+                       ? "a 'parallel:' configuration (workload '" + workload->name +
+                             "' is a transformer)"
+                       : "'tables:' (workload '" + workload->name + "' is a DLRM)",
+                   "'" + required.back() + ":'" );
+    if ( transformer )
+    {
+        Plan plan;
+        plan.parallel = parseParallelConfig(
+            root.at( "parallel" ), workload ? &workload->transformer : nullptr,
+            platform ? platform->numGpus() : 0, workload ? workload->global_batch : 0 );
+        return plan;
+    }
 
     YamlView list = root.at( "tables" );
     list.requireSequence( "a list with one entry per table" );

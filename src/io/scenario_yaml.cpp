@@ -3,6 +3,7 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
 
 namespace shardsweep
 {
@@ -18,11 +19,61 @@ YamlView documentOf( const YamlView& value )
 }
 } // namespace
 
+namespace
+{
+// A transformer scenario: the parallel configuration inline (`parallel:`) or from a plan file
+// (`plan:`); `gpus:` (else tp·pp·dp when dp is given, else the platform's own) resizes the
+// platform to that many GPUs, as sweeps do.
+void parseTransformerScenario( const YamlView& root, ScenarioFile& s )
+{
+    root.checkKeys(
+        { "kind", "workload", "platform" },
+        { "name", "description", "global_batch", "cost_model", "gpus", "parallel", "plan" } );
+    if ( root.has( "parallel" ) == root.has( "plan" ) )
+        root.fail( "exactly one of 'parallel:' (the configuration inline) or 'plan:' (a plan "
+                   "file) for transformer workload '" +
+                       s.workload.name + "'",
+                   root.has( "plan" ) ? "both" : "neither" );
+    if ( auto c = root.find( "cost_model" ) )
+        c->asOneOf( { "native" } );
+    YamlView parallel = root.has( "parallel" ) ? root.at( "parallel" ) : root.at( "plan" );
+    if ( !root.has( "parallel" ) )
+    {
+        YamlView doc = documentOf( parallel );
+        parsePlan( doc, &s.workload, nullptr, !parallel.isScalar() );
+        parallel = doc.at( "parallel" );
+    }
+    parallel.requireMap( "a mapping of parallel-configuration fields" );
+    int gpus = s.platform.platform.numGpus();
+    if ( auto g = root.find( "gpus" ) )
+        gpus = g->asInt32( Range::between( 1, 1 << 20 ) );
+    else if ( parallel.has( "dp" ) )
+        gpus = parallel.getInt32Or( "tp", 1, Range::between( 1, 1 << 20 ) ) *
+               parallel.getInt32Or( "pp", 1, Range::between( 1, 1 << 20 ) ) *
+               parallel.getInt32( "dp", Range::between( 1, 1 << 20 ) );
+    try
+    {
+        s.platform.platform = resizePlatform( s.platform.platform, gpus );
+    }
+    catch ( const std::invalid_argument& e )
+    {
+        ( root.has( "gpus" ) ? root.at( "gpus" ) : parallel )
+            .fail( "a GPU count platform '" + s.platform.name + "' can take",
+                   std::to_string( gpus ) + " GPUs (" + e.what() + ")" );
+    }
+    s.global_batch = s.workload.global_batch;
+    if ( auto b = root.find( "global_batch" ) )
+        s.global_batch = b->asInt( Range::between( 1, 1.0e9 ) );
+    // A global_batch inside the configuration wins over the scenario's and the workload's.
+    s.plan.parallel =
+        parseParallelConfig( parallel, &s.workload.transformer, gpus, s.global_batch );
+    s.global_batch = s.plan.parallel.global_batch;
+}
+} // namespace
+
 ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
 {
     expectKind( root, "scenario" );
-    root.checkKeys( { "kind", "workload", "platform", "plan" },
-                    { "name", "description", "global_batch", "cost_model" } );
     ScenarioFile s;
     s.name = root.find( "name" ) ? root.at( "name" ).asName()
                                  : std::filesystem::path( root.file() ).stem().string();
@@ -30,6 +81,13 @@ ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
     YamlView platform = root.at( "platform" );
     s.workload = parseWorkload( documentOf( workload ), !workload.isScalar() );
     s.platform = parsePlatform( documentOf( platform ), catalog, !platform.isScalar() );
+    if ( s.workload.isTransformer() )
+    {
+        parseTransformerScenario( root, s );
+        return s;
+    }
+    root.checkKeys( { "kind", "workload", "platform", "plan" },
+                    { "name", "description", "global_batch", "cost_model" } );
     s.cost_model = root.find( "cost_model" )
                        ? root.at( "cost_model" ).asOneOf( { "native", "torchrec" } )
                        : std::string( "native" );

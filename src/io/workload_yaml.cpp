@@ -4,6 +4,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -223,8 +224,37 @@ void readTablesCsv( const std::string& path, const TableSpec& defaults,
     }
 }
 
+//! A transformer model (reference/transformer.md §0 notation; docs/INPUTS.md).
+Workload parseTransformerWorkload( const YamlView& root )
+{
+    root.checkKeys(
+        { "kind", "arch", "hidden", "heads", "layers", "seq_len", "vocab", "global_batch" },
+        { "name", "description", "ffn_hidden", "dtype" } );
+    Workload w;
+    w.kind = WorkloadKind::transformer;
+    w.name = root.find( "name" ) ? root.at( "name" ).asName()
+                                 : std::filesystem::path( root.file() ).stem().string();
+    TransformerSpec& m = w.transformer;
+    m.arch = root.getEnum( "arch", transformerArchNames() );
+    m.hidden = root.getInt32( "hidden", Range::between( 1, 1.0e6 ) );
+    m.heads = root.getInt32( "heads", Range::between( 1, 1.0e5 ) );
+    m.layers = root.getInt32( "layers", Range::between( 1, 1.0e5 ) );
+    m.seq_len = root.getInt32( "seq_len", Range::between( 1, 1.0e7 ) );
+    m.vocab = root.getInt32( "vocab", Range::between( 1, 1.0e8 ) );
+    m.ffn_hidden = root.getInt32Or( "ffn_hidden", 0, Range::between( 1, 1.0e7 ) );
+    m.dtype = root.getEnumOr( "dtype", DataType::bf16, transformerDataTypeNames() );
+    w.global_batch = root.getInt( "global_batch", Range::between( 1, 1.0e9 ) );
+    if ( m.hidden % m.heads != 0 )
+        root.at( "heads" ).fail( "a head count dividing hidden " + std::to_string( m.hidden ),
+                                 "'" + std::to_string( m.heads ) + "'" );
+    return w;
+}
+
 Workload parseWorkload( const YamlView& root, bool embedded )
 {
+    if ( root.isMap() && root.has( "kind" ) && root.at( "kind" ).isScalar() &&
+         root.at( "kind" ).asString() == "transformer" )
+        return parseTransformerWorkload( root );
     std::vector<std::string> required = { "tables", "dense", "global_batch" };
     const std::vector<std::string> optional = { "name", "description", "table_defaults" };
     if ( embedded && !root.has( "kind" ) )

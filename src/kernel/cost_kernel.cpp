@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -27,6 +28,8 @@ constexpr std::size_t kDenseKeySize = 22 + 2 * kMaxMlpLayers;
 constexpr std::size_t kTableKeySize = 7 + kReuseBins;
 using DenseKey = std::array<double, kDenseKeySize>;
 using TableKey = std::array<double, kTableKeySize>;
+constexpr std::size_t kTransformerKeySize = 25;
+using TransformerKey = std::array<double, kTransformerKeySize>;
 
 //! FNV-1a over the key's bytes (equal keys with equal bytes hash alike; the map compares with ==).
 struct KeyHash
@@ -74,6 +77,38 @@ DenseKey denseCaseKey( const DenseCase& c )
     return key;
 }
 
+//! Every field of a transformer operator case.
+TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
+{
+    const GpuSpec& g = c.gpu;
+    const TransformerSpec& m = c.model;
+    return { double( g.sm_count ),
+             g.boost_clock_MHz,
+             g.fp32_TFLOPs,
+             g.tf32_TFLOPs,
+             g.fp16_TFLOPs,
+             g.bf16_TFLOPs,
+             g.memory_GiB,
+             g.memory_bandwidth_GBps,
+             g.l2_cache_MiB,
+             double( g.pcie_generation ),
+             g.pcie_bandwidth_GBps,
+             g.tdp_W,
+             g.process_nm,
+             double( m.arch ),
+             double( m.hidden ),
+             double( m.heads ),
+             double( m.layers ),
+             double( m.seq_len ),
+             double( m.vocab ),
+             double( m.ffn_hidden ),
+             double( m.dtype ),
+             double( c.tp ),
+             double( c.micro_batch ),
+             double( c.sequence_parallel ),
+             double( c.fused ) };
+}
+
 //! Every field embeddingTableStats reads.
 TableKey tableCaseKey( const TableCase& c )
 {
@@ -92,10 +127,30 @@ TableKey tableCaseKey( const TableCase& c )
 
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );
 
+//! The configuration a transformer scenario is evaluated with: the plan's, at the scenario's
+//! global batch.
+ParallelConfig scenarioParallelConfig( const ScenarioInput& in )
+{
+    ParallelConfig c = in.plan->parallel;
+    c.global_batch = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
+    return c;
+}
+
 void checkScenario( const ScenarioInput& in, std::size_t index )
 {
     if ( !in.workload || !in.platform || !in.plan )
         throw std::invalid_argument( fmt::format( "scenario {}: missing input", index ) );
+    if ( in.workload->isTransformer() )
+    {
+        if ( in.model != CostModel::native )
+            throw std::invalid_argument( fmt::format(
+                "scenario {}: transformer workloads have only the native cost model", index ) );
+        const std::string error = parallelConfigError(
+            in.workload->transformer, scenarioParallelConfig( in ), in.platform->numGpus() );
+        if ( !error.empty() )
+            throw std::invalid_argument( fmt::format( "scenario {}: {}", index, error ) );
+        return;
+    }
     const auto num_tables = in.workload->tables.size();
     if ( in.plan->tables.size() != num_tables )
         throw std::invalid_argument(
@@ -121,10 +176,15 @@ void checkScenario( const ScenarioInput& in, std::size_t index )
 HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
 {
     const std::size_t n = inputs.size();
-    std::size_t num_tables = 0, num_shards = 0, num_gpus = 0;
+    std::size_t num_tables = 0, num_shards = 0, num_gpus = 0, num_stages = 0;
     for ( std::size_t i = 0; i < n; ++i )
     {
         checkScenario( inputs[i], i );
+        if ( inputs[i].workload->isTransformer() )
+        {
+            num_stages += std::size_t( inputs[i].plan->parallel.pp );
+            continue;
+        }
         num_tables += inputs[i].workload->tables.size();
         num_shards += inputs[i].plan->shards.size();
         num_gpus += inputs[i].platform->numGpus();
@@ -145,6 +205,14 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
     make( b.shard_offset, "shard_offset", n + 1 );
     make( b.gpu_offset, "gpu_offset", n + 1 );
     make( b.dense_index, "dense_index", n );
+    make( b.kind, "kind", n );
+    make( b.transformer, "transformer", n );
+    make( b.parallel, "parallel", n );
+    make( b.transformer_index, "transformer_index", n );
+    make( b.stage_offset, "stage_offset", n + 1 );
+    make( b.transformer_summary, "transformer_summary", n );
+    make( b.stage_ms, "stage_ms", num_stages );
+    make( b.stage_memory_GiB, "stage_memory_GiB", num_stages );
     make( b.table_spec, "table_spec", num_tables );
     make( b.table_sharding, "table_sharding", num_tables );
     make( b.table_kernel, "table_kernel", num_tables );
@@ -166,11 +234,40 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
     std::unordered_map<TableKey, int, KeyHash> table_ids;
     std::vector<DenseCase> dense_cases;
     std::vector<TableCase> table_cases;
-    int t = 0, s = 0, g = 0;
+    std::unordered_map<TransformerKey, int, KeyHash> transformer_ids;
+    std::vector<TransformerOperatorCase> transformer_cases;
+    int t = 0, s = 0, g = 0, st = 0;
     for ( std::size_t i = 0; i < n; ++i )
     {
         const ScenarioInput& in = inputs[i];
         b.global_batch( i ) = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
+        b.kind( i ) = static_cast<std::uint8_t>( in.workload->kind );
+        b.stage_offset( i ) = st;
+        b.table_offset( i ) = t;
+        b.shard_offset( i ) = s;
+        b.gpu_offset( i ) = g;
+        b.platform( i ) = *in.platform;
+        b.model( i ) = static_cast<std::uint8_t>( in.model );
+        if ( in.workload->isTransformer() )
+        {
+            const ParallelConfig config = scenarioParallelConfig( in );
+            b.transformer( i ) = in.workload->transformer;
+            b.parallel( i ) = config;
+            b.dense( i ) = DenseModel{};
+            b.dense_index( i ) = -1;
+            const TransformerOperatorCase oc =
+                transformerOperatorCase( in.platform->gpu, in.workload->transformer, config );
+            const auto [it, fresh] = transformer_ids.emplace(
+                transformerCaseKey( oc ), static_cast<int>( transformer_cases.size() ) );
+            if ( fresh )
+                transformer_cases.push_back( oc );
+            b.transformer_index( i ) = it->second;
+            st += config.pp;
+            continue;
+        }
+        b.transformer( i ) = TransformerSpec{};
+        b.parallel( i ) = ParallelConfig{};
+        b.transformer_index( i ) = -1;
         DenseCase dc;
         dc.gpu = in.platform->gpu;
         dc.dense = in.workload->dense;
@@ -183,12 +280,7 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
         if ( inserted )
             dense_cases.push_back( dc );
         b.dense_index( i ) = it->second;
-        b.platform( i ) = *in.platform;
         b.dense( i ) = in.workload->dense;
-        b.model( i ) = static_cast<std::uint8_t>( in.model );
-        b.table_offset( i ) = t;
-        b.shard_offset( i ) = s;
-        b.gpu_offset( i ) = g;
         for ( std::size_t k = 0; k < in.workload->tables.size(); ++k, ++t )
         {
             b.table_spec( t ) = in.workload->tables[k];
@@ -223,6 +315,10 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
     make( b.table_case, "table_case", table_cases.size() );
     make( b.table_stats, "table_stats", table_cases.size() );
     std::copy( table_cases.begin(), table_cases.end(), b.table_case.data() );
+    make( b.transformer_case, "transformer_case", transformer_cases.size() );
+    make( b.transformer_cost, "transformer_cost", transformer_cases.size() );
+    std::copy( transformer_cases.begin(), transformer_cases.end(), b.transformer_case.data() );
+    b.stage_offset( n ) = st;
     b.table_offset( n ) = t;
     b.shard_offset( n ) = s;
     b.gpu_offset( n ) = g;
@@ -235,8 +331,29 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
     std::vector<ScenarioResult> results( n );
     for ( int i = 0; i < n; ++i )
     {
-        const StepSummary& sum = b.summary( i );
         ScenarioResult& r = results[i];
+        if ( b.kind( i ) == static_cast<std::uint8_t>( WorkloadKind::transformer ) )
+        {
+            const TransformerStepSummary& ts = b.transformer_summary( i );
+            r.kind = WorkloadKind::transformer;
+            r.transformer = ts;
+            r.parallel = b.parallel( i );
+            r.feasible = ts.feasible;
+            r.iteration_ms = ts.iteration_ms;
+            r.exposed_comm_ms = ts.phase_ms[int( TransformerPhase::tp_comm )] +
+                                ts.phase_ms[int( TransformerPhase::pp_comm )] +
+                                ts.phase_ms[int( TransformerPhase::dp_comm )];
+            const Platform& p = b.platform( i );
+            const double capacity = p.gpu.memory_GiB - p.hbm_reserve_GiB;
+            r.overflow_GiB = ts.feasible ? 0.0 : ts.peak_memory_GiB - capacity;
+            r.num_gpus = p.numGpus();
+            const int st0 = b.stage_offset( i ), st1 = b.stage_offset( i + 1 );
+            r.stage_ms.assign( b.stage_ms.data() + st0, b.stage_ms.data() + st1 );
+            r.stage_memory_GiB.assign( b.stage_memory_GiB.data() + st0,
+                                       b.stage_memory_GiB.data() + st1 );
+            continue;
+        }
+        const StepSummary& sum = b.summary( i );
         r.feasible = sum.feasible;
         r.overflow_gpu = sum.overflow_gpu;
         r.overflow_GiB = sum.overflow_GiB;
@@ -265,7 +382,10 @@ ScenarioResult evaluateScenario( const ScenarioInput& input )
 {
     // Planners call this in tight loops: a plain host loop, no kernel launch.
     HostScenarioBatch batch = packScenarios( { input } );
-    evaluateDenseCase( batch, 0 );
+    for ( int k = 0; k < static_cast<int>( batch.dense_case.extent( 0 ) ); ++k )
+        evaluateDenseCase( batch, k );
+    for ( int k = 0; k < static_cast<int>( batch.transformer_case.extent( 0 ) ); ++k )
+        evaluateTransformerCase( batch, k );
     for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
         evaluateTableCase( batch, k );
     evaluateBatchEntry( batch, 0 );

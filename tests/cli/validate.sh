@@ -55,9 +55,34 @@ broken dim-zero.yaml $W 's/^  dim: 128/  dim: 0/' \
 broken batch-divisible.yaml $S 's/^global_batch: 4096/global_batch: 4095/' \
     "4:15: field 'global_batch': expected a batch divisible by the platform's 2 GPUs, found '4095'"
 broken bad-kind.yaml $P 's/^kind: platform/kind: platfrom/' \
-    "3:7: field 'kind': expected one of gpu, platform, workload, plan, scenario or sweep, found 'platfrom'"
+    "3:7: field 'kind': expected one of gpu, platform, workload, transformer, plan, scenario or sweep, found 'platfrom'"
 broken syntax.yaml $P 's/^  npus_count: \[ 8 \]/  npus_count: [ 8/' \
     "14:12: field '(syntax)': expected valid YAML, found end of sequence flow not found"
+
+# Transformer workloads, scenarios and plans (issue 11). Scenario copies point at the shipped
+# workload and platform through absolute paths.
+TW=inputs/workloads/gpt3-175b.yaml
+TS=inputs/scenarios/gpt3-175b-a100.yaml
+abs="s|\.\./|$src/inputs/|"
+broken heads-divide.yaml $TW 's/^heads: 96/heads: 97/' \
+    "7:8: field 'heads': expected a head count dividing hidden 12288, found '97'"
+broken arch-typo.yaml $TW 's/^arch: gpt/arch: gtp/' \
+    "4:7: field 'arch': expected one of gpt, bert or opt (did you mean 'gpt'?), found 'gtp'"
+broken tp-heads.yaml $TS "$abs;s/^  tp: 8/  tp: 7/" \
+    "10:7: field 'parallel.tp': expected a tensor-parallel degree dividing the 96 heads and ffn_hidden 49152, found '7'"
+broken pp-layers.yaml $TS "$abs;s/^  pp: 16/  pp: 10/" \
+    "11:7: field 'parallel.pp': expected a pipeline-parallel degree dividing the 96 layers, found '10'"
+broken micro-batch.yaml $TS "$abs;s/^  micro_batch: 1/  micro_batch: 5/" \
+    "13:16: field 'parallel.micro_batch': expected micro_batch x dp dividing the global batch 1536, found 5 x 8 = 40"
+broken recompute.yaml $TS "$abs;s/^  recompute: full/  recompute: partial/" \
+    "15:14: field 'parallel.recompute': expected one of none, selective or full, found 'partial'"
+broken zero-stage.yaml inputs/plans/gpt3-175b-1024gpu.yaml 's/zero: 1/zero: 4/' \
+    "6:110: field 'parallel.zero': expected an integer in [0, 3], found '4'"
+"$exe" validate --workload $TW inputs/plans/gpt3-175b-1024gpu.yaml >/dev/null ||
+    fail "transformer plan against its workload"
+err=$("$exe" validate --workload $W inputs/plans/gpt3-175b-1024gpu.yaml 2>&1 >/dev/null)
+[ $? -eq 2 ] && grep -q "expected 'tables:' (workload 'mlperf-dlrm-criteo-1tb' is a DLRM)" <<<"$err" ||
+    fail "transformer plan against a DLRM workload: $err"
 
 # Several files: every one is checked, each error reported, exit 2.
 err=$("$exe" validate "$scratch/unknown-key.yaml" $P "$scratch/dim-zero.yaml" 2>&1 >/dev/null)

@@ -1,8 +1,10 @@
 #pragma once
 //! \file plan_yaml.hpp
-//! \brief Plan files (`kind: plan`): per table the TorchRec sharding type and compute kernel and
-//! every shard (gpu, row_offset, num_rows, col_offset, num_cols). `shardsweep plan --output`
-//! writes them with writePlanYaml; `evaluate` reads them back (docs/INPUTS.md).
+//! \brief Plan files (`kind: plan`): for a DLRM per table the TorchRec sharding type and compute
+//! kernel and every shard (gpu, row_offset, num_rows, col_offset, num_cols); for a transformer
+//! the `parallel:` configuration (tp, pp, dp, micro_batch, schedule, recompute, zero,
+//! sequence_parallel, fused, mode). `shardsweep plan --output` writes them with writePlanYaml;
+//! `evaluate` reads them back (docs/INPUTS.md).
 
 #include <iosfwd>
 #include <shardsweep/io/yaml_util.hpp>
@@ -18,17 +20,34 @@ namespace shardsweep
 //! one full copy per GPU). With `platform`, shard GPUs must exist and (table_)row-wise-in-a-node
 //! types must stay inside one node. Without them only the file's own consistency is checked and
 //! tables are numbered in file order. `embedded`: a `plan:` mapping inside a scenario file.
+//! Parses a `parallel:` mapping. Every key is optional: tp, pp, micro_batch 1, schedule 1f1b,
+//! recompute none, zero 0, sequence_parallel false, fused true, mode train; dp defaults to
+//! num_gpus / (tp·pp) (1 when num_gpus is 0), global_batch to `global_batch`. With `model` the
+//! heads, FFN width and layers must divide; with num_gpus > 0 tp·pp·dp must equal it; with a
+//! global batch > 0 micro_batch·dp must divide it. Errors name the offending key.
+ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec* model,
+                                    int num_gpus, std::int64_t global_batch );
+//! Writes `config` as a YAML flow mapping ("{ tp: 8, pp: 4, ... }") that parseParallelConfig
+//! reads back to the same configuration.
+std::string parallelConfigYaml( const ParallelConfig& config );
+
 Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* platform,
                 bool embedded = false );
 Plan readPlanFile( const std::string& path, const Workload* workload, const Platform* platform );
 Plan parsePlanString( const std::string& text, const std::string& name, const Workload* workload,
                       const Platform* platform );
 
-//! Writes `plan` as a `kind: plan` document; `table_names[i]` names table i. Reading it back with
-//! the same workload gives the same plan, shards grouped by table in their original order.
+//! Writes `plan` as a `kind: plan` document; `table_names[i]` names table i. A plan without tables
+//! but with a workload of kind transformer is written with writeTransformerPlanYaml. Reading it
+//! back with the same workload gives the same plan, shards grouped by table in their original
+//! order.
 void writePlanYaml( std::ostream& out, const Plan& plan,
                     const std::vector<std::string>& table_names,
                     const std::string& workload_name = "" );
+//! A transformer plan: `kind: plan`, `workload:`, `parallel: { ... }`.
+void writeTransformerPlanYaml( std::ostream& out, const ParallelConfig& config,
+                               const std::string& workload_name = "" );
+
 std::string planToYaml( const Plan& plan, const std::vector<std::string>& table_names,
                         const std::string& workload_name = "" );
 

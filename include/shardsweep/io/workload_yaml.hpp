@@ -1,7 +1,9 @@
 #pragma once
 //! \file workload_yaml.hpp
-//! \brief Workload files (`kind: workload`, inputs/workloads/): embedding tables (inline or from a
-//! CSV file), the dense DLRM model and the global batch. docs/INPUTS.md documents every field.
+//! \brief Workload files (inputs/workloads/): `kind: workload` is a DLRM (embedding tables inline
+//! or from a CSV file, the dense model and the global batch), `kind: transformer` a GPT / BERT /
+//! OPT model (arch, hidden, heads, layers, seq_len, vocab, ffn_hidden, dtype, global_batch).
+//! docs/INPUTS.md documents every field.
 
 #include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/scenario/task.hpp>
@@ -10,8 +12,9 @@
 namespace shardsweep
 {
 
-//! Parses a workload document. `embedded`: a `workload:` mapping inside another file (scenario),
-//! where `kind:` may be left out. CSV paths resolve against the document's file.
+//! Parses a workload document (either kind). `embedded`: a `workload:` mapping inside another file
+//! (scenario), where `kind:` may be left out for a DLRM. CSV paths resolve against the document's
+//! file.
 Workload parseWorkload( const YamlView& root, bool embedded = false );
 Workload readWorkloadFile( const std::string& path );
 //! Parses workload text (tests); `name` stands for the file in messages.

@@ -2,7 +2,8 @@
 //! \file cost_kernel.hpp
 //! \brief The batched cost kernel: predicts one training iteration for many scenarios at once.
 //!
-//! A scenario is (workload, platform, plan, global batch, cost model). The host flattens a batch
+//! A scenario is (workload, platform, plan, global batch, cost model); DLRM and transformer
+//! scenarios share one batch and one launch path. The host flattens a batch
 //! of scenarios into struct-of-arrays Views (scenarios, GPUs, shards) and one Kokkos kernel
 //! evaluates them in the execution space the caller passes. Results are bit-identical between
 //! Serial and OpenMP: every reduction runs in a fixed order inside one scenario's work item.
@@ -39,7 +40,8 @@ enum class Phase : int
 constexpr int kNumPhases = 10;
 const char* phaseName( Phase phase ); //!< "input_dist", "embedding_fwd", ...
 
-//! One scenario to evaluate. Pointers are borrowed for the duration of the call.
+//! One scenario to evaluate. Pointers are borrowed for the duration of the call. A transformer
+//! workload is evaluated with plan->parallel (its global batch replaced by the scenario's).
 struct ScenarioInput
 {
     const Workload* workload = nullptr;
@@ -49,9 +51,11 @@ struct ScenarioInput
     CostModel model = CostModel::native;
 };
 
-//! What the kernel predicts for one scenario.
+//! What the kernel predicts for one scenario. Fields above the DLRM block hold for every
+//! workload kind (for a transformer exposed_comm_ms is its TP + PP + DP communication).
 struct ScenarioResult
 {
+    WorkloadKind kind = WorkloadKind::dlrm;
     bool feasible = true;
     int overflow_gpu = -1;            //!< first GPU whose memory overflows (infeasible plans)
     double overflow_GiB = 0.0;        //!< by how much
@@ -63,6 +67,11 @@ struct ScenarioResult
     std::vector<double> gpu_memory_GiB; //!< [gpu] total memory needed on that GPU
     std::vector<double> shard_fwd_ms;   //!< [shard] in plan->shards order
     std::vector<double> shard_bwd_ms;   //!< [shard]
+    // Transformer workloads (kind == transformer); the DLRM arrays above are then empty.
+    TransformerStepSummary transformer;   //!< phases, peak memory, model FLOPs
+    ParallelConfig parallel;              //!< the configuration evaluated (global batch resolved)
+    std::vector<double> stage_ms;         //!< [pipeline stage] busy time of one stage's GPUs
+    std::vector<double> stage_memory_GiB; //!< [pipeline stage] memory of one of its GPUs
 };
 
 //! Evaluates a batch of scenarios with the default host execution space.

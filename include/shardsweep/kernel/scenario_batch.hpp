@@ -8,11 +8,17 @@
 //! shard five scalar columns; per GPU the outputs plus four scratch columns (all-to-all
 //! volumes). The kernel runs one work item per scenario, so each scenario's sums run in a fixed
 //! order and Serial, OpenMP and CUDA give bit-identical results.
+//!
+//! Transformer scenarios (kind = transformer) have no tables, shards or GPU rows: per scenario
+//! their model, parallel configuration and an index into the batch's distinct operator cases
+//! (TransformerOperatorCase, priced once per batch like DenseCase), and per pipeline stage (CSR
+//! offsets) two outputs.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/model/step_torchrec.hpp>
+#include <shardsweep/model/transformer.hpp>
 #include <vector>
 
 namespace shardsweep
@@ -53,7 +59,16 @@ struct ScenarioBatch
     View<int> table_offset;
     View<int> shard_offset;
     View<int> gpu_offset;
-    View<int> dense_index; //!< into dense_case / dense_cost
+    View<int> dense_index;   //!< into dense_case / dense_cost
+    View<std::uint8_t> kind; //!< WorkloadKind
+    // Per scenario, transformer workloads (unused entries default-constructed).
+    View<TransformerSpec> transformer;
+    View<ParallelConfig> parallel;
+    View<int> transformer_index; //!< into transformer_case / transformer_cost; -1 for DLRM
+    View<int> stage_offset;      //!< pipeline stages (0 for DLRM scenarios)
+    // Per distinct transformer operator case.
+    View<TransformerOperatorCase> transformer_case;
+    View<TransformerOperatorCost> transformer_cost;
     // Per distinct dense case.
     View<DenseCase> dense_case;
     View<DenseCost> dense_cost;
@@ -81,6 +96,9 @@ struct ScenarioBatch
     View<double> gpu_phase_ms; //!< [gpu * kNumPhases + phase]
     View<double> gpu_memory_GiB;
     View<double> gpu_scratch; //!< [4 * gpu + k]: send/recv index, send/recv embedding bytes
+    View<TransformerStepSummary> transformer_summary; //!< per scenario (transformers)
+    View<double> stage_ms;                            //!< per pipeline stage
+    View<double> stage_memory_GiB;                    //!< per pipeline stage
 
     int numScenarios() const { return static_cast<int>( summary.extent( 0 ) ); }
 };
@@ -110,6 +128,13 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.shard_offset = copy( host.shard_offset );
     b.gpu_offset = copy( host.gpu_offset );
     b.dense_index = copy( host.dense_index );
+    b.kind = copy( host.kind );
+    b.transformer = copy( host.transformer );
+    b.parallel = copy( host.parallel );
+    b.transformer_index = copy( host.transformer_index );
+    b.stage_offset = copy( host.stage_offset );
+    b.transformer_case = copy( host.transformer_case );
+    b.transformer_cost = alloc( host.transformer_cost );
     b.dense_case = copy( host.dense_case );
     b.dense_cost = alloc( host.dense_cost );
     b.gemm_mlp = host.gemm_mlp;
@@ -131,6 +156,9 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.gpu_phase_ms = alloc( host.gpu_phase_ms );
     b.gpu_memory_GiB = alloc( host.gpu_memory_GiB );
     b.gpu_scratch = alloc( host.gpu_scratch );
+    b.transformer_summary = alloc( host.transformer_summary );
+    b.stage_ms = alloc( host.stage_ms );
+    b.stage_memory_GiB = alloc( host.stage_memory_GiB );
     return b;
 }
 
@@ -138,6 +166,15 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>& b, int i )
 {
+    if ( b.kind( i ) == static_cast<std::uint8_t>( WorkloadKind::transformer ) )
+    {
+        const int st = b.stage_offset( i );
+        b.transformer_summary( i ) =
+            predictTransformerStep( b.platform( i ), b.transformer( i ), b.parallel( i ),
+                                    b.transformer_cost( b.transformer_index( i ) ),
+                                    b.stage_ms.data() + st, b.stage_memory_GiB.data() + st );
+        return;
+    }
     const int t0 = b.table_offset( i );
     const int s0 = b.shard_offset( i );
     const int g0 = b.gpu_offset( i );
@@ -191,8 +228,15 @@ KOKKOS_INLINE_FUNCTION void evaluateTableCase( const ScenarioBatch<MemorySpace>&
     b.table_stats( k ) = embeddingTableStats( c.spec, c.batch, c.cache_fraction );
 }
 
-//! The batched cost kernel in `exec`: one work item per distinct dense case and per distinct
-//! table case (the expensive, plan-independent terms), then one per scenario.
+//! Prices the batch's distinct transformer operator cases.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateTransformerCase( const ScenarioBatch<MemorySpace>& b, int k )
+{
+    b.transformer_cost( k ) = transformerOperatorCost( b.transformer_case( k ) );
+}
+
+//! The batched cost kernel in `exec`: one work item per distinct dense case, table case and
+//! transformer operator case (the expensive, plan-independent terms), then one per scenario.
 template <class ExecutionSpace, class MemorySpace>
 void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch )
 {
@@ -206,6 +250,11 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
         Kokkos::RangePolicy<ExecutionSpace>( exec, 0,
                                              static_cast<int>( batch.table_case.extent( 0 ) ) ),
         KOKKOS_LAMBDA( const int k ) { evaluateTableCase( batch, k ); } );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateTransformerCases",
+        Kokkos::RangePolicy<ExecutionSpace>(
+            exec, 0, static_cast<int>( batch.transformer_case.extent( 0 ) ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateTransformerCase( batch, k ); } );
     Kokkos::parallel_for(
         "shardsweep::evaluateBatch",
         Kokkos::RangePolicy<ExecutionSpace>( exec, 0, batch.numScenarios() ),
@@ -230,6 +279,9 @@ std::vector<ScenarioResult> evaluateScenarios( const ExecutionSpace& exec,
     Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );
     Kokkos::deep_copy( host.gpu_phase_ms, device.gpu_phase_ms );
     Kokkos::deep_copy( host.gpu_memory_GiB, device.gpu_memory_GiB );
+    Kokkos::deep_copy( host.transformer_summary, device.transformer_summary );
+    Kokkos::deep_copy( host.stage_ms, device.stage_ms );
+    Kokkos::deep_copy( host.stage_memory_GiB, device.stage_memory_GiB );
     return unpackResults( host );
 }
 

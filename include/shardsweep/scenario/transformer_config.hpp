@@ -1,0 +1,55 @@
+#pragma once
+//! \file transformer_config.hpp
+//! \brief Host-side rules of transformer parallel configurations: the names files use for the
+//! enums of model/transformer_spec.hpp, which (tp, pp, dp, micro-batch, ...) can run a model on N
+//! GPUs (Megatron-LM's constraints, reference/transformer.md §1-§3), and the enumeration of the
+//! valid ones that sweeps ("every layout") and the transformer planners walk.
+
+#include <cstdint>
+#include <shardsweep/model/transformer_spec.hpp>
+#include <shardsweep/scenario/task.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardsweep
+{
+
+// ---- names used in YAML, CSV and result files ------------------------------------------------
+const char* transformerArchName( TransformerArch arch );       //!< "gpt", "bert", "opt"
+const char* pipelineScheduleName( PipelineSchedule schedule ); //!< "1f1b", "gpipe"
+const char* recomputeName( Recompute recompute );              //!< "none", "selective", "full"
+const char* runModeName( RunMode mode );                       //!< "train", "infer"
+const std::vector<std::pair<std::string, TransformerArch>>& transformerArchNames();
+const std::vector<std::pair<std::string, PipelineSchedule>>& pipelineScheduleNames();
+const std::vector<std::pair<std::string, Recompute>>& recomputeNames();
+const std::vector<std::pair<std::string, RunMode>>& runModeNames();
+//! Element types a transformer trains in: fp32, tf32, fp16, bf16.
+const std::vector<std::pair<std::string, DataType>>& transformerDataTypeNames();
+
+//! One line for messages and tables: "tp 8 x pp 16 x dp 8, micro-batch 1, 1f1b, recompute full,
+//! ZeRO-1, SP, fused, train".
+std::string parallelConfigSummary( const ParallelConfig& config );
+
+//! f = ffn_hidden, or 4·hidden when the spec leaves it 0.
+int ffnHidden( const TransformerSpec& model );
+
+//! Parameters Ψ: per layer 4h² + 2hf + 9h + f (QKV, projection, FC1, FC2 with biases, two
+//! LayerNorms), plus the (V + s)·h word and position embeddings and the final LayerNorm; for
+//! f = 4h this is SC'21 eq. 2, 12Lh²(1 + 13/(12h) + (V + s)/(12Lh)) + 2h.
+double transformerParameters( const TransformerSpec& model );
+
+//! Why `config` cannot run `model` on `num_gpus` GPUs (its global_batch included), or "" when it
+//! can: tp·pp·dp = GPUs, tp divides the heads and the FFN width, pp divides the layers, the
+//! micro-batch times dp divides the global batch, ZeRO stage 0..3.
+std::string parallelConfigError( const TransformerSpec& model, const ParallelConfig& config,
+                                 int num_gpus );
+
+//! Every ordered (tp, pp) with tp·pp dividing `num_gpus` (dp = num_gpus / (tp·pp)), tp ascending
+//! then pp ascending: the "every layout of N GPUs" of sweeps, before the model's divisibility.
+std::vector<std::pair<int, int>> gpuLayouts( int num_gpus );
+
+//! The divisors of n, ascending.
+std::vector<int> divisorsOf( std::int64_t n );
+
+} // namespace shardsweep

@@ -1,0 +1,153 @@
+// Names and validity rules of transformer parallel configurations.
+#include <shardsweep/scenario/transformer_config.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+template <class E>
+const char* nameOf( const std::vector<std::pair<std::string, E>>& names, E value )
+{
+    for ( const auto& n : names )
+        if ( n.second == value )
+            return n.first.c_str();
+    return "?";
+}
+} // namespace
+
+const char* workloadKindName( WorkloadKind kind )
+{
+    return kind == WorkloadKind::transformer ? "transformer" : "dlrm";
+}
+
+const std::vector<std::pair<std::string, TransformerArch>>& transformerArchNames()
+{
+    static const std::vector<std::pair<std::string, TransformerArch>> names = {
+        { "gpt", TransformerArch::gpt },
+        { "bert", TransformerArch::bert },
+        { "opt", TransformerArch::opt } };
+    return names;
+}
+
+const std::vector<std::pair<std::string, PipelineSchedule>>& pipelineScheduleNames()
+{
+    static const std::vector<std::pair<std::string, PipelineSchedule>> names = {
+        { "1f1b", PipelineSchedule::one_f_one_b }, { "gpipe", PipelineSchedule::gpipe } };
+    return names;
+}
+
+const std::vector<std::pair<std::string, Recompute>>& recomputeNames()
+{
+    static const std::vector<std::pair<std::string, Recompute>> names = {
+        { "none", Recompute::none },
+        { "selective", Recompute::selective },
+        { "full", Recompute::full } };
+    return names;
+}
+
+const std::vector<std::pair<std::string, RunMode>>& runModeNames()
+{
+    static const std::vector<std::pair<std::string, RunMode>> names = {
+        { "train", RunMode::train }, { "infer", RunMode::infer } };
+    return names;
+}
+
+const std::vector<std::pair<std::string, DataType>>& transformerDataTypeNames()
+{
+    static const std::vector<std::pair<std::string, DataType>> names = {
+        { "fp32", DataType::fp32 },
+        { "tf32", DataType::tf32 },
+        { "fp16", DataType::fp16 },
+        { "bf16", DataType::bf16 } };
+    return names;
+}
+
+const char* transformerArchName( TransformerArch arch )
+{
+    return nameOf( transformerArchNames(), arch );
+}
+const char* pipelineScheduleName( PipelineSchedule schedule )
+{
+    return nameOf( pipelineScheduleNames(), schedule );
+}
+const char* recomputeName( Recompute recompute )
+{
+    return nameOf( recomputeNames(), recompute );
+}
+const char* runModeName( RunMode mode )
+{
+    return nameOf( runModeNames(), mode );
+}
+
+std::string parallelConfigSummary( const ParallelConfig& c )
+{
+    return "tp " + std::to_string( c.tp ) + " x pp " + std::to_string( c.pp ) + " x dp " +
+           std::to_string( c.dp ) + ", micro-batch " + std::to_string( c.micro_batch ) + ", " +
+           pipelineScheduleName( c.schedule ) + ", recompute " + recomputeName( c.recompute ) +
+           ", ZeRO-" + std::to_string( c.zero ) + ( c.sequence_parallel ? ", SP" : ", no SP" ) +
+           ( c.fused ? ", fused" : ", unfused" ) + ", " + runModeName( c.mode );
+}
+
+int ffnHidden( const TransformerSpec& model )
+{
+    return model.ffn_hidden > 0 ? model.ffn_hidden : 4 * model.hidden;
+}
+
+double transformerParameters( const TransformerSpec& m )
+{
+    const double h = m.hidden, f = ffnHidden( m );
+    const double per_layer = 4.0 * h * h + 2.0 * h * f + 9.0 * h + f;
+    return m.layers * per_layer + ( double( m.vocab ) + m.seq_len ) * h + 2.0 * h;
+}
+
+std::string parallelConfigError( const TransformerSpec& model, const ParallelConfig& c,
+                                 int num_gpus )
+{
+    auto s = []( std::int64_t x ) { return std::to_string( x ); };
+    if ( c.tp < 1 || c.pp < 1 || c.dp < 1 )
+        return "tp, pp and dp must be >= 1 (got tp " + s( c.tp ) + ", pp " + s( c.pp ) + ", dp " +
+               s( c.dp ) + ")";
+    if ( std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
+        return "tp x pp x dp = " + s( c.tp ) + " x " + s( c.pp ) + " x " + s( c.dp ) + " = " +
+               s( std::int64_t( c.tp ) * c.pp * c.dp ) + " is not the " + s( num_gpus ) + " GPUs";
+    if ( model.heads % c.tp != 0 )
+        return "tp " + s( c.tp ) + " does not divide the " + s( model.heads ) + " heads";
+    if ( ffnHidden( model ) % c.tp != 0 )
+        return "tp " + s( c.tp ) + " does not divide ffn_hidden " + s( ffnHidden( model ) );
+    if ( model.layers % c.pp != 0 )
+        return "pp " + s( c.pp ) + " does not divide the " + s( model.layers ) + " layers";
+    if ( c.micro_batch < 1 )
+        return "micro_batch must be >= 1 (got " + s( c.micro_batch ) + ")";
+    if ( c.global_batch < 1 || c.global_batch % ( std::int64_t( c.micro_batch ) * c.dp ) != 0 )
+        return "micro_batch x dp = " + s( c.micro_batch ) + " x " + s( c.dp ) +
+               " does not divide the global batch " + s( c.global_batch );
+    if ( c.zero < 0 || c.zero > 3 )
+        return "zero must be 0..3 (got " + s( c.zero ) + ")";
+    return "";
+}
+
+std::vector<int> divisorsOf( std::int64_t n )
+{
+    std::vector<int> small, large;
+    for ( std::int64_t d = 1; d * d <= n; ++d )
+        if ( n % d == 0 )
+        {
+            small.push_back( int( d ) );
+            if ( d * d != n )
+                large.push_back( int( n / d ) );
+        }
+    small.insert( small.end(), large.rbegin(), large.rend() );
+    return small;
+}
+
+std::vector<std::pair<int, int>> gpuLayouts( int num_gpus )
+{
+    std::vector<std::pair<int, int>> out;
+    for ( int tp : divisorsOf( num_gpus ) )
+        for ( int pp : divisorsOf( num_gpus / tp ) )
+            out.emplace_back( tp, pp );
+    return out;
+}
+
+} // namespace shardsweep

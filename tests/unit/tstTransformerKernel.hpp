@@ -1,0 +1,189 @@
+// Transformer scenarios in the batched cost kernel (kernel/scenario_batch.hpp): the same launch
+// path as DLRM scenarios, operator cases deduplicated per batch, results bit for bit those of the
+// model functions called directly (so Serial and OpenMP agree bit for bit).
+#include <algorithm>
+#include <array>
+#include <gtest/gtest.h>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/model/transformer.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
+#include <stdexcept>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+
+namespace
+{
+Platform a100Cluster( int nodes )
+{
+    Platform p;
+    p.gpu.sm_count = 108;
+    p.gpu.boost_clock_MHz = 1410;
+    p.gpu.fp32_TFLOPs = 19.5;
+    p.gpu.tf32_TFLOPs = 156;
+    p.gpu.fp16_TFLOPs = 312;
+    p.gpu.bf16_TFLOPs = 312;
+    p.gpu.memory_GiB = 80;
+    p.gpu.memory_bandwidth_GBps = 2039;
+    p.gpu.l2_cache_MiB = 40;
+    p.gpus_per_node = 8;
+    p.num_nodes = nodes;
+    p.hbm_reserve_GiB = 2;
+    p.network.num_dims = nodes > 1 ? 2 : 1;
+    p.network.dims[0] = { Topology::Switch, 8, 300.0, 500.0 };
+    if ( nodes > 1 )
+        p.network.dims[1] = { Topology::Switch, nodes, 25.0, 1000.0 };
+    return p;
+}
+
+Workload gpt( int layers, int hidden, int heads, std::int64_t batch )
+{
+    Workload w;
+    w.name = "gpt";
+    w.kind = WorkloadKind::transformer;
+    w.transformer.arch = TransformerArch::gpt;
+    w.transformer.layers = layers;
+    w.transformer.hidden = hidden;
+    w.transformer.heads = heads;
+    w.transformer.seq_len = 2048;
+    w.transformer.vocab = 50257;
+    w.global_batch = batch;
+    return w;
+}
+
+Workload tinyDlrm()
+{
+    Workload w;
+    w.name = "dlrm";
+    w.global_batch = 4096;
+    w.dense.bottom_mlp_layers = 1;
+    w.dense.bottom_mlp[0] = 16;
+    w.dense.top_mlp_layers = 1;
+    w.dense.top_mlp[0] = 1;
+    TableSpec t;
+    t.rows = 100000;
+    t.dim = 16;
+    w.tables.push_back( t );
+    w.table_names.push_back( "t0" );
+    return w;
+}
+} // namespace
+
+// Every valid (tp, pp) layout of 32 GPUs x micro-batches x recompute for a 2.7B-like model, mixed
+// with DLRM scenarios in one batch: each transformer result equals predictTransformerStep on
+// transformerOperatorCost called directly, bit for bit, stage arrays included.
+TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
+{
+    const Platform platform = a100Cluster( 4 );
+    const Workload model = gpt( 32, 2560, 32, 512 );
+    const Workload dlrm = tinyDlrm();
+    Plan dlrm_plan;
+    dlrm_plan.tables.push_back( TablePlan{} );
+    dlrm_plan.shards.push_back( { 0, 0, 0, 100000, 0, 16 } );
+    std::vector<Plan> plans;
+    for ( const auto& [tp, pp] : gpuLayouts( 32 ) )
+        for ( int mb : { 1, 2, 4 } )
+            for ( Recompute rc : { Recompute::none, Recompute::selective, Recompute::full } )
+            {
+                Plan p;
+                p.parallel.tp = tp;
+                p.parallel.pp = pp;
+                p.parallel.dp = 32 / ( tp * pp );
+                p.parallel.micro_batch = mb;
+                p.parallel.recompute = rc;
+                p.parallel.sequence_parallel = tp > 1 && mb == 2;
+                p.parallel.zero = mb == 4 ? 1 : 0;
+                if ( parallelConfigError(
+                         model.transformer,
+                         [&]
+                         {
+                             ParallelConfig c = p.parallel;
+                             c.global_batch = model.global_batch;
+                             return c;
+                         }(),
+                         32 )
+                         .empty() )
+                    plans.push_back( p );
+            }
+    ASSERT_GT( plans.size(), 50u );
+    std::vector<ScenarioInput> inputs;
+    for ( std::size_t k = 0; k < plans.size(); ++k )
+    {
+        inputs.push_back( { &model, &platform, &plans[k], 0, CostModel::native } );
+        if ( k % 10 == 0 )
+            inputs.push_back( { &dlrm, &platform, &dlrm_plan, 0, CostModel::native } );
+    }
+    // Operator cases are deduplicated: (tp, micro_batch, sp) combinations only.
+    const HostScenarioBatch packed = packScenarios( inputs );
+    std::vector<std::array<int, 3>> distinct;
+    for ( const Plan& p : plans )
+    {
+        const std::array<int, 3> key = { p.parallel.tp, p.parallel.micro_batch,
+                                         p.parallel.sequence_parallel ? 1 : 0 };
+        if ( std::find( distinct.begin(), distinct.end(), key ) == distinct.end() )
+            distinct.push_back( key );
+    }
+    EXPECT_EQ( packed.transformer_case.extent( 0 ), distinct.size() );
+    EXPECT_EQ( packed.dense_case.extent( 0 ), 1u );
+
+    const auto batched = evaluateScenarios( TEST_EXECSPACE(), inputs );
+    ASSERT_EQ( batched.size(), inputs.size() );
+    for ( std::size_t i = 0; i < inputs.size(); ++i )
+    {
+        const ScenarioResult host = evaluateScenario( inputs[i] );
+        EXPECT_EQ( batched[i].iteration_ms, host.iteration_ms ) << "scenario " << i;
+        EXPECT_GT( batched[i].iteration_ms, 0.0 );
+        if ( !inputs[i].workload->isTransformer() )
+        {
+            EXPECT_EQ( batched[i].kind, WorkloadKind::dlrm );
+            EXPECT_EQ( batched[i].gpu_phase_ms, host.gpu_phase_ms );
+            continue;
+        }
+        ParallelConfig c = inputs[i].plan->parallel;
+        c.global_batch = model.global_batch;
+        std::vector<double> stage_ms( c.pp ), stage_mem( c.pp );
+        const TransformerStepSummary ref =
+            predictTransformerStep( platform, model.transformer, c,
+                                    transformerOperatorCost( transformerOperatorCase(
+                                        platform.gpu, model.transformer, c ) ),
+                                    stage_ms.data(), stage_mem.data() );
+        const ScenarioResult& r = batched[i];
+        EXPECT_EQ( r.kind, WorkloadKind::transformer );
+        EXPECT_EQ( r.iteration_ms, ref.iteration_ms ) << parallelConfigSummary( c );
+        EXPECT_EQ( r.feasible, ref.feasible );
+        EXPECT_EQ( r.transformer.peak_memory_GiB, ref.peak_memory_GiB );
+        EXPECT_EQ( r.transformer.model_flops, ref.model_flops );
+        for ( int k = 0; k < kNumTransformerPhases; ++k )
+            EXPECT_EQ( r.transformer.phase_ms[k], ref.phase_ms[k] );
+        EXPECT_EQ( r.exposed_comm_ms, ref.phase_ms[1] + ref.phase_ms[2] + ref.phase_ms[3] );
+        EXPECT_EQ( r.stage_ms, stage_ms );
+        EXPECT_EQ( r.stage_memory_GiB, stage_mem );
+        EXPECT_EQ( r.parallel.tp, c.tp );
+        EXPECT_EQ( r.parallel.global_batch, c.global_batch );
+        EXPECT_TRUE( r.gpu_phase_ms.empty() );
+    }
+}
+
+// A configuration that cannot run the model on the platform is refused before any launch.
+TEST( TEST_CATEGORY, transformer_kernel_rejects_invalid_configurations )
+{
+    const Platform platform = a100Cluster( 1 );
+    const Workload model = gpt( 32, 2560, 32, 512 );
+    Plan plan;
+    plan.parallel.tp = 8;
+    plan.parallel.pp = 1;
+    plan.parallel.dp = 2; // 16 GPUs on an 8-GPU platform
+    const ScenarioInput in{ &model, &platform, &plan, 0, CostModel::native };
+    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ), std::invalid_argument );
+    plan.parallel.dp = 1;
+    plan.parallel.micro_batch = 3; // 3 does not divide 512
+    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ), std::invalid_argument );
+    plan.parallel.micro_batch = 4;
+    EXPECT_NO_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ) );
+    const ScenarioInput torchrec{ &model, &platform, &plan, 0, CostModel::torchrec };
+    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { torchrec } ), std::invalid_argument );
+}
+
+} // namespace Test
