@@ -86,6 +86,9 @@ def training_rows(r) -> pd.DataFrame:
     return df
 
 
+MLP_MAX_ITER = 300
+
+
 def make_model(kind: str, seed: int):
     if kind == "gbt":
         mask = [f in CATEGORICAL for f in FEATURES]
@@ -94,7 +97,7 @@ def make_model(kind: str, seed: int):
         return HistGradientBoostingRegressor(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
                                              categorical_features=mask, random_state=seed)
     return make_pipeline(StandardScaler(),
-                         MLPRegressor(hidden_layer_sizes=(128, 32), max_iter=300, early_stopping=True,
+                         MLPRegressor(hidden_layer_sizes=(128, 32), max_iter=MLP_MAX_ITER, early_stopping=True,
                                       random_state=seed))
 
 
@@ -138,11 +141,22 @@ def main(argv: List[str]) -> int:
                              "only NeuroShard's 20 table features (the baseline: no shard size, "
                              "kernel, batch or GPU)")
     parser.add_argument("--csv", default=None, help="also write the error table as CSV")
+    parser.add_argument("--mlp-max-iter", type=int, default=300,
+                        help="epochs of --model mlp at most (default 300; CI uses a few)")
+    parser.add_argument("--export-mlp", default=None, metavar="FILE",
+                        help="also write the final model (--model mlp only) as a shardsweep-mlp text "
+                             "file (family dlrm; docs/model/learned_operators.md §3), which "
+                             "`shardsweep validate FILE` checks and the C++ evaluator loads")
     parser.add_argument("--threads", type=int, default=1,
                         help="OpenMP threads of the regressor (default 1: on a shared machine more "
                              "threads than free cores make OpenMP spin; 1.3 s vs 14.6 s for one fit "
                              "of the test data on a loaded 2-core machine)")
     args = parser.parse_args(argv[1:])
+    global MLP_MAX_ITER
+    MLP_MAX_ITER = max(1, args.mlp_max_iter)
+    if args.export_mlp and args.model != "mlp":
+        print("train_cost_model.py: --export-mlp needs --model mlp", file=sys.stderr)
+        return 2
     if not 0.0 < args.test_share < 1.0:
         print("train_cost_model.py: --test-share must be in (0, 1)", file=sys.stderr)
         return 2
@@ -199,6 +213,14 @@ def train(args) -> int:
     joblib.dump({"model": model, "kind": args.model, "features": FEATURES, "categorical": CATEGORICAL,
                  "target": "log(fwd_ms + bwd_ms) per shard; sum over a GPU's shards = its embedding ms",
                  "errors": table.to_dict("records"), "sources": list(args.files)}, args.output)
+    if args.export_mlp:
+        from train_operator_model import write_model  # noqa: E402 (same folder)
+        scaler, mlp = model.steps[0][1], model.steps[-1][1]
+        x = matrix(df)
+        check = x[np.random.default_rng(args.seed).choice(len(x), size=min(4, len(x)), replace=False)]
+        write_model(args.export_mlp, "dlrm", "log_shard_cost_ms", FEATURES, mlp, scaler.mean_, scaler.scale_,
+                    -1.0e300, [], check)
+        print(f"exported {args.export_mlp}")
     pd.set_option("display.width", 160)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"trained 3 models in {time.time() - t0:.1f} s; saved {args.output}")

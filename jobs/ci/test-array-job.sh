@@ -35,35 +35,16 @@ LIST
 opts=(--detail gpus --progress-interval 1 --batch-size 16)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
+. "$src/jobs/ci/slurm_job_lib.sh"
 
 # LAUNCHER=mpirun: the array covers the scripts' second launcher (sweep_job covers srun); the
 # batch shell's trap forwards USR1 to mpirun, which forwards it to every rank.
-LAUNCHER=mpirun SHARDSWEEP=$exe SHARDSWEEP_JOBS=$src/jobs sbatch --wait --parsable --array=0-1 \
+LAUNCHER=mpirun SHARDSWEEP=$exe SHARDSWEEP_JOBS=$src/jobs submit_job --array=0-1 \
     --job-name=array-test --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=10 \
     --output="$scratch/job-%A_%a.out" "$src/jobs/sweep_array.sbatch" sweeps.txt "$scratch/out" \
-    "${opts[@]}" >sbatch.txt 2>&1 &
-sbatch_pid=$!
-for _ in $(seq 100); do
-    jid=$(head -1 sbatch.txt 2>/dev/null | grep -Eo '^[0-9]+')
-    [ -n "$jid" ] && break
-    sleep 0.1
-done
-[ -n "$jid" ] || fail "sbatch printed no job id: $(cat sbatch.txt)"
-journaled() { [ "$(cat "$scratch"/out/slurm_test_sweep.h5.journal/*.jnl 2>/dev/null | wc -c)" -gt 0 ]; }
-for _ in $(seq 1800); do
-    journaled && break
-    kill -0 $sbatch_pid 2>/dev/null || fail "the array ended before task 1 journaled a batch"
-    sleep 0.05
-done
-journaled || fail "task 1 journaled nothing within 90 s"
-[ "$(squeue -h -j "${jid}_1" -o %T)" = RUNNING ] || fail "task ${jid}_1 is not RUNNING when signalled"
-scancel --signal=USR1 --batch "${jid}_1" || fail "scancel --signal=USR1 --batch ${jid}_1"
-echo "$(elapsed) s: task ${jid}_1 journaled its first batch, SIGUSR1 sent to its batch shell"
-
-wait $sbatch_pid
-rc=$?
-echo "$(elapsed) s: sbatch --wait returned $rc"
-[ "$rc" -eq 0 ] || fail "sbatch --wait exit status $rc, expected 0"
+    "${opts[@]}"
+signal_when_journaled "$scratch/out/slurm_test_sweep.h5.journal" "${jid}_1" 90 "task 1"
+wait_job 0
 for t in 0 1; do
     info=$(scontrol show job "${jid}_$t")
     echo "$info" | grep -q "JobState=COMPLETED" || fail "task $t: $(echo "$info" | grep -o 'JobState=[A-Z_]*')"

@@ -29,34 +29,15 @@ total=3000
 opts=(--detail gpus --progress-interval 1 --batch-size 16)
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
+. "$src/jobs/ci/slurm_job_lib.sh"
 
 # Overrides of the script's multi-node #SBATCH defaults for the one 2-CPU node.
-SETUP='echo "setup ran in $SLURM_JOB_ID"' SHARDSWEEP=$exe sbatch --wait --parsable --job-name=sweep-test --nodes=1 --ntasks-per-node=2 \
-    --cpus-per-task=1 --time=10 --output="$scratch/job.out" \
-    "$src/jobs/sweep.sbatch" "$sweep" "$scratch/job.h5" "${opts[@]}" >sbatch.txt 2>&1 &
-sbatch_pid=$!
-for _ in $(seq 100); do
-    jid=$(head -1 sbatch.txt 2>/dev/null | grep -Eo '^[0-9]+')
-    [ -n "$jid" ] && break
-    sleep 0.1
-done
-[ -n "$jid" ] || fail "sbatch printed no job id: $(cat sbatch.txt)"
-# The first fsynced journal record = the job is running and has made progress.
-journaled() { [ "$(cat "$scratch"/job.h5.journal/*.jnl 2>/dev/null | wc -c)" -gt 0 ]; }
-for _ in $(seq 1200); do
-    journaled && break
-    kill -0 $sbatch_pid 2>/dev/null || fail "the job ended before its first batch was journaled"
-    sleep 0.05
-done
-journaled || fail "no journal record after 60 s (job state $(squeue -h -j "$jid" -o %T))"
-[ "$(squeue -h -j "$jid" -o %T)" = RUNNING ] || fail "job $jid is not RUNNING when signalled"
-scancel --signal=USR1 --batch "$jid" || fail "scancel --signal=USR1 --batch $jid"
-echo "$(elapsed) s: job $jid journaled its first batch, SIGUSR1 sent to its batch shell"
-
-wait $sbatch_pid
-rc=$?
-echo "$(elapsed) s: sbatch --wait returned $rc"
-[ "$rc" -eq 0 ] || fail "sbatch --wait exit status $rc, expected 0 (the requeued run completes)"
+SETUP='echo "setup ran in $SLURM_JOB_ID"' SHARDSWEEP=$exe submit_job --job-name=sweep-test \
+    --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=10 --output="$scratch/job.out" \
+    "$src/jobs/sweep.sbatch" "$sweep" "$scratch/job.h5" "${opts[@]}"
+signal_when_journaled "$scratch/job.h5.journal" "$jid" 60 "job"
+# The requeued run completes.
+wait_job 0
 info=$(scontrol show job "$jid")
 echo "$info" | grep -q "JobState=COMPLETED" || fail "job state: $(echo "$info" | grep -o 'JobState=[A-Z_]*')"
 echo "$info" | grep -q "Restarts=1 " || fail "expected one requeue: $(echo "$info" | grep -o 'Restarts=[0-9]*')"

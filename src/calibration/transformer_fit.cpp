@@ -197,8 +197,9 @@ const char* transformerConstantName( int i )
 
 namespace
 {
-//! Mean |log(pred/measured)| per set, averaged over the sets: the 22 multi-node rows weigh as
-//! much as the 288 single-node ones.
+//! Mean |log(pred/measured)| per set, averaged over the sets with weights √rows: between weighing
+//! every row alike (the 288 single-node rows would swamp the 22 multi-node ones) and every set
+//! alike (22 rows would pull as hard as 288).
 double meanLogError( const TransformerConstants& c,
                      const std::vector<TransformerMeasurement>& rows )
 {
@@ -217,10 +218,13 @@ double meanLogError( const TransformerConstants& c,
         sum[k] += p > 0.0 ? std::fabs( std::log( p / m.measured_ms ) ) : 1e3;
         count[k] += 1.0;
     }
-    double total = 0.0;
+    double total = 0.0, weights = 0.0;
     for ( std::size_t k = 0; k < sets.size(); ++k )
-        total += sum[k] / count[k] / sets.size();
-    return total;
+    {
+        total += std::sqrt( count[k] ) * sum[k] / count[k];
+        weights += std::sqrt( count[k] );
+    }
+    return total / weights;
 }
 } // namespace
 

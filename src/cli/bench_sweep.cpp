@@ -15,6 +15,7 @@
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
@@ -80,7 +81,7 @@ struct Measurement
 //! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
 Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProblem& problem,
                      const std::string& output, std::uint64_t scenarios, SweepDetail detail,
-                     std::uint64_t batch_size )
+                     std::uint64_t batch_size, bool cache_table_stats = true )
 {
     (void)space;
     SweepOptions options;
@@ -95,8 +96,12 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     std::ostringstream sink;
     resetPeakRss();
     const double cpu0 = cpuSeconds();
+    // A fresh per-rank cache per run (as `shardsweep run`): its filling is part of the timing.
+    TableStatsCache table_stats;
+    const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
+    { return cache_table_stats ? evaluateScenarios( in, table_stats ) : evaluateScenarios( in ); };
     const SweepReport r =
-        runSweepEngine( comm, problem, planSweepScenario, evaluateScenarios, options, sink );
+        runSweepEngine( comm, problem, planSweepScenario, evaluate, options, sink );
     const double cpu = cpuSeconds() - cpu0;
     Measurement m;
     m.cpu_s = mpi::allreduceSum( cpu, comm );
@@ -181,6 +186,7 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
     std::string format_text = "table", sweep_file, dir, rss_text = "1e5,1e6", detail_text;
     std::uint64_t scenarios = 20000, batch_size = 2048;
     int repeats = 2;
+    bool uncached_baseline = false;
     po::options_description desc(
         "Usage: [mpirun -np 2] shardsweep bench sweep [options]\n\n"
         "Runs the sweep engine (real planner, cost kernel, journals and parallel HDF5 file) on "
@@ -190,6 +196,9 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         "  throughput_<detail>  N scenarios on 1 rank (a sub-communicator of rank 0) and on all\n"
         "                       ranks, best of --repeats, for --detail all and scenarios;\n"
         "                       parallel_efficiency = (rate_all / ranks) / rate_1;\n"
+        "  throughput_<detail>_uncached  (--uncached-baseline) the same without the per-rank\n"
+        "                       cache of table statistics (every batch recomputes them), run\n"
+        "                       alternately with the cached case: the before/after ratio;\n"
         "  rss                  every --rss-scenarios count on all ranks (detail scenarios), in\n"
         "                       increasing order. peak_rss_MiB of every row is the peak resident\n"
         "                       set of that run alone (VmHWM after resetting it through\n"
@@ -211,6 +220,8 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
           "throughput runs per rank count (the fastest counts: the machine may be shared)" )
         ( "rss-scenarios", po::value( &rss_text )->default_value( rss_text ),
           "scenario counts of the memory case, comma-separated (e.g. 1e5,1e6,1e7; empty: none)" )
+        ( "uncached-baseline", po::bool_switch( &uncached_baseline ),
+          "also run every throughput case without the table-statistics cache" )
         ( "batch-size", po::value( &batch_size )->default_value( batch_size ),
           "scenarios per engine batch (as `run --batch-size`)" )
         ( "detail", po::value( &detail_text ),
@@ -325,34 +336,45 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                                        SweepDetail::scenarios, batch_size );
         addRow( "rss", m, nan, nan );
     }
+    // Variant 0: with the per-rank table-statistics cache (as `shardsweep run`); 1: without.
+    const int variants = uncached_baseline ? 2 : 1;
     for ( SweepDetail detail : details )
     {
-        const std::string name = std::string( "throughput_" ) + sweepDetailName( detail );
-        Measurement best1, bestN;
-        // Alternate 1 rank and all ranks so that a change of the machine's load hits both.
+        Measurement best1[2], bestN[2];
+        // Alternate 1 rank and all ranks, cached and uncached, so that a change of the machine's
+        // load hits every case.
         for ( int rep = 0; rep < repeats; ++rep )
-        {
-            Measurement m1;
-            if ( solo != MPI_COMM_NULL )
-                m1 = runOnce( solo, space, problem, base + "-1.h5", scenarios, detail, batch_size );
-            if ( ctx.size > 1 )
-                idleBarrier( ctx.comm );
-            m1 = broadcastMeasurement( m1, ctx.comm );
-            if ( m1.rate > best1.rate )
-                best1 = m1;
-            if ( ctx.size > 1 )
+            for ( int v = 0; v < variants; ++v )
             {
-                const Measurement mN = runOnce( ctx.comm, space, problem, base + "-n.h5", scenarios,
-                                                detail, batch_size );
-                if ( mN.rate > bestN.rate )
-                    bestN = mN;
+                const bool cached = v == 0;
+                Measurement m1;
+                if ( solo != MPI_COMM_NULL )
+                    m1 = runOnce( solo, space, problem, base + "-1.h5", scenarios, detail,
+                                  batch_size, cached );
+                if ( ctx.size > 1 )
+                    idleBarrier( ctx.comm );
+                m1 = broadcastMeasurement( m1, ctx.comm );
+                if ( m1.rate > best1[v].rate )
+                    best1[v] = m1;
+                if ( ctx.size > 1 )
+                {
+                    const Measurement mN = runOnce( ctx.comm, space, problem, base + "-n.h5",
+                                                    scenarios, detail, batch_size, cached );
+                    if ( mN.rate > bestN[v].rate )
+                        bestN[v] = mN;
+                }
             }
+        for ( int v = 0; v < variants; ++v )
+        {
+            const std::string name = std::string( "throughput_" ) + sweepDetailName( detail ) +
+                                     ( v == 0 ? "" : "_uncached" );
+            addRow( name, best1[v], nan, nan );
+            if ( ctx.size > 1 )
+                addRow( name, bestN[v],
+                        ( bestN[v].rate / ctx.size ) / std::max( best1[v].rate, 1e-12 ),
+                        ( double( bestN[v].scenarios ) / bestN[v].cpu_s ) /
+                            ( double( best1[v].scenarios ) / std::max( best1[v].cpu_s, 1e-12 ) ) );
         }
-        addRow( name, best1, nan, nan );
-        if ( ctx.size > 1 )
-            addRow( name, bestN, ( bestN.rate / ctx.size ) / std::max( best1.rate, 1e-12 ),
-                    ( double( bestN.scenarios ) / bestN.cpu_s ) /
-                        ( double( best1.scenarios ) / std::max( best1.cpu_s, 1e-12 ) ) );
     }
     if ( solo != MPI_COMM_NULL )
         MPI_Comm_free( &solo );

@@ -10,6 +10,7 @@
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_environment.hpp>
+#include <shardsweep/parallel/stop_signal.hpp>
 #include <shardsweep/version.hpp>
 #include <streambuf>
 
@@ -197,6 +198,18 @@ int dispatch( const CommandContext& ctx, const Arguments& words )
 
 int runMain( int argc, char* argv[] )
 {
+    // A sweep's stop signals are recorded from the first instruction on: Slurm may send SIGTERM
+    // while MPI starts or the sweep loads, and the engine must see it (exit 3, resumable) instead
+    // of the process dying. Other subcommands keep the default action (SIGTERM ends them).
+    for ( int i = 1; i < argc; ++i )
+    {
+        const std::string arg = argv[i];
+        if ( arg.rfind( "--kokkos-", 0 ) == 0 )
+            continue;
+        if ( arg == "run" )
+            installStopSignalHandlers();
+        break;
+    }
     MpiEnvironment mpi( argc, argv );
     // Under Slurm stdout is a file: line-buffer it so progress lines appear as they are printed.
     std::setvbuf( stdout, nullptr, _IOLBF, 0 );

@@ -71,20 +71,27 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
     const int pp = static_cast<int>( r.stage_ms.size() );
     for ( int i = 0; i < pp; ++i )
     {
-        std::vector<ResultTable::Cell> row = {
-            std::to_string( i ), static_cast<long long>( model.layers / pp ), r.stage_ms[i] };
+        // In place, as in breakdownTable (GCC 12 -Wmaybe-uninitialized on moved variants).
+        std::vector<ResultTable::Cell> row;
+        row.reserve( columns.size() );
+        row.emplace_back( std::in_place_type<std::string>, std::to_string( i ) );
+        row.emplace_back( std::in_place_type<long long>, model.layers / pp );
+        row.emplace_back( std::in_place_type<double>, r.stage_ms[i] );
         for ( int k = 0; k <= kNumTransformerPhases; ++k )
-            row.push_back( std::string() );
-        row.push_back( r.stage_memory_GiB[i] );
-        table.addRow( row );
+            row.emplace_back( std::in_place_type<std::string> );
+        row.emplace_back( std::in_place_type<double>, r.stage_memory_GiB[i] );
+        table.addRow( std::move( row ) );
     }
-    std::vector<ResultTable::Cell> path = { std::string( "critical_path" ),
-                                            static_cast<long long>( model.layers ), std::string() };
+    std::vector<ResultTable::Cell> path;
+    path.reserve( columns.size() );
+    path.emplace_back( std::in_place_type<std::string>, "critical_path" );
+    path.emplace_back( std::in_place_type<long long>, model.layers );
+    path.emplace_back( std::in_place_type<std::string> );
     for ( int k = 0; k < kNumTransformerPhases; ++k )
-        path.push_back( r.transformer.phase_ms[k] );
-    path.push_back( r.iteration_ms );
-    path.push_back( r.transformer.peak_memory_GiB );
-    table.addRow( path );
+        path.emplace_back( std::in_place_type<double>, r.transformer.phase_ms[k] );
+    path.emplace_back( std::in_place_type<double>, r.iteration_ms );
+    path.emplace_back( std::in_place_type<double>, r.transformer.peak_memory_GiB );
+    table.addRow( std::move( path ) );
     return table;
 }
 } // namespace

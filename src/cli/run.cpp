@@ -8,6 +8,7 @@
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
@@ -46,7 +47,7 @@ ResultTable summaryTable( MPI_Comm comm, const SweepReport& r )
 
 int runSweep( const CommandContext& ctx, const Arguments& args )
 {
-    std::string sweep_file, output, format_text = "table", detail_text = "all";
+    std::string sweep_file, output, format_text = "table", detail_text = "all", slice_text;
     SweepOptions options;
     po::options_description desc( "Usage: shardsweep run SWEEP.yaml -o OUT.h5 [options]\n\n"
                                   "Evaluates every scenario of a sweep over all MPI ranks "
@@ -70,6 +71,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
           "gzip-4 + shuffle the finished file (a serial rewrite on rank 0)" )
         ( "max-scenarios", po::value<std::uint64_t>( &options.max_scenarios )->default_value( 0 ),
           "sweep only scenario ids [0, N) (0: all)" )
+        ( "slice", po::value<std::string>( &slice_text ),
+          "I/N: compute only part I (0 <= I < N) of N equal contiguous parts of the scenario ids, "
+          "e.g. --slice $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT in a job array (one output "
+          "per part; the postprocess reader combines the parts' files)" )
         ( "detail", po::value<std::string>( &detail_text )->default_value( "all" ),
           "row groups to store: scenarios | gpus (+ /gpus) | all (+ /shards, the cost-model training rows)" )
         ( "format", po::value<std::string>( &format_text )->default_value( "table" ),
@@ -100,6 +105,8 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         throw UsageError( "run: needs SWEEP.yaml and -o OUT.h5 (see 'shardsweep run --help')" );
     const OutputFormat format = parseOutputFormat( format_text );
     options.detail = parseSweepDetail( detail_text );
+    if ( !slice_text.empty() )
+        parseSlice( slice_text, "run: --slice", options.slice_index, options.slice_count );
     options.output = output;
     options.quiet = !ctx.isRoot();
     options.command_line = "shardsweep run";
@@ -117,10 +124,15 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
                 ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
                 : space.size();
         options.batch_size = std::clamp<std::uint64_t>(
-            total / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16, 2048 );
+            total / options.slice_count / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16,
+            2048 );
     }
-    SweepReport report = runSweepEngine( ctx.comm, problem, planSweepScenario, evaluateScenarios,
-                                         options, ctx.print() );
+    // One cache per rank for the whole run: the pool's table cases recur in every batch.
+    TableStatsCache table_stats;
+    const SweepEvaluateFunction evaluate = [&table_stats]( const std::vector<ScenarioInput>& in )
+    { return evaluateScenarios( in, table_stats ); };
+    SweepReport report =
+        runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
     if ( report.already_complete )
         return 0;
     ResultTable phases = summaryTable( ctx.comm, report );
@@ -129,9 +141,9 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     {
         ctx.print() << fmt::format(
             "\n{} scenarios computed in {:.2f} s on {} rank(s): {:.1f} scenarios/s, {:.1f} per "
-            "rank; {} failed; I/O {:.1f}% of the run\n",
-            report.computed, report.wall_s, ctx.size, rate, rate / ctx.size, report.failures,
-            100.0 * report.io_s_max / std::max( report.wall_s, 1e-9 ) );
+            "rank; {} without a plan, {} failed; I/O {:.1f}% of the run\n",
+            report.computed, report.wall_s, ctx.size, rate, rate / ctx.size, report.no_plan,
+            report.failures, 100.0 * report.io_s_max / std::max( report.wall_s, 1e-9 ) );
         std::string busy = "busy s per rank:";
         for ( std::size_t r = 0; r < report.busy_s.size(); ++r )
             busy += fmt::format( " r{} {:.3f} ({:.0f} scen)", r, report.busy_s[r],

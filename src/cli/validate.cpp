@@ -7,6 +7,7 @@
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/mlp_file.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
@@ -68,6 +69,17 @@ std::string workloadSummary( const Workload& w )
 Checked checkFile( const std::string& path, const std::optional<Workload>& workload,
                    const std::optional<NamedPlatform>& platform )
 {
+    // Learned models (shardsweep-mlp text, io/mlp_file.hpp): format, shapes and check records.
+    if ( path.size() > 4 && path.compare( path.size() - 4, 4, ".mlp" ) == 0 )
+    {
+        const MlpFile m = readMlpFile( path );
+        std::string layers;
+        for ( const MlpFileLayer& l : m.layers )
+            layers += ( layers.empty() ? "" : "-" ) + std::to_string( l.outputs );
+        return { "model", m.family,
+                 std::to_string( m.names.size() ) + " inputs, layers " + layers + ", " +
+                     std::to_string( m.check_inputs.size() ) + " check records verified" };
+    }
     YamlView root = loadYamlFile( path );
     // Unchanged ASTRA-sim files carry no `kind:`; recognise them by their keys.
     if ( root.isMap() && !root.has( "kind" ) && root.has( "topology" ) )

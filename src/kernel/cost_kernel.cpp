@@ -1,9 +1,11 @@
 // Host side of the batched cost kernel: packing scenarios into Views, unpacking results.
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <fmt/format.h>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/scenario/transformer_config.hpp>
 #include <stdexcept>
 #include <unordered_map>
@@ -25,23 +27,31 @@ namespace
 //! Fixed-size keys of the deduplicated cases: no allocation per table and scenario (packing runs
 //! for every batch of a sweep). Unused entries stay 0.
 constexpr std::size_t kDenseKeySize = 22 + 2 * kMaxMlpLayers;
-constexpr std::size_t kTableKeySize = 7 + kReuseBins;
 using DenseKey = std::array<double, kDenseKeySize>;
-using TableKey = std::array<double, kTableKeySize>;
 constexpr std::size_t kTransformerKeySize = 25;
 using TransformerKey = std::array<double, kTransformerKeySize>;
 
-//! FNV-1a over the key's bytes (equal keys with equal bytes hash alike; the map compares with ==).
+//! Multiply-xorshift over the key's 64-bit words (equal keys with equal bits hash alike; the
+//! maps compare with ==). Word-wise: packing hashes every table of every scenario of a batch.
+std::uint64_t hashWords( const double* key, std::size_t n )
+{
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for ( std::size_t i = 0; i < n; ++i )
+    {
+        std::uint64_t w;
+        std::memcpy( &w, key + i, sizeof( w ) );
+        h = ( h ^ w ) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
 struct KeyHash
 {
     template <std::size_t N>
     std::size_t operator()( const std::array<double, N>& key ) const
     {
-        std::uint64_t h = 1469598103934665603ull;
-        const auto* bytes = reinterpret_cast<const unsigned char*>( key.data() );
-        for ( std::size_t i = 0; i < N * sizeof( double ); ++i )
-            h = ( h ^ bytes[i] ) * 1099511628211ull;
-        return static_cast<std::size_t>( h );
+        return static_cast<std::size_t>( hashWords( key.data(), N ) );
     }
 };
 
@@ -109,22 +119,6 @@ TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
              double( c.fused ) };
 }
 
-//! Every field embeddingTableStats reads.
-TableKey tableCaseKey( const TableCase& c )
-{
-    const TableSpec& t = c.spec;
-    TableKey key = { double( t.rows ),
-                     t.pooling_factor,
-                     double( t.distribution ),
-                     t.zipf_alpha,
-                     double( t.histogram_batch ),
-                     c.batch,
-                     c.cache_fraction };
-    if ( t.distribution == AccessDistribution::histogram )
-        std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.begin() + 7 );
-    return key;
-}
-
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );
 
 //! The configuration a transformer scenario is evaluated with: the plan's, at the scenario's
@@ -173,7 +167,37 @@ void checkScenario( const ScenarioInput& in, std::size_t index )
 }
 } // namespace
 
-HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
+TableCaseKey tableCaseKey( const TableCase& c )
+{
+    const TableSpec& t = c.spec;
+    TableCaseKey key = { double( t.rows ),
+                         t.pooling_factor,
+                         double( t.distribution ),
+                         t.zipf_alpha,
+                         double( t.histogram_batch ),
+                         c.batch,
+                         c.cache_fraction };
+    if ( t.distribution == AccessDistribution::histogram )
+        std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.begin() + 7 );
+    return key;
+}
+
+std::size_t TableCaseKeyHash::operator()( const TableCaseKey& key ) const
+{
+    return static_cast<std::size_t>( hashWords( key.data(), key.size() ) );
+}
+
+void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache )
+{
+    for ( std::size_t j = 0; j < host.table_case_to_compute.extent( 0 ); ++j )
+    {
+        const int k = host.table_case_to_compute( j );
+        cache.insert( tableCaseKey( host.table_case( k ) ), host.table_stats( k ) );
+    }
+}
+
+HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
+                                 const TableStatsCache* cache )
 {
     const std::size_t n = inputs.size();
     std::size_t num_tables = 0, num_shards = 0, num_gpus = 0, num_stages = 0;
@@ -231,9 +255,11 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
 
     // Distinct dense cases, keyed by every field denseCost reads.
     std::unordered_map<DenseKey, int, KeyHash> dense_ids;
-    std::unordered_map<TableKey, int, KeyHash> table_ids;
+    std::unordered_map<TableCaseKey, int, TableCaseKeyHash> table_ids;
     std::vector<DenseCase> dense_cases;
     std::vector<TableCase> table_cases;
+    std::vector<EmbeddingTableStats> known_stats; //!< per table case (cached ones filled in)
+    std::vector<int> to_compute;
     std::unordered_map<TransformerKey, int, KeyHash> transformer_ids;
     std::vector<TransformerOperatorCase> transformer_cases;
     int t = 0, s = 0, g = 0, st = 0;
@@ -293,10 +319,17 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
                 stepTableBatch( b.table_sharding( t ), static_cast<double>( b.global_batch( i ) ),
                                 in.platform->numGpus() );
             tc.cache_fraction = stepTableCache( b.table_kernel( t ), b.table_cache_fraction( t ) );
+            const TableCaseKey key = tableCaseKey( tc );
             const auto [at, fresh] =
-                table_ids.emplace( tableCaseKey( tc ), static_cast<int>( table_cases.size() ) );
+                table_ids.emplace( key, static_cast<int>( table_cases.size() ) );
             if ( fresh )
+            {
+                const EmbeddingTableStats* cached = cache ? cache->find( key ) : nullptr;
+                if ( !cached )
+                    to_compute.push_back( static_cast<int>( table_cases.size() ) );
                 table_cases.push_back( tc );
+                known_stats.push_back( cached ? *cached : EmbeddingTableStats{} );
+            }
             b.table_stats_index( t ) = at->second;
         }
         for ( const ShardSpec& shard : in.plan->shards )
@@ -315,6 +348,9 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs )
     make( b.table_case, "table_case", table_cases.size() );
     make( b.table_stats, "table_stats", table_cases.size() );
     std::copy( table_cases.begin(), table_cases.end(), b.table_case.data() );
+    std::copy( known_stats.begin(), known_stats.end(), b.table_stats.data() );
+    make( b.table_case_to_compute, "table_case_to_compute", to_compute.size() );
+    std::copy( to_compute.begin(), to_compute.end(), b.table_case_to_compute.data() );
     make( b.transformer_case, "transformer_case", transformer_cases.size() );
     make( b.transformer_cost, "transformer_cost", transformer_cases.size() );
     std::copy( transformer_cases.begin(), transformer_cases.end(), b.transformer_case.data() );
@@ -376,6 +412,12 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs )
 {
     return evaluateScenarios( Kokkos::DefaultExecutionSpace(), inputs );
+}
+
+std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs,
+                                               TableStatsCache& cache )
+{
+    return evaluateScenarios( Kokkos::DefaultExecutionSpace(), inputs, &cache );
 }
 
 ScenarioResult evaluateScenario( const ScenarioInput& input )

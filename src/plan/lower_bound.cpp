@@ -2,15 +2,19 @@
 // bound"): the embedding work no sharding can avoid, spread perfectly over the GPUs, plus the
 // dense part and the all-to-alls that the model-parallel tables cannot avoid.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/planner.hpp>
+#include <unordered_map>
 
 namespace shardsweep
 {
@@ -84,10 +88,109 @@ double allToAllMs( const Platform& platform, double bytes )
            collectiveTimeNs( platform.network, platform.system, Collective::all_to_all, bytes );
 }
 
+//! What one table contributes to the bound: its least model-parallel time (summed over any
+//! tiling) and its time data-parallel (every GPU looks it up for its local batch).
+struct TableBoundTerms
+{
+    double model_parallel_ms = 0.0;
+    double data_parallel_ms = 0.0;
+};
+
+TableBoundTerms tableBoundTerms( const Platform& platform, const TableSpec& t, double batch,
+                                 double local, double p )
+{
+    TableBoundTerms terms;
+    terms.model_parallel_ms = modelParallelFloorMs( platform, t, batch );
+    const EmbeddingCost replica = embeddingShardCost( platform.gpu, platform.host_to_gpu_GBps, t,
+                                                      1.0, t.dim, local, ComputeKernel::hbm, 0.0 );
+    terms.data_parallel_ms = p * ( replica.fwd_ms + replica.bwd_ms );
+    return terms;
+}
+
+//! Every input tableBoundTerms reads: the table, the GPU, the host link, batch and GPU count.
+constexpr std::size_t kTermsKeySize = 9 + kReuseBins + 13 + 3;
+using TermsKey = std::array<double, kTermsKeySize>;
+
+TermsKey termsKey( const Platform& platform, const TableSpec& t, double batch, double p )
+{
+    const GpuSpec& g = platform.gpu;
+    TermsKey key = { double( t.rows ),
+                     double( t.dim ),
+                     t.pooling_factor,
+                     double( t.dtype ),
+                     double( t.distribution ),
+                     t.zipf_alpha,
+                     double( t.histogram_batch ),
+                     double( t.optimizer ),
+                     double( t.weighted ),
+                     double( g.sm_count ),
+                     g.boost_clock_MHz,
+                     g.fp32_TFLOPs,
+                     g.tf32_TFLOPs,
+                     g.fp16_TFLOPs,
+                     g.bf16_TFLOPs,
+                     g.memory_GiB,
+                     g.memory_bandwidth_GBps,
+                     g.l2_cache_MiB,
+                     double( g.pcie_generation ),
+                     g.pcie_bandwidth_GBps,
+                     g.tdp_W,
+                     g.process_nm,
+                     platform.host_to_gpu_GBps,
+                     batch,
+                     p };
+    std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.end() - kReuseBins );
+    return key;
+}
+
+struct TermsKeyHash
+{
+    std::size_t operator()( const TermsKey& key ) const
+    {
+        std::uint64_t h = 0x9e3779b97f4a7c15ull;
+        for ( const double v : key )
+        {
+            std::uint64_t w;
+            std::memcpy( &w, &v, sizeof( w ) );
+            h = ( h ^ w ) * 0xff51afd7ed558ccdull;
+            h ^= h >> 32;
+        }
+        return static_cast<std::size_t>( h );
+    }
+};
+
+double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
+                     LowerBoundCache* cache );
+
 } // namespace
+
+struct LowerBoundCache::Impl
+{
+    //! Beyond this many tables the cache starts over (bounded memory).
+    static constexpr std::size_t kMaxEntries = std::size_t( 1 ) << 20;
+    std::unordered_map<TermsKey, TableBoundTerms, TermsKeyHash> terms;
+};
+
+LowerBoundCache::LowerBoundCache() : _impl( std::make_unique<Impl>() ) {}
+LowerBoundCache::~LowerBoundCache() = default;
 
 double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
                               std::int64_t global_batch )
+{
+    return lowerBoundMs( workload, platform, global_batch, nullptr );
+}
+
+double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
+                              std::int64_t global_batch, LowerBoundCache& cache )
+{
+    return lowerBoundMs( workload, platform, global_batch, &cache );
+}
+
+namespace
+{
+
+double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
+                     LowerBoundCache* cache )
 {
     // predictStep: iteration ≥ max(input dist, bottom fwd) + max_g fwd + a2a fwd + top fwd + bwd
     // + max(a2a bwd, bottom bwd) + max_g bwd, with max_g ≥ the mean over the GPUs. The busiest
@@ -115,11 +218,25 @@ double iterationLowerBoundMs( const Workload& workload, const Platform& platform
     std::vector<Option> optional;
     for ( const TableSpec& t : workload.tables )
     {
-        const double mp = modelParallelFloorMs( platform, t, batch );
-        const EmbeddingCost replica =
-            embeddingShardCost( platform.gpu, platform.host_to_gpu_GBps, t, 1.0, t.dim, local,
-                                ComputeKernel::hbm, 0.0 );
-        const double dp = p * ( replica.fwd_ms + replica.bwd_ms );
+        TableBoundTerms terms;
+        if ( cache )
+        {
+            auto& map = cache->impl().terms;
+            const TermsKey key = termsKey( platform, t, batch, p );
+            const auto it = map.find( key );
+            if ( it != map.end() )
+                terms = it->second;
+            else
+            {
+                terms = tableBoundTerms( platform, t, batch, local, p );
+                if ( map.size() >= LowerBoundCache::Impl::kMaxEntries )
+                    map.clear();
+                map.emplace( key, terms );
+            }
+        }
+        else
+            terms = tableBoundTerms( platform, t, batch, local, p );
+        const double mp = terms.model_parallel_ms, dp = terms.data_parallel_ms;
         const double t_pooled = local * t.dim * dataTypeBytes( t.dtype );
         const double t_ids = local * t.pooling_factor * kIndexBytes;
         if ( gpus == 1 || dp <= mp )
@@ -166,5 +283,7 @@ double iterationLowerBoundMs( const Workload& workload, const Platform& platform
     }
     return bound;
 }
+
+} // namespace
 
 } // namespace shardsweep

@@ -132,6 +132,7 @@ const std::vector<ColumnSpec>& scenarioColumns()
             column( "overflow_GiB", &R::overflow_GiB, "GiB" ),
             column( "max_memory_GiB", &R::max_memory_GiB, "GiB" ),
             column( "iteration_ms", &R::iteration_ms, "ms" ),
+            column( "lower_bound_ms", &R::lower_bound_ms, "ms" ),
             column( "exposed_comm_ms", &R::exposed_comm_ms, "ms" ),
         };
         arrayColumns( c, &R::phase_ms, phaseColumnNames(), "ms" );

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
@@ -11,6 +10,7 @@
 #include <ostream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
+#include <shardsweep/parallel/stop_signal.hpp>
 
 namespace shardsweep
 {
@@ -18,44 +18,17 @@ namespace shardsweep
 namespace
 {
 
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-extern "C" void onStopSignal( int signal )
-{
-    g_stop_signal = signal;
-}
-
-//! Installs SIGTERM/SIGUSR1 handlers for the lifetime of a run, restoring the old ones after.
-class SignalScope
-{
-  public:
-    SignalScope()
-    {
-        g_stop_signal = 0;
-        struct sigaction action = {};
-        action.sa_handler = onStopSignal;
-        sigemptyset( &action.sa_mask );
-        sigaction( SIGTERM, &action, &_old_term );
-        sigaction( SIGUSR1, &action, &_old_usr1 );
-    }
-    ~SignalScope()
-    {
-        sigaction( SIGTERM, &_old_term, nullptr );
-        sigaction( SIGUSR1, &_old_usr1, nullptr );
-    }
-
-  private:
-    struct sigaction _old_term = {}, _old_usr1 = {};
-};
-
 enum Slot
 {
     kNextBatch = 0,
     kDone = 1,
-    kFailed = 2,
+    kFailed = 2, //!< status error: materialising or planning threw
     kStop = 3,
-    kNumSlots = 4,
+    kNoPlan = 4, //!< status no_plan: the planner found no plan (not an error)
+    kNumSlots = 5,
 };
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string clock( double seconds )
 {
@@ -69,15 +42,16 @@ std::string clock( double seconds )
 class PendingIds
 {
   public:
-    PendingIds( const std::vector<std::uint8_t>& done_bits, std::uint64_t n )
+    //! The ids of [first, end) not done.
+    PendingIds( const std::vector<std::uint8_t>& done_bits, std::uint64_t first, std::uint64_t end )
     {
-        std::uint64_t i = 0;
-        while ( i < n )
+        std::uint64_t i = first;
+        while ( i < end )
         {
-            while ( i < n && isDone( done_bits, i ) )
+            while ( i < end && isDone( done_bits, i ) )
                 ++i;
             const std::uint64_t begin = i;
-            while ( i < n && !isDone( done_bits, i ) )
+            while ( i < end && !isDone( done_bits, i ) )
                 ++i;
             if ( i > begin )
             {
@@ -130,6 +104,32 @@ void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
 
 } // namespace
 
+SliceRange sliceRange( std::uint64_t n, std::uint64_t index, std::uint64_t count )
+{
+    // n * index / count without overflow for any n below 2^64 and count below 2^32.
+    const auto at = [&]( std::uint64_t k ) { return n / count * k + n % count * k / count; };
+    return { at( index ), at( index + 1 ) };
+}
+
+void parseSlice( const std::string& text, const std::string& option, std::uint64_t& index,
+                 std::uint64_t& count )
+{
+    const auto slash = text.find( '/' );
+    const auto number = [&]( const std::string& part, std::uint64_t& value )
+    {
+        if ( part.empty() || part.size() > 9 ||
+             part.find_first_not_of( "0123456789" ) != std::string::npos )
+            return false;
+        value = std::stoull( part );
+        return true;
+    };
+    if ( slash == std::string::npos || !number( text.substr( 0, slash ), index ) ||
+         !number( text.substr( slash + 1 ), count ) || count < 1 || index >= count )
+        throw UsageError( fmt::format( "{}: expected I/N with 0 <= I < N (part I of N, e.g. "
+                                       "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT), found '{}'",
+                                       option, text ) );
+}
+
 std::string journalDirectory( const std::string& output )
 {
     return detail::journalDir( output );
@@ -154,25 +154,24 @@ Plan roundRobinTableWisePlan( const Workload& workload, int num_gpus )
     return plan;
 }
 
-SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
-                            const SweepPlanFunction& plan_fn,
-                            const SweepEvaluateFunction& evaluate_fn, const SweepOptions& options,
-                            std::ostream& out )
+namespace
 {
-    const double t_start = mpi::wtime();
-    const int rank = mpi::rank( comm ), size = mpi::size( comm );
-    SweepReport report;
-    const std::uint64_t n = options.max_scenarios > 0
-                                ? std::min( options.max_scenarios, problem.num_scenarios )
-                                : problem.num_scenarios;
-    report.num_scenarios = n;
-    const bool talk = rank == 0 && !options.quiet;
 
-    // ---- where do we start? (rank 0 decides, everyone follows) ------------------------------
-    detail::ExpectedIdentity identity{ problem.config_hash, n, options.detail };
+//! Where a run starts (rank 0 decides from the output and its journals, every rank follows).
+struct StartDecision
+{
+    bool complete = false;             //!< the file is finished, same sweep: nothing to do
+    int session = 0;                   //!< number of this run's journal files
+    std::vector<std::string> journals; //!< journals of earlier runs to resume from
+};
+
+//! Collective. Throws UsageError when the output refuses this run (other sweep, damaged file).
+StartDecision decideStart( MPI_Comm comm, const detail::ExpectedIdentity& identity,
+                           const SweepOptions& options )
+{
     detail::StartState state;
     std::string verdict;
-    if ( rank == 0 )
+    if ( mpi::rank( comm ) == 0 )
     {
         try
         {
@@ -189,99 +188,270 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
     verdict = mpi::broadcast( verdict, 0, comm );
     if ( verdict.rfind( "refuse:", 0 ) == 0 )
         throw UsageError( verdict.substr( 7 ) );
+    StartDecision decision;
     if ( verdict == "complete" )
+    {
+        decision.complete = true;
+        return decision;
+    }
+    std::string journal_list;
+    for ( const auto& j : state.journals )
+        journal_list += j + "\n";
+    journal_list = mpi::broadcast( journal_list, 0, comm );
+    decision.session = int( mpi::allreduceMax( std::int64_t( state.session ), comm ) );
+    for ( std::size_t p = 0, q; ( q = journal_list.find( '\n', p ) ) != std::string::npos;
+          p = q + 1 )
+        decision.journals.push_back( journal_list.substr( p, q - p ) );
+    return decision;
+}
+
+//! What earlier runs journaled: this rank's records and every rank's done ids.
+struct JournaledWork
+{
+    std::vector<detail::RecordRef> records; //!< of the journals this rank scanned
+    std::vector<std::uint8_t> done_bits;    //!< bit per id, all ranks' (empty: none done)
+};
+
+//! Collective: journal k is scanned by rank k mod size, the done-masks are OR-ed. Throws
+//! UsageError when a journal is damaged or holds ids beyond the sweep.
+JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journals,
+                            std::uint64_t n, const std::string& output )
+{
+    JournaledWork work;
+    if ( journals.empty() )
+        return work;
+    const int rank = mpi::rank( comm ), size = mpi::size( comm );
+    std::string scan_error;
+    work.done_bits.assign( ( n + 7 ) / 8, 0 );
+    for ( std::size_t k = rank; k < journals.size(); k += std::size_t( size ) )
+    {
+        try
+        {
+            auto scan = scanJournal( journals[k] );
+            for ( const auto& info : scan.records )
+            {
+                if ( info.num_scenarios > 0 && info.last_id >= n )
+                    throw std::runtime_error( "journal " + journals[k] +
+                                              " holds scenario ids beyond this sweep" );
+                work.records.push_back( { journals[k], info } );
+                // Ids of a record: read them (records are small next to the results).
+                auto batch = readJournalRecord( journals[k], info );
+                for ( const auto& row : batch.scenarios )
+                    work.done_bits[row.id >> 3] |= std::uint8_t( 1u << ( row.id & 7 ) );
+            }
+        }
+        catch ( const std::exception& e )
+        {
+            scan_error = e.what();
+        }
+    }
+    const bool bad = mpi::allreduceMax( std::int64_t( scan_error.empty() ? 0 : 1 ), comm );
+    if ( bad )
+    {
+        // Every rank throws the same kind of error; rank 0's message names a file when it saw
+        // one, otherwise a generic one.
+        throw UsageError( scan_error.empty()
+                              ? "refusing to resume " + output +
+                                    ": a journal is damaged (see the other ranks' messages)"
+                              : "refusing to resume " + output + ": " + scan_error );
+    }
+    mpi::allreduceOr( work.done_bits.data(), work.done_bits.size(), comm );
+    return work;
+}
+
+//! Turns a batch of scenario ids into journal rows: materialise, bound and plan each scenario,
+//! evaluate every planned one in one kernel call, fill the rows. Keeps its buffers across
+//! batches.
+class BatchComputer
+{
+  public:
+    BatchComputer( const SweepProblem& problem, const SweepPlanFunction& plan_fn,
+                   const SweepEvaluateFunction& evaluate_fn, SweepDetail detail, int rank )
+        : _problem( problem ), _plan_fn( plan_fn ), _evaluate_fn( evaluate_fn ), _detail( detail ),
+          _rank( rank )
+    {
+    }
+
+    //! Fills `batch` with the rows of `ids`; adds phase times to `times`.
+    void compute( const std::vector<std::uint64_t>& ids, JournalBatch& batch, SweepTimes& times )
+    {
+        materialiseAndPlan( ids, batch, times );
+        const double t = mpi::wtime();
+        evaluateAndFill( batch );
+        times.evaluate += mpi::wtime() - t;
+    }
+
+    std::int64_t noPlan() const { return _no_plan; } //!< of the last batch
+    std::int64_t failed() const { return _failed; }  //!< of the last batch (errors)
+
+  private:
+    void materialiseAndPlan( const std::vector<std::uint64_t>& ids, JournalBatch& batch,
+                             SweepTimes& times )
+    {
+        batch.clear();
+        _status.assign( ids.size(), ScenarioStatus::evaluated );
+        _specs.assign( ids.size(), ScenarioSpec{} );
+        _plans.assign( ids.size(), PlanResult{} );
+        batch.scenarios.resize( ids.size() );
+        for ( std::size_t i = 0; i < ids.size(); ++i )
+        {
+            ScenarioRow& row = batch.scenarios[i];
+            row.id = ids[i];
+            row.lower_bound_ms = kNaN; // kept when materialising fails
+            try
+            {
+                const double t0 = mpi::wtime();
+                _specs[i] = _problem.materialize( ids[i] );
+                fillInputs( row, _specs[i] );
+                const double t1 = mpi::wtime();
+                times.materialize += t1 - t0;
+                row.lower_bound_ms =
+                    _problem.lower_bound ? _problem.lower_bound( _specs[i] ) : kNaN;
+                _plans[i] = _plan_fn( _specs[i] );
+                times.plan += mpi::wtime() - t1;
+                if ( !_plans[i].feasible )
+                    _status[i] = ScenarioStatus::no_plan;
+            }
+            catch ( const std::exception& e )
+            {
+                _status[i] = ScenarioStatus::error;
+                if ( _errors_logged++ < 3 )
+                    std::cerr << fmt::format( "rank {}: scenario {}: {}\n", _rank, ids[i],
+                                              e.what() );
+            }
+        }
+    }
+
+    void evaluateAndFill( JournalBatch& batch )
+    {
+        _inputs.clear();
+        _input_row.clear();
+        for ( std::size_t i = 0; i < _specs.size(); ++i )
+        {
+            if ( _status[i] != ScenarioStatus::evaluated )
+                continue;
+            _inputs.push_back( { _specs[i].workload.get(), &_specs[i].platform, &_plans[i].plan,
+                                 _specs[i].global_batch, _specs[i].cost_model } );
+            _input_row.push_back( i );
+        }
+        std::vector<ScenarioResult> results;
+        if ( !_inputs.empty() )
+            results = _evaluate_fn( _inputs );
+        _failed = _no_plan = 0;
+        static const Workload empty;
+        for ( std::size_t i = 0, r = 0; i < _specs.size(); ++i )
+        {
+            ScenarioRow& row = batch.scenarios[i];
+            if ( r < _input_row.size() && _input_row[r] == i )
+            {
+                fillResultRows( row, *_specs[i].workload, &_plans[i].plan, &results[r], _detail,
+                                batch.gpus, batch.shards );
+                ++r;
+                continue;
+            }
+            fillResultRows( row, _specs[i].workload ? *_specs[i].workload : empty, nullptr, nullptr,
+                            _detail, batch.gpus, batch.shards );
+            row.status = static_cast<std::int8_t>( _status[i] );
+            ++( _status[i] == ScenarioStatus::no_plan ? _no_plan : _failed );
+        }
+    }
+
+    const SweepProblem& _problem;
+    const SweepPlanFunction& _plan_fn;
+    const SweepEvaluateFunction& _evaluate_fn;
+    SweepDetail _detail;
+    int _rank;
+    int _errors_logged = 0;
+    std::int64_t _failed = 0, _no_plan = 0;
+    std::vector<ScenarioSpec> _specs;
+    std::vector<PlanResult> _plans;
+    std::vector<ScenarioStatus> _status;
+    std::vector<ScenarioInput> _inputs;
+    std::vector<std::size_t> _input_row;
+};
+
+//! "[ 42.0%] 420/1000 scenarios | ... | no plan 3 | failed 0".
+std::string progressLine( std::uint64_t total_done, std::uint64_t total, std::uint64_t done_now,
+                          double elapsed, int ranks, std::int64_t no_plan, std::int64_t failed )
+{
+    const double rate = double( done_now ) / std::max( elapsed, 1e-9 );
+    return fmt::format(
+        "[{:5.1f}%] {}/{} scenarios | {:.1f} scen/s ({:.1f}/rank) | elapsed {} | ETA {} | no plan "
+        "{} | failed {}\n",
+        100.0 * double( total_done ) / double( std::max<std::uint64_t>( total, 1 ) ), total_done,
+        total, rate, rate / ranks, clock( elapsed ),
+        clock( double( total - total_done ) / std::max( rate, 1e-9 ) ), no_plan, failed );
+}
+
+} // namespace
+
+SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
+                            const SweepPlanFunction& plan_fn,
+                            const SweepEvaluateFunction& evaluate_fn, const SweepOptions& options,
+                            std::ostream& out )
+{
+    const double t_start = mpi::wtime();
+    // Usually installed by main already (a signal received since then is kept, not dropped);
+    // here for callers such as tests that run the engine directly.
+    installStopSignalHandlers();
+    const int rank = mpi::rank( comm ), size = mpi::size( comm );
+    SweepReport report;
+    const std::uint64_t n = options.max_scenarios > 0
+                                ? std::min( options.max_scenarios, problem.num_scenarios )
+                                : problem.num_scenarios;
+    report.num_scenarios = n;
+    const bool talk = rank == 0 && !options.quiet;
+
+    // ---- 1. where do we start? ----------------------------------------------------------------
+    const SliceRange slice = sliceRange( n, options.slice_index, options.slice_count );
+    const std::uint64_t slice_size = slice.end - slice.first;
+    const detail::ExpectedIdentity identity{
+        problem.config_hash, n, options.detail,
+        fmt::format( "{}/{}", options.slice_index, options.slice_count ) };
+    const StartDecision start = decideStart( comm, identity, options );
+    if ( start.complete )
     {
         report.already_complete = true;
         report.wall_s = mpi::wtime() - t_start;
         if ( talk )
             out << fmt::format(
                        "{} is already complete ({} scenarios, same sweep): nothing to do\n",
-                       options.output, n )
+                       options.output, slice_size )
                 << std::flush;
         return report;
     }
-    std::string journal_list;
-    for ( const auto& j : state.journals )
-        journal_list += j + "\n";
-    journal_list = mpi::broadcast( journal_list, 0, comm );
-    const int session = int( mpi::allreduceMax( std::int64_t( state.session ), comm ) );
-    std::vector<std::string> journals;
-    for ( std::size_t p = 0, q; ( q = journal_list.find( '\n', p ) ) != std::string::npos;
-          p = q + 1 )
-        journals.push_back( journal_list.substr( p, q - p ) );
 
-    // ---- done-mask from the journals (file k scanned by rank k mod size) ----------------------
-    std::vector<detail::RecordRef> records;
-    std::vector<std::uint8_t> done_bits;
-    std::string scan_error;
-    if ( !journals.empty() )
-    {
-        done_bits.assign( ( n + 7 ) / 8, 0 );
-        for ( std::size_t k = rank; k < journals.size(); k += std::size_t( size ) )
-        {
-            try
-            {
-                auto scan = scanJournal( journals[k] );
-                for ( const auto& info : scan.records )
-                {
-                    if ( info.num_scenarios > 0 && info.last_id >= n )
-                        throw std::runtime_error( "journal " + journals[k] +
-                                                  " holds scenario ids beyond this sweep" );
-                    records.push_back( { journals[k], info } );
-                    // Ids of a record: read them (records are small next to the results).
-                    auto batch = readJournalRecord( journals[k], info );
-                    for ( const auto& row : batch.scenarios )
-                        done_bits[row.id >> 3] |= std::uint8_t( 1u << ( row.id & 7 ) );
-                }
-            }
-            catch ( const std::exception& e )
-            {
-                scan_error = e.what();
-            }
-        }
-        const bool bad = mpi::allreduceMax( std::int64_t( scan_error.empty() ? 0 : 1 ), comm );
-        if ( bad )
-        {
-            // Every rank throws the same kind of error; rank 0's message names a file when it saw
-            // one, otherwise a generic one.
-            throw UsageError( scan_error.empty()
-                                  ? "refusing to resume " + options.output +
-                                        ": a journal is damaged (see the other ranks' messages)"
-                                  : "refusing to resume " + options.output + ": " + scan_error );
-        }
-        mpi::allreduceOr( done_bits.data(), done_bits.size(), comm );
-    }
-    const PendingIds pending( done_bits, n );
-    report.done_before = n - pending.count();
+    // ---- 2. what is done already (the journals) -----------------------------------------------
+    JournaledWork journaled = scanJournals( comm, start.journals, n, options.output );
+    const PendingIds pending( journaled.done_bits, slice.first, slice.end );
+    report.done_before = slice_size - pending.count();
+    if ( talk && options.slice_count > 1 )
+        out << fmt::format( "slice {}/{}: scenario ids [{}, {}) of {}\n", options.slice_index,
+                            options.slice_count, slice.first, slice.end, n );
     if ( talk )
         out << fmt::format( "shardsweep run: {} scenarios, {} already done, {} to compute on {} "
                             "rank(s), batches of {}\n",
-                            n, report.done_before, pending.count(), size, options.batch_size )
+                            slice_size, report.done_before, pending.count(), size,
+                            options.batch_size )
             << std::flush;
 
-    // ---- the dynamic loop --------------------------------------------------------------------
-    SignalScope signals;
+    // ---- 3. the dynamic loop: claim a batch, compute it, journal it, count it -----------------
     const std::uint64_t batch_size = std::max<std::uint64_t>( options.batch_size, 1 );
     const std::uint64_t num_batches = ( pending.count() + batch_size - 1 ) / batch_size;
     const std::string my_journal =
-        fmt::format( "{}/s{}-r{}.jnl", detail::journalDir( options.output ), session, rank );
-    bool stopped = false;
+        fmt::format( "{}/s{}-r{}.jnl", detail::journalDir( options.output ), start.session, rank );
     {
         mpi::SharedCounters counters( comm, kNumSlots );
+        BatchComputer computer( problem, plan_fn, evaluate_fn, options.detail, rank );
         std::unique_ptr<JournalWriter> writer;
         JournalBatch batch;
         std::vector<std::uint64_t> ids;
-        std::vector<ScenarioSpec> specs;
-        std::vector<PlanResult> plans;
-        std::vector<ScenarioInput> inputs;
-        std::vector<std::size_t> input_row;
-        std::vector<ScenarioStatus> status;
         double last_print = mpi::wtime();
-        int errors_logged = 0;
         for ( ;; )
         {
+            // Claim (or stop: a signal on any rank stops every rank after its batch).
             double t = mpi::wtime();
-            if ( g_stop_signal )
+            if ( pendingStopSignal() )
                 counters.max( kStop, 1 );
             if ( counters.read( kStop ) )
                 break;
@@ -291,78 +461,7 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                 break;
             pending.ids( k * batch_size, std::min( pending.count(), ( k + 1 ) * batch_size ), ids );
 
-            // Materialise and plan.
-            batch.clear();
-            specs.clear();
-            plans.clear();
-            status.assign( ids.size(), ScenarioStatus::evaluated );
-            specs.resize( ids.size() );
-            plans.resize( ids.size() );
-            batch.scenarios.resize( ids.size() );
-            for ( std::size_t i = 0; i < ids.size(); ++i )
-            {
-                batch.scenarios[i].id = ids[i];
-                try
-                {
-                    t = mpi::wtime();
-                    specs[i] = problem.materialize( ids[i] );
-                    fillInputs( batch.scenarios[i], specs[i] );
-                    const double t1 = mpi::wtime();
-                    report.local.materialize += t1 - t;
-                    plans[i] = plan_fn( specs[i] );
-                    report.local.plan += mpi::wtime() - t1;
-                    if ( !plans[i].feasible )
-                        status[i] = ScenarioStatus::no_plan;
-                }
-                catch ( const std::exception& e )
-                {
-                    status[i] = ScenarioStatus::error;
-                    if ( errors_logged++ < 3 )
-                        std::cerr << fmt::format( "rank {}: scenario {}: {}\n", rank, ids[i],
-                                                  e.what() );
-                }
-            }
-            // Evaluate every planned scenario of the batch in one kernel call.
-            t = mpi::wtime();
-            inputs.clear();
-            input_row.clear();
-            for ( std::size_t i = 0; i < ids.size(); ++i )
-            {
-                if ( status[i] != ScenarioStatus::evaluated )
-                    continue;
-                ScenarioInput in;
-                in.workload = specs[i].workload.get();
-                in.platform = &specs[i].platform;
-                in.plan = &plans[i].plan;
-                in.global_batch = specs[i].global_batch;
-                in.model = specs[i].cost_model;
-                inputs.push_back( in );
-                input_row.push_back( i );
-            }
-            std::vector<ScenarioResult> results;
-            if ( !inputs.empty() )
-                results = evaluate_fn( inputs );
-            std::int64_t failed = 0;
-            for ( std::size_t i = 0, r = 0; i < ids.size(); ++i )
-            {
-                ScenarioRow& row = batch.scenarios[i];
-                const bool evaluated = r < input_row.size() && input_row[r] == i;
-                if ( evaluated )
-                {
-                    fillResultRows( row, *specs[i].workload, &plans[i].plan, &results[r],
-                                    options.detail, batch.gpus, batch.shards );
-                    ++r;
-                }
-                else
-                {
-                    static const Workload empty;
-                    fillResultRows( row, specs[i].workload ? *specs[i].workload : empty, nullptr,
-                                    nullptr, options.detail, batch.gpus, batch.shards );
-                    row.status = static_cast<std::int8_t>( status[i] );
-                    ++failed;
-                }
-            }
-            report.local.evaluate += mpi::wtime() - t;
+            computer.compute( ids, batch, report.local );
 
             // Journal (the batch is safe once append returns), then count it.
             t = mpi::wtime();
@@ -374,46 +473,43 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 
             t = mpi::wtime();
             counters.fetchAdd( kDone, std::int64_t( ids.size() ) );
-            if ( failed )
-                counters.fetchAdd( kFailed, failed );
+            if ( computer.failed() )
+                counters.fetchAdd( kFailed, computer.failed() );
+            if ( computer.noPlan() )
+                counters.fetchAdd( kNoPlan, computer.noPlan() );
             report.local.dispatch += mpi::wtime() - t;
 
             if ( talk && options.progress_interval_s > 0 &&
                  mpi::wtime() - last_print >= options.progress_interval_s )
             {
                 last_print = mpi::wtime();
-                const double elapsed = last_print - t_start;
                 const std::uint64_t done_now = std::uint64_t( counters.read( kDone ) );
-                const std::uint64_t total_done = report.done_before + done_now;
-                const double rate = done_now / std::max( elapsed, 1e-9 );
-                out << fmt::format( "[{:5.1f}%] {}/{} scenarios | {:.1f} scen/s ({:.1f}/rank) | "
-                                    "elapsed {} | ETA {} | failed {}\n",
-                                    100.0 * double( total_done ) /
-                                        double( std::max<std::uint64_t>( n, 1 ) ),
-                                    total_done, n, rate, rate / size, clock( elapsed ),
-                                    clock( double( n - total_done ) / std::max( rate, 1e-9 ) ),
-                                    counters.read( kFailed ) )
+                out << progressLine( report.done_before + done_now, slice_size, done_now,
+                                     last_print - t_start, size, counters.read( kNoPlan ),
+                                     counters.read( kFailed ) )
                     << std::flush;
             }
         }
         mpi::barrier( comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
-        stopped = counters.read( kStop ) != 0;
+        report.no_plan = std::uint64_t( counters.read( kNoPlan ) );
+        if ( counters.read( kStop ) != 0 )
+            clearStopSignal(); // acted on: a later run in this process starts clean
         mpi::barrier( comm );
         if ( writer )
         {
             // This run's own records join the ones found at start.
             auto scan = scanJournal( my_journal );
             for ( const auto& info : scan.records )
-                records.push_back( { my_journal, info } );
+                journaled.records.push_back( { my_journal, info } );
         }
     }
-    const bool all_done = report.done_before + report.computed >= n;
     report.busy_s = mpi::allgather( report.local.busy(), comm );
     report.computed_per_rank = mpi::allgather( double( report.local_computed ), comm );
 
-    if ( !all_done )
+    // ---- 4. stopped: everything is journaled, a rerun resumes ---------------------------------
+    if ( report.done_before + report.computed < slice_size )
     {
         report.exit_code = kExitResumable;
         report.wall_s = mpi::wtime() - t_start;
@@ -421,15 +517,15 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         if ( talk )
             out << fmt::format( "stopped by a signal: {}/{} scenarios done and journaled in {}; "
                                 "rerun the same command to resume (exit status {})\n",
-                                report.done_before + report.computed, n,
+                                report.done_before + report.computed, slice_size,
                                 detail::journalDir( options.output ), kExitResumable )
                 << std::flush;
         return report;
     }
-    (void)stopped;
 
-    // ---- finalize: the HDF5 file from the journals --------------------------------------------
-    report.local.hdf5 = detail::writeResultsFile( comm, problem, options, n, records );
+    // ---- 5. finalise: the HDF5 file from the journals, then the journals go -------------------
+    report.local.hdf5 =
+        detail::writeResultsFile( comm, problem, options, n, std::move( journaled.records ) );
     mpi::barrier( comm );
     if ( rank == 0 )
     {

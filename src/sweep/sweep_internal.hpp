@@ -17,6 +17,7 @@ struct ExpectedIdentity
     std::uint64_t config_hash = 0;
     std::uint64_t num_scenarios = 0;
     SweepDetail detail = SweepDetail::all;
+    std::string slice = "0/1"; //!< "I/N" of `run --slice`
 };
 
 struct StartState

@@ -1,4 +1,7 @@
 // A ScenarioSpace as the engine's SweepProblem, and the per-scenario planner call.
+#include <limits>
+#include <memory>
+#include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 #include <shardsweep/scenario/transformer_config.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
@@ -11,6 +14,18 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     SweepProblem p;
     p.num_scenarios = space.size();
     p.materialize = [&space]( std::uint64_t id ) { return space.materialize( id ); };
+    // One cache of per-table bound terms per problem, i.e. per rank (the engine calls this from
+    // one thread).
+    auto bound_terms = std::make_shared<LowerBoundCache>();
+    p.lower_bound = [bound_terms]( const ScenarioSpec& s )
+    {
+        // iterationLowerBoundMs bounds the native model only.
+        // (a DLRM bound: NaN for transformer workloads).
+        return s.cost_model == CostModel::native && !s.workloadRef().isTransformer()
+                   ? iterationLowerBoundMs( s.workloadRef(), s.platform, s.global_batch,
+                                            *bound_terms )
+                   : std::numeric_limits<double>::quiet_NaN();
+    };
     p.workload_names = space.workloadNames();
     p.platform_names = space.platformNames();
     for ( const auto& g : space.config().generators )

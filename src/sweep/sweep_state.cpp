@@ -23,9 +23,9 @@ namespace
 std::string manifestText( const ExpectedIdentity& id )
 {
     return fmt::format( "shardsweep-journal-manifest\nschema_version {}\nconfig_hash {:016x}\n"
-                        "num_scenarios {}\ndetail {}\n",
+                        "num_scenarios {}\ndetail {}\nslice {}\n",
                         kSweepSchemaVersion, id.config_hash, id.num_scenarios,
-                        sweepDetailName( id.detail ) );
+                        sweepDetailName( id.detail ), id.slice );
 }
 
 void syncDirectory( const fs::path& dir )
@@ -78,6 +78,7 @@ std::string compareIdentity( const std::map<std::string, std::string>& stored,
         { "config_hash", fmt::format( "{:016x}", id.config_hash ) },
         { "num_scenarios", std::to_string( id.num_scenarios ) },
         { "detail", sweepDetailName( id.detail ) },
+        { "slice", id.slice },
     };
     std::string diff;
     for ( const auto& [key, value] : mine )
@@ -115,6 +116,8 @@ std::map<std::string, std::string> fileIdentity( const std::string& path, bool& 
                 kv["num_scenarios"] = std::to_string( h5::readIntAttribute( id, "num_scenarios" ) );
             if ( h5::hasAttribute( id, "detail" ) )
                 kv["detail"] = h5::readStringAttribute( id, "detail" );
+            if ( h5::hasAttribute( id, "slice" ) )
+                kv["slice"] = h5::readStringAttribute( id, "slice" );
             complete =
                 h5::hasAttribute( id, "complete" ) && h5::readIntAttribute( id, "complete" ) == 1;
         }

@@ -111,6 +111,30 @@ std::vector<std::string> enumNames( std::initializer_list<const char*> names )
 }
 
 //! One scenario held by this rank during a window, with where its rows are.
+//! The row of a scenario outside the run's slice (not computed): the columns' fill values.
+ScenarioRow notComputedRow()
+{
+    ScenarioRow row;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for ( const auto& c : scenarioColumns() )
+        if ( c.type == h5::Type::f64 )
+            std::memcpy( reinterpret_cast<char*>( &row ) + c.offset, &nan, sizeof( nan ) );
+    return row;
+}
+
+//! Rank 0 writes the rows of the ids in [from, to) (outside the slice) as not computed.
+void addNotComputed( std::uint64_t from, std::uint64_t to, std::vector<ScenarioRow>& rows,
+                     std::vector<h5::Run>& runs )
+{
+    static const ScenarioRow fill = notComputedRow();
+    for ( std::uint64_t id = from; id < to; ++id )
+    {
+        rows.push_back( fill );
+        rows.back().id = id;
+        addRun( runs, id, 1 );
+    }
+}
+
 struct Held
 {
     ScenarioRow row;
@@ -171,6 +195,8 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         }
 
         const std::uint64_t window = std::max<std::uint64_t>( options.finalize_window, 1 );
+        const SliceRange slice =
+            sliceRange( num_scenarios, options.slice_index, options.slice_count );
         std::uint64_t gpu_base = 0, shard_base = 0;
         std::vector<JournalBatch> loaded;
         std::vector<std::size_t> loaded_index; // record index of each loaded batch
@@ -216,10 +242,13 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
             }
             mpi::allreduceSum( counts.data(), counts.size(), comm );
             for ( std::uint64_t i = 0; i < n; ++i )
-                if ( counts[3 * i + 2] != 1 )
-                    throw std::runtime_error(
-                        fmt::format( "scenario {} appears {} times in the journals (expected once)",
-                                     a + i, counts[3 * i + 2] ) );
+            {
+                const bool mine = a + i >= slice.first && a + i < slice.end;
+                if ( counts[3 * i + 2] != ( mine ? 1 : 0 ) )
+                    throw std::runtime_error( fmt::format(
+                        "scenario {} appears {} times in the journals (expected {})", a + i,
+                        counts[3 * i + 2], mine ? "once" : "never: outside the slice" ) );
+            }
             // Offsets: prefix sums in id order.
             std::vector<std::uint64_t> gpu_offset( n ), shard_offset( n );
             std::uint64_t g = gpu_base, s = shard_base;
@@ -234,6 +263,10 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
             scen_rows.clear();
             gpu_out.clear();
             shard_out.clear();
+            // Ids before the slice, then the slice's rows (sorted), then ids after it.
+            const bool writes_outside = mpi::rank( comm ) == 0;
+            if ( writes_outside )
+                addNotComputed( a, std::min( b, slice.first ), scen_rows, scen_runs );
             for ( auto& h : held )
             {
                 const std::uint64_t i = h.row.id - a;
@@ -255,6 +288,8 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                                       batch.shards.begin() + h.shard_begin + h.row.num_shards );
                 }
             }
+            if ( writes_outside )
+                addNotComputed( std::max( a, slice.end ), b, scen_rows, scen_runs );
             writeColumns( scen_sets, scenarioColumns(), scen_runs, scen_rows, buffer );
             if ( with_gpus )
                 writeColumns( gpu_sets, gpuColumns(), gpu_runs, gpu_out, buffer );
@@ -273,7 +308,11 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         h5::writeAttribute( id, "config_file", problem.config_file );
         h5::writeAttribute( id, "config_hash", fmt::format( "{:016x}", problem.config_hash ) );
         h5::writeAttribute( id, "num_scenarios", std::int64_t( num_scenarios ) );
-        h5::writeAttribute( id, "num_done", std::int64_t( num_scenarios ) );
+        h5::writeAttribute( id, "num_done", std::int64_t( slice.end - slice.first ) );
+        h5::writeAttribute( id, "slice",
+                            fmt::format( "{}/{}", options.slice_index, options.slice_count ) );
+        h5::writeAttribute( id, "slice_first_id", std::int64_t( slice.first ) );
+        h5::writeAttribute( id, "slice_end_id", std::int64_t( slice.end ) );
         h5::writeAttribute( id, "num_ranks", std::int64_t( mpi::size( comm ) ) );
         h5::writeAttribute( id, "kokkos_backend",
                             std::string( Kokkos::DefaultExecutionSpace::name() ) );

@@ -233,4 +233,22 @@ ape = 100 * np.abs(pooled_pred[has] - gtrue[has]) / gtrue[has]
 assert ape.mean() < 5.0, ape.mean()
 print(f"saved model: per-GPU sum-pooled MAPE {ape.mean():.2f} % over {has.sum()} GPUs (training data)")
 PY
+
+# --model mlp --export-mlp: the sklearn MLP as a shardsweep-mlp file that the C++ reader accepts
+# (its check records = sklearn's own predict, verified by `validate`).
+$py "$pp/train_cost_model.py" "$out" -o mlp.joblib --model mlp --mlp-max-iter 3 --export-mlp dlrm.mlp >train5.txt 2>&1 ||
+    fail "train_cost_model --export-mlp exit $?: $(tail -3 train5.txt)"
+v=$("$exe" validate dlrm.mlp 2>&1) || fail "validate dlrm.mlp: $v"
+grep -q "dlrm.*4 check records verified" <<<"$v" || fail "validate output: $v"
+$py - <<'PY' || fail "exported MLP differs from sklearn"
+import joblib, numpy as np
+m = joblib.load("mlp.joblib")["model"]
+lines = {l.split()[0]: l.split()[1:] for l in open("dlrm.mlp") if l.strip() and not l.startswith("check")}
+checks = [list(map(float, l.split()[1:])) for l in open("dlrm.mlp") if l.startswith("check")]
+for c in checks:
+    assert abs(m.predict(np.array([c[:-1]]))[0] - c[-1]) <= 1e-9 * max(1.0, abs(c[-1])), c
+assert lines["family"] == ["dlrm"] and int(lines["inputs"][0]) == len(joblib.load("mlp.joblib")["features"])
+PY
+"$py" "$pp/train_cost_model.py" "$out" --model gbt --export-mlp x.mlp >/dev/null 2>&1
+[ $? -eq 2 ] || fail "--export-mlp with gbt must exit 2"
 echo "PASS: postprocess tools on engine output"

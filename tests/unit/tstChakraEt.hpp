@@ -336,7 +336,9 @@ TEST( TEST_CATEGORY, step_graph_dlrm_replays_to_model )
             EXPECT_EQ( at, at2 );
         }
         else
+        {
             EXPECT_EQ( nodes[comm].deps, std::vector<int>{ fwd } );
+        }
         // The collectives, in order, are the same on every rank (sizes included).
         std::vector<std::pair<std::string, std::uint64_t>> colls, colls0;
         for ( const auto& n : nodes )

@@ -367,7 +367,9 @@ TEST( TEST_CATEGORY, collectives_all_to_all_skew_monotone )
             EXPECT_GE( t_send, previous_send ) << "step " << step;
             EXPECT_GE( t_recv, previous_recv ) << "step " << step;
             if ( net.num_dims == 1 )
+            {
                 EXPECT_EQ( t_send, t_recv );
+            }
             previous_send = t_send;
             previous_recv = t_recv;
         }

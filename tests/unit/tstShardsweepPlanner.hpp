@@ -324,7 +324,9 @@ TEST( TEST_CATEGORY, bound_below_random_plans )
             const int gpus = shape == 0 ? task.platform.numGpus() : ( shape == 1 ? 8 : 16 );
             const Platform p = shape == 0 ? task.platform : resizePlatform( cluster, gpus, 4 );
             if ( shape > 0 )
+            {
                 ASSERT_EQ( p.num_nodes, gpus / 4 );
+            }
             const Workload& w = task.workload;
             const double bound = iterationLowerBoundMs( w, p, 0 );
             for ( int k = 0; k < 2; ++k )

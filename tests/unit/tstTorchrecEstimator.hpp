@@ -17,9 +17,13 @@ constexpr double kRel = 1e-12;
 void expectRel( double expected, double actual, const char* what )
 {
     if ( expected == 0.0 )
+    {
         EXPECT_EQ( actual, 0.0 ) << what;
+    }
     else
+    {
         EXPECT_NEAR( actual, expected, kRel * std::abs( expected ) ) << what;
+    }
 }
 
 //! The 100x10 fp32 pooled table of test_1_table_perf, B = 512, pf = 1, as shard `shard_rows`.

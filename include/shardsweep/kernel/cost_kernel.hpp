@@ -74,8 +74,14 @@ struct ScenarioResult
     std::vector<double> stage_memory_GiB; //!< [pipeline stage] memory of one of its GPUs
 };
 
+class TableStatsCache;
+
 //! Evaluates a batch of scenarios with the default host execution space.
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
+//! The same, reusing the table statistics of earlier calls kept in `cache` (bit-identical
+//! results: see table_stats_cache.hpp).
+std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs,
+                                               TableStatsCache& cache );
 
 //! Convenience for planners and tests: one scenario on the host.
 ScenarioResult evaluateScenario( const ScenarioInput& input );

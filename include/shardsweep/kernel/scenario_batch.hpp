@@ -16,6 +16,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/model/step_torchrec.hpp>
 #include <shardsweep/model/transformer.hpp>
@@ -75,9 +76,11 @@ struct ScenarioBatch
     //! The learned GEMM model of the dense cases with learned_gemm (empty: none).
     MlpLayout gemm_mlp;
     Kokkos::View<const double*, MemorySpace> gemm_mlp_params;
-    // Per distinct table case.
+    // Per distinct table case. table_stats holds the cached statistics on input; the kernel
+    // computes the cases listed in table_case_to_compute (the ones no cache knew).
     View<TableCase> table_case;
     View<EmbeddingTableStats> table_stats;
+    View<int> table_case_to_compute; //!< into table_case
     // Per table.
     View<TableSpec> table_spec;
     View<ShardingType> table_sharding;
@@ -106,7 +109,14 @@ struct ScenarioBatch
 using HostScenarioBatch = ScenarioBatch<Kokkos::HostSpace>;
 
 //! Flattens scenarios into host Views (validating that every shard's table and GPU exist).
-HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs );
+//! Table cases found in `cache` (if given) get their statistics filled in and are not listed in
+//! table_case_to_compute.
+HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
+                                 const TableStatsCache* cache = nullptr );
+
+//! Stores the statistics of the batch's computed table cases in `cache` (after evaluateBatch
+//! and the copy of table_stats back to the host).
+void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache );
 
 //! Copies a host batch's inputs into `MemorySpace` (outputs are allocated, not copied).
 template <class MemorySpace>
@@ -145,7 +155,8 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.table_cache_fraction = copy( host.table_cache_fraction );
     b.table_stats_index = copy( host.table_stats_index );
     b.table_case = copy( host.table_case );
-    b.table_stats = alloc( host.table_stats );
+    b.table_stats = copy( host.table_stats );
+    b.table_case_to_compute = copy( host.table_case_to_compute );
     b.shard_table = copy( host.shard_table );
     b.shard_gpu = copy( host.shard_gpu );
     b.shard_rows = copy( host.shard_rows );
@@ -220,12 +231,19 @@ KOKKOS_INLINE_FUNCTION void evaluateDenseCase( const ScenarioBatch<MemorySpace>&
         denseCost( c.gpu, c.dense, c.num_tables, c.sum_embedding_dims, c.local_batch, gemm );
 }
 
-//! Computes the access statistics of the batch's distinct table cases.
+//! Computes the access statistics of the batch's distinct table case `k`.
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void evaluateTableCase( const ScenarioBatch<MemorySpace>& b, int k )
 {
     const TableCase& c = b.table_case( k );
     b.table_stats( k ) = embeddingTableStats( c.spec, c.batch, c.cache_fraction );
+}
+
+//! Computes the statistics of every table case no cache knew.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateUncachedTableCase( const ScenarioBatch<MemorySpace>& b, int j )
+{
+    evaluateTableCase( b, b.table_case_to_compute( j ) );
 }
 
 //! Prices the batch's distinct transformer operator cases.
@@ -235,8 +253,9 @@ KOKKOS_INLINE_FUNCTION void evaluateTransformerCase( const ScenarioBatch<MemoryS
     b.transformer_cost( k ) = transformerOperatorCost( b.transformer_case( k ) );
 }
 
-//! The batched cost kernel in `exec`: one work item per distinct dense case, table case and
-//! transformer operator case (the expensive, plan-independent terms), then one per scenario.
+//! The batched cost kernel in `exec`: one work item per distinct dense case, table case not
+//! cached and transformer operator case (the expensive, plan-independent terms), then one per
+//! scenario.
 template <class ExecutionSpace, class MemorySpace>
 void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch )
 {
@@ -247,9 +266,9 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
         KOKKOS_LAMBDA( const int k ) { evaluateDenseCase( batch, k ); } );
     Kokkos::parallel_for(
         "shardsweep::evaluateTableCases",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0,
-                                             static_cast<int>( batch.table_case.extent( 0 ) ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateTableCase( batch, k ); } );
+        Kokkos::RangePolicy<ExecutionSpace>(
+            exec, 0, static_cast<int>( batch.table_case_to_compute.extent( 0 ) ) ),
+        KOKKOS_LAMBDA( const int j ) { evaluateUncachedTableCase( batch, j ); } );
     Kokkos::parallel_for(
         "shardsweep::evaluateTransformerCases",
         Kokkos::RangePolicy<ExecutionSpace>(
@@ -265,15 +284,22 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
 //! Copies a batch's outputs back into per-scenario results.
 std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
 
-//! Packs, evaluates in `exec`, and unpacks: the whole path for one execution space.
+//! Packs, evaluates in `exec`, and unpacks: the whole path for one execution space. With a
+//! cache, table statistics it holds are reused and the new ones are added to it.
 template <class ExecutionSpace>
 std::vector<ScenarioResult> evaluateScenarios( const ExecutionSpace& exec,
-                                               const std::vector<ScenarioInput>& inputs )
+                                               const std::vector<ScenarioInput>& inputs,
+                                               TableStatsCache* cache = nullptr )
 {
     using MemorySpace = typename ExecutionSpace::memory_space;
-    HostScenarioBatch host = packScenarios( inputs );
+    HostScenarioBatch host = packScenarios( inputs, cache );
     auto device = toMemorySpace<MemorySpace>( host );
     evaluateBatch( exec, device );
+    if ( cache )
+    {
+        Kokkos::deep_copy( host.table_stats, device.table_stats );
+        rememberTableStats( host, *cache );
+    }
     Kokkos::deep_copy( host.summary, device.summary );
     Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
     Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );

@@ -15,7 +15,7 @@ namespace shardsweep
 {
 
 constexpr int kMlpMaxLayers = 6;  //!< dense layers, output layer included
-constexpr int kMlpMaxWidth = 64;  //!< widest layer (inputs included)
+constexpr int kMlpMaxWidth = 128; //!< widest layer (inputs included; NeuroShard-style 128-32)
 constexpr int kMlpMaxInputs = 32; //!< feature vector length
 
 enum class MlpActivation : unsigned char

@@ -2,6 +2,7 @@
 //! \file planner.hpp
 //! \brief One interface for every sharding planner (baselines, TorchRec-like, shardsweep's own).
 #include <cstdint>
+#include <memory>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/scenario/task.hpp>
 #include <string>
@@ -53,5 +54,28 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
 //! A lower bound on the native-model iteration time of any plan for this task.
 double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
                               std::int64_t global_batch );
+
+//! The per-table terms of iterationLowerBoundMs (the model-parallel floor searches over shard
+//! counts: the costly part) kept across calls, keyed by every input they read. A sweep's tasks
+//! draw their tables from one pool, so a sweep computes each table's terms about once per
+//! platform and batch. The terms are pure functions of the key: the bound is bit-identical with
+//! or without the cache. Not thread-safe (one per rank).
+class LowerBoundCache
+{
+  public:
+    LowerBoundCache();
+    ~LowerBoundCache();
+    LowerBoundCache( const LowerBoundCache& ) = delete;
+    LowerBoundCache& operator=( const LowerBoundCache& ) = delete;
+    struct Impl;
+    Impl& impl() { return *_impl; }
+
+  private:
+    std::unique_ptr<Impl> _impl;
+};
+
+//! iterationLowerBoundMs with the per-table terms looked up in (and added to) `cache`.
+double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
+                              std::int64_t global_batch, LowerBoundCache& cache );
 
 } // namespace shardsweep

@@ -16,8 +16,9 @@ namespace shardsweep
 {
 
 //! Schema of the results file and the journals (docs/HDF5_LAYOUT.md).
-//! 2: transformer columns (workload_kind, the configuration, the transformer phases).
-constexpr int kSweepSchemaVersion = 2;
+//! 2: /scenarios/lower_bound_ms added. 3: transformer columns (workload_kind, the
+//! configuration, the transformer phases).
+constexpr int kSweepSchemaVersion = 3;
 
 //! `status` of a scenario row.
 enum class ScenarioStatus : std::int8_t
@@ -58,6 +59,8 @@ struct ScenarioRow
     double max_memory_GiB = 0.0;
     double iteration_ms = 0.0;
     double exposed_comm_ms = 0.0;
+    //! iterationLowerBoundMs of the scenario's task (native model; NaN for other cost models).
+    double lower_bound_ms = 0.0;
     double phase_ms[kNumPhases] = {};
     // Transformer scenarios: the configuration (-1 for DLRM rows and rows without a plan) and
     // the iteration's phases and model FLOPs (NaN for DLRM rows).

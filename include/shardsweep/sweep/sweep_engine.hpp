@@ -27,6 +27,9 @@ struct SweepProblem
 {
     std::uint64_t num_scenarios = 0;
     std::function<ScenarioSpec( std::uint64_t )> materialize;
+    //! A lower bound on the iteration time of any plan of the scenario's task (stored next to
+    //! its iteration time; NaN where it does not apply). Unset: NaN for every scenario.
+    std::function<double( const ScenarioSpec& )> lower_bound;
     std::vector<std::string> workload_names;
     std::vector<std::string> platform_names;
     std::vector<std::string> generator_names;
@@ -52,6 +55,10 @@ struct SweepOptions
     bool fresh = false;                //!< delete journals and output first
     bool compress = false;             //!< gzip the finished file (serial rewrite on rank 0)
     std::uint64_t max_scenarios = 0;   //!< 0: the whole space; else ids [0, max)
+    //! `run --slice I/N`: only part I (0-based) of N contiguous, equal parts of the ids; the
+    //! file keeps every id's row (the others not done), so that the parts' files combine.
+    std::uint64_t slice_index = 0;
+    std::uint64_t slice_count = 1;
     SweepDetail detail = SweepDetail::all;
     std::uint64_t finalize_window = 16384; //!< scenario ids laid out per collective round
     std::string command_line;              //!< stored in the file
@@ -72,7 +79,8 @@ struct SweepReport
     std::uint64_t num_scenarios = 0;
     std::uint64_t done_before = 0;    //!< scenarios found in journals at start
     std::uint64_t computed = 0;       //!< scenarios computed by this run (all ranks)
-    std::uint64_t failures = 0;       //!< of those, status != evaluated
+    std::uint64_t failures = 0;       //!< of those, status error (materialising/planning threw)
+    std::uint64_t no_plan = 0;        //!< of those, status no_plan (the planner found none)
     std::uint64_t local_computed = 0; //!< by this rank
     double wall_s = 0.0;
     SweepTimes local;           //!< this rank's phase times
@@ -90,6 +98,17 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 //! Round-robin table-wise placement (table t on GPU t mod num_gpus, HBM): the sweep's simple
 //! placement, and the fallback while no planner is linked.
 Plan roundRobinTableWisePlan( const Workload& workload, int num_gpus );
+
+//! Scenario ids [first, end) of part `index` of `count` equal contiguous parts of [0, n).
+struct SliceRange
+{
+    std::uint64_t first = 0, end = 0;
+};
+SliceRange sliceRange( std::uint64_t n, std::uint64_t index, std::uint64_t count );
+
+//! Parses "I/N" (0 <= I < N); throws UsageError naming `option` otherwise.
+void parseSlice( const std::string& text, const std::string& option, std::uint64_t& index,
+                 std::uint64_t& count );
 
 //! The journal directory of an output file.
 std::string journalDirectory( const std::string& output );

@@ -1,0 +1,23 @@
+#pragma once
+//! \file stop_signal.hpp
+//! \brief SIGTERM/SIGUSR1 as a request to stop a sweep resumably (Slurm sends them before a job's
+//! time limit). The handlers only record the signal; the sweep engine polls it between batches.
+//!
+//! `shardsweep run` installs the handlers first thing in main, so that a signal that arrives
+//! while MPI starts or the sweep loads is kept until the engine sees it (exit 3, resumable)
+//! instead of killing the process or being forgotten.
+
+namespace shardsweep
+{
+
+//! Installs the recording handlers for SIGTERM and SIGUSR1 (idempotent; a signal already
+//! recorded stays recorded).
+void installStopSignalHandlers();
+
+//! The last stop signal received and not yet cleared (0: none). Async-signal-safe to read.
+int pendingStopSignal();
+
+//! Forgets a recorded signal (after a sweep has acted on it).
+void clearStopSignal();
+
+} // namespace shardsweep

@@ -1,0 +1,124 @@
+// The per-rank cache of table statistics (bit-identical results, cases computed once) and the
+// sweep's lower-bound column source, on the bench sweep's 50-table / 4-GPU tasks.
+#include <cmath>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <shardsweep/build_paths.hpp>
+#include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/table_stats_cache.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <shardsweep/sweep/sweep_engine.hpp>
+#include <shardsweep/sweep/sweep_problem.hpp>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+
+//! Scenarios [first, first + n) of the bench sweep with round-robin plans (kept alive here).
+struct BenchScenarios
+{
+    std::vector<ScenarioSpec> specs;
+    std::vector<Plan> plans;
+    std::vector<ScenarioInput> inputs;
+
+    BenchScenarios( const ScenarioSpace& space, std::uint64_t first, std::uint64_t n )
+    {
+        for ( std::uint64_t id = first; id < first + n; ++id )
+            specs.push_back( space.materialize( id ) );
+        for ( const auto& s : specs )
+            plans.push_back( roundRobinTableWisePlan( s.workloadRef(), s.platform.numGpus() ) );
+        for ( std::size_t i = 0; i < specs.size(); ++i )
+            inputs.push_back( { specs[i].workload.get(), &specs[i].platform, &plans[i],
+                                specs[i].global_batch, specs[i].cost_model } );
+    }
+};
+
+bool sameBits( double a, double b )
+{
+    return std::memcmp( &a, &b, sizeof( double ) ) == 0;
+}
+
+void expectBitIdentical( const std::vector<ScenarioResult>& a,
+                         const std::vector<ScenarioResult>& b )
+{
+    ASSERT_EQ( a.size(), b.size() );
+    for ( std::size_t i = 0; i < a.size(); ++i )
+    {
+        EXPECT_TRUE( sameBits( a[i].iteration_ms, b[i].iteration_ms ) ) << i;
+        EXPECT_TRUE( sameBits( a[i].exposed_comm_ms, b[i].exposed_comm_ms ) ) << i;
+        ASSERT_EQ( a[i].shard_fwd_ms.size(), b[i].shard_fwd_ms.size() );
+        for ( std::size_t s = 0; s < a[i].shard_fwd_ms.size(); ++s )
+        {
+            EXPECT_TRUE( sameBits( a[i].shard_fwd_ms[s], b[i].shard_fwd_ms[s] ) ) << i << " " << s;
+            EXPECT_TRUE( sameBits( a[i].shard_bwd_ms[s], b[i].shard_bwd_ms[s] ) ) << i << " " << s;
+        }
+    }
+}
+
+const ScenarioSpace& benchSpace()
+{
+    static const ScenarioSpace space = loadScenarioSpace( std::string( SHARDSWEEP_SOURCE_DIR ) +
+                                                          "/inputs/sweeps/bench_50x4.yaml" );
+    return space;
+}
+
+TEST( TEST_CATEGORY, table_stats_cache_reuses_cases_bit_identically )
+{
+    const BenchScenarios first( benchSpace(), 0, 64 ), second( benchSpace(), 64, 64 );
+    TableStatsCache cache;
+
+    // Cold: every distinct case of the batch is computed, then remembered.
+    const HostScenarioBatch cold = packScenarios( first.inputs, &cache );
+    const std::size_t cases = cold.table_case.extent( 0 );
+    ASSERT_GT( cases, 0u );
+    EXPECT_EQ( cold.table_case_to_compute.extent( 0 ), cases );
+    const auto uncached_first = evaluateScenarios( TEST_EXECSPACE(), first.inputs );
+    const auto cached_first = evaluateScenarios( TEST_EXECSPACE(), first.inputs, &cache );
+    EXPECT_EQ( cache.size(), cases );
+    expectBitIdentical( uncached_first, cached_first );
+
+    // Warm, same scenarios: nothing left to compute, the same bits.
+    EXPECT_EQ( packScenarios( first.inputs, &cache ).table_case_to_compute.extent( 0 ), 0u );
+    expectBitIdentical( uncached_first,
+                        evaluateScenarios( TEST_EXECSPACE(), first.inputs, &cache ) );
+
+    // The next batch draws from the same pool: fewer cases to compute than it has, and its
+    // results do not depend on what the cache held before.
+    const HostScenarioBatch next = packScenarios( second.inputs, &cache );
+    EXPECT_LT( next.table_case_to_compute.extent( 0 ), next.table_case.extent( 0 ) );
+    expectBitIdentical( evaluateScenarios( TEST_EXECSPACE(), second.inputs ),
+                        evaluateScenarios( TEST_EXECSPACE(), second.inputs, &cache ) );
+
+    // A full cache starts over instead of growing.
+    TableStatsCache small( 3 );
+    evaluateScenarios( TEST_EXECSPACE(), first.inputs, &small );
+    EXPECT_LE( small.size(), 3u );
+}
+
+TEST( TEST_CATEGORY, sweep_lower_bound_is_the_planners_bound )
+{
+    const SweepProblem problem = sweepProblemFromSpace( benchSpace() );
+    ASSERT_TRUE( bool( problem.lower_bound ) );
+    const BenchScenarios scenarios( benchSpace(), 100, 8 );
+    const auto results = evaluateScenarios( TEST_EXECSPACE(), scenarios.inputs );
+    for ( std::size_t i = 0; i < scenarios.specs.size(); ++i )
+    {
+        const ScenarioSpec& s = scenarios.specs[i];
+        ASSERT_EQ( s.cost_model, CostModel::native );
+        const double bound = problem.lower_bound( s );
+        // The direct call, bit for bit.
+        EXPECT_TRUE( sameBits(
+            bound, iterationLowerBoundMs( s.workloadRef(), s.platform, s.global_batch ) ) );
+        // A bound on any plan: positive and at most the round-robin plan's iteration time.
+        EXPECT_GT( bound, 0.0 );
+        EXPECT_LE( bound, results[i].iteration_ms ) << "scenario " << s.id;
+        // The native model's bound says nothing about the TorchRec model.
+        ScenarioSpec torchrec = s;
+        torchrec.cost_model = CostModel::torchrec;
+        EXPECT_TRUE( std::isnan( problem.lower_bound( torchrec ) ) );
+    }
+}
+
+} // namespace Test
