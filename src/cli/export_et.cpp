@@ -114,6 +114,13 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     const OutputFormat out_format = parseOutputFormat( format );
 
     const ScenarioFile scenario = readScenarioFile( scenario_path );
+    // Only the DLRM step has a graph builder so far (docs/model/chakra.md lists what the
+    // transformer builder needs); refuse rather than hand a transformer to the DLRM builder.
+    if ( scenario.workload.isTransformer() )
+        throw InputError( scenario_path,
+                          fmt::format( "workload '{}' is a transformer: export-et writes DLRM "
+                                       "steps only in this version",
+                                       scenario.workload.name ) );
     const Platform& platform = scenario.platform.platform;
     const int gpus = platform.numGpus();
     if ( gpus < 2 )

@@ -169,6 +169,8 @@ sed -i '/network:/d' one.yaml
 printf 'kind: scenario\nworkload: w.yaml\nplatform: one.yaml\nplan: one_plan.yaml\n' > s_one.yaml
 "$exe" plan w.yaml one.yaml --planner dim_greedy --budget-s 0.1 -o one_plan.yaml > /dev/null || fail "plan one GPU"
 expect2 "one GPU" "$exe" export-et s_one.yaml -o x | grep -q "at least 2 NPUs" || fail "one GPU msg"
+expect2 "transformer" "$exe" export-et "$src/inputs/scenarios/gpt3-175b-a100.yaml" -o x \
+    | grep -q "is a transformer: export-et writes DLRM steps only" || fail "transformer msg"
 [ ! -e x ] || fail "nothing may be written on bad input"
 expect2 "no traces" "$exe" inspect-et nowhere/et | grep -q "nowhere/et.0.et" || fail "msg"
 cp -r out_node bad && head -c 100 out_node/et.2.et > bad/et.2.et
