@@ -12,6 +12,7 @@ namespace Test
 {
 using namespace shardsweep;
 
+// Each test file that includes this header uses only some of the helpers ([[maybe_unused]]).
 namespace
 {
 TableSpec zipfTable( std::int64_t rows, double alpha )
@@ -44,7 +45,8 @@ std::vector<long double> zipfProbabilities( std::int64_t rows, double alpha,
 
 //! Σ_i 1 − (1 − p_i)^N = Σ_i −expm1(N·log1p(−p_i)), smallest terms first; `log_q` holds
 //! log1p(−p_i) (computed once per distribution).
-long double exactUniqueRows( const std::vector<long double>& log_q, double lookups )
+[[maybe_unused]] long double exactUniqueRows( const std::vector<long double>& log_q,
+                                              double lookups )
 {
     long double u = 0.0L;
     for ( std::size_t i = log_q.size(); i-- > 0; )
@@ -116,8 +118,8 @@ class LruCache
 
 //! Simulated LRU hit ratio for independent draws from `prob` (row i with probability prob[i]):
 //! inverse-CDF sampling with mt19937_64, `warmup` draws to fill the cache, then `measured`.
-double simulateLru( const std::vector<double>& prob, std::int64_t capacity, long warmup,
-                    long measured, std::uint64_t seed )
+[[maybe_unused]] double simulateLru( const std::vector<double>& prob, std::int64_t capacity,
+                                     long warmup, long measured, std::uint64_t seed )
 {
     std::vector<double> cdf( prob.size() );
     double acc = 0.0;
