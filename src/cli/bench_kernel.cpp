@@ -12,6 +12,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -27,12 +28,10 @@ struct BenchCase
     int nodes;
 };
 
-//! A DLRM-like synthetic scenario: Zipf tables from a pool, 1 in 10 row-wise, the rest
-//! table-wise on random GPUs, on an NVSwitch-per-node A100-like platform.
-void makeScenario( const BenchCase& c, std::uint64_t id, Workload& w, Platform& p, Plan& plan )
+//! An A100-like platform of `nodes` NVSwitch nodes joined by a switch (the bench's machine).
+Platform benchPlatform( int gpus_per_node, int nodes )
 {
-    CounterRng rng( 2024, id, 0 );
-    p = Platform{};
+    Platform p;
     p.gpu.sm_count = 108;
     p.gpu.boost_clock_MHz = 1410;
     p.gpu.fp32_TFLOPs = 19.5;
@@ -43,13 +42,22 @@ void makeScenario( const BenchCase& c, std::uint64_t id, Workload& w, Platform& 
     p.gpu.memory_bandwidth_GBps = 2039;
     p.gpu.l2_cache_MiB = 40;
     p.gpu.pcie_bandwidth_GBps = 32;
-    p.gpus_per_node = c.gpus_per_node;
-    p.num_nodes = c.nodes;
+    p.gpus_per_node = gpus_per_node;
+    p.num_nodes = nodes;
     p.hbm_reserve_GiB = 2;
     p.host_to_gpu_GBps = 25;
-    p.network.num_dims = c.nodes > 1 ? 2 : 1;
-    p.network.dims[0] = { Topology::Switch, c.gpus_per_node, 300.0, 700.0 };
-    p.network.dims[1] = { Topology::Switch, c.nodes, 25.0, 5000.0 };
+    p.network.num_dims = nodes > 1 ? 2 : 1;
+    p.network.dims[0] = { Topology::Switch, gpus_per_node, 300.0, 700.0 };
+    p.network.dims[1] = { Topology::Switch, nodes, 25.0, 5000.0 };
+    return p;
+}
+
+//! A DLRM-like synthetic scenario: Zipf tables from a pool, 1 in 10 row-wise, the rest
+//! table-wise on random GPUs, on benchPlatform.
+void makeScenario( const BenchCase& c, std::uint64_t id, Workload& w, Platform& p, Plan& plan )
+{
+    CounterRng rng( 2024, id, 0 );
+    p = benchPlatform( c.gpus_per_node, c.nodes );
     const int gpus = p.numGpus();
     w = Workload{};
     w.global_batch = 512LL * gpus;
@@ -97,9 +105,78 @@ void makeScenario( const BenchCase& c, std::uint64_t id, Workload& w, Platform& 
     }
 }
 
+//! Every valid parallel configuration of GPT-3 175B (bf16, s = 2048) on 1024 GPUs at global
+//! batch 1536: each (tp, pp) layout × micro-batch 1..8 × recompute none/selective/full × sequence
+//! parallel off/on, as a planner's search would price them.
+std::vector<ParallelConfig> gpt3Configurations( const TransformerSpec& model, int gpus,
+                                                std::int64_t global_batch )
+{
+    std::vector<ParallelConfig> configs;
+    for ( const auto& [tp, pp] : gpuLayouts( gpus ) )
+        for ( const int micro_batch : { 1, 2, 4, 8 } )
+            for ( const Recompute recompute :
+                  { Recompute::none, Recompute::selective, Recompute::full } )
+                for ( const bool sp : { false, true } )
+                {
+                    ParallelConfig c;
+                    c.tp = tp;
+                    c.pp = pp;
+                    c.dp = gpus / ( tp * pp );
+                    c.micro_batch = micro_batch;
+                    c.global_batch = global_batch;
+                    c.recompute = recompute;
+                    c.sequence_parallel = sp && tp > 1;
+                    if ( ( sp && tp == 1 ) || !parallelConfigError( model, c, gpus ).empty() )
+                        continue;
+                    configs.push_back( c );
+                }
+    return configs;
+}
+
 double seconds( std::chrono::steady_clock::time_point since )
 {
     return std::chrono::duration<double>( std::chrono::steady_clock::now() - since ).count();
+}
+
+struct BatchRates
+{
+    double kernel_batches_per_s = 0.0;    //!< evaluateBatch in the default execution space
+    double reference_batches_per_s = 0.0; //!< the same entry functions in a plain loop, one core
+};
+
+//! Times whole batches (plan-independent cases included) until each side ran `min_seconds`.
+BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
+{
+    using Exec = Kokkos::DefaultExecutionSpace;
+    auto device = toMemorySpace<Exec::memory_space>( host );
+    evaluateBatch( Exec(), device ); // warm-up
+    long long launches = 0;
+    auto start = std::chrono::steady_clock::now();
+    double kernel_s = 0.0;
+    do
+    {
+        evaluateBatch( Exec(), device );
+        ++launches;
+        kernel_s = seconds( start );
+    } while ( kernel_s < min_seconds );
+
+    long long loops = 0;
+    start = std::chrono::steady_clock::now();
+    double loop_s = 0.0;
+    do
+    {
+        for ( int k = 0; k < static_cast<int>( host.dense_case.extent( 0 ) ); ++k )
+            evaluateDenseCase( host, k );
+        for ( int k = 0; k < static_cast<int>( host.table_case.extent( 0 ) ); ++k )
+            evaluateTableCase( host, k );
+        for ( int k = 0; k < static_cast<int>( host.transformer_case.extent( 0 ) ); ++k )
+            evaluateTransformerCase( host, k );
+        for ( int i = 0; i < host.numScenarios(); ++i )
+            evaluateBatchEntry( host, i );
+        ++loops;
+        loop_s = seconds( start );
+    } while ( loop_s < min_seconds );
+    return { launches / kernel_s, loops / loop_s };
 }
 } // namespace
 
@@ -130,7 +207,11 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
             << "a 500-table/128-GPU case, next to a plain scalar loop over the same packed\n"
             << "data on one core (the reference). Tables are drawn from a pool of 856, so the\n"
             << "plan-independent table statistics are shared as in a sweep (column\n"
-            << "distinct_table_cases); both measurements include computing them.\n\n"
+            << "distinct_cases); both measurements include computing them.\n"
+            << "The last row prices every valid parallel configuration of GPT-3 175B on 1024\n"
+            << "A100-like GPUs (tp, pp, micro-batch, recompute, sequence parallel), cycled to\n"
+            << "fill a launch: its shard columns count configurations, its distinct_cases the\n"
+            << "transformer operator cases priced once per launch.\n\n"
             << options << "\n";
         return 0;
     }
@@ -154,9 +235,8 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     using Exec = Kokkos::DefaultExecutionSpace;
     const int cores = Exec().concurrency();
     ResultTable table( { "case", "gemm_model", "execution_space", "threads", "scenarios_per_launch",
-                         "distinct_table_cases", "shard_evals_per_s_per_core",
-                         "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
-                         "speedup_vs_reference" } );
+                         "distinct_cases", "shard_evals_per_s_per_core", "scenarios_per_s_per_core",
+                         "reference_shard_evals_per_s_per_core", "speedup_vs_reference" } );
     const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
                                 { "500-table/128-GPU", 500, 8, 16 } };
     for ( const BenchCase& c : cases )
@@ -186,44 +266,54 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
                 for ( std::size_t k = 0; k < host.dense_case.extent( 0 ); ++k )
                     host.dense_case( k ).learned_gemm = true;
             }
-            auto device = toMemorySpace<Exec::memory_space>( host );
-            evaluateBatch( Exec(), device ); // warm-up
-
-            long long launches = 0;
-            auto start = std::chrono::steady_clock::now();
-            double kernel_s = 0.0;
-            do
-            {
-                evaluateBatch( Exec(), device );
-                ++launches;
-                kernel_s = seconds( start );
-            } while ( kernel_s < min_seconds );
-
-            // Reference: the same entry function in a plain loop on one core.
-            long long loops = 0;
-            start = std::chrono::steady_clock::now();
-            double loop_s = 0.0;
-            do
-            {
-                for ( int k = 0; k < static_cast<int>( host.dense_case.extent( 0 ) ); ++k )
-                    evaluateDenseCase( host, k );
-                for ( int k = 0; k < static_cast<int>( host.table_case.extent( 0 ) ); ++k )
-                    evaluateTableCase( host, k );
-                for ( int i = 0; i < n; ++i )
-                    evaluateBatchEntry( host, i );
-                ++loops;
-                loop_s = seconds( start );
-            } while ( loop_s < min_seconds );
-
-            const double kernel_rate = shards * static_cast<double>( launches ) / kernel_s / cores;
-            const double loop_rate = shards * static_cast<double>( loops ) / loop_s;
+            const BatchRates rates = timeBatch( host, min_seconds );
+            const double kernel_rate = shards * rates.kernel_batches_per_s / cores;
+            const double loop_rate = shards * rates.reference_batches_per_s;
             table.addRow( { std::string( c.name ), std::string( learned ? "learned" : "analytic" ),
                             std::string( Exec::name() ), static_cast<long long>( cores ),
                             static_cast<long long>( n ),
                             static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
-                            n * static_cast<double>( launches ) / kernel_s / cores, loop_rate,
+                            n * rates.kernel_batches_per_s / cores, loop_rate,
                             kernel_rate / loop_rate } );
         }
+
+    // Transformer configurations: one scenario per configuration, no shards; the rates are
+    // configurations per second (the shard columns count configurations here).
+    {
+        TransformerSpec gpt3;
+        gpt3.arch = TransformerArch::gpt;
+        gpt3.hidden = 12288;
+        gpt3.heads = 96;
+        gpt3.layers = 96;
+        gpt3.seq_len = 2048;
+        gpt3.vocab = 51200;
+        gpt3.dtype = DataType::bf16;
+        Workload w;
+        w.name = "gpt3-175b";
+        w.kind = WorkloadKind::transformer;
+        w.transformer = gpt3;
+        w.global_batch = 1536;
+        const Platform p = benchPlatform( 8, 128 );
+        const std::vector<ParallelConfig> configs =
+            gpt3Configurations( gpt3, p.numGpus(), w.global_batch );
+        const int n = batch_size;
+        std::vector<Plan> plans( n );
+        std::vector<ScenarioInput> inputs( n );
+        for ( int i = 0; i < n; ++i )
+        {
+            plans[i].parallel = configs[i % configs.size()];
+            inputs[i] = { &w, &p, &plans[i], 0, CostModel::native };
+        }
+        HostScenarioBatch host = packScenarios( inputs );
+        const BatchRates rates = timeBatch( host, min_seconds );
+        const double kernel_rate = n * rates.kernel_batches_per_s / cores;
+        const double loop_rate = n * rates.reference_batches_per_s;
+        table.addRow( { fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ),
+                        std::string( "analytic" ), std::string( Exec::name() ),
+                        static_cast<long long>( cores ), static_cast<long long>( n ),
+                        static_cast<long long>( host.transformer_case.extent( 0 ) ), kernel_rate,
+                        kernel_rate, loop_rate, kernel_rate / loop_rate } );
+    }
     table.print( ctx.print(), out_format );
     return 0;
 }
