@@ -1,4 +1,5 @@
 // The shared --gpu/--input/--output/--format plumbing of the predict subcommands (predict_cli.hpp).
+#include <filesystem>
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
@@ -99,6 +100,42 @@ void PredictCli::write( const CommandContext& ctx, const ResultTable& result ) c
     file.flush();
     if ( !file )
         throw InputError( _output, "write failed" );
+}
+
+double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column )
+{
+    const double x = t.getDouble( row, column );
+    if ( !( x >= 1.0 ) || x != static_cast<double>( static_cast<long long>( x ) ) )
+        t.fail( row, column, "an integer >= 1" );
+    return x;
+}
+
+LearnedModelOptions::LearnedModelOptions( PredictCli& cli, const char* file_help )
+    : _command( cli.command() )
+{
+    namespace po = boost::program_options;
+    cli.options().add_options()( "model", po::value( &_model ), "learned (default) | analytic" )(
+        "model-file", po::value( &_file ),
+        file_help )( "force-learned", po::bool_switch( &_force_learned ),
+                     "use the learned model also on GPUs it was not trained on" );
+}
+
+std::unique_ptr<LearnedOperatorModel>
+LearnedModelOptions::load( const PredictCli& cli, const std::string& default_path,
+                           LearnedOperatorModel ( *load )( const std::string& ) ) const
+{
+    if ( _model != "learned" && _model != "analytic" )
+        throw UsageError( _command + ": --model must be 'learned' or 'analytic', found '" + _model +
+                          "'" );
+    if ( _model == "analytic" )
+        return nullptr;
+    const std::string path = _file.empty() ? default_path : _file;
+    if ( _file.empty() && !std::filesystem::exists( path ) )
+        return nullptr; // no shipped model (e.g. an install without inputs/models)
+    auto learned = std::make_unique<LearnedOperatorModel>( load( path ) );
+    if ( !_force_learned && !learned->trainedOn( cli.gpuName() ) )
+        learned.reset();
+    return learned;
 }
 
 } // namespace shardsweep

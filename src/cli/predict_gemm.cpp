@@ -13,7 +13,6 @@ namespace shardsweep
 
 namespace
 {
-namespace po = boost::program_options;
 
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
@@ -43,13 +42,6 @@ GemmOp parseGemmOp( const CsvTable& t, std::size_t row )
     t.fail( row, "op", "one of bmm, mm, linear" );
 }
 
-double positiveDim( const CsvTable& t, std::size_t row, const char* column )
-{
-    const double x = t.getDouble( row, column );
-    if ( !( x >= 1.0 ) || x != static_cast<double>( static_cast<long long>( x ) ) )
-        t.fail( row, column, "an integer >= 1" );
-    return x;
-}
 } // namespace
 
 int predictGemm( const CommandContext& ctx, const Arguments& args )
@@ -83,42 +75,24 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "model, and model (the one that priced the row). --input: CSV with columns "
         "B,M,N,K[,dtype][,op].\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
-    std::string model_name = "learned", model_file;
-    bool force_learned = false;
-    cli.options().add_options()( "model", po::value( &model_name ),
-                                 "learned (default) | analytic" )(
-        "model-file", po::value( &model_file ),
-        "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
-        "$SHARDSWEEP_MODEL_DIR or inputs/models)" )(
-        "force-learned", po::bool_switch( &force_learned ),
-        "use the learned model also on GPUs it was not trained on" );
+    const LearnedModelOptions model_options(
+        cli, "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
+             "$SHARDSWEEP_MODEL_DIR or inputs/models)" );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    if ( model_name != "learned" && model_name != "analytic" )
-        throw UsageError( "predict gemm: --model must be 'learned' or 'analytic', found '" +
-                          model_name + "'" );
     const GpuSpec& gpu = cli.gpu();
-    std::unique_ptr<LearnedOperatorModel> learned;
-    if ( model_name == "learned" )
-    {
-        const std::string path = model_file.empty() ? defaultGemmModelPath() : model_file;
-        if ( !model_file.empty() || std::filesystem::exists( path ) )
-        {
-            learned = std::make_unique<LearnedOperatorModel>( loadLearnedGemmModel( path ) );
-            if ( !force_learned && !learned->trainedOn( cli.gpuName() ) )
-                learned.reset();
-        }
-    }
+    const std::unique_ptr<LearnedOperatorModel> learned =
+        model_options.load( cli, defaultGemmModelPath(), loadLearnedGemmModel );
 
     const CsvTable t = cli.readInput( { "B", "M", "N", "K" }, { "dtype", "op" } );
     std::vector<GemmShape> shapes( t.numRows() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         GemmShape& s = shapes[r];
-        s.B = positiveDim( t, r, "B" );
-        s.M = positiveDim( t, r, "M" );
-        s.N = positiveDim( t, r, "N" );
-        s.K = positiveDim( t, r, "K" );
+        s.B = positiveIntegerCell( t, r, "B" );
+        s.M = positiveIntegerCell( t, r, "M" );
+        s.N = positiveIntegerCell( t, r, "N" );
+        s.K = positiveIntegerCell( t, r, "K" );
         s.dtype = parseGemmDtype( t, r );
         s.op = parseGemmOp( t, r );
     }

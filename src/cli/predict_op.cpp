@@ -11,19 +11,6 @@
 namespace shardsweep
 {
 
-namespace
-{
-namespace po = boost::program_options;
-
-double positiveInteger( const CsvTable& t, std::size_t row, const char* column )
-{
-    const double x = t.getDouble( row, column );
-    if ( !( x >= 1.0 ) || x != static_cast<double>( static_cast<long long>( x ) ) )
-        t.fail( row, column, "an integer >= 1" );
-    return x;
-}
-} // namespace
-
 int predictOp( const CommandContext& ctx, const Arguments& args )
 {
     PredictCli cli(
@@ -48,32 +35,14 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "the\n"
         "row. --input: CSV with columns op,B,H.\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
-    std::string model_name = "learned", model_file;
-    bool force_learned = false;
-    cli.options().add_options()( "model", po::value( &model_name ),
-                                 "learned (default) | analytic" )(
-        "model-file", po::value( &model_file ),
-        "learned operator model (shardsweep-mlp file; default <models>/ops.mlp, models = "
-        "$SHARDSWEEP_MODEL_DIR or inputs/models)" )(
-        "force-learned", po::bool_switch( &force_learned ),
-        "use the learned model also on GPUs it was not trained on" );
+    const LearnedModelOptions model_options(
+        cli, "learned operator model (shardsweep-mlp file; default <models>/ops.mlp, models = "
+             "$SHARDSWEEP_MODEL_DIR or inputs/models)" );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    if ( model_name != "learned" && model_name != "analytic" )
-        throw UsageError( "predict op: --model must be 'learned' or 'analytic', found '" +
-                          model_name + "'" );
     const GpuSpec& gpu = cli.gpu();
-    std::unique_ptr<LearnedOperatorModel> learned;
-    if ( model_name == "learned" )
-    {
-        const std::string path = model_file.empty() ? defaultOperatorModelPath() : model_file;
-        if ( !model_file.empty() || std::filesystem::exists( path ) )
-        {
-            learned = std::make_unique<LearnedOperatorModel>( loadLearnedOperatorModel( path ) );
-            if ( !force_learned && !learned->trainedOn( cli.gpuName() ) )
-                learned.reset();
-        }
-    }
+    const std::unique_ptr<LearnedOperatorModel> learned =
+        model_options.load( cli, defaultOperatorModelPath(), loadLearnedOperatorModel );
 
     const CsvTable t = cli.readInput( { "op", "B", "H" }, {} );
     std::vector<OperatorShape> shapes( t.numRows() );
@@ -82,8 +51,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         OperatorShape& s = shapes[r];
         if ( !parseOperatorKind( t.text( r, "op" ), s.kind ) )
             t.fail( r, "op", "one of " + operatorKindList() );
-        s.B = positiveInteger( t, r, "B" );
-        s.H = positiveInteger( t, r, "H" );
+        s.B = positiveIntegerCell( t, r, "B" );
+        s.H = positiveIntegerCell( t, r, "H" );
     }
     const std::vector<double> latency = predictOperatorsHost( learned.get(), gpu, shapes );
     ResultTable result( { "op", "B", "H", "latency_ms", "bound_ms", "model" } );

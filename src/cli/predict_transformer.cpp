@@ -3,8 +3,8 @@
 #include <filesystem>
 #include <map>
 #include <shardsweep/cli/predict_cli.hpp>
-#include <shardsweep/io/csv.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>

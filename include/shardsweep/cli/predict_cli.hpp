@@ -34,8 +34,10 @@
 //! it a CLI test tests/cli/predict_foo.sh.
 
 #include <boost/program_options.hpp>
+#include <memory>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/hardware.hpp>
 #include <string>
@@ -75,6 +77,7 @@ class PredictCli
     //! The catalog name of --gpu (kGpu only), e.g. "A100-PCIe-40GB" for "NVIDIA A100-PCIE-40GB".
     const std::string& gpuName() const { return _gpu_catalog_name; }
     const std::string& inputPath() const { return _input; }
+    const std::string& command() const { return _command; } //!< e.g. "predict gemm"
     OutputFormat format() const { return _format; }
 
     //! Reads --input and checks its header (CsvTable::checkColumns).
@@ -94,6 +97,30 @@ class PredictCli
     std::string _gpu_name, _input, _output, _format_text;
     GpuSpec _gpu{};
     OutputFormat _format = OutputFormat::table;
+};
+
+//! A CSV cell that must be a whole number >= 1 (shape dimensions); fails naming the row otherwise.
+double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
+
+//! The learned-model options of the predict commands that have one (gemm, op): --model
+//! learned|analytic, --model-file F, --force-learned.
+class LearnedModelOptions
+{
+  public:
+    //! Adds the options to `cli`; `file_help` describes --model-file's default.
+    LearnedModelOptions( PredictCli& cli, const char* file_help );
+    //! After cli.parse(): the learned model to use, or null for the analytic one. The learned
+    //! model is loaded (with `load`, from --model-file or `default_path` when that exists) and
+    //! kept only for GPUs it was trained on, unless --force-learned.
+    std::unique_ptr<LearnedOperatorModel>
+    load( const PredictCli& cli, const std::string& default_path,
+          LearnedOperatorModel ( *load )( const std::string& ) ) const;
+
+  private:
+    std::string _command;
+    std::string _model = "learned";
+    std::string _file;
+    bool _force_learned = false;
 };
 
 } // namespace shardsweep
