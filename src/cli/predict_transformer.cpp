@@ -1,5 +1,6 @@
 // shardsweep predict transformer: one Megatron-LM 3D-parallel transformer step per CSV row
 // (model/transformer.hpp; issue 11's CSV contract).
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <shardsweep/cli/predict_cli.hpp>
@@ -9,32 +10,39 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
 
 namespace
 {
+//! The case columns in output order; the four of kRequired must be present, the rest may be
+//! absent or empty (defaults in --help).
+const std::vector<std::string> kCaseColumns = {
+    "case",         "platform",         "gpu",      "gpus",       "arch", "hidden", "heads",
+    "layers",       "seq_len",          "vocab",    "ffn_hidden", "tp",   "pp",     "dp",
+    "global_batch", "micro_batch",      "schedule", "recompute",  "zero", "dtype",  "mode",
+    "fused",        "sequence_parallel" };
 const std::vector<std::string> kRequired = { "hidden", "heads", "layers", "seq_len" };
-const std::vector<std::string> kOptional = { "case",
-                                             "platform",
-                                             "gpu",
-                                             "gpus",
-                                             "arch",
-                                             "vocab",
-                                             "ffn_hidden",
-                                             "tp",
-                                             "pp",
-                                             "dp",
-                                             "global_batch",
-                                             "micro_batch",
-                                             "schedule",
-                                             "recompute",
-                                             "zero",
-                                             "dtype",
-                                             "mode",
-                                             "fused",
-                                             "sequence_parallel" };
+
+std::vector<std::string> optionalColumns()
+{
+    std::vector<std::string> optional;
+    for ( const std::string& c : kCaseColumns )
+        if ( std::find( kRequired.begin(), kRequired.end(), c ) == kRequired.end() )
+            optional.push_back( c );
+    return optional;
+}
+
+std::vector<std::string> outputColumns()
+{
+    std::vector<std::string> columns = kCaseColumns;
+    for ( const char* c : { "iteration_ms", "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms",
+                            "bubble_ms", "optimizer_ms", "peak_memory_GiB", "feasible" } )
+        columns.emplace_back( c );
+    return columns;
+}
 
 //! An integer cell ≥ `min`, or `fallback` when empty or absent.
 std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& column,
@@ -52,20 +60,33 @@ std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& col
     return v;
 }
 
-//! One of `names` (index returned), or `fallback` when empty.
-int choiceCell( const CsvTable& t, std::size_t row, const std::string& column,
-                const std::vector<std::string>& names, int fallback )
+//! One of the names of `names` (scenario/transformer_config.hpp's lists), or `fallback` when
+//! empty; anything else fails naming the row, the column and the accepted names.
+template <class Enum>
+Enum choiceCell( const CsvTable& t, std::size_t row, const std::string& column,
+                 const std::vector<std::pair<std::string, Enum>>& names, Enum fallback )
 {
     if ( t.isEmpty( row, column ) )
         return fallback;
     const std::string& s = t.text( row, column );
-    for ( std::size_t i = 0; i < names.size(); ++i )
-        if ( s == names[i] )
-            return int( i );
     std::string list;
-    for ( const std::string& n : names )
-        list += ( list.empty() ? "" : ", " ) + n;
+    for ( const auto& [name, value] : names )
+    {
+        if ( s == name )
+            return value;
+        list += ( list.empty() ? "" : ", " ) + name;
+    }
     t.fail( row, column, "one of " + list );
+}
+
+//! The name of `value` in `names`.
+template <class Enum>
+std::string choiceName( const std::vector<std::pair<std::string, Enum>>& names, Enum value )
+{
+    for ( const auto& [name, v] : names )
+        if ( v == value )
+            return name;
+    return "?";
 }
 
 bool boolCell( const CsvTable& t, std::size_t row, const std::string& column, bool fallback )
@@ -115,46 +136,12 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         PredictCli::kInput | PredictCli::kOutput );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    const CsvTable t = cli.readInput( kRequired, kOptional );
+    const CsvTable t = cli.readInput( kRequired, optionalColumns() );
     const GpuCatalog catalog = readGpuCatalog( defaultGpuCatalogDir() );
     std::map<std::string, NamedPlatform> platforms;
     const std::filesystem::path csv_dir = std::filesystem::path( cli.inputPath() ).parent_path();
 
-    static const char* kArch[] = { "gpt", "bert", "opt" };
-    static const char* kDtype[] = { "fp32", "tf32", "fp16", "bf16" };
-    static const char* kRecompute[] = { "none", "selective", "full" };
-    ResultTable result( { "case",
-                          "platform",
-                          "gpu",
-                          "gpus",
-                          "arch",
-                          "hidden",
-                          "heads",
-                          "layers",
-                          "seq_len",
-                          "vocab",
-                          "ffn_hidden",
-                          "tp",
-                          "pp",
-                          "dp",
-                          "global_batch",
-                          "micro_batch",
-                          "schedule",
-                          "recompute",
-                          "zero",
-                          "dtype",
-                          "mode",
-                          "fused",
-                          "sequence_parallel",
-                          "iteration_ms",
-                          "compute_ms",
-                          "tp_comm_ms",
-                          "pp_comm_ms",
-                          "dp_comm_ms",
-                          "bubble_ms",
-                          "optimizer_ms",
-                          "peak_memory_GiB",
-                          "feasible" } );
+    ResultTable result( outputColumns() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         // --- platform and GPU ---
@@ -191,14 +178,14 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
 
         // --- model ---
         TransformerSpec m;
-        m.arch = TransformerArch( choiceCell( t, r, "arch", { "gpt", "bert", "opt" }, 0 ) );
+        m.arch = choiceCell( t, r, "arch", transformerArchNames(), TransformerArch::gpt );
         m.hidden = int( intCell( t, r, "hidden", 0, 1, true ) );
         m.heads = int( intCell( t, r, "heads", 0, 1, true ) );
         m.layers = int( intCell( t, r, "layers", 0, 1, true ) );
         m.seq_len = int( intCell( t, r, "seq_len", 0, 1, true ) );
         m.vocab = int( intCell( t, r, "vocab", 50257, 1 ) );
         m.ffn_hidden = int( intCell( t, r, "ffn_hidden", 4LL * m.hidden, 1 ) );
-        m.dtype = DataType( choiceCell( t, r, "dtype", { "fp32", "tf32", "fp16", "bf16" }, 3 ) );
+        m.dtype = choiceCell( t, r, "dtype", transformerDataTypeNames(), DataType::bf16 );
         if ( m.hidden % m.heads != 0 )
             t.fail( r, "heads", "a divisor of hidden (" + std::to_string( m.hidden ) + ")" );
 
@@ -224,13 +211,13 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         if ( cfg.global_batch % per_step != 0 )
             t.fail( r, "global_batch",
                     "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
-        cfg.schedule = PipelineSchedule( choiceCell( t, r, "schedule", { "1f1b", "gpipe" }, 0 ) );
-        cfg.recompute =
-            Recompute( choiceCell( t, r, "recompute", { "none", "selective", "full" }, 0 ) );
+        cfg.schedule =
+            choiceCell( t, r, "schedule", pipelineScheduleNames(), PipelineSchedule::one_f_one_b );
+        cfg.recompute = choiceCell( t, r, "recompute", recomputeNames(), Recompute::none );
         cfg.zero = int( intCell( t, r, "zero", 0, 0 ) );
         if ( cfg.zero > 3 )
             t.fail( r, "zero", "0, 1, 2 or 3" );
-        cfg.mode = RunMode( choiceCell( t, r, "mode", { "train", "infer" }, 0 ) );
+        cfg.mode = choiceCell( t, r, "mode", runModeNames(), RunMode::train );
         cfg.fused = boolCell( t, r, "fused", false );
         cfg.sequence_parallel = boolCell( t, r, "sequence_parallel", false );
         if ( platform_name.empty() && gpus > 1 )
@@ -245,31 +232,30 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             transformerOperatorCost( transformerOperatorCase( platform.gpu, m, cfg ) );
         const TransformerStepSummary s = predictTransformerStep( platform, m, cfg, ops );
         const std::string case_name = t.isEmpty( r, "case" ) ? "" : t.text( r, "case" );
-        std::vector<ResultTable::Cell> row{
-            case_name,
-            platform_name,
-            gpu_name,
-            static_cast<long long>( gpus ),
-            std::string( kArch[int( m.arch )] ),
-            static_cast<long long>( m.hidden ),
-            static_cast<long long>( m.heads ),
-            static_cast<long long>( m.layers ),
-            static_cast<long long>( m.seq_len ),
-            static_cast<long long>( m.vocab ),
-            static_cast<long long>( m.ffn_hidden ),
-            static_cast<long long>( cfg.tp ),
-            static_cast<long long>( cfg.pp ),
-            static_cast<long long>( cfg.dp ),
-            static_cast<long long>( cfg.global_batch ),
-            static_cast<long long>( cfg.micro_batch ),
-            std::string( cfg.schedule == PipelineSchedule::gpipe ? "gpipe" : "1f1b" ),
-            std::string( kRecompute[int( cfg.recompute )] ),
-            static_cast<long long>( cfg.zero ),
-            std::string( kDtype[int( m.dtype ) < 4 ? int( m.dtype ) : 0] ),
-            std::string( cfg.mode == RunMode::infer ? "infer" : "train" ),
-            static_cast<long long>( cfg.fused ),
-            static_cast<long long>( cfg.sequence_parallel ),
-            s.iteration_ms };
+        std::vector<ResultTable::Cell> row{ case_name,
+                                            platform_name,
+                                            gpu_name,
+                                            static_cast<long long>( gpus ),
+                                            std::string( transformerArchName( m.arch ) ),
+                                            static_cast<long long>( m.hidden ),
+                                            static_cast<long long>( m.heads ),
+                                            static_cast<long long>( m.layers ),
+                                            static_cast<long long>( m.seq_len ),
+                                            static_cast<long long>( m.vocab ),
+                                            static_cast<long long>( m.ffn_hidden ),
+                                            static_cast<long long>( cfg.tp ),
+                                            static_cast<long long>( cfg.pp ),
+                                            static_cast<long long>( cfg.dp ),
+                                            static_cast<long long>( cfg.global_batch ),
+                                            static_cast<long long>( cfg.micro_batch ),
+                                            std::string( pipelineScheduleName( cfg.schedule ) ),
+                                            std::string( recomputeName( cfg.recompute ) ),
+                                            static_cast<long long>( cfg.zero ),
+                                            choiceName( transformerDataTypeNames(), m.dtype ),
+                                            std::string( runModeName( cfg.mode ) ),
+                                            static_cast<long long>( cfg.fused ),
+                                            static_cast<long long>( cfg.sequence_parallel ),
+                                            s.iteration_ms };
         for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
             row.emplace_back( s.phase_ms[ph] );
         row.emplace_back( s.peak_memory_GiB );
