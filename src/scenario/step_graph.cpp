@@ -3,10 +3,12 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <map>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
 #include <stdexcept>
+#include <tuple>
 
 namespace shardsweep
 {
@@ -229,12 +231,7 @@ double collectiveNodeNs( const Network& net, const SystemConfig& sys, const Step
                                    static_cast<double>( node.comm_bytes ), first, count );
 }
 
-namespace
-{
-
-//! Point-to-point message time: ASTRA-sim's congestion-unaware backend uses the first dimension
-//! in which the two NPUs' coordinates differ (reference/collectives.md §3).
-double messageNs( const Network& net, int src, int dst, double bytes )
+double pointToPointNs( const Network& net, int src, int dst, double bytes )
 {
     for ( int d = 0; d < net.num_dims; ++d )
     {
@@ -250,7 +247,44 @@ double messageNs( const Network& net, int src, int dst, double bytes )
     return 0.0;
 }
 
-} // namespace
+GroupView subGroupView( const Network& net, const SystemConfig& sys,
+                        const std::vector<int>& members )
+{
+    GroupView v;
+    v.system = sys;
+    v.network.num_dims = 1;
+    const int n = static_cast<int>( members.size() );
+    // Every ring pair's dimension (the first in which the NPUs differ) and hop count.
+    int dim = net.num_dims - 1;
+    double hops = 0.0;
+    for ( int i = 0; i < n; ++i )
+    {
+        int a = members[i], b = members[( i + 1 ) % n];
+        for ( int d = 0; d < net.num_dims; ++d )
+        {
+            const int p = net.dims[d].npus_count;
+            if ( a % p != b % p )
+            {
+                dim = std::min( dim, d );
+                hops =
+                    std::max( hops, collective_detail::hops( net.dims[d].topology, p,
+                                                             ( ( b % p ) - ( a % p ) + p ) % p ) );
+                break;
+            }
+            a /= p;
+            b /= p;
+        }
+    }
+    NetworkDim& d = v.network.dims[0];
+    d = net.dims[dim];
+    d.npus_count = std::max( n, 1 );
+    d.topology = Topology::FullyConnected; // one hop per message: the latency carries the hops
+    d.latency_ns = net.dims[dim].latency_ns * std::max( hops, 1.0 );
+    for ( int c = 0; c < kNumCollectives; ++c )
+        v.system.algorithm[c][0] =
+            net.num_dims > 1 ? CollectiveAlgorithm::ring : sys.algorithm[c][0];
+    return v;
+}
 
 StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                                  const SystemConfig& sys )
@@ -268,6 +302,11 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
         members[g + 1] = graph.groups[g];
     // [group][instance][rank] -> node index (-1 absent).
     std::vector<std::vector<std::vector<int>>> coll( members.size() );
+    // A group smaller than the network is priced as ASTRA-sim prices it (subGroupView).
+    std::vector<GroupView> views( members.size() );
+    for ( std::size_t g = 1; g < members.size(); ++g )
+        if ( static_cast<int>( members[g].size() ) < num_ranks )
+            views[g] = subGroupView( net, sys, members[g] );
     for ( int r = 0; r < num_ranks; ++r )
     {
         const auto& nodes = graph.ranks[r];
@@ -295,7 +334,42 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
             slots[k][r] = static_cast<int>( i );
         }
     }
+    // The same occurrence of (peer -> r, tag) on the peer: receive i of rank r matches send
+    // matching[r][i] of its peer (-1: none).
+    std::vector<std::vector<int>> matching( num_ranks );
+    {
+        std::map<std::tuple<int, int, int>, std::vector<int>> sends; // (src, dst, tag) -> nodes
+        for ( int r = 0; r < num_ranks; ++r )
+            for ( std::size_t i = 0; i < graph.ranks[r].size(); ++i )
+            {
+                const StepGraphNode& n = graph.ranks[r][i];
+                if ( n.kind == Kind::send )
+                    sends[{ r, n.peer, n.tag }].push_back( static_cast<int>( i ) );
+            }
+        std::map<std::tuple<int, int, int>, std::size_t> seen;
+        for ( int r = 0; r < num_ranks; ++r )
+        {
+            matching[r].assign( graph.ranks[r].size(), -1 );
+            for ( std::size_t i = 0; i < graph.ranks[r].size(); ++i )
+            {
+                const StepGraphNode& n = graph.ranks[r][i];
+                if ( n.kind != Kind::recv )
+                    continue;
+                if ( n.peer < 0 || n.peer >= num_ranks )
+                    throw std::invalid_argument(
+                        fmt::format( "rank {} node {} ('{}'): source rank {} does not exist", r, i,
+                                     n.name, n.peer ) );
+                const auto key = std::make_tuple( n.peer, r, n.tag );
+                const std::size_t k = seen[key]++;
+                auto it = sends.find( key );
+                if ( it != sends.end() && k < it->second.size() )
+                    matching[r][i] = it->second[k];
+            }
+        }
+    }
     StepGraphReplay out;
+    // Nodes before first_open[r] have finished (a pass starts there: chains stay linear).
+    std::vector<std::size_t> first_open( num_ranks, 0 );
     bool progress = true;
     while ( progress )
     {
@@ -303,7 +377,9 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
         for ( int r = 0; r < num_ranks; ++r )
         {
             const auto& nodes = graph.ranks[r];
-            for ( std::size_t i = 0; i < nodes.size(); ++i )
+            while ( first_open[r] < nodes.size() && finish[r][first_open[r]] != unknown )
+                ++first_open[r];
+            for ( std::size_t i = first_open[r]; i < nodes.size(); ++i )
             {
                 if ( finish[r][i] != unknown )
                     continue;
@@ -334,35 +410,16 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                     break;
                 case Kind::send:
                     finish[r][i] =
-                        ready[r][i] + messageNs( net, r, n.peer, double( n.comm_bytes ) );
+                        ready[r][i] + pointToPointNs( net, r, n.peer, double( n.comm_bytes ) );
                     progress = true;
                     break;
                 case Kind::recv:
                 {
-                    // The matching send: the same occurrence of (peer -> r, tag) on the peer.
-                    if ( n.peer < 0 || n.peer >= num_ranks )
-                        throw std::invalid_argument(
-                            fmt::format( "rank {} node {} ('{}'): source rank {} does not exist", r,
-                                         i, n.name, n.peer ) );
-                    int occurrence = 0;
-                    for ( std::size_t j = 0; j < i; ++j )
-                        occurrence += nodes[j].kind == Kind::recv && nodes[j].peer == n.peer &&
-                                      nodes[j].tag == n.tag;
-                    const auto& peer_nodes = graph.ranks[n.peer];
-                    int seen = 0;
-                    for ( std::size_t j = 0; j < peer_nodes.size(); ++j )
+                    const int j = matching[r][i];
+                    if ( j >= 0 && finish[n.peer][j] != unknown )
                     {
-                        const StepGraphNode& s = peer_nodes[j];
-                        if ( s.kind != Kind::send || s.peer != r || s.tag != n.tag )
-                            continue;
-                        if ( seen++ != occurrence )
-                            continue;
-                        if ( finish[n.peer][j] != unknown )
-                        {
-                            finish[r][i] = std::max( ready[r][i], finish[n.peer][j] );
-                            progress = true;
-                        }
-                        break;
+                        finish[r][i] = std::max( ready[r][i], finish[n.peer][j] );
+                        progress = true;
                     }
                     break;
                 }
@@ -387,7 +444,13 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                     }
                     if ( !all )
                         break;
-                    const double end = start + collectiveNodeNs( net, sys, n );
+                    const GroupView& view = views[n.group];
+                    const double end =
+                        start +
+                        ( view.network.num_dims > 0
+                              ? collectiveTimeNsOnDims( view.network, view.system, n.collective,
+                                                        double( n.comm_bytes ), 0, 1 )
+                              : collectiveNodeNs( net, sys, n ) );
                     for ( int m : members[n.group] )
                         finish[m][slot[m]] = end;
                     progress = true;
