@@ -445,12 +445,14 @@ class TransformerGraphBuilder
             if ( s > 0 )
                 message( s - 1, 2 * k, msg, false, "pp.recv_act" + mb );
             items( fwd, mb );
+            // Inference charges a middle stage both its messages; the receive's share is
+            // spent before the send so that the next stage waits for it too.
+            if ( !train && s > 0 && s < layout_.pp - 1 )
+                message( -1, 0, msg, true, "pp.fwd_recv_time" + mb );
             if ( s < layout_.pp - 1 )
                 message( s + 1, 2 * k, msg, true, "pp.send_act" + mb );
             else
-                message( -1, 0, train ? st.pp_f : msg, true, "pp.fwd_unpaired" + mb );
-            if ( !train && s > 0 && s < layout_.pp - 1 )
-                message( -1, 0, msg, true, "pp.fwd_recv_time" + mb );
+                message( -1, 0, msg, true, "pp.fwd_unpaired" + mb );
         };
         auto backward = [&]( int k )
         {
