@@ -12,6 +12,7 @@
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -114,13 +115,6 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     const OutputFormat out_format = parseOutputFormat( format );
 
     const ScenarioFile scenario = readScenarioFile( scenario_path );
-    // Only the DLRM step has a graph builder so far (docs/model/chakra.md lists what the
-    // transformer builder needs); refuse rather than hand a transformer to the DLRM builder.
-    if ( scenario.workload.isTransformer() )
-        throw InputError( scenario_path,
-                          fmt::format( "workload '{}' is a transformer: export-et writes DLRM "
-                                       "steps only in this version",
-                                       scenario.workload.name ) );
     const Platform& platform = scenario.platform.platform;
     const int gpus = platform.numGpus();
     if ( gpus < 2 )
@@ -133,13 +127,26 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     input.platform = &platform;
     input.plan = &scenario.plan;
     input.global_batch = batch != 0 ? batch : scenario.global_batch;
-    if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
-        throw UsageError( fmt::format( "--batch: expected a positive multiple of the {} GPUs, "
-                                       "found {}",
-                                       gpus, input.global_batch ) );
     input.model = CostModel::native;
-
-    const StepGraph graph = buildDlrmStepGraph( input );
+    StepGraph graph;
+    if ( scenario.workload.isTransformer() )
+    {
+        ParallelConfig config = scenario.plan.parallel;
+        config.global_batch = input.global_batch;
+        const std::string error =
+            parallelConfigError( scenario.workload.transformer, config, gpus );
+        if ( !error.empty() )
+            throw UsageError( "export-et: " + error );
+        graph = buildTransformerStepGraph( input );
+    }
+    else
+    {
+        if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
+            throw UsageError( fmt::format( "--batch: expected a positive multiple of the {} GPUs, "
+                                           "found {}",
+                                           gpus, input.global_batch ) );
+        graph = buildDlrmStepGraph( input );
+    }
     const std::vector<chakra::Trace> traces = stepGraphToTraces( graph );
     // The written traces, replayed: what ASTRA-sim should reproduce.
     std::vector<std::string> names;
