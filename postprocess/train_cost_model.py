@@ -71,11 +71,16 @@ CATEGORICAL = ["sharding_type", "compute_kernel", "dtype", "distribution", "plat
 TABLE_ID = NEUROSHARD + ["distribution", "zipf_alpha", "dtype"]
 
 
-def training_rows(r) -> pd.DataFrame:
-    """One row per shard with its features, target and the keys of its task, GPU and table."""
+def training_rows(r, cost_model: str = "all") -> pd.DataFrame:
+    """One row per shard with its features, target and the keys of its task, GPU and table
+    (only scenarios priced with `cost_model` unless "all")."""
     if r.shards.empty:
         raise ValueError("the file has no /shards rows (run with --detail all)")
     scen = r.scenarios[r.scenarios["status"] == 0]
+    if cost_model != "all":
+        scen = scen[scen["cost_model_name"] == cost_model]
+        if scen.empty:
+            raise ValueError(f"no scenario of the file was priced with cost model {cost_model}")
     context = scen[["global_batch", "gpu_count", "platform"] + [k for k in TASK_KEY if k not in
                                                                   ("global_batch", "gpu_count", "platform")]]
     df = r.shards.join(context, on="scenario_id", how="inner")
@@ -141,6 +146,11 @@ def main(argv: List[str]) -> int:
                              "only NeuroShard's 20 table features (the baseline: no shard size, "
                              "kernel, batch or GPU)")
     parser.add_argument("--csv", default=None, help="also write the error table as CSV")
+    parser.add_argument("--cost-model", default="all", metavar="NAME",
+                        help="train only on the shards of scenarios priced with this cost model "
+                             "(native | torchrec | learned; default all). The model that "
+                             "`cost_model: learned` uses should learn the native costs (or measured "
+                             "ones), not its own")
     parser.add_argument("--mlp-max-iter", type=int, default=300,
                         help="epochs of --model mlp at most (default 300; CI uses a few)")
     parser.add_argument("--export-mlp", default=None, metavar="FILE",
@@ -169,7 +179,8 @@ def train(args) -> int:
     if args.features == "neuroshard":
         FEATURES = list(NEUROSHARD)
     try:
-        df = training_rows(load(args.files))
+        results = load(args.files)
+        df = training_rows(results, args.cost_model)
     except (OSError, ValueError) as e:
         print(f"train_cost_model.py: {e}", file=sys.stderr)
         return 2
@@ -218,8 +229,15 @@ def train(args) -> int:
         scaler, mlp = model.steps[0][1], model.steps[-1][1]
         x = matrix(df)
         check = x[np.random.default_rng(args.seed).choice(len(x), size=min(4, len(x)), replace=False)]
+        # The platform feature is the code of /names/platforms: the exported file lists those names
+        # (trained_on) in code order, so that `cost_model: learned` finds a platform's code by name.
+        platforms = list(results.names.get("platforms", [])) if "platform" in FEATURES else []
+        if any(not p or any(c.isspace() for c in p) for p in platforms):
+            print(f"train_cost_model.py: platform names with blanks cannot be exported: {platforms}",
+                  file=sys.stderr)
+            return 2
         write_model(args.export_mlp, "dlrm", "log_shard_cost_ms", FEATURES, mlp, scaler.mean_, scaler.scale_,
-                    -1.0e300, [], check)
+                    -1.0e300, platforms, check)
         print(f"exported {args.export_mlp}")
     pd.set_option("display.width", 160)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

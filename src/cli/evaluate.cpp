@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -99,15 +100,19 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
 int evaluate( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep evaluate'" );
-    std::string format = "table", cost_model;
+    std::string format = "table", cost_model, cost_model_file;
     long long batch = 0;
     options.add_options()( "help,h", "show this help" )(
         "format", po::value( &format )->default_value( format ),
         "output: table (summary + per-GPU breakdown), csv or json (the breakdown: one row per "
         "GPU, a last row 'critical_path')" )(
         "cost-model", po::value( &cost_model ),
-        "native | torchrec: overrides the scenario file's cost_model" )(
-        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
+        "native | torchrec | learned: overrides the scenario file's cost_model" )(
+        "cost-model-file", po::value( &cost_model_file ),
+        "the learned model of cost model learned (shardsweep-mlp file, family dlrm: "
+        "postprocess/train_cost_model.py --export-mlp); overrides the scenario's "
+        "cost_model_file" )( "batch", po::value( &batch ),
+                             "global batch size: overrides the scenario file's" );
     po::options_description hidden;
     std::string scenario_path;
     hidden.add_options()( "scenario", po::value( &scenario_path ) );
@@ -199,7 +204,15 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         throw UsageError(
             fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
                          input.global_batch ) );
-    input.model = parseCostModelName( vm.count( "cost-model" ) ? cost_model : scenario.cost_model );
+    const bool file_option = vm.count( "cost-model-file" ) > 0;
+    const CostModelChoice choice =
+        chooseCostModel( ctx, vm.count( "cost-model" ) ? cost_model : scenario.cost_model,
+                         file_option ? cost_model_file : scenario.cost_model_file,
+                         file_option ? std::string( "--cost-model-file" )
+                                     : scenario_path + ": field 'cost_model_file'",
+                         scenario.platform.name );
+    input.model = choice.model;
+    input.learned = choice.binding;
     const ScenarioResult result = evaluateScenario( input );
 
     std::ostream& out = ctx.print();
@@ -210,7 +223,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                             scenario_path, scenario.workload.name, scenario.workload.tables.size(),
                             scenario.platform.name, scenario.platform.platform.num_nodes,
                             scenario.platform.platform.gpus_per_node, input.global_batch,
-                            input.model == CostModel::native ? "native" : "torchrec" );
+                            costModelName( input.model ) );
         out << fmt::format( "iteration {:.4f} ms, exposed communication {:.4f} ms, {}\n\n",
                             result.iteration_ms, result.exposed_comm_ms,
                             result.feasible

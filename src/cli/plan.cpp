@@ -8,6 +8,7 @@
 #include <ostream>
 #include <set>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
@@ -126,7 +127,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep plan'" );
     std::string planner_name = "shardsweep", output, torchrec_output, format = "table",
-                cost_model = "native";
+                cost_model = "native", cost_model_file;
     long long batch = 0;
     TransformerPlanRequest transformer;
     std::uint64_t seed = 0;
@@ -154,7 +155,10 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "max-iterations", po::value( &iterations )->default_value( iterations ),
         "iteration budget of the shardsweep planner's local search" )(
         "cost-model", po::value( &cost_model )->default_value( cost_model ),
-        "native | torchrec: the model plans are priced with" )(
+        "native | torchrec | learned: the model plans are priced (and the shardsweep planner "
+        "searches) with" )( "cost-model-file", po::value( &cost_model_file ),
+                            "the learned model of --cost-model learned (shardsweep-mlp file, "
+                            "family dlrm: postprocess/train_cost_model.py --export-mlp)" )(
         "output,o", po::value( &output ),
         "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back; for a "
         "transformer a `kind: plan` file with the `parallel:` configuration)" )(
@@ -233,7 +237,10 @@ int plan( const CommandContext& ctx, const Arguments& args )
     popts.seed = seed;
     popts.time_budget_s = budget;
     popts.max_iterations = iterations;
-    popts.model = parseCostModelName( cost_model );
+    const CostModelChoice choice =
+        chooseCostModel( ctx, cost_model, cost_model_file, "--cost-model-file", platform.name );
+    popts.model = choice.model;
+    popts.learned = choice.binding;
     // The bound is on the native model's iteration time; under TorchRec's estimator there is
     // none to compare with.
     const double bound = popts.model == CostModel::native
@@ -256,8 +263,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
                       popts );
         if ( r.feasible )
         {
-            const ScenarioResult e = evaluateScenario(
-                { &workload, &platform.platform, &r.plan, global_batch, popts.model } );
+            const ScenarioResult e =
+                evaluateScenario( { &workload, &platform.platform, &r.plan, global_batch,
+                                    popts.model, popts.learned } );
             if ( !e.feasible )
             {
                 r.feasible = false;
@@ -302,9 +310,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
         else
         {
             if ( std::isnan( bound ) )
-                out << fmt::format( "iteration {:.4f} ms (TorchRec estimator: no lower bound); "
+                out << fmt::format( "iteration {:.4f} ms ({} cost model: no lower bound); "
                                     "planned in {:.3f} s\n\n",
-                                    best.predicted_ms, best.plan_seconds );
+                                    best.predicted_ms, cost_model, best.plan_seconds );
             else
                 out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
                                     "planned in {:.3f} s\n\n",
@@ -318,8 +326,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
                                     std::string( computeKernelName( best.plan.tables[t].kernel ) ),
                                     gpuListText( best.plan, static_cast<int>( t ), gpus ) } );
             placement.print( out, OutputFormat::table );
-            const ScenarioResult r = evaluateScenario(
-                { &workload, &platform.platform, &best.plan, global_batch, popts.model } );
+            const ScenarioResult r =
+                evaluateScenario( { &workload, &platform.platform, &best.plan, global_batch,
+                                    popts.model, popts.learned } );
             ResultTable per_gpu(
                 { "gpu", "embedding_fwd_ms", "embedding_bwd_ms", "comm_ms", "memory_GiB" } );
             for ( int g = 0; g < r.num_gpus; ++g )

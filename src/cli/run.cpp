@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <iostream>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/plan/planner.hpp>
@@ -116,6 +118,11 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     // Every input validates before the output is touched.
     const ScenarioSpace space = loadScenarioSpace( sweep_file );
     const SweepProblem problem = sweepProblemFromSpace( space );
+    if ( const auto& learned = space.inputs().learned_cost_model; learned && ctx.isRoot() )
+        for ( const std::string& name : space.platformNames() )
+            if ( learned->platformCode( name ) < 0 )
+                std::cerr << "warning: " << learned->source << " was not trained on platform '"
+                          << name << "': its learned scenarios are priced with the native model\n";
     if ( options.batch_size == 0 )
     {
         // Enough batches per rank for dynamic balancing, few enough to keep the kernel busy.

@@ -8,6 +8,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/mlp_file.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
@@ -127,6 +128,17 @@ Checked checkFile( const std::string& path, const std::optional<Workload>& workl
     if ( kind == "scenario" )
     {
         ScenarioFile s = parseScenario( root, defaultGpuCatalog() );
+        if ( !s.cost_model_file.empty() )
+        {
+            try
+            {
+                loadLearnedCostModel( s.cost_model_file );
+            }
+            catch ( const InputError& e )
+            {
+                throw InputError( path + ": field 'cost_model_file'", e.what() );
+            }
+        }
         if ( s.workload.isTransformer() )
             return { kind, s.name,
                      s.workload.name + " on " + s.platform.name + " (" +

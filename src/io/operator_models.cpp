@@ -55,6 +55,30 @@ LearnedOperatorModel loadLearnedOperatorModel( const std::string& path )
     return load( path, "ops", kOperatorLearnedFeatureNames, kOperatorLearnedFeatures );
 }
 
+LearnedCostModel loadLearnedCostModel( const std::string& path )
+{
+    const MlpFile file = readMlpFile( path );
+    // The NeuroShard-only variant (--features neuroshard) reads the first 20 features.
+    const int count = static_cast<int>( file.names.size() ) == kLearnedShardNeuroshardFeatures
+                          ? kLearnedShardNeuroshardFeatures
+                          : kLearnedShardFeatures;
+    requireMlpFeatures( file, "dlrm", kLearnedShardFeatureNames, count );
+    if ( count == kLearnedShardFeatures && file.trained_on.empty() )
+        throw InputError( path, "field 'trained_on': expected the platforms the model was trained "
+                                "on (the platform feature's codes), found none (re-export with "
+                                "postprocess/train_cost_model.py --export-mlp)" );
+    LearnedCostModel m;
+    m.source = path;
+    const std::vector<double> p = packMlp( file, m.layout );
+    Kokkos::View<double*, Kokkos::HostSpace> params(
+        Kokkos::view_alloc( Kokkos::WithoutInitializing, "cost_mlp_params" ), p.size() );
+    std::copy( p.begin(), p.end(), params.data() );
+    m.params = params;
+    m.platforms = file.trained_on;
+    m.platform_feature = count == kLearnedShardFeatures;
+    return m;
+}
+
 std::string defaultGemmModelPath()
 {
     return defaultModelDir() + "/gemm.mlp";

@@ -87,10 +87,19 @@ ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
         return s;
     }
     root.checkKeys( { "kind", "workload", "platform", "plan" },
-                    { "name", "description", "global_batch", "cost_model" } );
+                    { "name", "description", "global_batch", "cost_model", "cost_model_file" } );
     s.cost_model = root.find( "cost_model" )
-                       ? root.at( "cost_model" ).asOneOf( { "native", "torchrec" } )
+                       ? root.at( "cost_model" ).asOneOf( { "native", "torchrec", "learned" } )
                        : std::string( "native" );
+    if ( auto f = root.find( "cost_model_file" ) )
+    {
+        if ( s.cost_model != "learned" )
+            f->fail( "no 'cost_model_file' unless cost_model: learned", "'" + s.cost_model + "'" );
+        s.cost_model_file = f->resolvePath( f->asName() );
+    }
+    else if ( s.cost_model == "learned" )
+        root.at( "cost_model" )
+            .fail( "a 'cost_model_file: MODEL.mlp' beside cost_model: learned", "none" );
 
     const std::int64_t gpus = s.platform.platform.numGpus();
     if ( auto b = root.find( "global_batch" ) )

@@ -2,6 +2,7 @@
 #include <map>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
@@ -64,6 +65,18 @@ SweepInputs loadSweepInputs( const SweepConfig& config )
             pool = pools.emplace( key, std::move( p ) ).first;
         }
         in.generator_pool.push_back( pool->second );
+    }
+    if ( !config.cost_model_file.empty() )
+    {
+        try
+        {
+            in.learned_cost_model = std::make_shared<const LearnedCostModel>(
+                loadLearnedCostModel( config.cost_model_file ) );
+        }
+        catch ( const InputError& e )
+        {
+            throw InputError( config.file, std::string( "field 'cost_model_file': " ) + e.what() );
+        }
     }
     return in;
 }

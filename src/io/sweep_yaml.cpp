@@ -236,7 +236,8 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
     SweepConfig c;
     c.file = file;
     c.text = text;
-    root.checkKeys( { "kind", "name" }, { "description", "seed", "grid", "generators" } );
+    root.checkKeys( { "kind", "name" },
+                    { "description", "seed", "grid", "generators", "cost_model_file" } );
     root.at( "kind" ).asOneOf( { "sweep" } );
     c.name = root.at( "name" ).asName();
     c.description = root.getStringOr( "description", "" );
@@ -320,6 +321,12 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
             c.generators.push_back( t );
         }
     }
+    if ( auto v = root.find( "cost_model_file" ) )
+        c.cost_model_file = v->resolvePath( v->asName() );
+    else if ( usesCostModel( c, CostModel::learned ) )
+        root.fail( "a 'cost_model_file: MODEL.mlp' (the learned model of cost_models: learned, "
+                   "exported by postprocess/train_cost_model.py --export-mlp)",
+                   "none" );
     return c;
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/scenario/transformer_config.hpp>
@@ -145,6 +146,9 @@ void checkScenario( const ScenarioInput& in, std::size_t index )
             throw std::invalid_argument( fmt::format( "scenario {}: {}", index, error ) );
         return;
     }
+    if ( in.model == CostModel::learned && !in.learned.model )
+        throw std::invalid_argument( fmt::format(
+            "scenario {}: cost model learned needs a model file (cost_model_file)", index ) );
     const auto num_tables = in.workload->tables.size();
     if ( in.plan->tables.size() != num_tables )
         throw std::invalid_argument(
@@ -225,6 +229,7 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     make( b.dense, "dense", n );
     make( b.global_batch, "global_batch", n );
     make( b.model, "model", n );
+    make( b.learned_platform, "learned_platform", n );
     make( b.table_offset, "table_offset", n + 1 );
     make( b.shard_offset, "shard_offset", n + 1 );
     make( b.gpu_offset, "gpu_offset", n + 1 );
@@ -262,10 +267,20 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     std::vector<int> to_compute;
     std::unordered_map<TransformerKey, int, KeyHash> transformer_ids;
     std::vector<TransformerOperatorCase> transformer_cases;
+    const LearnedCostModel* learned_model = nullptr;
     int t = 0, s = 0, g = 0, st = 0;
     for ( std::size_t i = 0; i < n; ++i )
     {
         const ScenarioInput& in = inputs[i];
+        b.learned_platform( i ) = -1.0;
+        if ( in.model == CostModel::learned )
+        {
+            if ( learned_model && in.learned.model != learned_model )
+                throw std::invalid_argument( fmt::format(
+                    "scenario {}: one batch can hold one learned cost model only", i ) );
+            learned_model = in.learned.model;
+            b.learned_platform( i ) = in.learned.platform_code;
+        }
         b.global_batch( i ) = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
         b.kind( i ) = static_cast<std::uint8_t>( in.workload->kind );
         b.stage_offset( i ) = st;
@@ -354,6 +369,11 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     make( b.transformer_case, "transformer_case", transformer_cases.size() );
     make( b.transformer_cost, "transformer_cost", transformer_cases.size() );
     std::copy( transformer_cases.begin(), transformer_cases.end(), b.transformer_case.data() );
+    if ( learned_model )
+    {
+        b.cost_mlp = learned_model->layout;
+        b.cost_mlp_params = learned_model->params;
+    }
     b.stage_offset( n ) = st;
     b.table_offset( n ) = t;
     b.shard_offset( n ) = s;

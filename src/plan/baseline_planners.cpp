@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp> // predictStep, predictStepTorchrec
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/planner.hpp>
@@ -168,7 +169,11 @@ StepSummary stepOnHost( const ScenarioInput& input )
         return predictStepTorchrec( p, batch, tables, shards, arrays, fwd.data(), bwd.data() );
     const DenseCost dense =
         denseCost( p.gpu, w.dense, n, sum_dims, static_cast<double>( batch ) / gpus );
-    return predictStep( p, w.dense, dense, batch, tables, shards, arrays, fwd.data(), bwd.data() );
+    const LearnedShardCost learned = input.model == CostModel::learned
+                                         ? hostLearnedShardCost( input.learned )
+                                         : LearnedShardCost{};
+    return predictStep( p, w.dense, dense, batch, tables, shards, arrays, fwd.data(), bwd.data(),
+                        learned );
 }
 
 double iterationMsOnHost( const ScenarioInput& input )
@@ -309,8 +314,8 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
         break; // transformer planners: handled above
     }
     if ( result.feasible && options.price_plan && kind != PlannerKind::shardsweep )
-        result.predicted_ms =
-            iterationMsOnHost( { &workload, &platform, &result.plan, batch, options.model } );
+        result.predicted_ms = iterationMsOnHost(
+            { &workload, &platform, &result.plan, batch, options.model, options.learned } );
     result.plan_seconds =
         std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
     return result;

@@ -60,8 +60,9 @@ bool isModelParallel( ShardingType s )
 } // namespace
 
 PlanState::PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
-                      double capacity_bytes )
-    : workload_( &workload ), platform_( &platform ), capacity_( capacity_bytes )
+                      double capacity_bytes, const LearnedShardCost& learned )
+    : workload_( &workload ), platform_( &platform ), capacity_( capacity_bytes ),
+      learned_( learned )
 {
     num_gpus_ = platform.numGpus();
     global_ = static_cast<double>( global_batch > 0 ? global_batch : workload.global_batch );
@@ -110,9 +111,16 @@ PlanShard PlanState::price( int t, int gpu, std::int64_t row_offset, std::int64_
     const double rows = static_cast<double>( num_rows );
     const double share = spec.rows > 0 ? rows / static_cast<double>( spec.rows ) : 0.0;
     const bool mp = isModelParallel( tp.sharding );
-    const EmbeddingCost c =
+    EmbeddingCost c =
         embeddingShardCostFromStats( platform_->gpu, platform_->host_to_gpu_GBps, spec, stats_[t],
                                      share, num_cols, mp ? global_ : local_, tp.kernel );
+    if ( learned_.active() )
+    {
+        double x[kLearnedShardFeatures];
+        learnedShardFeatures( spec, tp.sharding, tp.kernel, tp.cache_fraction, rows, num_cols,
+                              global_, num_gpus_, learned_.platform_code, x );
+        c = learnedShardCost( learned_, c, x );
+    }
     s.fwd_ms = c.fwd_ms;
     s.bwd_ms = c.bwd_ms;
     s.hbm_bytes = shardHbmBytes( spec, rows, num_cols, tp.kernel, tp.cache_fraction );

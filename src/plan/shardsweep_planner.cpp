@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/plan/plan_state.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
@@ -606,7 +607,10 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
 
     // Memory is priced with the model that decides feasibility (predictStep's memory(g):
     // tables, activations, buffers, dense replica, reserve) against the GPU's whole memory.
-    PlanState state( workload, platform, global_batch, gpuMemoryBytes( platform ) );
+    // The search prices shards with the model the plan is judged by: native, or learned.
+    PlanState state( workload, platform, global_batch, gpuMemoryBytes( platform ),
+                     options.model == CostModel::learned ? hostLearnedShardCost( options.learned )
+                                                         : LearnedShardCost{} );
     const std::string greedy_reason = greedyPlacement( state, workload, platform );
 
     // 2. The search starts from the fastest plan that fits among the greedy placement, every
@@ -666,15 +670,17 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in
     //    another order than the kernel's), else the fastest seed that fits. A searched plan
     //    that the kernel prices above the best seed gives way to the seed.
-    auto check = [&]( const Plan& plan ) {
-        return stepOnHost( { &workload, &platform, &plan, global_batch, options.model } );
+    auto check = [&]( const Plan& plan )
+    {
+        return stepOnHost(
+            { &workload, &platform, &plan, global_batch, options.model, options.learned } );
     };
     result.plan = state.toPlan();
     StepSummary summary = check( result.plan );
     const StepSummary searched = summary;
     for ( std::size_t k = 0; k < fitting.size(); ++k )
     {
-        if ( summary.feasible && ( k > 0 || options.model != CostModel::native ) )
+        if ( summary.feasible && ( k > 0 || options.model == CostModel::torchrec ) )
             break;
         const StepSummary seed = check( fitting[k].plan );
         if ( seed.feasible && ( !summary.feasible || seed.iteration_ms < summary.iteration_ms ) )

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <stdexcept>
@@ -113,6 +114,8 @@ ScenarioSpace::ScenarioSpace( SweepConfig config, SweepInputs inputs )
     if ( _inputs.generator_platform.size() != c.generators.size() ||
          _inputs.generator_pool.size() != c.generators.size() )
         throw std::invalid_argument( "loaded generator inputs do not match the sweep's list" );
+    if ( usesCostModel( c, CostModel::learned ) && !_inputs.learned_cost_model )
+        throw std::invalid_argument( "cost model learned needs a model (cost_model_file)" );
 
     for ( const Workload& w : _inputs.workloads )
     {
@@ -185,6 +188,16 @@ std::uint64_t ScenarioSpace::generatorOffset( int j ) const
     return _generator_offsets.at( std::size_t( j ) );
 }
 
+namespace
+{
+//! A `learned` scenario's model and the code of its platform in it.
+void bindLearnedModel( ScenarioSpec& s, const SweepInputs& inputs )
+{
+    if ( s.cost_model == CostModel::learned && inputs.learned_cost_model )
+        s.learned = inputs.learned_cost_model->bind( inputs.platforms[s.platform_index].name );
+}
+} // namespace
+
 ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
 {
     if ( id >= _size )
@@ -219,6 +232,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
             s.given_parallel = true;
             s.parallel = c.parallel.at( k - c.planners.size(), s.gpu_count, s.global_batch );
         }
+        bindLearnedModel( s, _inputs );
         return s;
     }
     // Generated tasks: find the generator (a handful; linear search is fine).
@@ -248,6 +262,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
         task.memory_cap_GiB );
     s.gpu_count = s.platform.numGpus();
     s.memory_cap_GiB = task.memory_cap_GiB;
+    bindLearnedModel( s, _inputs );
     return s;
 }
 
@@ -258,7 +273,7 @@ std::vector<std::string> ScenarioSpace::plannerNames()
 
 std::vector<std::string> ScenarioSpace::costModelNames()
 {
-    return { "native", "torchrec" };
+    return { "native", "torchrec", "learned" };
 }
 
 std::vector<std::string> ScenarioSpace::protocolNames()

@@ -8,7 +8,16 @@ namespace shardsweep
 
 const char* costModelName( CostModel model )
 {
-    return model == CostModel::torchrec ? "torchrec" : "native";
+    switch ( model )
+    {
+    case CostModel::torchrec:
+        return "torchrec";
+    case CostModel::learned:
+        return "learned";
+    case CostModel::native:
+        break;
+    }
+    return "native";
 }
 
 CostModel parseCostModelName( const std::string& name )
@@ -17,7 +26,21 @@ CostModel parseCostModelName( const std::string& name )
         return CostModel::native;
     if ( name == "torchrec" )
         return CostModel::torchrec;
-    throw UsageError( "unknown cost model '" + name + "' (expected native or torchrec)" );
+    if ( name == "learned" )
+        return CostModel::learned;
+    throw UsageError( "unknown cost model '" + name + "' (expected native, torchrec or learned)" );
+}
+
+bool usesCostModel( const SweepConfig& config, CostModel model )
+{
+    const auto in = [model]( const std::vector<CostModel>& list )
+    { return std::find( list.begin(), list.end(), model ) != list.end(); };
+    if ( config.gridSize() > 0 && in( config.cost_models ) )
+        return true;
+    for ( const TaskGeneratorConfig& g : config.generators )
+        if ( in( g.cost_models ) )
+            return true;
+    return false;
 }
 
 std::uint64_t ParallelGrid::layoutCount( const std::vector<int>& gpu_counts ) const

@@ -65,6 +65,7 @@ PlanResult planSweepScenario( const ScenarioSpec& s )
     PlannerOptions options;
     options.seed = s.planner_seed;
     options.model = s.cost_model;
+    options.learned = s.learned;
     // Iteration-bounded, never time-bounded: a scenario's plan must not depend on the rank's
     // load (results are bit-identical whatever the rank count).
     options.time_budget_s = 1e30;

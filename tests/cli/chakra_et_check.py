@@ -300,4 +300,5 @@ def main():
           (prefix, ranks, critical_ms, iteration_ms))
 
 
-main()
+if __name__ == "__main__":
+    main()

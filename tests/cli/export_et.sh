@@ -153,6 +153,65 @@ w = csv.writer(open('export_planned.csv', 'w'))
 w.writerow(list(r)); w.writerow(list(r.values()))" || fail "export-et json"
 check "$scratch/out_planned/et" eval_planned.csv export_planned.csv || fail "check planned"
 
+# A transformer (issue 14): 4 layers on two nodes of 4 GPUs ([Switch 4, Ring 2], 4 chunks with 2
+# active), TP 2 x PP 2 x DP 2, 2 micro-batches of 1 sequence, 1F1B; then sequence parallelism,
+# ZeRO-1 and GPipe. Checked by tests/cli/chakra_et_transformer_check.py against evaluate.
+cat > gpt.yaml <<'YAML'
+kind: transformer
+name: tiny-gpt
+arch: gpt
+layers: 4
+hidden: 256
+heads: 4
+seq_len: 128
+vocab: 1000
+dtype: bf16
+global_batch: 4
+YAML
+cat > gpunodes.yaml <<'YAML'
+kind: platform
+name: two-nodes-of-4
+gpu: A100-SXM4-40GB
+gpus_per_node: 4
+num_nodes: 2
+network: {topology: [Switch, Ring], npus_count: [4, 2], bandwidth: [150, 25], latency: [500, 2000]}
+system:
+  endpoint-delay: 10
+  preferred-dataset-splits: 4
+  active-chunks-per-dimension: 2
+  local-mem-bw: 1600
+YAML
+printf 'kind: scenario\nworkload: gpt.yaml\nplatform: gpunodes.yaml\nparallel: { tp: 2, pp: 2, dp: 2, micro_batch: 1, recompute: none }\n' > s_gpt.yaml
+printf 'kind: scenario\nworkload: gpt.yaml\nplatform: gpunodes.yaml\nparallel: { tp: 2, pp: 2, dp: 2, micro_batch: 1, recompute: none, sequence_parallel: true, zero: 1, schedule: gpipe }\n' > s_gpt_sp.yaml
+for s in gpt gpt_sp; do
+    "$exe" evaluate s_$s.yaml --format csv > eval_$s.csv || fail "evaluate $s"
+    "$exe" export-et s_$s.yaml -o out_$s --format csv > export_$s.csv || fail "export-et $s exit $?"
+    [ -f out_$s/comm_groups.json ] && grep -q -- "--comm-group-configuration=./comm_groups.json" \
+        out_$s/replay.sh || fail "$s: comm_groups.json / replay.sh"
+    "$exe" inspect-et "$scratch/out_$s/et" --format csv > inspect_$s.csv || fail "inspect-et $s"
+done
+tcheck() { $py "$src/tests/cli/chakra_et_transformer_check.py" "$scratch/pb2" "$@"; }
+tcheck "$scratch/out_gpt/et" eval_gpt.csv export_gpt.csv inspect_gpt.csv 2 2 2 2 1f1b || fail "check gpt"
+tcheck "$scratch/out_gpt_sp/et" eval_gpt_sp.csv export_gpt_sp.csv inspect_gpt_sp.csv 2 2 2 2 gpipe ||
+    fail "check gpt_sp"
+# Node counts by hand (docs/model/chakra.md's table), per micro-batch x 2 + 3 after the pipeline.
+# Stage 0: forward embedding.fwd, embedding.tp, 2 x (layer.fwd, tp_attn, tp_mlp), send_act;
+# backward recv_grad, 2 x (layer.bwd, tp_mlp, tp_attn), embedding.bwd, bwd_unpaired.
+# Stage 1: forward recv_act, 2 x 3 layer nodes, head.fwd, loss.fwd, loss.tp0-2, fwd_unpaired;
+# backward loss.bwd, head.bwd, head.tp, 2 x 3 layer nodes, send_grad.
+# After: dp.allreduce, embedding.grad_allreduce, optimizer.
+$py - <<'PY' || fail "transformer node counts"
+import csv
+rows = {r["rank"]: r for r in csv.DictReader(open("inspect_gpt.csv"))}
+want = {0: (39, 15, 20, 2, 2), 1: (49, 19, 26, 2, 2)}  # nodes, comp, coll, send, recv per stage
+for r in range(8):
+    got = tuple(int(rows[str(r)][c]) for c in ("nodes", "comp_nodes", "coll_nodes", "send_nodes",
+                                               "recv_nodes"))
+    assert got == want[r // 4], (r, got)
+PY
+# Ranks of one stage: the same operations; the two stages differ.
+cmp -s out_gpt/et.0.et out_gpt/et.4.et && fail "stage 0 and 1 traces identical"
+
 # Bad input: exit 2 with a message naming the problem.
 expect2() {
     local what=$1; shift
@@ -169,8 +228,8 @@ sed -i '/network:/d' one.yaml
 printf 'kind: scenario\nworkload: w.yaml\nplatform: one.yaml\nplan: one_plan.yaml\n' > s_one.yaml
 "$exe" plan w.yaml one.yaml --planner dim_greedy --budget-s 0.1 -o one_plan.yaml > /dev/null || fail "plan one GPU"
 expect2 "one GPU" "$exe" export-et s_one.yaml -o x | grep -q "at least 2 NPUs" || fail "one GPU msg"
-expect2 "transformer" "$exe" export-et "$src/inputs/scenarios/gpt3-175b-a100.yaml" -o x \
-    | grep -q "is a transformer: export-et writes DLRM steps only" || fail "transformer msg"
+sed 's/tp: 2, pp: 2, dp: 2/tp: 3, pp: 2, dp: 2/' s_gpt.yaml > s_badtp.yaml
+expect2 "bad tp" "$exe" export-et s_badtp.yaml -o x | grep -q "tensor-parallel" || fail "bad tp msg"
 [ ! -e x ] || fail "nothing may be written on bad input"
 expect2 "no traces" "$exe" inspect-et nowhere/et | grep -q "nowhere/et.0.et" || fail "msg"
 cp -r out_node bad && head -c 100 out_node/et.2.et > bad/et.2.et

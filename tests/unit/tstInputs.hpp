@@ -492,8 +492,8 @@ TEST( TEST_CATEGORY, scenario_files )
                       "s.yaml:6:3: field 'workload': expected a workload whose global_batch is "
                       "divisible by the platform's 2 GPUs, found global_batch 4095" );
     expectInputError( with( "cost_model: torchrec", "cost_model: astra" ),
-                      "s.yaml:5:13: field 'cost_model': expected one of native or torchrec, found "
-                      "'astra'" );
+                      "s.yaml:5:13: field 'cost_model': expected one of native, torchrec or "
+                      "learned, found 'astra'" );
     expectInputError( with( "gpu: T4", "gpu: T5" ),
                       "s.yaml:18:8: field 'platform.gpu': expected a GPU of the catalog "
                       "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, "

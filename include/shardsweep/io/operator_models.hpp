@@ -4,6 +4,7 @@
 //! checks, host-side helpers for the CLI and the benchmarks.
 
 #include <shardsweep/io/mlp_file.hpp>
+#include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/operator_batch.hpp>
 #include <string>
 #include <vector>
@@ -25,6 +26,12 @@ struct LearnedOperatorModel
 LearnedOperatorModel loadLearnedGemmModel( const std::string& path );
 //! Reads an operator model file (family ops, kOperatorLearnedFeatureNames); throws InputError.
 LearnedOperatorModel loadLearnedOperatorModel( const std::string& path );
+
+//! Reads a learned DLRM shard cost model (family dlrm, exported by `train_cost_model.py --model
+//! mlp --export-mlp`; the names of kLearnedShardFeatureNames or their NeuroShard prefix) into a
+//! host View; its trained_on line lists the platforms in the training file's code order. Throws
+//! InputError naming the file, line and field.
+LearnedCostModel loadLearnedCostModel( const std::string& path );
 
 //! <defaultModelDir()>/gemm.mlp and ops.mlp.
 std::string defaultGemmModelPath();

@@ -21,7 +21,8 @@ struct ScenarioFile
     NamedPlatform platform;
     Plan plan;
     std::int64_t global_batch = 0;     //!< the scenario's, else the workload's
-    std::string cost_model = "native"; //!< "native" or "torchrec"
+    std::string cost_model = "native"; //!< "native", "torchrec" or "learned"
+    std::string cost_model_file;       //!< the learned model (resolved path; cost_model learned)
 };
 
 ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog );

@@ -16,11 +16,24 @@ namespace shardsweep
 {
 
 //! Which cost model prices the shards: shardsweep's own (critical path, distribution-aware
-//! lookups, ASTRA-sim collectives) or TorchRec's planner estimator, reproduced exactly.
+//! lookups, ASTRA-sim collectives), TorchRec's planner estimator, reproduced exactly, or the
+//! native model with each shard's compute time from a learned MLP (learned_cost_model.hpp).
 enum class CostModel : std::uint8_t
 {
     native = 0,
     torchrec = 1,
+    learned = 2,
+};
+
+struct LearnedCostModel; // kernel/learned_cost_model.hpp
+
+//! The learned model a `learned` scenario is priced with, and the code of its platform in the
+//! model's trained_on list (-1: the model never saw the platform; its shards are priced
+//! natively). One model per batch.
+struct LearnedCostBinding
+{
+    const LearnedCostModel* model = nullptr;
+    int platform_code = -1;
 };
 
 //! Phases of one training iteration, in execution order (docs/model/step.md).
@@ -44,11 +57,21 @@ const char* phaseName( Phase phase ); //!< "input_dist", "embedding_fwd", ...
 //! workload is evaluated with plan->parallel (its global batch replaced by the scenario's).
 struct ScenarioInput
 {
+    ScenarioInput() = default;
+    //! A constructor (not aggregate initialisation) so that callers that need no learned model
+    //! can leave it out without -Wmissing-field-initializers.
+    ScenarioInput( const Workload* w, const Platform* p, const Plan* pl, std::int64_t batch = 0,
+                   CostModel m = CostModel::native, LearnedCostBinding l = {} )
+        : workload( w ), platform( p ), plan( pl ), global_batch( batch ), model( m ), learned( l )
+    {
+    }
+
     const Workload* workload = nullptr;
     const Platform* platform = nullptr;
     const Plan* plan = nullptr;
     std::int64_t global_batch = 0; //!< 0: workload->global_batch
     CostModel model = CostModel::native;
+    LearnedCostBinding learned; //!< for model == learned
 };
 
 //! What the kernel predicts for one scenario. Fields above the DLRM block hold for every

@@ -76,6 +76,11 @@ struct ScenarioBatch
     //! The learned GEMM model of the dense cases with learned_gemm (empty: none).
     MlpLayout gemm_mlp;
     Kokkos::View<const double*, MemorySpace> gemm_mlp_params;
+    //! The learned shard cost model of the batch's `learned` scenarios (empty: none), and per
+    //! scenario its platform code in that model (-1: not learned, or a platform it never saw).
+    MlpLayout cost_mlp;
+    Kokkos::View<const double*, MemorySpace> cost_mlp_params;
+    View<double> learned_platform;
     // Per distinct table case. table_stats holds the cached statistics on input; the kernel
     // computes the cases listed in table_case_to_compute (the ones no cache knew).
     View<TableCase> table_case;
@@ -149,6 +154,9 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.dense_cost = alloc( host.dense_cost );
     b.gemm_mlp = host.gemm_mlp;
     b.gemm_mlp_params = copy( host.gemm_mlp_params );
+    b.cost_mlp = host.cost_mlp;
+    b.cost_mlp_params = copy( host.cost_mlp_params );
+    b.learned_platform = copy( host.learned_platform );
     b.table_spec = copy( host.table_spec );
     b.table_sharding = copy( host.table_sharding );
     b.table_kernel = copy( host.table_kernel );
@@ -211,9 +219,16 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
         return;
     }
+    LearnedShardCost learned;
+    if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::learned ) )
+    {
+        learned.layout = b.cost_mlp;
+        learned.params = b.cost_mlp_params.data();
+        learned.platform_code = b.learned_platform( i );
+    }
     b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
                                   b.global_batch( i ), tables, shards, gpus,
-                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
+                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0, learned );
 }
 
 //! Prices the batch's distinct dense cases (run before the scenarios).

@@ -14,6 +14,7 @@
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/learned_shard_cost.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/memory.hpp>
 
@@ -115,12 +116,14 @@ KOKKOS_INLINE_FUNCTION double sumEmbeddingDims( const StepTables& tables )
 
 //! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
 //! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
-//! each shard's lookup cost.
+//! each shard's lookup cost. With an active `learned` model (cost_model: learned) each shard's
+//! compute time is the learned one (learned_shard_cost.hpp); everything else stays native.
 KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
                                                 const DenseCost& dense_cost,
                                                 std::int64_t global_batch, StepTables tables,
                                                 StepShards shards, StepGpuArrays gpus,
-                                                double* shard_fwd_ms, double* shard_bwd_ms )
+                                                double* shard_fwd_ms, double* shard_bwd_ms,
+                                                const LearnedShardCost& learned = {} )
 {
     namespace ph = step_phase;
     StepSummary summary;
@@ -161,9 +164,16 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
         const double cols = shards.num_cols[s];
         const double row_share = table.rows > 0 ? rows / static_cast<double>( table.rows ) : 0.0;
         const bool replicated = sharding == ShardingType::data_parallel;
-        const EmbeddingCost cost = embeddingShardCostFromStats(
+        EmbeddingCost cost = embeddingShardCostFromStats(
             platform.gpu, platform.host_to_gpu_GBps, table, tables.stats[tables.stats_index[t]],
             row_share, static_cast<int>( cols ), replicated ? local : global, kernel );
+        if ( learned.active() )
+        {
+            double x[kLearnedShardFeatures];
+            learnedShardFeatures( table, sharding, kernel, tables.cache_fraction[t], rows,
+                                  shards.num_cols[s], global, num_gpus, learned.platform_code, x );
+            cost = learnedShardCost( learned, cost, x );
+        }
         shard_fwd_ms[s] = cost.fwd_ms;
         shard_bwd_ms[s] = cost.bwd_ms;
         gpus.phase_ms[g * ph::count + ph::embedding_fwd] += cost.fwd_ms;

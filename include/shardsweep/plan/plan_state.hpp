@@ -23,6 +23,7 @@
 //! GPUs. The first line is per GPU (PlanShard::memory_bytes); the second is shared by all GPUs.
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/learned_shard_cost.hpp>
 #include <vector>
 
 namespace shardsweep
@@ -53,8 +54,10 @@ class PlanState
   public:
     //! `capacity_bytes`: the memory of one GPU a plan may fill, all of memory(g) included
     //! (gpuMemoryBytes( platform ) for the kernel's feasibility rule).
+    //! An active `learned` model prices each shard's compute time as predictStep does with it
+    //! (cost_model: learned); its parameters must outlive the state.
     PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
-               double capacity_bytes );
+               double capacity_bytes, const LearnedShardCost& learned = {} );
 
     //! Replaces the state by `plan` (every table must be planned).
     void load( const Plan& plan );
@@ -116,6 +119,7 @@ class PlanState
     const Platform* platform_;
     double global_ = 0.0, local_ = 0.0, capacity_ = 0.0;
     int num_gpus_ = 0;
+    LearnedShardCost learned_; //!< inactive: the native shard cost
     double bottom_fwd_ = 0.0, bottom_bwd_ = 0.0, top_ms_ = 0.0, allreduce_ms_ = 0.0;
     double dense_gradient_bytes_ = 0.0;
     double fixed_bytes_ = 0.0; //!< dense replica + its activations + the platform's reserve

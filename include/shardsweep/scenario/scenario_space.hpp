@@ -41,6 +41,7 @@ struct ScenarioSpec
     int platform_index = 0; //!< into ScenarioSpace::platformNames()
     PlannerKind planner = PlannerKind::round_robin;
     CostModel cost_model = CostModel::native;
+    LearnedCostBinding learned;    //!< the sweep's learned model (cost_model == learned)
     std::int64_t global_batch = 0; //!< always explicit (the workload's own resolved)
     int gpu_count = 0;
     TaskProtocol protocol = TaskProtocol::none;
@@ -64,6 +65,8 @@ struct SweepInputs
     std::vector<NamedPlatform> platforms;  //!< config.platforms, then generator platforms
     std::vector<int> generator_platform;   //!< per generator: index into platforms
     std::vector<TablePool> generator_pool; //!< per generator: its pool
+    //! The sweep's cost_model_file, loaded once (null: none).
+    std::shared_ptr<const LearnedCostModel> learned_cost_model;
 };
 
 //! Planner code of scenarios whose transformer configuration comes from the sweep's `parallel:`

@@ -10,8 +10,8 @@
 //! the model's, and the dependencies encode the model's timeline (which phase waits for which,
 //! what overlaps). Replaying it (stepGraphReplay) with ASTRA-sim's rules gives back the model's
 //! iteration time. A builder per workload kind produces the same node lists: buildDlrmStepGraph
-//! today; a transformer builder adds send/recv nodes for pipeline stages and collectives on
-//! sub-groups (`groups`, `involved_dims`).
+//! and buildTransformerStepGraph (send/recv nodes between pipeline stages, collectives on
+//! tensor-, data-parallel and tied-embedding sub-groups).
 
 #include <cstdint>
 #include <shardsweep/kernel/cost_kernel.hpp>
@@ -50,7 +50,7 @@ struct StepGraphNode
 //! The per-rank graphs of one step.
 struct StepGraph
 {
-    std::string workload_kind; //!< "dlrm"
+    std::string workload_kind; //!< "dlrm" or "transformer"
     std::vector<std::vector<StepGraphNode>> ranks;
     std::vector<std::vector<int>> groups; //!< sub-group g + 1 = these ranks (sorted)
     double iteration_ms = 0.0;            //!< the model's own prediction of the step
@@ -63,6 +63,31 @@ struct StepGraph
 //! timeline to export.
 StepGraph buildDlrmStepGraph( const ScenarioInput& input );
 
+//! The transformer step of one scenario (Megatron-LM tp-dp-pp rank order, the plan's pipeline
+//! schedule; model/transformer/step.hpp's composition, docs/model/chakra.md): per rank a serial
+//! chain of per-layer compute, TP collectives, pipeline sends/receives per micro-batch in 1F1B
+//! or GPipe order, then the DP (ZeRO) and tied-embedding collectives and the optimizer.
+StepGraph buildTransformerStepGraph( const ScenarioInput& input );
+
+//! How ASTRA-sim prices a collective on a communicator group smaller than the network
+//! (astra-sim's CommunicatorGroup::get_collective_plan): one logical ring over the members in
+//! rank order, with the ring algorithm when the system lists more than one dimension (else the
+//! first dimension's algorithm), each message on the first network dimension in which the two
+//! NPUs differ. As a one-dimension network for the model's collective functions: that
+//! dimension's bandwidth and latency × the largest hop count among the ring's pairs (exact when
+//! all pairs have the same hop count: always on Switch and FullyConnected dimensions).
+struct GroupView
+{
+    Network network;
+    SystemConfig system;
+};
+GroupView subGroupView( const Network& net, const SystemConfig& sys,
+                        const std::vector<int>& members );
+
+//! ASTRA-sim's congestion-unaware time of one point-to-point message (ns): the first dimension
+//! in which the two NPUs' coordinates differ (reference/collectives.md §3).
+double pointToPointNs( const Network& net, int src, int dst, double bytes );
+
 //! The smallest comm_size that is a multiple of `align` whose ASTRA-sim time on dims
 //! [first_dim, first_dim + num_dims) is at least `target_ns`, searched in [0, upper] (upper is
 //! raised to a multiple of align). The model's collective time is non-decreasing in the size.
@@ -70,13 +95,26 @@ std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Coll
                                double target_ns, double upper, std::uint64_t align, int first_dim,
                                int num_dims );
 
+//! comm_size of a collective on `members` (every rank, or a sub-group priced as ASTRA-sim
+//! prices it, subGroupView) whose ASTRA-sim time is the model's `target_ns`: `model_bytes`
+//! rounded to a multiple of splits × members when that gives it within 1 ns (the group is
+//! priced alike), else the smallest such multiple that takes at least as long.
+std::uint64_t groupCommSizeForTime( const Network& net, const SystemConfig& sys,
+                                    const std::vector<int>& members, Collective c, double target_ns,
+                                    double model_bytes );
+
+//! The smallest message size whose ASTRA-sim time from `src` to `dst` (pointToPointNs) is at
+//! least `target_ns` (1 when even an empty message takes that long).
+std::uint64_t pointToPointSizeForTime( const Network& net, int src, int dst, double target_ns );
+
 //! Time of one collective node on the platform, ns (the model's ASTRA-sim semantics).
 double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node );
 
 //! Replays the graph with ASTRA-sim's rules: a node starts when its dependencies have finished;
 //! the k-th collective of a group on every member starts when the last member is ready and
-//! lasts collectiveNodeNs; a receive completes when its matching send (same source, destination,
-//! tag, in order) has been issued plus the message time; compute nodes last duration_ns.
+//! lasts collectiveNodeNs (on a group smaller than the network: on its subGroupView); a receive
+//! completes when its matching send (same source, destination, tag, in order) has been issued plus
+//! the message time; compute nodes last duration_ns.
 struct StepGraphReplay
 {
     std::vector<double> rank_finish_ns; //!< when each rank's last node finishes

@@ -17,7 +17,7 @@
 namespace shardsweep
 {
 
-//! "native" / "torchrec".
+//! "native" / "torchrec" / "learned".
 const char* costModelName( CostModel model );
 //! Inverse of costModelName; throws UsageError on unknown names.
 CostModel parseCostModelName( const std::string& name );
@@ -89,7 +89,9 @@ struct SweepConfig
     std::vector<std::int64_t> batches;  //!< global batch sizes; 0 = the workload's own
     std::vector<int> gpu_counts;        //!< 0 = the platform's own
     std::vector<CostModel> cost_models; //!< default { native }
-    bool has_parallel = false;          //!< a `parallel:` section (transformer workloads)
+    //! The learned shard cost model of `learned` scenarios (resolved path; required with them).
+    std::string cost_model_file;
+    bool has_parallel = false; //!< a `parallel:` section (transformer workloads)
     ParallelGrid parallel;
 
     // ---- random task generators, numbered after the grid -----------------------------------
@@ -103,6 +105,9 @@ struct SweepConfig
     std::uint64_t gridSize() const;
     std::uint64_t plannerAxisSize() const;
 };
+
+//! Whether the grid or any generator prices scenarios with `model`.
+bool usesCostModel( const SweepConfig& config, CostModel model );
 
 //! FNV-1a 64 of the sweep text: the configuration hash a resumed run is checked against.
 std::uint64_t sweepConfigHash( const SweepConfig& config );

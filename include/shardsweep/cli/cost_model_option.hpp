@@ -1,0 +1,28 @@
+#pragma once
+//! \file cost_model_option.hpp
+//! \brief `--cost-model native|torchrec|learned` and `--cost-model-file` of `plan` and
+//! `evaluate`: the learned model is loaded here, at the edge, once per run.
+#include <memory>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/kernel/learned_cost_model.hpp>
+#include <string>
+
+namespace shardsweep
+{
+
+struct CostModelChoice
+{
+    CostModel model = CostModel::native;
+    std::unique_ptr<LearnedCostModel> learned; //!< model == learned
+    LearnedCostBinding binding;                //!< learned, bound to the platform
+};
+
+//! Parses `model_name`; for `learned` loads `file` (`field` names where it came from in
+//! messages: "--cost-model-file" or "scenario.yaml: field 'cost_model_file'") and binds it to
+//! `platform_name`, warning on rank 0 (stderr) when the model was not trained on that platform
+//! (its shards are then priced natively). Throws UsageError / InputError (exit 2).
+CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& model_name,
+                                 const std::string& file, const std::string& field,
+                                 const std::string& platform_name );
+
+} // namespace shardsweep

@@ -1,0 +1,43 @@
+// --cost-model / --cost-model-file of plan and evaluate (cost_model_option.hpp).
+#include <iostream>
+#include <shardsweep/cli/cost_model_option.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/operator_models.hpp>
+#include <shardsweep/scenario/sweep_config.hpp>
+
+namespace shardsweep
+{
+
+CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& model_name,
+                                 const std::string& file, const std::string& field,
+                                 const std::string& platform_name )
+{
+    CostModelChoice c;
+    c.model = parseCostModelName( model_name );
+    if ( c.model != CostModel::learned )
+    {
+        if ( !file.empty() )
+            throw UsageError( field + ": a model file applies to cost model 'learned' only, not '" +
+                              model_name + "'" );
+        return c;
+    }
+    if ( file.empty() )
+        throw UsageError( "cost model 'learned' needs " + field +
+                          " MODEL.mlp (exported by postprocess/train_cost_model.py --model mlp "
+                          "--export-mlp)" );
+    try
+    {
+        c.learned = std::make_unique<LearnedCostModel>( loadLearnedCostModel( file ) );
+    }
+    catch ( const InputError& e )
+    {
+        throw InputError( field, e.what() );
+    }
+    c.binding = c.learned->bind( platform_name );
+    if ( c.binding.platform_code < 0 && ctx.isRoot() )
+        std::cerr << "warning: " << file << " was not trained on platform '" << platform_name
+                  << "': its shards are priced with the native model\n";
+    return c;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,483 @@
+// The transformer step as a per-rank operation graph (docs/model/chakra.md, "The transformer
+// step"): model/transformer/step.hpp's composition, operator by operator.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <shardsweep/model/transformer.hpp>
+#include <shardsweep/scenario/step_graph.hpp>
+#include <stdexcept>
+#include <tuple>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+using Kind = StepGraphNode::Kind;
+
+//! Which communicator a collective runs on.
+enum class GroupKind
+{
+    tp,
+    dp,
+    embedding,
+};
+
+//! One operation of a stage's micro-batch forward or backward, or of its post-pipeline part.
+struct Item
+{
+    Kind kind = Kind::compute;
+    std::string name;
+    double ms = 0.0; //!< compute: duration; collective: the model's time of this collective
+    Collective collective = Collective::all_reduce;
+    GroupKind group = GroupKind::tp;
+    double payload_bytes = 0.0; //!< the model's ASTRA-sim comm_size (before matching the time)
+};
+
+//! The rank layout (model/transformer/step.hpp: global rank = t + tp·(d + dp·s)).
+struct Layout
+{
+    int tp = 1, dp = 1, pp = 1;
+    int rank( int t, int d, int s ) const { return t + tp * ( d + dp * s ); }
+};
+
+class TransformerGraphBuilder
+{
+  public:
+    TransformerGraphBuilder( const Platform& platform, const TransformerSpec& model,
+                             const ParallelConfig& cfg )
+        : platform_( platform ), model_( model ), cfg_( cfg ),
+          ops_( transformerOperatorCost( transformerOperatorCase( platform.gpu, model, cfg ) ) )
+    {
+        layout_.tp = cfg.tp;
+        layout_.dp = cfg.dp;
+        layout_.pp = std::max( 1, cfg.pp );
+        micro_batches_ = static_cast<int>(
+            cfg.global_batch / ( std::int64_t( cfg.micro_batch ) * std::max( 1, cfg.dp ) ) );
+        micro_batches_ = std::max( 1, micro_batches_ );
+        train_ = cfg.mode == RunMode::train;
+    }
+
+    StepGraph build()
+    {
+        const TransformerConstants& c = kTransformerConstants;
+        StepGraph graph;
+        graph.workload_kind = "transformer";
+        graph.iteration_ms = predictTransformerStep( platform_, model_, cfg_, ops_ ).iteration_ms;
+        makeGroups( graph );
+        graph.ranks.resize( platform_.numGpus() );
+        for ( int s = 0; s < layout_.pp; ++s )
+        {
+            const transformer_detail::StageTimes st =
+                transformerStageTimes( c, platform_, model_, cfg_, ops_, s, micro_batches_ );
+            std::vector<Item> fwd, bwd, post;
+            stageItems( s, fwd, bwd, post );
+            checkSums( s, st, fwd, bwd, post );
+            for ( int d = 0; d < layout_.dp; ++d )
+                for ( int t = 0; t < layout_.tp; ++t )
+                    graph.ranks[layout_.rank( t, d, s )] = rankNodes( t, d, s, st, fwd, bwd, post );
+        }
+        return graph;
+    }
+
+  private:
+    //! TP groups, DP groups and the tied-embedding pairs; a group of every rank is group 0.
+    void makeGroups( StepGraph& graph )
+    {
+        const int p = platform_.numGpus();
+        auto add = [&]( std::vector<int> members ) -> int
+        {
+            if ( static_cast<int>( members.size() ) == p )
+                return 0;
+            graph.groups.push_back( std::move( members ) );
+            return static_cast<int>( graph.groups.size() );
+        };
+        tp_group_.assign( p, -1 );
+        dp_group_.assign( p, -1 );
+        embedding_group_.assign( p, -1 );
+        const Layout& L = layout_;
+        if ( L.tp > 1 )
+            for ( int s = 0; s < L.pp; ++s )
+                for ( int d = 0; d < L.dp; ++d )
+                {
+                    std::vector<int> m;
+                    for ( int t = 0; t < L.tp; ++t )
+                        m.push_back( L.rank( t, d, s ) );
+                    const int g = add( m );
+                    for ( int r : m )
+                        tp_group_[r] = g;
+                }
+        if ( L.dp > 1 && train_ )
+            for ( int s = 0; s < L.pp; ++s )
+                for ( int t = 0; t < L.tp; ++t )
+                {
+                    std::vector<int> m;
+                    for ( int d = 0; d < L.dp; ++d )
+                        m.push_back( L.rank( t, d, s ) );
+                    const int g = add( m );
+                    for ( int r : m )
+                        dp_group_[r] = g;
+                }
+        if ( L.pp > 1 && train_ )
+            for ( int d = 0; d < L.dp; ++d )
+                for ( int t = 0; t < L.tp; ++t )
+                {
+                    std::vector<int> m = { L.rank( t, d, 0 ), L.rank( t, d, L.pp - 1 ) };
+                    const int g = add( m );
+                    for ( int r : m )
+                        embedding_group_[r] = g;
+                }
+        groups_ = &graph.groups;
+    }
+
+    const std::vector<int>& groupOf( GroupKind k ) const
+    {
+        return k == GroupKind::tp ? tp_group_
+                                  : ( k == GroupKind::dp ? dp_group_ : embedding_group_ );
+    }
+
+    //! Members of group g (0 = every rank).
+    std::vector<int> members( int g ) const
+    {
+        if ( g > 0 )
+            return ( *groups_ )[g - 1];
+        std::vector<int> all( platform_.numGpus() );
+        for ( int r = 0; r < platform_.numGpus(); ++r )
+            all[r] = r;
+        return all;
+    }
+
+    //! comm_size whose ASTRA-sim time on group g is the model's time for the item (cached:
+    //! the per-layer collectives repeat).
+    std::uint64_t commSize( const Item& item, int g )
+    {
+        const auto key = std::make_tuple( g, int( item.collective ), item.ms, item.payload_bytes );
+        auto it = sizes_.find( key );
+        if ( it == sizes_.end() )
+            it = sizes_
+                     .emplace( key, groupCommSizeForTime( platform_.network, platform_.system,
+                                                          members( g ), item.collective,
+                                                          item.ms * 1e6, item.payload_bytes ) )
+                     .first;
+        return it->second;
+    }
+
+    //! The stage's operations, in model/transformer/step.hpp's terms (transformerStageTimes).
+    void stageItems( int s, std::vector<Item>& fwd, std::vector<Item>& bwd,
+                     std::vector<Item>& post ) const
+    {
+        namespace td = transformer_detail;
+        const TransformerConstants& c = kTransformerConstants;
+        const TransformerOperatorCost& o = ops_;
+        const int layers = model_.layers / layout_.pp;
+        const bool first = s == 0, last = s == layout_.pp - 1;
+        const bool sp = cfg_.sequence_parallel && cfg_.tp > 1;
+        const double e = td::activationBytes( model_.dtype );
+        const double bytes = e * double( model_.seq_len ) * cfg_.micro_batch * model_.hidden;
+        auto compute = [&]( std::vector<Item>& v, std::string name, double ms )
+        {
+            if ( ms > 0.0 )
+                v.push_back( { Kind::compute, std::move( name ), ms } );
+        };
+        const GroupNetwork tpg = groupNetwork( platform_, cfg_.tp, 1.0 );
+        const double sync = c.tp_sync_ms * std::log2( double( cfg_.tp ) );
+        auto tp = [&]( std::vector<Item>& v, const std::string& name, Collective k, double size )
+        {
+            if ( cfg_.tp <= 1 )
+                return;
+            const double ms = td::issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync;
+            v.push_back( { Kind::collective, name, ms, k, GroupKind::tp, size } );
+        };
+        // One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
+        // shard and a reduce-scatter.
+        auto pair = [&]( std::vector<Item>& v, const std::string& name )
+        {
+            if ( sp )
+            {
+                tp( v, name + "_ag", Collective::all_gather, bytes / cfg_.tp );
+                tp( v, name + "_rs", Collective::reduce_scatter, bytes );
+            }
+            else
+                tp( v, name, Collective::all_reduce, bytes );
+        };
+        const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
+
+        // Forward of one micro-batch.
+        if ( first )
+        {
+            compute( fwd, "embedding.fwd", o.embedding_fwd_ms );
+            if ( sp )
+                tp( fwd, "embedding.tp_rs", Collective::reduce_scatter, bytes );
+            else
+                pair( fwd, "embedding.tp" );
+        }
+        for ( int l = 0; l < layers; ++l )
+        {
+            const std::string layer = fmt::format( "layer{}", s * layers + l );
+            compute( fwd, layer + ".fwd", layer_f );
+            pair( fwd, layer + ".tp_attn" );
+            pair( fwd, layer + ".tp_mlp" );
+        }
+        if ( last )
+        {
+            compute( fwd, "head.fwd", o.head_fwd_ms );
+            if ( train_ )
+                compute( fwd, "loss.fwd", o.loss_fwd_ms );
+            if ( sp )
+                tp( fwd, "head.tp_ag", Collective::all_gather, bytes / cfg_.tp );
+            if ( train_ )
+                for ( int k = 0; k < 3; ++k )
+                    tp( fwd, fmt::format( "loss.tp{}", k ), Collective::all_reduce,
+                        4.0 * cfg_.micro_batch * model_.seq_len );
+        }
+        if ( !train_ )
+            return;
+
+        // Backward of one micro-batch (recomputation first).
+        if ( last )
+        {
+            compute( bwd, "loss.bwd", o.loss_bwd_ms );
+            compute( bwd, "head.bwd", o.head_bwd_ms );
+            if ( sp )
+                tp( bwd, "head.tp_rs", Collective::reduce_scatter, bytes );
+            else
+                pair( bwd, "head.tp" );
+        }
+        for ( int l = layers - 1; l >= 0; --l )
+        {
+            const std::string layer = fmt::format( "layer{}", s * layers + l );
+            if ( cfg_.recompute == Recompute::full )
+            {
+                compute( bwd, layer + ".recompute", o.layer_fwd_ms );
+                pair( bwd, layer + ".recompute_tp_attn" );
+                pair( bwd, layer + ".recompute_tp_mlp" );
+            }
+            else if ( cfg_.recompute == Recompute::selective )
+                compute( bwd, layer + ".recompute", o.layer_attn_core_ms );
+            compute( bwd, layer + ".bwd", o.layer_bwd_ms );
+            pair( bwd, layer + ".tp_mlp" );
+            pair( bwd, layer + ".tp_attn" );
+        }
+        if ( first )
+            compute( bwd, "embedding.bwd", o.embedding_bwd_ms );
+
+        // After the pipeline: gradient synchronisation (at dp_bw_eff) and the optimizer.
+        StageRole role;
+        role.first = first;
+        role.last = last;
+        const double params = transformerStageParams( model_, cfg_.tp, layers, role );
+        const ModelStateBytes sb = modelStateBytes( model_.dtype );
+        auto dp = [&]( const std::string& name, GroupKind g, const GroupNetwork& net, Collective k,
+                       double size )
+        {
+            const double ms = groupCollectiveMs( net, k, size ) / c.dp_bw_eff;
+            if ( ms > 0.0 )
+                post.push_back( { Kind::collective, name, ms, k, g, size } );
+        };
+        if ( cfg_.dp > 1 )
+        {
+            const GroupNetwork dpg = groupNetwork( platform_, cfg_.dp, double( cfg_.tp ) );
+            const double grads = params * sb.gradients;
+            const double shard = params * sb.weights / cfg_.dp;
+            if ( cfg_.zero == 0 )
+                dp( "dp.allreduce", GroupKind::dp, dpg, Collective::all_reduce, grads );
+            else
+            {
+                dp( "dp.reduce_scatter", GroupKind::dp, dpg, Collective::reduce_scatter, grads );
+                dp( "dp.allgather", GroupKind::dp, dpg, Collective::all_gather, shard );
+            }
+            if ( cfg_.zero >= 3 )
+                for ( int k = 0; k < 2 * micro_batches_; ++k )
+                    dp( fmt::format( "zero3.allgather{}", k ), GroupKind::dp, dpg,
+                        Collective::all_gather, shard );
+        }
+        if ( layout_.pp > 1 && ( first || last ) )
+        {
+            const GroupNetwork emb =
+                groupNetwork( platform_, 2, double( cfg_.tp ) * cfg_.dp * ( layout_.pp - 1 ) );
+            dp( "embedding.grad_allreduce", GroupKind::embedding, emb, Collective::all_reduce,
+                td::paddedVocab( model_, cfg_.tp ) * model_.hidden / cfg_.tp * sb.gradients );
+        }
+        const double shard = cfg_.zero >= 1 ? params / std::max( 1, cfg_.dp ) : params;
+        const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
+        compute( post, "optimizer",
+                 td::memoryBoundMs( c, platform_.gpu,
+                                    shard * ( sb.gradients + master + 16.0 + sb.weights +
+                                              c.optimizer_bytes_extra ) ) );
+    }
+
+    //! The items add up to the model's stage times (a builder that drifted from step.hpp fails
+    //! here rather than writing a graph that disagrees with `evaluate`).
+    void checkSums( int s, const transformer_detail::StageTimes& st, const std::vector<Item>& fwd,
+                    const std::vector<Item>& bwd, const std::vector<Item>& post ) const
+    {
+        auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer )
+        {
+            double t = 0.0;
+            for ( const Item& i : v )
+                if ( i.kind == k && ( i.name == "optimizer" ) == optimizer )
+                    t += i.ms;
+            return t;
+        };
+        auto same = [&]( double a, double b, const char* what )
+        {
+            if ( std::fabs( a - b ) > 1e-9 * std::max( 1.0, std::fabs( b ) ) )
+                throw std::logic_error( fmt::format(
+                    "transformer graph of stage {}: {} {} ms, the model {} ms", s, what, a, b ) );
+        };
+        same( sum( fwd, Kind::compute, false ), st.compute_f, "forward compute" );
+        same( sum( fwd, Kind::collective, false ), st.tp_f, "forward TP" );
+        same( sum( bwd, Kind::compute, false ), st.compute_b, "backward compute" );
+        same( sum( bwd, Kind::collective, false ), st.tp_b, "backward TP" );
+        same( sum( post, Kind::collective, false ), st.dp, "DP" );
+        same( sum( post, Kind::compute, true ), st.opt, "optimizer" );
+    }
+
+    //! One rank's serial chain: the stage's micro-batches in schedule order, each forward
+    //! preceded by the receive of its activation and followed by its send (backward: gradient,
+    //! the other way), then the post-pipeline part.
+    std::vector<StepGraphNode> rankNodes( int t, int d, int s,
+                                          const transformer_detail::StageTimes& st,
+                                          const std::vector<Item>& fwd,
+                                          const std::vector<Item>& bwd,
+                                          const std::vector<Item>& post )
+    {
+        std::vector<StepGraphNode> nodes;
+        const int me = layout_.rank( t, d, s );
+        const int dims = platform_.network.num_dims;
+        auto append = [&]( StepGraphNode n )
+        {
+            if ( !nodes.empty() )
+                n.deps = { static_cast<int>( nodes.size() ) - 1 };
+            nodes.push_back( std::move( n ) );
+        };
+        auto items = [&]( const std::vector<Item>& v, const std::string& suffix )
+        {
+            for ( const Item& i : v )
+            {
+                StepGraphNode n;
+                n.kind = i.kind;
+                n.name = i.name + suffix;
+                if ( i.kind == Kind::compute )
+                    n.duration_ns = i.ms * 1e6;
+                else
+                {
+                    n.collective = i.collective;
+                    n.group = groupOf( i.group )[me];
+                    n.comm_bytes = commSize( i, n.group );
+                    n.involved_dims.assign( dims, true );
+                }
+                append( std::move( n ) );
+            }
+        };
+        // A pipeline message: the model charges `ms` per micro-batch and direction to every
+        // stage; the sender's SEND lasts it, a stage without a neighbour that way idles as long.
+        auto message = [&]( int peer_stage, int tag, double ms, bool send, const std::string& name )
+        {
+            if ( ms <= 0.0 )
+                return;
+            const bool has_peer = peer_stage >= 0 && peer_stage < layout_.pp;
+            StepGraphNode n;
+            n.name = name;
+            if ( has_peer )
+            {
+                const int peer = layout_.rank( t, d, peer_stage );
+                n.kind = send ? Kind::send : Kind::recv;
+                n.peer = peer;
+                n.tag = tag;
+                n.comm_bytes =
+                    send ? pointToPointSizeForTime( platform_.network, me, peer, ms * 1e6 )
+                         : pointToPointSizeForTime( platform_.network, peer, me, ms * 1e6 );
+            }
+            else
+            {
+                n.kind = Kind::compute;
+                n.duration_ns = ms * 1e6;
+            }
+            append( std::move( n ) );
+        };
+        const bool train = train_;
+        const double msg =
+            train ? st.pp_f : st.pp_f / ( ( s == 0 || s == layout_.pp - 1 ) ? 1 : 2 );
+        auto forward = [&]( int k )
+        {
+            const std::string mb = fmt::format( "@mb{}", k );
+            if ( s > 0 )
+                message( s - 1, 2 * k, msg, false, "pp.recv_act" + mb );
+            items( fwd, mb );
+            // Inference charges a middle stage both its messages; the receive's share is
+            // spent before the send so that the next stage waits for it too.
+            if ( !train && s > 0 && s < layout_.pp - 1 )
+                message( -1, 0, msg, true, "pp.fwd_recv_time" + mb );
+            if ( s < layout_.pp - 1 )
+                message( s + 1, 2 * k, msg, true, "pp.send_act" + mb );
+            else
+                message( -1, 0, msg, true, "pp.fwd_unpaired" + mb );
+        };
+        auto backward = [&]( int k )
+        {
+            const std::string mb = fmt::format( "@mb{}", k );
+            if ( s < layout_.pp - 1 )
+                message( s + 1, 2 * k + 1, st.pp_b, false, "pp.recv_grad" + mb );
+            items( bwd, mb );
+            if ( s > 0 )
+                message( s - 1, 2 * k + 1, st.pp_b, true, "pp.send_grad" + mb );
+            else
+                message( -1, 0, st.pp_b, true, "pp.bwd_unpaired" + mb );
+        };
+        const int m = micro_batches_;
+        if ( !train )
+            for ( int k = 0; k < m; ++k )
+                forward( k );
+        else if ( cfg_.schedule == PipelineSchedule::gpipe )
+        {
+            for ( int k = 0; k < m; ++k )
+                forward( k );
+            for ( int k = 0; k < m; ++k )
+                backward( k );
+        }
+        else
+        {
+            const int warmup = std::min( layout_.pp - s - 1, m );
+            for ( int k = 0; k < warmup; ++k )
+                forward( k );
+            for ( int k = 0; k < m - warmup; ++k )
+            {
+                forward( warmup + k );
+                backward( k );
+            }
+            for ( int k = m - warmup; k < m; ++k )
+                backward( k );
+        }
+        items( post, "" );
+        return nodes;
+    }
+
+    const Platform& platform_;
+    const TransformerSpec& model_;
+    ParallelConfig cfg_;
+    TransformerOperatorCost ops_;
+    Layout layout_;
+    int micro_batches_ = 1;
+    bool train_ = true;
+    std::vector<int> tp_group_, dp_group_, embedding_group_;
+    const std::vector<std::vector<int>>* groups_ = nullptr;
+    std::map<std::tuple<int, int, double, double>, std::uint64_t> sizes_;
+};
+
+} // namespace
+
+StepGraph buildTransformerStepGraph( const ScenarioInput& input )
+{
+    ParallelConfig cfg = input.plan->parallel;
+    cfg.global_batch = input.global_batch > 0 ? input.global_batch : input.workload->global_batch;
+    if ( cfg.numGpus() != input.platform->numGpus() )
+        throw std::invalid_argument(
+            fmt::format( "the configuration needs {} GPUs, the platform has {}", cfg.numGpus(),
+                         input.platform->numGpus() ) );
+    return TransformerGraphBuilder( *input.platform, input.workload->transformer, cfg ).build();
+}
+
+} // namespace shardsweep
