@@ -217,6 +217,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
         transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? batch : 0;
         if ( vm.count( "global-batch" ) + vm.count( "batch" ) > 0 && batch <= 0 )
             throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
+        if ( !vm["cost-model"].defaulted() && cost_model != "native" )
+            throw UsageError( "--cost-model: transformer workloads have only 'native'" );
         if ( vm.count( "gpus" ) && transformer.gpus < 1 )
             throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
         return planTransformerWorkload( ctx, workload, platform, transformer );
