@@ -89,17 +89,23 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
              ctx, args, options, "scenario", scenario_path,
              "Usage: shardsweep export-et SCENARIO.yaml -o DIR [options]\n\n"
              "Writes the training step of the scenario (anything 'shardsweep evaluate' accepts:\n"
-             "workload, platform and plan, e.g. a plan from 'shardsweep plan -o') as Chakra\n"
-             "execution traces that ASTRA-sim replays (docs/model/chakra.md). In DIR:\n"
+             "a DLRM or transformer workload, platform and plan, e.g. a plan from 'shardsweep\n"
+             "plan -o') as Chakra execution traces that ASTRA-sim replays\n"
+             "(docs/model/chakra.md). In DIR:\n"
              "  et.<rank>.et        one Chakra ET per GPU (compute nodes with the native model's\n"
-             "                      per-GPU phase times in whole microseconds, collective nodes\n"
-             "                      with ASTRA-sim's comm_size, dependencies = the model's\n"
-             "                      critical path; a GPU with less lookup work idles in an\n"
-             "                      explicit wait node before the pooled all-to-all)\n"
+             "                      times in whole microseconds, collective and send nodes\n"
+             "                      whose comm_size gives the model's time in ASTRA-sim,\n"
+             "                      dependencies = the model's critical path; DLRM: a GPU with\n"
+             "                      less lookup work idles in an explicit wait node before the\n"
+             "                      pooled all-to-all; transformer: per rank a serial chain of\n"
+             "                      per-layer compute, TP collectives and pipeline send/recv per\n"
+             "                      micro-batch in 1F1B or GPipe order, then the DP (ZeRO) and\n"
+             "                      tied-embedding collectives and the optimizer)\n"
              "  network.yml, system.json  the platform's ASTRA-sim network and system blocks\n"
              "                      (roofline off: the traces carry the compute times)\n"
              "  remote_memory.json  no memory expansion\n"
-             "  comm_groups.json    communicator groups (only when collectives run on sub-groups)\n"
+             "  comm_groups.json    communicator groups (only when collectives run on sub-groups:\n"
+             "                      a transformer's TP, DP and tied-embedding groups)\n"
              "  replay.sh           the ASTRA-sim command (binary from $ASTRA_SIM or PATH)\n"
              "It prints workload_prefix (DIR/et, ASTRA-sim's --workload-configuration), ranks,\n"
              "iteration_ms (shardsweep's prediction) and critical_path_ms (the written traces\n"
@@ -147,17 +153,9 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
                                            gpus, input.global_batch ) );
         graph = buildDlrmStepGraph( input );
     }
-    const std::vector<chakra::Trace> traces = stepGraphToTraces( graph );
-    // The written traces, replayed: what ASTRA-sim should reproduce.
-    std::vector<std::string> names;
-    for ( int r = 0; r < graph.numRanks(); ++r )
-        names.push_back( fmt::format( "et.{}.et", r ) );
-    std::map<int, std::vector<int>> groups;
-    for ( std::size_t g = 0; g < graph.groups.size(); ++g )
-        groups[static_cast<int>( g + 1 )] = graph.groups[g];
-    const StepGraphReplay replay = replayStepGraph( tracesToStepGraph( traces, groups, names ),
-                                                    platform.network, platform.system );
-
+    // One trace at a time (a 1024-GPU transformer step has millions of nodes). The graph takes
+    // the written durations (ASTRA-sim's: duration_micros · 1000 ns, 0 → 1 ns), so that its
+    // replay is the written traces' critical path, what ASTRA-sim should reproduce.
     const fs::path dir( out_dir );
     if ( ctx.isRoot() )
     {
@@ -165,8 +163,24 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
         fs::create_directories( dir, ec );
         if ( ec || !fs::is_directory( dir ) )
             throw std::runtime_error( "cannot create directory " + out_dir );
-        for ( int r = 0; r < graph.numRanks(); ++r )
-            chakra::writeTraceFile( ( dir / names[r] ).string(), traces[r] );
+    }
+    for ( int r = 0; r < graph.numRanks(); ++r )
+    {
+        const chakra::Trace trace = stepGraphRankToTrace( graph, r );
+        if ( ctx.isRoot() )
+            chakra::writeTraceFile( ( dir / fmt::format( "et.{}.et", r ) ).string(), trace );
+        auto& nodes = graph.ranks[r];
+        for ( std::size_t i = 0; i < nodes.size(); ++i )
+            if ( nodes[i].kind == StepGraphNode::Kind::compute )
+                nodes[i].duration_ns =
+                    trace.nodes[i].duration_micros > 0
+                        ? static_cast<double>( trace.nodes[i].duration_micros ) * 1000.0
+                        : 1.0;
+    }
+    const StepGraphReplay replay = replayStepGraph( graph, platform.network, platform.system );
+    if ( ctx.isRoot() )
+    {
+        std::error_code ec;
         writeText( dir / "network.yml", astraNetworkYaml( platform.network ) );
         writeText( dir / "system.json",
                    astraSystemJson( platform.system, platform.network.num_dims ) );

@@ -52,12 +52,18 @@ bool integerValue( const chakra::Attribute& a, std::int64_t& out )
 
 std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
 {
+    std::vector<chakra::Trace> traces;
+    for ( int r = 0; r < graph.numRanks(); ++r )
+        traces.push_back( stepGraphRankToTrace( graph, r ) );
+    return traces;
+}
+
+chakra::Trace stepGraphRankToTrace( const StepGraph& graph, int r )
+{
     using chakra::Attribute;
     using Kind = StepGraphNode::Kind;
-    std::vector<chakra::Trace> traces( graph.numRanks() );
-    for ( int r = 0; r < graph.numRanks(); ++r )
+    chakra::Trace trace;
     {
-        chakra::Trace& trace = traces[r];
         trace.version = "0.0.4";
         // Compute time so far on this rank, exact and as written (whole µs).
         double exact_ns = 0.0;
@@ -111,7 +117,7 @@ std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
             trace.nodes.push_back( std::move( out ) );
         }
     }
-    return traces;
+    return trace;
 }
 
 StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,

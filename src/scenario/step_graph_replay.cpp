@@ -1,6 +1,7 @@
 // Replaying a step graph with ASTRA-sim's rules (docs/model/chakra.md, "The replay"), and how
 // ASTRA-sim's congestion-unaware backend prices point-to-point messages and sub-group collectives.
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <shardsweep/model/collectives.hpp>
@@ -53,6 +54,48 @@ double pointToPointNs( const Network& net, int src, int dst, double bytes )
         dst /= p;
     }
     return 0.0;
+}
+
+std::uint64_t pointToPointSizeForTime( const Network& net, int src, int dst, double target_ns )
+{
+    const double target = std::round( target_ns );
+    auto time = [&]( std::uint64_t b ) { return pointToPointNs( net, src, dst, double( b ) ); };
+    if ( time( 0 ) >= target )
+        return 1;
+    std::uint64_t lo = 0, hi = 1;
+    while ( time( hi ) < target && hi < ( std::uint64_t( 1 ) << 62 ) )
+        hi *= 2;
+    while ( hi - lo > 1 )
+    {
+        const std::uint64_t mid = lo + ( hi - lo ) / 2;
+        ( time( mid ) >= target ? hi : lo ) = mid;
+    }
+    return hi;
+}
+
+std::uint64_t groupCommSizeForTime( const Network& net, const SystemConfig& sys,
+                                    const std::vector<int>& members, Collective c, double target_ns,
+                                    double model_bytes )
+{
+    int total = 1;
+    for ( int d = 0; d < net.num_dims; ++d )
+        total *= net.dims[d].npus_count;
+    GroupView v{ net, sys };
+    int dims = net.num_dims;
+    if ( static_cast<int>( members.size() ) < total )
+    {
+        v = subGroupView( net, sys, members );
+        dims = 1;
+    }
+    const std::uint64_t align =
+        std::uint64_t( std::max( 1, sys.preferred_dataset_splits ) ) * members.size();
+    const double target = std::round( target_ns );
+    const std::uint64_t own =
+        std::max<std::uint64_t>( 1, std::llround( model_bytes / double( align ) ) ) * align;
+    const double own_ns = collectiveTimeNsOnDims( v.network, v.system, c, double( own ), 0, dims );
+    if ( std::fabs( own_ns - target ) <= 1.0 )
+        return own;
+    return commSizeForTime( v.network, v.system, c, target, model_bytes, align, 0, dims );
 }
 
 GroupView subGroupView( const Network& net, const SystemConfig& sys,
@@ -116,7 +159,8 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
     // the same occurrence of (peer -> r, tag) among the peer's sends.
     std::vector<std::vector<int>> pending( num_ranks ), instance( num_ranks ),
         matching( num_ranks );
-    std::vector<std::vector<std::vector<int>>> dependants( num_ranks );
+    // Dependants of node i of rank r: dependants[r][first_dependant[r][i] .. [i + 1]).
+    std::vector<std::vector<int>> first_dependant( num_ranks ), dependants( num_ranks );
     std::vector<std::vector<double>> ready( num_ranks ), finish( num_ranks );
     std::vector<std::vector<std::vector<int>>> coll( members.size() ); // [group][k][rank] -> node
     std::map<std::tuple<int, int, int>, std::vector<int>> sends;       // (src, dst, tag) -> nodes
@@ -127,7 +171,7 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
         pending[r].assign( n, 0 );
         instance[r].assign( n, -1 );
         matching[r].assign( n, -1 );
-        dependants[r].resize( n );
+        first_dependant[r].assign( n + 1, 0 );
         ready[r].assign( n, unknown );
         finish[r].assign( n, unknown );
         std::vector<int> count( members.size(), 0 );
@@ -140,7 +184,7 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                     throw std::invalid_argument(
                         fmt::format( "rank {} node {} ('{}'): dependency {} does not exist", r, i,
                                      node.name, d ) );
-                dependants[r][d].push_back( static_cast<int>( i ) );
+                ++first_dependant[r][d + 1];
                 ++pending[r][i];
             }
             if ( node.kind == Kind::send )
@@ -161,6 +205,18 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                 slots.resize( k + 1, std::vector<int>( num_ranks, -1 ) );
             slots[k][r] = static_cast<int>( i );
         }
+    }
+    for ( int r = 0; r < num_ranks; ++r )
+    {
+        auto& first = first_dependant[r];
+        for ( std::size_t i = 1; i < first.size(); ++i )
+            first[i] += first[i - 1];
+        dependants[r].resize( first.back() );
+        std::vector<int> next( first.begin(), first.end() - 1 );
+        const auto& nodes = graph.ranks[r];
+        for ( std::size_t i = 0; i < nodes.size(); ++i )
+            for ( int d : nodes[i].deps )
+                dependants[r][next[d]++] = static_cast<int>( i );
     }
     // Receives waiting for their send: (src rank, send node) -> (rank, node).
     std::map<std::pair<int, int>, std::pair<int, int>> waiting_recv;
@@ -205,8 +261,8 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
         {
             const auto [r, i] = finished.back();
             finished.pop_back();
-            for ( int j : dependants[r][i] )
-                if ( --pending[r][j] == 0 )
+            for ( int k = first_dependant[r][i]; k < first_dependant[r][i + 1]; ++k )
+                if ( const int j = dependants[r][k]; --pending[r][j] == 0 )
                     work.emplace_back( r, j );
             const StepGraphNode& node = graph.ranks[r][i];
             if ( node.kind == Kind::send )

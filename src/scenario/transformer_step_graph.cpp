@@ -149,59 +149,19 @@ class TransformerGraphBuilder
         return all;
     }
 
-    //! comm_size whose ASTRA-sim time on group g is the model's time for the item: the model's
-    //! own size when that already gives it (the group is priced alike), else the smallest size
-    //! (a multiple of splits × members) that takes at least as long.
+    //! comm_size whose ASTRA-sim time on group g is the model's time for the item (cached:
+    //! the per-layer collectives repeat).
     std::uint64_t commSize( const Item& item, int g )
     {
         const auto key = std::make_tuple( g, int( item.collective ), item.ms, item.payload_bytes );
-        if ( auto it = sizes_.find( key ); it != sizes_.end() )
-            return it->second;
-        const std::vector<int> m = members( g );
-        Network net = platform_.network;
-        SystemConfig sys = platform_.system;
-        int dims = net.num_dims;
-        if ( g > 0 && static_cast<int>( m.size() ) < platform_.numGpus() )
-        {
-            const GroupView v = subGroupView( platform_.network, platform_.system, m );
-            net = v.network;
-            sys = v.system;
-            dims = 1;
-        }
-        const std::uint64_t align =
-            std::uint64_t( std::max( 1, sys.preferred_dataset_splits ) ) * m.size();
-        const double target = std::round( item.ms * 1e6 );
-        const std::uint64_t own =
-            std::max<std::uint64_t>( 1, std::llround( item.payload_bytes / double( align ) ) ) *
-            align;
-        const double own_ns =
-            collectiveTimeNsOnDims( net, sys, item.collective, double( own ), 0, dims );
-        const std::uint64_t size = std::fabs( own_ns - target ) <= 1.0
-                                       ? own
-                                       : commSizeForTime( net, sys, item.collective, target,
-                                                          item.payload_bytes, align, 0, dims );
-        sizes_[key] = size;
-        return size;
-    }
-
-    //! Bytes of a pipeline message from `src` to `dst` whose ASTRA-sim time is at least the
-    //! model's `ms`: ⌊h·L + S/B⌋ ≥ target, searched by bisection.
-    std::uint64_t sendSize( int src, int dst, double ms ) const
-    {
-        const double target = std::round( ms * 1e6 );
-        auto time = [&]( std::uint64_t b )
-        { return pointToPointNs( platform_.network, src, dst, double( b ) ); };
-        std::uint64_t lo = 0, hi = 1;
-        while ( time( hi ) < target && hi < ( std::uint64_t( 1 ) << 62 ) )
-            hi *= 2;
-        if ( time( lo ) >= target )
-            return 1;
-        while ( hi - lo > 1 )
-        {
-            const std::uint64_t mid = lo + ( hi - lo ) / 2;
-            ( time( mid ) >= target ? hi : lo ) = mid;
-        }
-        return hi;
+        auto it = sizes_.find( key );
+        if ( it == sizes_.end() )
+            it = sizes_
+                     .emplace( key, groupCommSizeForTime( platform_.network, platform_.system,
+                                                          members( g ), item.collective,
+                                                          item.ms * 1e6, item.payload_bytes ) )
+                     .first;
+        return it->second;
     }
 
     //! The stage's operations, in model/transformer/step.hpp's terms (transformerStageTimes).
@@ -427,7 +387,9 @@ class TransformerGraphBuilder
                 n.kind = send ? Kind::send : Kind::recv;
                 n.peer = peer;
                 n.tag = tag;
-                n.comm_bytes = send ? sendSize( me, peer, ms ) : sendSize( peer, me, ms );
+                n.comm_bytes =
+                    send ? pointToPointSizeForTime( platform_.network, me, peer, ms * 1e6 )
+                         : pointToPointSizeForTime( platform_.network, peer, me, ms * 1e6 );
             }
             else
             {

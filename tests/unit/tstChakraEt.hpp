@@ -361,3 +361,87 @@ TEST( TEST_CATEGORY, step_graph_dlrm_replays_to_model )
 }
 
 } // namespace Test
+
+// How ASTRA-sim prices sub-groups and messages, by hand: [Switch 4 (150 GB/s, 500 ns), Ring 2
+// (25 GB/s, 2000 ns)]; a ring over the members, each message on the first dimension where the
+// two NPUs differ.
+TEST( TEST_CATEGORY, step_graph_sub_groups_and_messages )
+{
+    shardsweep::Network net;
+    net.num_dims = 2;
+    net.dims[0] = { shardsweep::Topology::Switch, 4, 150.0, 500.0 };
+    net.dims[1] = { shardsweep::Topology::Ring, 2, 25.0, 2000.0 };
+    shardsweep::SystemConfig sys;
+    sys.preferred_dataset_splits = 4;
+    sys.algorithm[0][0] = shardsweep::CollectiveAlgorithm::direct;
+    auto expect_view = [&]( std::vector<int> members, int npus, double bw, double latency )
+    {
+        const auto v = shardsweep::subGroupView( net, sys, members );
+        EXPECT_EQ( v.network.num_dims, 1 );
+        EXPECT_EQ( v.network.dims[0].npus_count, npus );
+        EXPECT_EQ( v.network.dims[0].bandwidth_GBps, bw );
+        EXPECT_EQ( v.network.dims[0].latency_ns, latency );
+        EXPECT_TRUE( v.network.dims[0].topology == shardsweep::Topology::FullyConnected );
+        // Two dimensions: ASTRA-sim falls back to the ring algorithm.
+        EXPECT_TRUE( v.system.algorithm[0][0] == shardsweep::CollectiveAlgorithm::ring );
+    };
+    expect_view( { 0, 2 }, 2, 150.0, 1000.0 );       // Switch: 2 hops
+    expect_view( { 1, 3, 5, 7 }, 4, 150.0, 1000.0 ); // 3 -> 5 and 7 -> 1 differ in dim 0 too
+    expect_view( { 0, 4 }, 2, 25.0, 2000.0 );        // Ring of 2: 1 hop
+    // A Ring dimension that the group does not close: the wrap-around pair 3 -> 0 is 3 hops.
+    shardsweep::Network ring;
+    ring.num_dims = 1;
+    ring.dims[0] = { shardsweep::Topology::Ring, 8, 50.0, 100.0 };
+    EXPECT_EQ( shardsweep::subGroupView( ring, sys, { 0, 1, 2, 3 } ).network.dims[0].latency_ns,
+               300.0 );
+
+    // ⌊2·500 + S / (150·2^30/1e9)⌋ >= 10000 ns from S = 1449551.46 bytes on.
+    EXPECT_EQ( shardsweep::pointToPointNs( net, 0, 1, 1449552.0 ), 10000.0 );
+    EXPECT_EQ( shardsweep::pointToPointNs( net, 0, 1, 1449551.0 ), 9999.0 );
+    EXPECT_EQ( shardsweep::pointToPointSizeForTime( net, 0, 1, 10000.0 ), 1449552u );
+    EXPECT_EQ( shardsweep::pointToPointSizeForTime( net, 0, 1, 500.0 ), 1u );
+
+    // The model's size when it gives the target; else the smallest aligned size (splits ×
+    // members = 8 bytes) that takes at least as long.
+    const auto v = shardsweep::subGroupView( net, sys, { 0, 2 } );
+    const auto ar = shardsweep::Collective::all_reduce;
+    auto time = [&]( double bytes )
+    { return shardsweep::collectiveTimeNsOnDims( v.network, v.system, ar, bytes, 0, 1 ); };
+    EXPECT_EQ( shardsweep::groupCommSizeForTime( net, sys, { 0, 2 }, ar, time( 65536 ), 65536 ),
+               65536u );
+    const double target = 1.5 * time( 65536 );
+    const auto s = shardsweep::groupCommSizeForTime( net, sys, { 0, 2 }, ar, target, 65536 );
+    EXPECT_EQ( s % 8, 0u );
+    EXPECT_GE( time( double( s ) ), std::round( target ) );
+    EXPECT_LT( time( double( s - 8 ) ), std::round( target ) );
+}
+
+// The shipped BERT-large scenario (TP 2 x DP 4 on one DGX H100): the graph replays to the
+// model's iteration time; TP groups first, then DP groups.
+TEST( TEST_CATEGORY, step_graph_transformer_replays_to_model )
+{
+    const auto scenario = shardsweep::readScenarioFile(
+        SHARDSWEEP_SOURCE_DIR "/inputs/scenarios/bert-large-inline.yaml" );
+    shardsweep::ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &scenario.platform.platform;
+    input.plan = &scenario.plan;
+    input.global_batch = scenario.global_batch;
+    const auto result = shardsweep::evaluateScenario( input );
+    const auto graph = shardsweep::buildTransformerStepGraph( input );
+    EXPECT_EQ( graph.iteration_ms, result.iteration_ms );
+    ASSERT_EQ( graph.numRanks(), 8 );
+    const std::vector<std::vector<int>> groups = { { 0, 1 }, { 2, 3 },       { 4, 5 },
+                                                   { 6, 7 }, { 0, 2, 4, 6 }, { 1, 3, 5, 7 } };
+    EXPECT_EQ( graph.groups, groups );
+    const auto replay =
+        shardsweep::replayStepGraph( graph, input.platform->network, input.platform->system );
+    // Exact durations; collective sizes within 1 ns of the model's time each.
+    int collectives = 0;
+    for ( const auto& n : graph.ranks[0] )
+        collectives += n.kind == shardsweep::StepGraphNode::Kind::collective;
+    EXPECT_NEAR( replay.finish_ns * 1e-6, result.iteration_ms, collectives * 1e-6 );
+    // 8 micro-batches x 24 layers x (forward, recompute, backward + 4 TP all-reduces), the
+    // embedding's and head's and the loss's, one DP all-reduce and the optimizer.
+    EXPECT_EQ( graph.ranks[0].size(), std::size_t( 8 * ( 24 * 7 + 2 + 4 + 3 + 2 ) + 2 ) );
+}

@@ -21,6 +21,8 @@ namespace shardsweep
 //! pg_name ("0" = all ranks, else the group id) and involved_dim; sends and receives
 //! comm_src/comm_dst/comm_tag/comm_size. Every node sets is_cpu_op = false.
 std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph );
+//! Rank r's trace alone (what stepGraphToTraces writes for it).
+chakra::Trace stepGraphRankToTrace( const StepGraph& graph, int r );
 
 //! Traces (rank r = traces[r]) back to a graph. `groups` maps ASTRA-sim communicator group ids
 //! (comm_groups.json) to ranks. Compute nodes last duration_micros · 1000 ns (0 → 1 ns, as in

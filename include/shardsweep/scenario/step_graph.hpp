@@ -95,6 +95,18 @@ std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Coll
                                double target_ns, double upper, std::uint64_t align, int first_dim,
                                int num_dims );
 
+//! comm_size of a collective on `members` (every rank, or a sub-group priced as ASTRA-sim
+//! prices it, subGroupView) whose ASTRA-sim time is the model's `target_ns`: `model_bytes`
+//! rounded to a multiple of splits × members when that gives it within 1 ns (the group is
+//! priced alike), else the smallest such multiple that takes at least as long.
+std::uint64_t groupCommSizeForTime( const Network& net, const SystemConfig& sys,
+                                    const std::vector<int>& members, Collective c, double target_ns,
+                                    double model_bytes );
+
+//! The smallest message size whose ASTRA-sim time from `src` to `dst` (pointToPointNs) is at
+//! least `target_ns` (1 when even an empty message takes that long).
+std::uint64_t pointToPointSizeForTime( const Network& net, int src, int dst, double target_ns );
+
 //! Time of one collective node on the platform, ns (the model's ASTRA-sim semantics).
 double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node );
 
