@@ -123,6 +123,8 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
             const bool large = protocol == TaskProtocol::large_856x128;
             for ( int k = 0; k < kNumPlanners; ++k )
             {
+                if ( !plannerPlans( static_cast<PlannerKind>( k ), WorkloadKind::dlrm ) )
+                    continue;
                 // On the large task only the two planners whose speed is the question run.
                 if ( large && k != static_cast<int>( PlannerKind::torchrec ) &&
                      k != static_cast<int>( PlannerKind::shardsweep ) &&

@@ -129,14 +129,25 @@ int plan( const CommandContext& ctx, const Arguments& args )
     std::string planner_name = "shardsweep", output, torchrec_output, format = "table",
                 cost_model = "native", cost_model_file;
     long long batch = 0;
+    TransformerPlanRequest transformer;
     std::uint64_t seed = 0;
     double budget = 0.5;
     int iterations = 100000;
     options.add_options()( "help,h", "show this help" )(
         "planner", po::value( &planner_name )->default_value( planner_name ),
-        "round_robin | random | dim_greedy | size_greedy | lookup_greedy | size_lookup_greedy | "
-        "torchrec | shardsweep" )( "batch", po::value( &batch ),
-                                   "global batch size (default: the workload's)" )(
+        "DLRM workloads: round_robin | random | dim_greedy | size_greedy | lookup_greedy | "
+        "size_lookup_greedy | torchrec | shardsweep; transformer workloads: megatron (TP = GPUs "
+        "per node, smallest PP and largest micro-batch that fit, full recompute) | exhaustive "
+        "(every configuration through the batched kernel) | shardsweep (branch and bound: "
+        "exhaustive's optimum, few configurations priced)" )(
+        "batch", po::value( &batch ), "global batch size (default: the workload's)" )(
+        "global-batch", po::value( &transformer.global_batch ),
+        "the same as --batch (sequences per optimizer step for a transformer)" )(
+        "gpus", po::value( &transformer.gpus ),
+        "transformer: plan on N GPUs (the platform resized: nodes of its GPUs per node; "
+        "default: the platform's own count)" )(
+        "top", po::value( &transformer.top )->default_value( transformer.top ),
+        "transformer: list the chosen planner's K best configurations" )(
         "seed", po::value( &seed )->default_value( seed ),
         "seed of the random planner and of tie-breaking" )(
         "budget-s", po::value( &budget )->default_value( budget ),
@@ -149,12 +160,14 @@ int plan( const CommandContext& ctx, const Arguments& args )
                             "the learned model of --cost-model learned (shardsweep-mlp file, "
                             "family dlrm: postprocess/train_cost_model.py --export-mlp)" )(
         "output,o", po::value( &output ),
-        "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back)" )(
+        "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back; for a "
+        "transformer a `kind: plan` file with the `parallel:` configuration)" )(
         "torchrec", po::value( &torchrec_output ),
         "write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, ranks per "
         "table)" )(
         "format", po::value( &format )->default_value( format ),
-        "table (plan, per-GPU breakdown, comparison) | csv | json (the comparison table)" );
+        "table (plan, per-GPU breakdown, comparison; transformer: configuration, phases, "
+        "per-stage memory, top K and every planner) | csv | json (the comparison table)" );
     po::options_description hidden;
     std::vector<std::string> files;
     hidden.add_options()( "files", po::value( &files ) );
@@ -172,6 +185,14 @@ int plan( const CommandContext& ctx, const Arguments& args )
             << "prints the plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown,\n"
             << "its gap to the lower bound on any plan, and every other planner's result on\n"
             << "the same task (docs/PLANNERS.md).\n\n"
+            << "For a transformer workload (kind: transformer) it searches the Megatron-LM\n"
+            << "configuration on --gpus N GPUs at --global-batch B: tensor parallel (dividing\n"
+            << "the heads), pipeline parallel (dividing the layers; 1F1B or GPipe), data\n"
+            << "parallel, micro-batch, recompute none/selective/full, ZeRO 0-3 and sequence\n"
+            << "parallelism, keeping configurations that fit in memory. It prints the best one\n"
+            << "with its phases and per-stage memory, the next best (--top K) and every\n"
+            << "transformer planner on the same task; exit 2 when no configuration fits\n"
+            << "(docs/model/transformer_planner.md).\n\n"
             << options << "\n";
         return 0;
     }
@@ -181,9 +202,32 @@ int plan( const CommandContext& ctx, const Arguments& args )
             "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
     const OutputFormat out_format = parseOutputFormat( format );
     const PlannerKind chosen = parsePlannerName( planner_name );
+    if ( vm.count( "batch" ) && vm.count( "global-batch" ) && batch != transformer.global_batch )
+        throw UsageError( "--batch and --global-batch differ: give one" );
+    if ( vm.count( "global-batch" ) )
+        batch = transformer.global_batch;
 
     const Workload workload = readWorkloadFile( files[0] );
     const NamedPlatform platform = readPlatformFile( files[1] );
+    if ( workload.isTransformer() )
+    {
+        transformer.planner = planner_name;
+        transformer.output = output;
+        transformer.format = format;
+        transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? batch : 0;
+        if ( vm.count( "global-batch" ) + vm.count( "batch" ) > 0 && batch <= 0 )
+            throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
+        if ( !vm["cost-model"].defaulted() && cost_model != "native" )
+            throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+        if ( vm.count( "gpus" ) && transformer.gpus < 1 )
+            throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
+        return planTransformerWorkload( ctx, workload, platform, transformer );
+    }
+    if ( vm.count( "gpus" ) || !vm["top"].defaulted() )
+        throw UsageError( "--gpus and --top apply to transformer workloads" );
+    if ( !plannerPlans( chosen, workload.kind ) )
+        throw UsageError( fmt::format( "--planner {}: plans transformer workloads; '{}' is a DLRM",
+                                       planner_name, workload.name ) );
     const std::int64_t global_batch = vm.count( "batch" ) ? batch : workload.global_batch;
     const int gpus = platform.platform.numGpus();
     if ( global_batch <= 0 || global_batch % gpus != 0 )
@@ -210,8 +254,12 @@ int plan( const CommandContext& ctx, const Arguments& args )
     // activations, buffers, dense replica, reserve), whatever the planner's own memory rule.
     std::map<int, PlanResult> results;
     int fitting = 0;
+    int applicable = 0;
     for ( int k = 0; k < kNumPlanners; ++k )
     {
+        if ( !plannerPlans( static_cast<PlannerKind>( k ), workload.kind ) )
+            continue;
+        ++applicable;
         PlanResult& r = results[k];
         r = makePlan( static_cast<PlannerKind>( k ), workload, platform.platform, global_batch,
                       popts );
@@ -301,7 +349,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
         }
         out << fmt::format( "\nall planners on this task ({} of {} have a plan that fits in "
                             "memory):\n",
-                            fitting, kNumPlanners );
+                            fitting, applicable );
         comparison.print( out, OutputFormat::table );
     }
 

@@ -10,6 +10,7 @@
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/plan/planner_detail.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
+#include <shardsweep/plan/transformer_planner.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <stdexcept>
 
@@ -20,7 +21,7 @@ namespace
 {
 const char* const kPlannerNames[kNumPlanners] = {
     "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
-    "size_lookup_greedy", "torchrec", "shardsweep" };
+    "size_lookup_greedy", "torchrec", "shardsweep", "megatron",    "exhaustive" };
 
 //! The greedy baselines' per-table cost (sharding.md §2).
 double baselineCost( PlannerKind kind, const TableSpec& t )
@@ -55,6 +56,14 @@ PlannerKind parsePlannerName( const std::string& name )
     for ( const char* n : kPlannerNames )
         known += std::string( known.empty() ? "" : ", " ) + n;
     throw UsageError( fmt::format( "unknown planner '{}' (known: {})", name, known ) );
+}
+
+bool plannerPlans( PlannerKind kind, WorkloadKind workload )
+{
+    if ( kind == PlannerKind::shardsweep )
+        return true;
+    const bool transformer = kind == PlannerKind::megatron || kind == PlannerKind::exhaustive;
+    return transformer == ( workload == WorkloadKind::transformer );
 }
 
 namespace planner_detail
@@ -260,6 +269,28 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t batch = global_batch > 0 ? global_batch : workload.global_batch;
     PlanResult result;
+    if ( !plannerPlans( kind, workload.kind ) )
+    {
+        result.reason = fmt::format( "planner {} does not plan {} workloads", plannerName( kind ),
+                                     workloadKindName( workload.kind ) );
+        return result;
+    }
+    if ( workload.isTransformer() )
+    {
+        TransformerPlanOptions topts;
+        topts.price = options.price_plan;
+        const TransformerPlanResult t =
+            planTransformer( kind, workload.transformer, platform, batch, topts );
+        result.feasible = t.feasible;
+        result.reason = t.reason;
+        if ( t.feasible )
+        {
+            result.plan.parallel = t.top.front().config;
+            result.predicted_ms = t.top.front().summary.iteration_ms;
+        }
+        result.plan_seconds = t.plan_seconds;
+        return result;
+    }
     switch ( kind )
     {
     case PlannerKind::round_robin:
@@ -278,6 +309,9 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
     case PlannerKind::shardsweep:
         result = planShardsweep( workload, platform, batch, options );
         break;
+    case PlannerKind::megatron:
+    case PlannerKind::exhaustive:
+        break; // transformer planners: handled above
     }
     if ( result.feasible && options.price_plan && kind != PlannerKind::shardsweep )
         result.predicted_ms = iterationMsOnHost(

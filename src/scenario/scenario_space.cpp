@@ -15,8 +15,8 @@ namespace
 // Same order as PlannerKind (plan/planner.hpp); kept here so that the scenario layer names
 // planners without linking the planners.
 const std::vector<std::string> kPlannerNames = {
-    "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
-    "size_lookup_greedy", "torchrec", "shardsweep", "given" };
+    "round_robin", "random",     "dim_greedy", "size_greedy", "lookup_greedy", "size_lookup_greedy",
+    "torchrec",    "shardsweep", "megatron",   "exhaustive",  "given" };
 
 // Mixed-radix digits, least significant first.
 struct Digits

@@ -42,6 +42,22 @@ int predictTorchrec( const CommandContext& ctx, const Arguments& args );    //!<
 int predictOp( const CommandContext& ctx, const Arguments& args );          //!< predict op
 int predictTransformer( const CommandContext& ctx, const Arguments& args ); //!< predict transformer
 
+//! What `plan` asks of a transformer workload (the options it shares with the DLRM path).
+struct TransformerPlanRequest
+{
+    std::string planner = "shardsweep";
+    std::string output;           //!< plan file to write ("" = none)
+    std::string format = "table"; //!< table | csv | json
+    long long global_batch = 0;   //!< 0: the workload's
+    int gpus = 0;                 //!< 0: the platform's own
+    int top = 1;                  //!< candidates of the chosen planner to list
+};
+struct Workload;
+struct NamedPlatform;
+//! `plan` for a transformer workload (src/cli/plan_transformer.cpp); exit 2 when nothing fits.
+int planTransformerWorkload( const CommandContext& ctx, const Workload& workload,
+                             const NamedPlatform& platform, const TransformerPlanRequest& request );
+
 int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
 int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep
 int benchPlanners( const CommandContext& ctx, const Arguments& args );    //!< bench planners

@@ -20,11 +20,19 @@ enum class PlannerKind : std::uint8_t
     lookup_greedy = 4,      //!< sharding.md baseline
     size_lookup_greedy = 5, //!< sharding.md baseline
     torchrec = 6,           //!< TorchRec's enumerator + proposers + greedy-perf partitioner
-    shardsweep = 7,         //!< cost-guided greedy + improvement search on the native model
+    //! DLRM: cost-guided greedy + improvement search on the native model; transformer: branch
+    //! and bound returning exhaustive's optimum (plan/transformer_planner.hpp)
+    shardsweep = 7,
+    megatron = 8,   //!< transformer: Megatron-LM's rule of thumb (TP = node, smallest PP, ...)
+    exhaustive = 9, //!< transformer: every configuration through the batched kernel
 };
-constexpr int kNumPlanners = 8;
+constexpr int kNumPlanners = 10;
 const char* plannerName( PlannerKind kind );             //!< "round_robin", "random", ...
 PlannerKind parsePlannerName( const std::string& name ); //!< throws UsageError on unknown names
+//! Whether planner `kind` plans workloads of `workload` kind: the embedding planners plan DLRMs,
+//! megatron and exhaustive transformers, shardsweep both. Loops over every PlannerKind (plan,
+//! bench planners) skip the others.
+bool plannerPlans( PlannerKind kind, WorkloadKind workload );
 
 struct PlannerOptions
 {
@@ -48,7 +56,10 @@ struct PlanResult
     double plan_seconds = 0.0; //!< wall time spent planning
 };
 
-//! Plans `workload` on `platform` at `global_batch` (0: workload.global_batch).
+//! Plans `workload` on `platform` at `global_batch` (0: workload.global_batch). A transformer
+//! workload is planned by planTransformer (plan/transformer_planner.hpp: plan.parallel is the
+//! best configuration); a planner that does not plan the workload's kind returns an infeasible
+//! result saying so.
 PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform& platform,
                      std::int64_t global_batch, const PlannerOptions& options );
 

@@ -71,7 +71,7 @@ struct SweepInputs
 
 //! Planner code of scenarios whose transformer configuration comes from the sweep's `parallel:`
 //! grid (after every PlannerKind in ScenarioSpace::plannerNames()).
-constexpr int kGivenPlannerCode = 8;
+constexpr int kGivenPlannerCode = 10;
 
 class ScenarioSpace
 {

@@ -181,4 +181,37 @@ KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerCons
     return bytes + c.workspace_GiB * 1073741824.0;
 }
 
+//! The fullest GPU of a configuration: its stage and its bytes.
+struct TransformerPeakMemory
+{
+    double bytes = 0.0;
+    int stage = 0;
+};
+
+//! The fullest stage among the first, the second (it holds the most micro-batches among middle
+//! stages under 1F1B) and the last: what a step reports and what decides feasibility.
+KOKKOS_INLINE_FUNCTION TransformerPeakMemory transformerPeakMemory( const TransformerConstants& c,
+                                                                    const TransformerSpec& m,
+                                                                    const ParallelConfig& cfg,
+                                                                    double micro_batches )
+{
+    TransformerPeakMemory peak;
+    auto consider = [&]( int stage )
+    {
+        const double bytes = transformerStageMemoryBytes( c, m, cfg, stage, micro_batches );
+        if ( bytes > peak.bytes )
+        {
+            peak.bytes = bytes;
+            peak.stage = stage;
+        }
+    };
+    consider( 0 );
+    if ( cfg.pp > 1 )
+    {
+        consider( 1 );
+        consider( cfg.pp - 1 );
+    }
+    return peak;
+}
+
 } // namespace shardsweep

@@ -248,48 +248,41 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
     return st;
 }
 
-//! A full step with explicit constants (the calibration varies them). stage_ms (optional, pp
-//! entries): busy time of each stage over the iteration (its micro-batches, DP and optimizer);
-//! stage_memory_GiB (optional, pp entries): memory of each stage's GPUs.
-KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
-    const TransformerConstants& c, const Platform& platform, const TransformerSpec& m,
-    const ParallelConfig& cfg, const TransformerOperatorCost& ops, double* stage_ms = nullptr,
-    double* stage_memory_GiB = nullptr )
+//! Micro-batches per iteration and data-parallel replica: global batch / (micro-batch · dp), at
+//! least 1.
+KOKKOS_INLINE_FUNCTION double transformerMicroBatches( const ParallelConfig& cfg )
 {
-    namespace td = transformer_detail;
-    TransformerStepSummary r;
-    const int pp = math::max( 1, cfg.pp );
     const double per_replica = double( cfg.micro_batch ) * math::max( 1, cfg.dp );
-    const double micro_batches = math::fmax( 1.0, double( cfg.global_batch ) / per_replica );
-    const bool train = cfg.mode == RunMode::train;
+    return math::fmax( 1.0, double( cfg.global_batch ) / per_replica );
+}
 
-    // Three kinds of stages: first, middle (all alike), last; one stage is first and last.
-    const td::StageTimes first =
-        transformerStageTimes( c, platform, m, cfg, ops, 0, micro_batches );
-    const td::StageTimes last =
-        pp > 1 ? transformerStageTimes( c, platform, m, cfg, ops, pp - 1, micro_batches ) : first;
-    const td::StageTimes mid =
-        pp > 2 ? transformerStageTimes( c, platform, m, cfg, ops, 1, micro_batches ) : first;
-    const double middles = pp > 2 ? pp - 2.0 : 0.0;
-
-    // Pipeline: with stage times F_i, B_i per micro-batch, 1F1B runs in (m−1)·max_i(F_i + B_i) +
-    // Σ_i (F_i + B_i) (fill and drain cross every stage once; the steady state is paced by the
-    // slowest stage); GPipe in (m−1)·max F + Σ F + (m−1)·max B + Σ B. Uniform stages give
-    // (m + p − 1)(F + B) for both: bubble (p − 1)/m of the ideal time (SC'21 §2.2.1).
-    const td::StageTimes* crit = &first;
+//! Time (ms) of the pipeline part of a step (every micro-batch's forward and backward through
+//! every stage, before the gradient synchronisation): from the first, middle (all alike) and last
+//! stage's times per micro-batch. With stage times F_i, B_i per micro-batch, 1F1B runs in
+//! (m−1)·max_i(F_i + B_i) + Σ_i (F_i + B_i) (fill and drain cross every stage once; the steady
+//! state is paced by the slowest stage); GPipe in (m−1)·max F + Σ F + (m−1)·max B + Σ B. Uniform
+//! stages give (m + p − 1)(F + B) for both: bubble (p − 1)/m of the ideal time (SC'21 §2.2.1).
+//! Non-decreasing in every stage time, and GPipe's is never below 1F1B's (max F + max B ≥
+//! max (F + B)): the transformer planner's lower bounds rely on both
+//! (docs/model/transformer_planner.md).
+KOKKOS_INLINE_FUNCTION double transformerPipelineMs( PipelineSchedule schedule, bool train, int pp,
+                                                     const transformer_detail::StageTimes& first,
+                                                     const transformer_detail::StageTimes& mid,
+                                                     const transformer_detail::StageTimes& last,
+                                                     double micro_batches )
+{
+    const transformer_detail::StageTimes* crit = &first;
     if ( pp > 1 && last.total() > crit->total() )
         crit = &last;
     if ( pp > 2 && mid.total() > crit->total() )
         crit = &mid;
+    const double middles = pp > 2 ? pp - 2.0 : 0.0;
     const double sum_total =
         first.total() + ( pp > 1 ? last.total() : 0.0 ) + middles * mid.total();
-    double pipeline;
-    if ( cfg.schedule == PipelineSchedule::gpipe && train )
+    if ( schedule == PipelineSchedule::gpipe && train )
     {
-        const double sum_f =
-            first.forward() + ( pp > 1 ? last.forward() : 0.0 ) + middles * mid.forward();
-        const double sum_b =
-            first.backward() + ( pp > 1 ? last.backward() : 0.0 ) + middles * mid.backward();
+        // Σ F + Σ B is Σ (F + B): summed as 1F1B sums it, so that GPipe is never below 1F1B by a
+        // rounding either (max F + max B ≥ max (F + B) holds exactly in floating point).
         double max_f = first.forward(), max_b = first.backward();
         if ( pp > 1 )
         {
@@ -301,12 +294,40 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
             max_f = math::fmax( max_f, mid.forward() );
             max_b = math::fmax( max_b, mid.backward() );
         }
-        pipeline = ( micro_batches - 1.0 ) * ( max_f + max_b ) + sum_f + sum_b;
+        return ( micro_batches - 1.0 ) * ( max_f + max_b ) + sum_total;
     }
-    else
-    {
-        pipeline = ( micro_batches - 1.0 ) * crit->total() + sum_total;
-    }
+    return ( micro_batches - 1.0 ) * crit->total() + sum_total;
+}
+
+//! A full step with explicit constants (the calibration varies them). stage_ms (optional, pp
+//! entries): busy time of each stage over the iteration (its micro-batches, DP and optimizer);
+//! stage_memory_GiB (optional, pp entries): memory of each stage's GPUs.
+KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
+    const TransformerConstants& c, const Platform& platform, const TransformerSpec& m,
+    const ParallelConfig& cfg, const TransformerOperatorCost& ops, double* stage_ms = nullptr,
+    double* stage_memory_GiB = nullptr )
+{
+    namespace td = transformer_detail;
+    TransformerStepSummary r;
+    const int pp = math::max( 1, cfg.pp );
+    const double micro_batches = transformerMicroBatches( cfg );
+    const bool train = cfg.mode == RunMode::train;
+
+    // Three kinds of stages: first, middle (all alike), last; one stage is first and last.
+    const td::StageTimes first =
+        transformerStageTimes( c, platform, m, cfg, ops, 0, micro_batches );
+    const td::StageTimes last =
+        pp > 1 ? transformerStageTimes( c, platform, m, cfg, ops, pp - 1, micro_batches ) : first;
+    const td::StageTimes mid =
+        pp > 2 ? transformerStageTimes( c, platform, m, cfg, ops, 1, micro_batches ) : first;
+
+    const td::StageTimes* crit = &first;
+    if ( pp > 1 && last.total() > crit->total() )
+        crit = &last;
+    if ( pp > 2 && mid.total() > crit->total() )
+        crit = &mid;
+    const double pipeline =
+        transformerPipelineMs( cfg.schedule, train, pp, first, mid, last, micro_batches );
 
     // After its last backward each stage synchronises gradients and steps; stage i finishes its
     // backward about i backward steps before stage 0 (1F1B drains from the last stage).
@@ -342,26 +363,9 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
     r.phase_ms[int( TransformerPhase::optimizer )] = post - dp_share;
 
     // Memory: the fullest stage.
-    double peak = 0.0;
-    int peak_stage = 0;
-    auto consider = [&]( int stage )
-    {
-        const double bytes = transformerStageMemoryBytes( c, m, cfg, stage, micro_batches );
-        if ( bytes > peak )
-        {
-            peak = bytes;
-            peak_stage = stage;
-        }
-        return bytes;
-    };
-    consider( 0 );
-    if ( pp > 1 )
-    {
-        consider( 1 ); // holds the most micro-batches among middle stages (1F1B)
-        consider( pp - 1 );
-    }
-    r.peak_memory_GiB = peak / 1073741824.0;
-    r.peak_memory_stage = peak_stage;
+    const TransformerPeakMemory peak = transformerPeakMemory( c, m, cfg, micro_batches );
+    r.peak_memory_GiB = peak.bytes / 1073741824.0;
+    r.peak_memory_stage = peak.stage;
     const double capacity = platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
     r.feasible = r.peak_memory_GiB <= capacity;
 

@@ -1,0 +1,235 @@
+// `shardsweep plan` for a transformer workload: the best Megatron-LM configuration on N GPUs with
+// its phases and per-stage memory, the next best (--top K), every transformer planner on the same
+// task, and a plan file `evaluate` reads back (docs/model/transformer_planner.md).
+#include <cmath>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <ostream>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/plan_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/plan/transformer_planner.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
+#include <shardsweep/scenario/task.hpp>
+#include <shardsweep/scenario/transformer_config.hpp>
+#include <sstream>
+#include <stdexcept>
+
+namespace shardsweep
+{
+namespace
+{
+
+const char* const kPhaseNames[kNumTransformerPhases] = { "compute", "tp_comm", "pp_comm",
+                                                         "dp_comm", "bubble",  "optimizer" };
+
+//! Dense peak of the model's dtype, TFLOP/s per GPU (model-FLOPs utilisation).
+double peakTFLOPs( const GpuSpec& gpu, DataType dtype )
+{
+    switch ( dtype )
+    {
+    case DataType::fp32:
+        return gpu.fp32_TFLOPs;
+    case DataType::tf32:
+        return gpu.tf32_TFLOPs;
+    case DataType::bf16:
+        return gpu.bf16_TFLOPs;
+    default:
+        return gpu.fp16_TFLOPs;
+    }
+}
+
+double mfuPct( const TransformerStepSummary& s, const Platform& p, DataType dtype )
+{
+    const double peak = peakTFLOPs( p.gpu, dtype );
+    if ( !( s.iteration_ms > 0 ) || !( peak > 0 ) )
+        return NAN;
+    return 100.0 * s.model_flops / ( s.iteration_ms * 1e-3 ) / p.numGpus() / 1e12 / peak;
+}
+
+//! One candidate's row of the comparison (csv/json) and top-K tables.
+std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long long rank,
+                                             const TransformerPlanResult& r,
+                                             const TransformerCandidate* c, double best_ms,
+                                             const Platform& p, DataType dtype )
+{
+    if ( !c )
+        return { planner,
+                 rank,
+                 0LL,
+                 NAN,
+                 NAN,
+                 NAN,
+                 0LL,
+                 0LL,
+                 0LL,
+                 0LL,
+                 std::string(),
+                 0LL,
+                 0LL,
+                 std::string(),
+                 NAN,
+                 static_cast<long long>( r.stats.priced ),
+                 static_cast<long long>( r.stats.space ),
+                 r.plan_seconds,
+                 r.reason };
+    const ParallelConfig& k = c->config;
+    return { planner,
+             rank,
+             1LL,
+             c->summary.iteration_ms,
+             best_ms > 0 ? c->summary.iteration_ms / best_ms : NAN,
+             mfuPct( c->summary, p, dtype ),
+             static_cast<long long>( k.tp ),
+             static_cast<long long>( k.pp ),
+             static_cast<long long>( k.dp ),
+             static_cast<long long>( k.micro_batch ),
+             std::string( recomputeName( k.recompute ) ),
+             static_cast<long long>( k.zero ),
+             static_cast<long long>( k.sequence_parallel ),
+             std::string( pipelineScheduleName( k.schedule ) ),
+             c->summary.peak_memory_GiB,
+             static_cast<long long>( r.stats.priced ),
+             static_cast<long long>( r.stats.space ),
+             r.plan_seconds,
+             std::string() };
+}
+
+void writePlanFile( const std::string& path, const ParallelConfig& config,
+                    const std::string& workload_name )
+{
+    std::ofstream out( path );
+    writeTransformerPlanYaml( out, config, workload_name );
+    if ( !out )
+        throw UsageError( fmt::format( "cannot write '{}'", path ) );
+}
+
+} // namespace
+
+int planTransformerWorkload( const CommandContext& ctx, const Workload& workload,
+                             const NamedPlatform& named, const TransformerPlanRequest& request )
+{
+    const PlannerKind chosen = parsePlannerName( request.planner );
+    if ( !plannerPlans( chosen, WorkloadKind::transformer ) )
+        throw UsageError( fmt::format( "--planner {}: plans DLRM workloads; '{}' is a transformer "
+                                       "(planners: megatron, exhaustive, shardsweep)",
+                                       request.planner, workload.name ) );
+    if ( request.top < 1 )
+        throw UsageError( fmt::format( "--top: expected >= 1, found {}", request.top ) );
+    const std::int64_t batch =
+        request.global_batch > 0 ? request.global_batch : workload.global_batch;
+    if ( batch <= 0 )
+        throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
+    Platform platform = named.platform;
+    if ( request.gpus > 0 )
+    {
+        try
+        {
+            platform = resizePlatform( named.platform, request.gpus );
+        }
+        catch ( const std::invalid_argument& e )
+        {
+            throw UsageError( fmt::format( "--gpus {}: {}", request.gpus, e.what() ) );
+        }
+    }
+    const TransformerSpec& model = workload.transformer;
+
+    // Every transformer planner on the same task; the chosen one returns its top K.
+    std::vector<std::pair<PlannerKind, TransformerPlanResult>> results;
+    for ( int k = 0; k < kNumPlanners; ++k )
+    {
+        const PlannerKind kind = static_cast<PlannerKind>( k );
+        if ( !plannerPlans( kind, WorkloadKind::transformer ) )
+            continue;
+        TransformerPlanOptions o;
+        o.top_k = kind == chosen ? request.top : 1;
+        results.emplace_back( kind, planTransformer( kind, model, platform, batch, o ) );
+    }
+    const TransformerPlanResult* best = nullptr;
+    double best_ms = 0.0; // the fastest of all planners (exhaustive's when it ran)
+    for ( const auto& [kind, r] : results )
+    {
+        if ( kind == chosen )
+            best = &r;
+        if ( r.feasible && ( best_ms == 0.0 || r.top.front().summary.iteration_ms < best_ms ) )
+            best_ms = r.top.front().summary.iteration_ms;
+    }
+
+    ResultTable table( { "planner", "rank", "feasible", "iteration_ms", "ratio_to_best", "mfu_pct",
+                         "tp", "pp", "dp", "micro_batch", "recompute", "zero", "sequence_parallel",
+                         "schedule", "peak_memory_GiB", "priced", "configurations", "plan_seconds",
+                         "reason" } );
+    for ( std::size_t i = 0; i < best->top.size() || ( i == 0 && !best->feasible ); ++i )
+        table.addRow( candidateRow( request.planner, static_cast<long long>( i + 1 ), *best,
+                                    best->feasible ? &best->top[i] : nullptr, best_ms, platform,
+                                    model.dtype ) );
+    for ( const auto& [kind, r] : results )
+        if ( kind != chosen )
+            table.addRow( candidateRow( plannerName( kind ), 1, r,
+                                        r.feasible ? &r.top.front() : nullptr, best_ms, platform,
+                                        model.dtype ) );
+
+    std::ostream& out = ctx.print();
+    const double usable = platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
+    const OutputFormat format = parseOutputFormat( request.format );
+    if ( format != OutputFormat::table )
+        table.print( out, format );
+    else
+    {
+        out << fmt::format( "workload {} (transformer, {} layers x {} hidden, {} heads, sequence "
+                            "{}), platform {} ({} x {} GPUs, {:.1f} GiB usable each), global batch "
+                            "{}, planner {}\n",
+                            workload.name, model.layers, model.hidden, model.heads, model.seq_len,
+                            named.name, platform.num_nodes, platform.gpus_per_node, usable, batch,
+                            request.planner );
+        if ( best->feasible )
+        {
+            const TransformerCandidate& c = best->top.front();
+            Plan plan;
+            plan.parallel = c.config;
+            const ScenarioResult e =
+                evaluateScenario( { &workload, &platform, &plan, batch, CostModel::native } );
+            out << fmt::format(
+                "best: {}\niteration {:.4f} ms, MFU {:.1f} %, peak memory {:.3f} GiB (stage {}); "
+                "planned in {:.4f} s: {} of {} configurations priced, {} memory-checked, {} "
+                "operator cases, {} stage bounds\n\n",
+                parallelConfigSummary( c.config ), c.summary.iteration_ms,
+                mfuPct( c.summary, platform, model.dtype ), c.summary.peak_memory_GiB,
+                c.summary.peak_memory_stage, best->plan_seconds, best->stats.priced,
+                best->stats.space, best->stats.memory_checked, best->stats.operator_cases,
+                best->stats.stage_bounds );
+            ResultTable phases( { "phase", "ms", "share_pct" } );
+            for ( int k = 0; k < kNumTransformerPhases; ++k )
+                phases.addRow( { std::string( kPhaseNames[k] ), c.summary.phase_ms[k],
+                                 100.0 * c.summary.phase_ms[k] / c.summary.iteration_ms } );
+            phases.print( out, OutputFormat::table );
+            out << "\n";
+            ResultTable stages( { "stage", "layers", "busy_ms", "memory_GiB" } );
+            for ( std::size_t i = 0; i < e.stage_ms.size(); ++i )
+                stages.addRow( { static_cast<long long>( i ),
+                                 static_cast<long long>( model.layers / c.config.pp ),
+                                 e.stage_ms[i], e.stage_memory_GiB[i] } );
+            stages.print( out, OutputFormat::table );
+        }
+        else
+            out << "no feasible configuration: " << best->reason << "\n";
+        out << fmt::format( "\ntop {} of planner {} and every planner on this task (ratio to the "
+                            "fastest):\n",
+                            request.top, request.planner );
+        table.print( out, OutputFormat::table );
+    }
+    if ( !best->feasible )
+    {
+        if ( ctx.isRoot() )
+            std::cerr << "shardsweep: plan: " << best->reason << "\n";
+        return kExitBadInput;
+    }
+    if ( !request.output.empty() && ctx.isRoot() )
+        writePlanFile( request.output, best->top.front().config, workload.name );
+    return 0;
+}
+
+} // namespace shardsweep
