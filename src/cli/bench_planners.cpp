@@ -45,7 +45,15 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
     int large_tasks = 1;
     std::string format = "table", platform_file, locality_file;
     double budget = 0.5;
+    std::string protocol = "dlrm";
+    std::vector<int> gpu_counts = { 64, 256, 1024, 4096 };
     options.add_options()( "help,h", "show this help" )(
+        "protocol", po::value( &protocol )->default_value( protocol ),
+        "dlrm (the embedding-sharding protocols below) | transformer (GPT-3 125M..175B x "
+        "--gpu-counts x the DGX-A100-HDR800 and H100-16node-IB400 clusters: megatron, exhaustive "
+        "and shardsweep; a last row set times GPT-3 175B on 4096 A100s alone)" )(
+        "gpu-counts", po::value( &gpu_counts )->multitoken(),
+        "transformer protocol: GPU counts (default 64 256 1024 4096)" )(
         "tasks", po::value( &tasks )->default_value( tasks ), "tasks per protocol" )(
         "large-tasks", po::value( &large_tasks )->default_value( large_tasks ),
         "tasks of the large-856x128 protocol (0: skip it)" )(
@@ -75,10 +83,23 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
             << "best of all, the mean gap to the lower bound, and the mean planning time.\n"
             << "Times are the native model's. 'large-856x128' plans 856 tables on 16 nodes x\n"
             << "8 GPUs.\n\n"
+            << "--protocol transformer: per transformer planner the tasks (GPT-3 size x GPU\n"
+            << "count x cluster where some configuration fits), the share where it returns\n"
+            << "exhaustive's optimum, its mean improvement of the iteration time over\n"
+            << "megatron's rule, and its mean and worst planning time.\n\n"
             << options << "\n";
         return 0;
     }
     po::notify( vm );
+    if ( protocol == "transformer" )
+    {
+        if ( gpu_counts.empty() || *std::min_element( gpu_counts.begin(), gpu_counts.end() ) < 1 )
+            throw UsageError( "--gpu-counts: expected GPU counts >= 1" );
+        return benchTransformerPlanners( ctx, format, gpu_counts );
+    }
+    if ( protocol != "dlrm" )
+        throw UsageError(
+            fmt::format( "--protocol: expected dlrm or transformer, found '{}'", protocol ) );
     const OutputFormat out_format = parseOutputFormat( format );
     if ( tasks < 1 || large_tasks < 0 || budget <= 0 )
         throw UsageError( "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0" );

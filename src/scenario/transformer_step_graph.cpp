@@ -30,7 +30,10 @@ struct Item
 {
     Kind kind = Kind::compute;
     std::string name;
-    double ms = 0.0; //!< compute: duration; collective: the model's time of this collective
+    double ms = 0.0; //!< compute: duration; collective: the model's network time
+    //! Collective: the framework's time beyond the network (TP: the host's issue floor and the
+    //! rank-skew sync), written as a compute node `NAME.host` after the collective.
+    double host_ms = 0.0;
     Collective collective = Collective::all_reduce;
     GroupKind group = GroupKind::tp;
     double payload_bytes = 0.0; //!< the model's ASTRA-sim comm_size (before matching the time)
@@ -187,8 +190,9 @@ class TransformerGraphBuilder
         {
             if ( cfg_.tp <= 1 )
                 return;
-            const double ms = td::issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync;
-            v.push_back( { Kind::collective, name, ms, k, GroupKind::tp, size } );
+            const double net = groupCollectiveMs( tpg, k, size );
+            const double host = td::issuedMs( c, net, 1.0 ) + sync - net;
+            v.push_back( { Kind::collective, name, net, host, k, GroupKind::tp, size } );
         };
         // One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
         // shard and a reduce-scatter.
@@ -274,7 +278,7 @@ class TransformerGraphBuilder
         {
             const double ms = groupCollectiveMs( net, k, size ) / c.dp_bw_eff;
             if ( ms > 0.0 )
-                post.push_back( { Kind::collective, name, ms, k, g, size } );
+                post.push_back( { Kind::collective, name, ms, 0.0, k, g, size } );
         };
         if ( cfg_.dp > 1 )
         {
@@ -318,7 +322,7 @@ class TransformerGraphBuilder
             double t = 0.0;
             for ( const Item& i : v )
                 if ( i.kind == k && ( i.name == "optimizer" ) == optimizer )
-                    t += i.ms;
+                    t += i.ms + i.host_ms;
             return t;
         };
         auto same = [&]( double a, double b, const char* what )
@@ -370,15 +374,34 @@ class TransformerGraphBuilder
                     n.involved_dims.assign( dims, true );
                 }
                 append( std::move( n ) );
+                if ( i.host_ms > 0.0 )
+                {
+                    StepGraphNode host;
+                    host.name = i.name + ".host" + suffix;
+                    host.duration_ns = i.host_ms * 1e6;
+                    append( std::move( host ) );
+                }
             }
         };
         // A pipeline message: the model charges `ms` per micro-batch and direction to every
-        // stage; the sender's SEND lasts it, a stage without a neighbour that way idles as long.
+        // stage, p2p_ms of it the framework's: the sender spends that in a compute node
+        // `pp.p2p_host` and the rest in its SEND; a stage without a neighbour that way idles as
+        // long.
+        const double p2p_ms = kTransformerConstants.p2p_ms;
         auto message = [&]( int peer_stage, int tag, double ms, bool send, const std::string& name )
         {
             if ( ms <= 0.0 )
                 return;
             const bool has_peer = peer_stage >= 0 && peer_stage < layout_.pp;
+            if ( has_peer && ms > p2p_ms )
+                ms -= p2p_ms;
+            if ( has_peer && send )
+            {
+                StepGraphNode host;
+                host.name = "pp.p2p_host" + name.substr( name.find( '@' ) );
+                host.duration_ns = p2p_ms * 1e6;
+                append( std::move( host ) );
+            }
             StepGraphNode n;
             n.name = name;
             if ( has_peer )

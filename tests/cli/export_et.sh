@@ -195,15 +195,17 @@ tcheck "$scratch/out_gpt/et" eval_gpt.csv export_gpt.csv inspect_gpt.csv 2 2 2 2
 tcheck "$scratch/out_gpt_sp/et" eval_gpt_sp.csv export_gpt_sp.csv inspect_gpt_sp.csv 2 2 2 2 gpipe ||
     fail "check gpt_sp"
 # Node counts by hand (docs/model/chakra.md's table), per micro-batch x 2 + 3 after the pipeline.
-# Stage 0: forward embedding.fwd, embedding.tp, 2 x (layer.fwd, tp_attn, tp_mlp), send_act;
-# backward recv_grad, 2 x (layer.bwd, tp_mlp, tp_attn), embedding.bwd, bwd_unpaired.
+# Stage 0: forward embedding.fwd, embedding.tp, 2 x (layer.fwd, tp_attn, tp_mlp), p2p_host,
+# send_act; backward recv_grad, 2 x (layer.bwd, tp_mlp, tp_attn), embedding.bwd, bwd_unpaired.
 # Stage 1: forward recv_act, 2 x 3 layer nodes, head.fwd, loss.fwd, loss.tp0-2, fwd_unpaired;
-# backward loss.bwd, head.bwd, head.tp, 2 x 3 layer nodes, send_grad.
-# After: dp.allreduce, embedding.grad_allreduce, optimizer.
+# backward loss.bwd, head.bwd, head.tp, 2 x 3 layer nodes, p2p_host, send_grad.
+# Every TP collective here is host-bound (64 KiB or 512 B: a few us on the network, the model
+# charges 46 us per issued kernel): each has its `.host` compute node (9 per micro-batch on
+# stage 0, 12 on stage 1). After: dp.allreduce, embedding.grad_allreduce, optimizer.
 $py - <<'PY' || fail "transformer node counts"
 import csv
 rows = {r["rank"]: r for r in csv.DictReader(open("inspect_gpt.csv"))}
-want = {0: (39, 15, 20, 2, 2), 1: (49, 19, 26, 2, 2)}  # nodes, comp, coll, send, recv per stage
+want = {0: (59, 35, 20, 2, 2), 1: (75, 45, 26, 2, 2)}  # nodes, comp, coll, send, recv per stage
 for r in range(8):
     got = tuple(int(rows[str(r)][c]) for c in ("nodes", "comp_nodes", "coll_nodes", "send_nodes",
                                                "recv_nodes"))

@@ -82,4 +82,20 @@ for bad in "--planner torchrec" "--gpus 12" "--top 0"; do
     [ $? -eq 2 ] || fail "plan $bad: exit status not 2"
     [ -s bad.err ] || fail "plan $bad: no message"
 done
+# bench planners --protocol transformer on 64 GPUs: 16 tasks (8 GPT-3 sizes x 2 clusters);
+# shardsweep returns exhaustive's optimum on every one and is never slower than megatron's rule.
+"$exe" bench planners --protocol transformer --gpu-counts 64 --format csv > bench.csv ||
+    fail "bench planners exit $?"
+$py - <<'PY' || exit 1
+import csv, sys
+rows = {(r["protocol"], r["planner"]): r for r in csv.DictReader(open("bench.csv"))}
+cols = "protocol,planner,tasks,share_equal_to_exhaustive_pct,mean_improvement_vs_megatron_pct,mean_plan_seconds,max_plan_seconds"
+if open("bench.csv").readline().strip() != cols:
+    print("FAIL: columns", open("bench.csv").readline()); sys.exit(1)
+ss, ex = rows[("transformer", "shardsweep")], rows[("transformer", "exhaustive")]
+if ss["tasks"] != "16" or float(ss["share_equal_to_exhaustive_pct"]) != 100.0 or float(ex["share_equal_to_exhaustive_pct"]) != 100.0:
+    print("FAIL: bench", ss, ex); sys.exit(1)
+if float(ss["mean_improvement_vs_megatron_pct"]) < 0 or ss["mean_improvement_vs_megatron_pct"] != ex["mean_improvement_vs_megatron_pct"]:
+    print("FAIL: improvement", ss, ex); sys.exit(1)
+PY
 echo OK

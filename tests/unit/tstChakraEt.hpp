@@ -414,6 +414,16 @@ TEST( TEST_CATEGORY, step_graph_sub_groups_and_messages )
     EXPECT_EQ( s % 8, 0u );
     EXPECT_GE( time( double( s ) ), std::round( target ) );
     EXPECT_LT( time( double( s - 8 ) ), std::round( target ) );
+
+    // A collective on a group its rank is not in cannot be matched.
+    shardsweep::StepGraph g;
+    g.ranks.resize( 2 );
+    g.groups = { { 1 } };
+    shardsweep::StepGraphNode coll;
+    coll.kind = shardsweep::StepGraphNode::Kind::collective;
+    coll.group = 1;
+    g.ranks[0].push_back( coll );
+    EXPECT_THROW( shardsweep::replayStepGraph( g, net, sys ), std::invalid_argument );
 }
 
 // The shipped BERT-large scenario (TP 2 x DP 4 on one DGX H100): the graph replays to the
@@ -442,6 +452,14 @@ TEST( TEST_CATEGORY, step_graph_transformer_replays_to_model )
         collectives += n.kind == shardsweep::StepGraphNode::Kind::collective;
     EXPECT_NEAR( replay.finish_ns * 1e-6, result.iteration_ms, collectives * 1e-6 );
     // 8 micro-batches x 24 layers x (forward, recompute, backward + 4 TP all-reduces), the
-    // embedding's and head's and the loss's, one DP all-reduce and the optimizer.
-    EXPECT_EQ( graph.ranks[0].size(), std::size_t( 8 * ( 24 * 7 + 2 + 4 + 3 + 2 ) + 2 ) );
+    // embedding's and head's and the loss's, one DP all-reduce and the optimizer. Every TP
+    // all-reduce (8 MiB or less on NVLink: < 46 us) is host-bound: each is followed by its
+    // `.host` compute node.
+    const int tp_per_micro_batch = 24 * 4 + 1 + 1 + 3;
+    EXPECT_EQ( graph.ranks[0].size(),
+               std::size_t( 8 * ( 24 * 7 + 2 + 4 + 3 + 2 + tp_per_micro_batch ) + 2 ) );
+    int host = 0;
+    for ( const auto& n : graph.ranks[0] )
+        host += n.name.find( ".host@" ) != std::string::npos;
+    EXPECT_EQ( host, 8 * tp_per_micro_batch );
 }

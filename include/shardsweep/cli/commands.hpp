@@ -58,9 +58,12 @@ struct NamedPlatform;
 int planTransformerWorkload( const CommandContext& ctx, const Workload& workload,
                              const NamedPlatform& platform, const TransformerPlanRequest& request );
 
-int benchKernel( const CommandContext& ctx, const Arguments& args );      //!< bench kernel
-int benchSweep( const CommandContext& ctx, const Arguments& args );       //!< bench sweep
-int benchPlanners( const CommandContext& ctx, const Arguments& args );    //!< bench planners
+int benchKernel( const CommandContext& ctx, const Arguments& args );   //!< bench kernel
+int benchSweep( const CommandContext& ctx, const Arguments& args );    //!< bench sweep
+int benchPlanners( const CommandContext& ctx, const Arguments& args ); //!< bench planners
+//! `bench planners --protocol transformer` (src/cli/bench_transformer_planners.cpp).
+int benchTransformerPlanners( const CommandContext& ctx, const std::string& format,
+                              const std::vector<int>& gpu_counts );
 int benchGemm( const CommandContext& ctx, const Arguments& args );        //!< bench gemm
 int benchOps( const CommandContext& ctx, const Arguments& args );         //!< bench ops
 int benchTransformer( const CommandContext& ctx, const Arguments& args ); //!< bench transformer
