@@ -148,6 +148,12 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
         members[0].push_back( r );
     for ( std::size_t g = 0; g < graph.groups.size(); ++g )
         members[g + 1] = graph.groups[g];
+    // position[g][r]: rank r's index among group g's members (-1: not a member).
+    std::vector<std::vector<int>> position( members.size(), std::vector<int>( num_ranks, -1 ) );
+    for ( std::size_t g = 0; g < members.size(); ++g )
+        for ( std::size_t k = 0; k < members[g].size(); ++k )
+            if ( members[g][k] >= 0 && members[g][k] < num_ranks )
+                position[g][members[g][k]] = static_cast<int>( k );
     // A group smaller than the network is priced as ASTRA-sim prices it (subGroupView).
     std::vector<GroupView> views( members.size() );
     for ( std::size_t g = 1; g < members.size(); ++g )
@@ -162,8 +168,9 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
     // Dependants of node i of rank r: dependants[r][first_dependant[r][i] .. [i + 1]).
     std::vector<std::vector<int>> first_dependant( num_ranks ), dependants( num_ranks );
     std::vector<std::vector<double>> ready( num_ranks ), finish( num_ranks );
-    std::vector<std::vector<std::vector<int>>> coll( members.size() ); // [group][k][rank] -> node
-    std::map<std::tuple<int, int, int>, std::vector<int>> sends;       // (src, dst, tag) -> nodes
+    std::vector<std::vector<std::vector<int>>> coll(
+        members.size() );                                        // [group][k][member index] -> node
+    std::map<std::tuple<int, int, int>, std::vector<int>> sends; // (src, dst, tag) -> nodes
     for ( int r = 0; r < num_ranks; ++r )
     {
         const auto& nodes = graph.ranks[r];
@@ -200,10 +207,14 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
                     "rank {} node {} ('{}'): unknown group {}", r, i, node.name, node.group ) );
             const int k = count[node.group]++;
             instance[r][i] = k;
-            auto& slots = coll[node.group];
+            if ( position[node.group][r] < 0 )
+                throw std::invalid_argument(
+                    fmt::format( "rank {} node {} ('{}'): rank {} is not in group {}", r, i,
+                                 node.name, r, node.group ) );
+            auto& slots = coll[node.group]; // [k][member index] -> node
             if ( static_cast<int>( slots.size() ) <= k )
-                slots.resize( k + 1, std::vector<int>( num_ranks, -1 ) );
-            slots[k][r] = static_cast<int>( i );
+                slots.resize( k + 1, std::vector<int>( members[node.group].size(), -1 ) );
+            slots[k][position[node.group][r]] = static_cast<int>( i );
         }
     }
     for ( int r = 0; r < num_ranks; ++r )
@@ -309,19 +320,20 @@ StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
             if ( count < static_cast<int>( members[node.group].size() ) )
                 break;
             const auto& slot = coll[node.group][k];
-            for ( int m : members[node.group] )
+            const auto& group = members[node.group];
+            for ( std::size_t m = 0; m < group.size(); ++m )
                 if ( slot[m] < 0 )
                     throw std::invalid_argument(
                         fmt::format( "rank {} node {} ('{}'): rank {} has no matching collective",
-                                     r, i, node.name, m ) );
+                                     r, i, node.name, group[m] ) );
             const GroupView& view = views[node.group];
             const double end =
                 start + ( view.network.num_dims > 0
                               ? collectiveTimeNsOnDims( view.network, view.system, node.collective,
                                                         double( node.comm_bytes ), 0, 1 )
                               : collectiveNodeNs( net, sys, node ) );
-            for ( int m : members[node.group] )
-                done( m, slot[m], end );
+            for ( std::size_t m = 0; m < group.size(); ++m )
+                done( group[m], slot[m], end );
             break;
         }
         }

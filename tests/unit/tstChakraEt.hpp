@@ -414,6 +414,16 @@ TEST( TEST_CATEGORY, step_graph_sub_groups_and_messages )
     EXPECT_EQ( s % 8, 0u );
     EXPECT_GE( time( double( s ) ), std::round( target ) );
     EXPECT_LT( time( double( s - 8 ) ), std::round( target ) );
+
+    // A collective on a group its rank is not in cannot be matched.
+    shardsweep::StepGraph g;
+    g.ranks.resize( 2 );
+    g.groups = { { 1 } };
+    shardsweep::StepGraphNode coll;
+    coll.kind = shardsweep::StepGraphNode::Kind::collective;
+    coll.group = 1;
+    g.ranks[0].push_back( coll );
+    EXPECT_THROW( shardsweep::replayStepGraph( g, net, sys ), std::invalid_argument );
 }
 
 // The shipped BERT-large scenario (TP 2 x DP 4 on one DGX H100): the graph replays to the
