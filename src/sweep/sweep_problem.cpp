@@ -41,19 +41,27 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
 
 PlanResult planSweepScenario( const ScenarioSpec& s )
 {
-    // Transformer workloads take their configuration from the sweep's parallel: grid (issue 13
-    // adds planners); DLRM planners do not apply to them and vice versa. A scenario that cannot
-    // run becomes status no_plan, never an exception inside the batched kernel call.
+    // Transformer workloads take their configuration from the sweep's parallel: grid or from a
+    // transformer planner (megatron, exhaustive, shardsweep: makePlan); DLRM planners do not
+    // apply to them and vice versa. A scenario that cannot run becomes status no_plan, never an
+    // exception inside the batched kernel call.
+    if ( s.workloadRef().isTransformer() && !s.given_parallel &&
+         plannerPlans( s.planner, WorkloadKind::transformer ) && s.cost_model == CostModel::native )
+    {
+        PlannerOptions options;
+        options.price_plan = false; // the engine evaluates the configuration in its kernel call
+        return makePlan( s.planner, s.workloadRef(), s.platform, s.global_batch, options );
+    }
     if ( s.workloadRef().isTransformer() || s.given_parallel )
     {
         PlanResult r;
         if ( !s.workloadRef().isTransformer() )
             r.reason = "a parallel configuration applies to transformer workloads only";
+        else if ( s.cost_model != CostModel::native )
+            r.reason = "transformer workloads have only the native cost model";
         else if ( !s.given_parallel )
             r.reason = std::string( "planner " ) + plannerName( s.planner ) +
                        " does not plan transformer workloads";
-        else if ( s.cost_model != CostModel::native )
-            r.reason = "transformer workloads have only the native cost model";
         else if ( s.parallel.tp == 0 )
             r.reason = "no such (tp, pp) layout for this GPU count";
         else
