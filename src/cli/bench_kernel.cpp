@@ -171,6 +171,8 @@ BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
             evaluateTableCase( host, k );
         for ( int k = 0; k < static_cast<int>( host.transformer_case.extent( 0 ) ); ++k )
             evaluateTransformerCase( host, k );
+        for ( int k = 0; k < static_cast<int>( host.learned_case_ms.extent( 0 ) ); ++k )
+            evaluateLearnedShardCase( host, k );
         for ( int i = 0; i < host.numScenarios(); ++i )
             evaluateBatchEntry( host, i );
         ++loops;

@@ -31,6 +31,7 @@ constexpr std::size_t kDenseKeySize = 23 + 2 * kMaxMlpLayers;
 using DenseKey = std::array<double, kDenseKeySize>;
 constexpr std::size_t kTransformerKeySize = 25;
 using TransformerKey = std::array<double, kTransformerKeySize>;
+using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
 
 //! Multiply-xorshift over the key's 64-bit words (equal keys with equal bits hash alike; the
 //! maps compare with ==). Word-wise: packing hashes every table of every scenario of a batch.
@@ -252,6 +253,7 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     make( b.shard_gpu, "shard_gpu", num_shards );
     make( b.shard_rows, "shard_rows", num_shards );
     make( b.shard_cols, "shard_cols", num_shards );
+    make( b.shard_learned_case, "shard_learned_case", num_shards );
     make( b.summary, "summary", n );
     make( b.shard_fwd_ms, "shard_fwd_ms", num_shards );
     make( b.shard_bwd_ms, "shard_bwd_ms", num_shards );
@@ -269,6 +271,9 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     std::unordered_map<TransformerKey, int, KeyHash> transformer_ids;
     std::vector<TransformerOperatorCase> transformer_cases;
     const LearnedCostModel* learned_model = nullptr;
+    // Distinct learned shard feature vectors: a sweep's planners share most shards of a task.
+    std::unordered_map<LearnedShardKey, int, KeyHash> learned_ids;
+    std::vector<double> learned_features;
     const LearnedGemmModel* gemm_model = nullptr;
     int t = 0, s = 0, g = 0, st = 0;
     for ( std::size_t i = 0; i < n; ++i )
@@ -357,16 +362,37 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
             }
             b.table_stats_index( t ) = at->second;
         }
+        const bool learned_shards = in.model == CostModel::learned && in.learned.platform_code >= 0;
         for ( const ShardSpec& shard : in.plan->shards )
         {
             b.shard_table( s ) = shard.table;
             b.shard_gpu( s ) = shard.gpu;
             b.shard_rows( s ) = static_cast<double>( shard.num_rows );
             b.shard_cols( s ) = shard.num_cols;
+            b.shard_learned_case( s ) = -1;
+            if ( learned_shards )
+            {
+                // The features predictStep would build for this shard (same inputs, same order).
+                const int tk = t - static_cast<int>( in.workload->tables.size() ) + shard.table;
+                LearnedShardKey x;
+                learnedShardFeatures( b.table_spec( tk ), b.table_sharding( tk ),
+                                      b.table_kernel( tk ), b.table_cache_fraction( tk ),
+                                      b.shard_rows( s ), b.shard_cols( s ),
+                                      static_cast<double>( b.global_batch( i ) ),
+                                      in.platform->numGpus(), in.learned.platform_code, x.data() );
+                const auto [at, fresh] =
+                    learned_ids.emplace( x, static_cast<int>( learned_ids.size() ) );
+                if ( fresh )
+                    learned_features.insert( learned_features.end(), x.begin(), x.end() );
+                b.shard_learned_case( s ) = at->second;
+            }
             ++s;
         }
         g += in.platform->numGpus();
     }
+    make( b.learned_case_features, "learned_case_features", learned_features.size() );
+    std::copy( learned_features.begin(), learned_features.end(), b.learned_case_features.data() );
+    make( b.learned_case_ms, "learned_case_ms", learned_ids.size() );
     make( b.dense_case, "dense_case", dense_cases.size() );
     make( b.dense_cost, "dense_cost", dense_cases.size() );
     std::copy( dense_cases.begin(), dense_cases.end(), b.dense_case.data() );
@@ -465,6 +491,8 @@ ScenarioResult evaluateScenario( const ScenarioInput& input )
         evaluateTransformerCase( batch, k );
     for ( int k = 0; k < static_cast<int>( batch.table_case.extent( 0 ) ); ++k )
         evaluateTableCase( batch, k );
+    for ( int k = 0; k < static_cast<int>( batch.learned_case_ms.extent( 0 ) ); ++k )
+        evaluateLearnedShardCase( batch, k );
     evaluateBatchEntry( batch, 0 );
     return unpackResults( batch ).front();
 }

@@ -81,6 +81,11 @@ struct ScenarioBatch
     MlpLayout cost_mlp;
     Kokkos::View<const double*, MemorySpace> cost_mlp_params;
     View<double> learned_platform;
+    //! Distinct learned shard feature vectors of the batch ([case * kLearnedShardFeatures + j]),
+    //! each priced once (learned_case_ms), and per shard its case (-1: not a learned shard).
+    View<double> learned_case_features;
+    View<double> learned_case_ms;
+    View<int> shard_learned_case;
     // Per distinct table case. table_stats holds the cached statistics on input; the kernel
     // computes the cases listed in table_case_to_compute (the ones no cache knew).
     View<TableCase> table_case;
@@ -157,6 +162,9 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.cost_mlp = host.cost_mlp;
     b.cost_mlp_params = copy( host.cost_mlp_params );
     b.learned_platform = copy( host.learned_platform );
+    b.learned_case_features = copy( host.learned_case_features );
+    b.learned_case_ms = alloc( host.learned_case_ms );
+    b.shard_learned_case = copy( host.shard_learned_case );
     b.table_spec = copy( host.table_spec );
     b.table_sharding = copy( host.table_sharding );
     b.table_kernel = copy( host.table_kernel );
@@ -225,6 +233,8 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
         learned.layout = b.cost_mlp;
         learned.params = b.cost_mlp_params.data();
         learned.platform_code = b.learned_platform( i );
+        learned.shard_case = b.shard_learned_case.data() + s0;
+        learned.case_ms = b.learned_case_ms.data();
     }
     b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
                                   b.global_batch( i ), tables, shards, gpus,
@@ -244,6 +254,15 @@ KOKKOS_INLINE_FUNCTION void evaluateDenseCase( const ScenarioBatch<MemorySpace>&
     }
     b.dense_cost( k ) =
         denseCost( c.gpu, c.dense, c.num_tables, c.sum_embedding_dims, c.local_batch, gemm );
+}
+
+//! Prices the batch's distinct learned shard case `k` (exp of the learned model's MLP).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateLearnedShardCase( const ScenarioBatch<MemorySpace>& b, int k )
+{
+    b.learned_case_ms( k ) = learnedShardTotalMs( b.cost_mlp, b.cost_mlp_params.data(),
+                                                  b.learned_case_features.data() +
+                                                      std::size_t( k ) * kLearnedShardFeatures );
 }
 
 //! Computes the access statistics of the batch's distinct table case `k`.
@@ -269,8 +288,8 @@ KOKKOS_INLINE_FUNCTION void evaluateTransformerCase( const ScenarioBatch<MemoryS
 }
 
 //! The batched cost kernel in `exec`: one work item per distinct dense case, table case not
-//! cached and transformer operator case (the expensive, plan-independent terms), then one per
-//! scenario.
+//! cached, transformer operator case and learned shard case (the expensive, plan-independent
+//! terms), then one per scenario.
 template <class ExecutionSpace, class MemorySpace>
 void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch )
 {
@@ -289,6 +308,11 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
         Kokkos::RangePolicy<ExecutionSpace>(
             exec, 0, static_cast<int>( batch.transformer_case.extent( 0 ) ) ),
         KOKKOS_LAMBDA( const int k ) { evaluateTransformerCase( batch, k ); } );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateLearnedShardCases",
+        Kokkos::RangePolicy<ExecutionSpace>(
+            exec, 0, static_cast<int>( batch.learned_case_ms.extent( 0 ) ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateLearnedShardCase( batch, k ); } );
     Kokkos::parallel_for(
         "shardsweep::evaluateBatch",
         Kokkos::RangePolicy<ExecutionSpace>( exec, 0, batch.numScenarios() ),

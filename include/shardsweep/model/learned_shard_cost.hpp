@@ -41,6 +41,11 @@ struct LearnedShardCost
     MlpLayout layout;
     const double* params = nullptr;
     double platform_code = -1.0;
+    //! Optional: each shard's total learned cost already priced once per distinct feature vector
+    //! (the batched kernel's learned shard cases): case_ms[shard_case[s]] is exp(MLP(x)) of shard
+    //! s, bit for bit what the MLP would give here. Null: evaluate the MLP per shard.
+    const int* shard_case = nullptr;
+    const double* case_ms = nullptr;
 
     KOKKOS_INLINE_FUNCTION bool active() const
     {
@@ -73,18 +78,30 @@ KOKKOS_INLINE_FUNCTION void learnedShardFeatures( const TableSpec& table, Shardi
     x[30] = platform_code;
 }
 
-//! The learned cost of one shard, fwd_ms + bwd_ms = exp(MLP(x)), split between forward and
-//! backward in the native model's proportion (`native`; all forward if the native cost is 0).
-KOKKOS_INLINE_FUNCTION EmbeddingCost learnedShardCost( const LearnedShardCost& model,
-                                                       const EmbeddingCost& native,
-                                                       const double* x )
+//! A shard's learned total cost, fwd_ms + bwd_ms = exp(MLP(x)).
+KOKKOS_INLINE_FUNCTION double learnedShardTotalMs( const MlpLayout& layout, const double* params,
+                                                   const double* x )
 {
-    const double total = math::exp( mlpEvaluate( model.layout, model.params, x ) );
+    return math::exp( mlpEvaluate( layout, params, x ) );
+}
+
+//! `total` split between forward and backward in the native model's proportion (`native`; all
+//! forward if the native cost is 0).
+KOKKOS_INLINE_FUNCTION EmbeddingCost learnedShardSplit( const EmbeddingCost& native, double total )
+{
     const double native_total = native.fwd_ms + native.bwd_ms;
     EmbeddingCost c = native;
     c.fwd_ms = native_total > 0.0 ? total * ( native.fwd_ms / native_total ) : total;
     c.bwd_ms = total - c.fwd_ms;
     return c;
+}
+
+//! The learned cost of one shard with features `x`, split as learnedShardSplit does.
+KOKKOS_INLINE_FUNCTION EmbeddingCost learnedShardCost( const LearnedShardCost& model,
+                                                       const EmbeddingCost& native,
+                                                       const double* x )
+{
+    return learnedShardSplit( native, learnedShardTotalMs( model.layout, model.params, x ) );
 }
 
 } // namespace shardsweep

@@ -167,7 +167,9 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
         EmbeddingCost cost = embeddingShardCostFromStats(
             platform.gpu, platform.host_to_gpu_GBps, table, tables.stats[tables.stats_index[t]],
             row_share, static_cast<int>( cols ), replicated ? local : global, kernel );
-        if ( learned.active() )
+        if ( learned.active() && learned.case_ms )
+            cost = learnedShardSplit( cost, learned.case_ms[learned.shard_case[s]] );
+        else if ( learned.active() )
         {
             double x[kLearnedShardFeatures];
             learnedShardFeatures( table, sharding, kernel, tables.cache_fraction[t], rows,
