@@ -92,6 +92,7 @@ def training_rows(r, cost_model: str = "all") -> pd.DataFrame:
 
 
 MLP_MAX_ITER = 300
+MLP_HIDDEN = (128, 32)  # NeuroShard's table-MLP widths
 
 
 def make_model(kind: str, seed: int):
@@ -102,7 +103,7 @@ def make_model(kind: str, seed: int):
         return HistGradientBoostingRegressor(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
                                              categorical_features=mask, random_state=seed)
     return make_pipeline(StandardScaler(),
-                         MLPRegressor(hidden_layer_sizes=(128, 32), max_iter=MLP_MAX_ITER, early_stopping=True,
+                         MLPRegressor(hidden_layer_sizes=MLP_HIDDEN, max_iter=MLP_MAX_ITER, early_stopping=True,
                                       random_state=seed))
 
 
@@ -153,6 +154,10 @@ def main(argv: List[str]) -> int:
                              "ones), not its own")
     parser.add_argument("--mlp-max-iter", type=int, default=300,
                         help="epochs of --model mlp at most (default 300; CI uses a few)")
+    parser.add_argument("--mlp-hidden", default="128,32", metavar="W1,W2,...",
+                        help="hidden layer widths of --model mlp (default 128,32, NeuroShard's; the "
+                             "C++ evaluator takes up to 5 layers of up to 128 units, and a smaller "
+                             "network prices shards faster inside the kernel)")
     parser.add_argument("--export-mlp", default=None, metavar="FILE",
                         help="also write the final model (--model mlp only) as a shardsweep-mlp text "
                              "file (family dlrm; docs/model/learned_operators.md §3), which "
@@ -164,6 +169,15 @@ def main(argv: List[str]) -> int:
     args = parser.parse_args(argv[1:])
     global MLP_MAX_ITER
     MLP_MAX_ITER = max(1, args.mlp_max_iter)
+    global MLP_HIDDEN
+    try:
+        MLP_HIDDEN = tuple(int(w) for w in args.mlp_hidden.split(","))
+    except ValueError:
+        MLP_HIDDEN = ()
+    if not MLP_HIDDEN or len(MLP_HIDDEN) > 5 or not all(1 <= w <= 128 for w in MLP_HIDDEN):
+        print(f"train_cost_model.py: --mlp-hidden: expected 1 to 5 widths in 1..128, found '{args.mlp_hidden}'",
+              file=sys.stderr)
+        return 2
     if args.export_mlp and args.model != "mlp":
         print("train_cost_model.py: --export-mlp needs --model mlp", file=sys.stderr)
         return 2

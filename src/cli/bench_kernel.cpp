@@ -186,8 +186,15 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     std::string format = "table";
     double min_seconds = 1.0;
     int batch_size = 4096;
-    std::string gemm_models = "analytic";
+    std::string gemm_models = "analytic", cost_models = "native";
+    std::string cost_model_file = defaultModelDir() + "/dlrm.mlp";
     options.add_options()( "help,h", "show this help" )(
+        "cost-model", po::value( &cost_models )->default_value( cost_models ),
+        "shard cost model of the DLRM cases: native | learned | both (learned: the MLP of "
+        "--cost-model-file prices every shard, model/learned_shard_cost.hpp; both: one row "
+        "each, same run)" )( "cost-model-file",
+                             po::value( &cost_model_file )->default_value( cost_model_file ),
+                             "the learned DLRM model (family dlrm) of --cost-model learned" )(
         "gemm-model", po::value( &gemm_models )->default_value( gemm_models ),
         "GEMM model of the dense part: analytic | learned | both (learned: inputs/models/gemm.mlp "
         "on every dense case, model/learned_operator.hpp; both: one row each, same run)" )(
@@ -220,11 +227,19 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     if ( gemm_models != "analytic" && gemm_models != "learned" && gemm_models != "both" )
         throw UsageError( "bench kernel: --gemm-model must be analytic, learned or both, found '" +
                           gemm_models + "'" );
-    std::vector<bool> learned_runs;
-    if ( gemm_models != "learned" )
-        learned_runs.push_back( false );
-    if ( gemm_models != "analytic" )
-        learned_runs.push_back( true );
+    if ( cost_models != "native" && cost_models != "learned" && cost_models != "both" )
+        throw UsageError( "bench kernel: --cost-model must be native, learned or both, found '" +
+                          cost_models + "'" );
+    // Runs: (learned GEMM, learned shard cost).
+    std::vector<std::pair<bool, bool>> runs;
+    for ( const bool shard : { false, true } )
+        for ( const bool gemm : { false, true } )
+            if ( ( gemm ? gemm_models != "analytic" : gemm_models != "learned" ) &&
+                 ( shard ? cost_models != "native" : cost_models != "learned" ) )
+                runs.emplace_back( gemm, shard );
+    std::unique_ptr<LearnedCostModel> shard_model;
+    if ( cost_models != "native" )
+        shard_model = std::make_unique<LearnedCostModel>( loadLearnedCostModel( cost_model_file ) );
     std::unique_ptr<LearnedOperatorModel> gemm_model;
     if ( gemm_models != "analytic" )
         gemm_model = std::make_unique<LearnedOperatorModel>(
@@ -234,13 +249,14 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
 
     using Exec = Kokkos::DefaultExecutionSpace;
     const int cores = Exec().concurrency();
-    ResultTable table( { "case", "gemm_model", "execution_space", "threads", "scenarios_per_launch",
-                         "distinct_cases", "shard_evals_per_s_per_core", "scenarios_per_s_per_core",
-                         "reference_shard_evals_per_s_per_core", "speedup_vs_reference" } );
+    ResultTable table( { "case", "gemm_model", "cost_model", "execution_space", "threads",
+                         "scenarios_per_launch", "distinct_cases", "shard_evals_per_s_per_core",
+                         "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
+                         "speedup_vs_reference" } );
     const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
                                 { "500-table/128-GPU", 500, 8, 16 } };
     for ( const BenchCase& c : cases )
-        for ( const bool learned : learned_runs )
+        for ( const auto& [learned, learned_shards] : runs )
         {
             const int n = c.tables > 100 ? std::max( 8, batch_size / 16 ) : batch_size;
             std::vector<Workload> w( n );
@@ -251,7 +267,11 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
             for ( int i = 0; i < n; ++i )
             {
                 makeScenario( c, i, w[i], p[i], plans[i] );
-                inputs[i] = { &w[i], &p[i], &plans[i], 0, CostModel::native };
+                // Platform code 0: the bench platforms stand for the model's first one.
+                inputs[i] = learned_shards
+                                ? ScenarioInput( &w[i], &p[i], &plans[i], 0, CostModel::learned,
+                                                 { shard_model.get(), 0 } )
+                                : ScenarioInput( &w[i], &p[i], &plans[i] );
                 shards += static_cast<long long>( plans[i].shards.size() );
             }
             HostScenarioBatch host = packScenarios( inputs );
@@ -269,12 +289,12 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
             const BatchRates rates = timeBatch( host, min_seconds );
             const double kernel_rate = shards * rates.kernel_batches_per_s / cores;
             const double loop_rate = shards * rates.reference_batches_per_s;
-            table.addRow( { std::string( c.name ), std::string( learned ? "learned" : "analytic" ),
-                            std::string( Exec::name() ), static_cast<long long>( cores ),
-                            static_cast<long long>( n ),
-                            static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
-                            n * rates.kernel_batches_per_s / cores, loop_rate,
-                            kernel_rate / loop_rate } );
+            table.addRow(
+                { std::string( c.name ), std::string( learned ? "learned" : "analytic" ),
+                  std::string( learned_shards ? "learned" : "native" ), std::string( Exec::name() ),
+                  static_cast<long long>( cores ), static_cast<long long>( n ),
+                  static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
+                  n * rates.kernel_batches_per_s / cores, loop_rate, kernel_rate / loop_rate } );
         }
 
     // Transformer configurations: one scenario per configuration, no shards; the rates are
@@ -309,8 +329,9 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
         const double kernel_rate = n * rates.kernel_batches_per_s / cores;
         const double loop_rate = n * rates.reference_batches_per_s;
         table.addRow( { fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ),
-                        std::string( "analytic" ), std::string( Exec::name() ),
-                        static_cast<long long>( cores ), static_cast<long long>( n ),
+                        std::string( "analytic" ), std::string( "native" ),
+                        std::string( Exec::name() ), static_cast<long long>( cores ),
+                        static_cast<long long>( n ),
                         static_cast<long long>( host.transformer_case.extent( 0 ) ), kernel_rate,
                         kernel_rate, loop_rate, kernel_rate / loop_rate } );
     }

@@ -40,4 +40,22 @@ CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& m
     return c;
 }
 
+std::unique_ptr<LearnedGemmModel>
+chooseGemmModel( const CommandContext& ctx, const std::string& name, const std::string& gpu_name )
+{
+    if ( name != "analytic" && name != "learned" )
+        throw UsageError( "--gemm-model: expected analytic or learned, found '" + name + "'" );
+    if ( name == "analytic" )
+        return nullptr;
+    const KernelGemmModel k = loadKernelGemmModel( defaultGemmModelPath() );
+    if ( !k.source.trainedOn( gpu_name ) )
+    {
+        if ( ctx.isRoot() )
+            std::cerr << "note: --gemm-model learned: " << gpu_name << " is not among the GPUs of "
+                      << defaultGemmModelPath() << ": analytic GEMMs\n";
+        return nullptr;
+    }
+    return std::make_unique<LearnedGemmModel>( k.model );
+}
+
 } // namespace shardsweep

@@ -100,7 +100,7 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
 int evaluate( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep evaluate'" );
-    std::string format = "table", cost_model, cost_model_file;
+    std::string format = "table", cost_model, cost_model_file, gemm_model = "analytic";
     long long batch = 0;
     options.add_options()( "help,h", "show this help" )(
         "format", po::value( &format )->default_value( format ),
@@ -111,8 +111,10 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         "cost-model-file", po::value( &cost_model_file ),
         "the learned model of cost model learned (shardsweep-mlp file, family dlrm: "
         "postprocess/train_cost_model.py --export-mlp); overrides the scenario's "
-        "cost_model_file" )( "batch", po::value( &batch ),
-                             "global batch size: overrides the scenario file's" );
+        "cost_model_file" )( "gemm-model", po::value( &gemm_model )->default_value( gemm_model ),
+                             "GEMMs of the DLRM dense part: analytic | learned "
+                             "(<models>/gemm.mlp on the GPUs it was trained on, else analytic)" )(
+        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
     po::options_description hidden;
     std::string scenario_path;
     hidden.add_options()( "scenario", po::value( &scenario_path ) );
@@ -213,6 +215,9 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                          scenario.platform.name );
     input.model = choice.model;
     input.learned = choice.binding;
+    const std::unique_ptr<LearnedGemmModel> learned_gemm =
+        chooseGemmModel( ctx, gemm_model, scenario.platform.gpu_name );
+    input.learned_gemm = learned_gemm.get();
     const ScenarioResult result = evaluateScenario( input );
 
     std::ostream& out = ctx.print();

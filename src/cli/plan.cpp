@@ -127,7 +127,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep plan'" );
     std::string planner_name = "shardsweep", output, torchrec_output, format = "table",
-                cost_model = "native", cost_model_file;
+                cost_model = "native", cost_model_file, gemm_model = "analytic";
     long long batch = 0;
     TransformerPlanRequest transformer;
     std::uint64_t seed = 0;
@@ -159,6 +159,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "searches) with" )( "cost-model-file", po::value( &cost_model_file ),
                             "the learned model of --cost-model learned (shardsweep-mlp file, "
                             "family dlrm: postprocess/train_cost_model.py --export-mlp)" )(
+        "gemm-model", po::value( &gemm_model )->default_value( gemm_model ),
+        "GEMMs of the dense part: analytic | learned (<models>/gemm.mlp on the GPUs it was "
+        "trained on, else analytic)" )(
         "output,o", po::value( &output ),
         "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back; for a "
         "transformer a `kind: plan` file with the `parallel:` configuration)" )(
@@ -243,6 +246,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
         chooseCostModel( ctx, cost_model, cost_model_file, "--cost-model-file", platform.name );
     popts.model = choice.model;
     popts.learned = choice.binding;
+    const std::unique_ptr<LearnedGemmModel> learned_gemm =
+        chooseGemmModel( ctx, gemm_model, platform.gpu_name );
+    popts.learned_gemm = learned_gemm.get();
     // The bound is on the native model's iteration time; under TorchRec's estimator there is
     // none to compare with.
     const double bound = popts.model == CostModel::native
@@ -267,7 +273,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
         {
             const ScenarioResult e =
                 evaluateScenario( { &workload, &platform.platform, &r.plan, global_batch,
-                                    popts.model, popts.learned } );
+                                    popts.model, popts.learned, popts.learned_gemm } );
             if ( !e.feasible )
             {
                 r.feasible = false;
@@ -330,7 +336,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
             placement.print( out, OutputFormat::table );
             const ScenarioResult r =
                 evaluateScenario( { &workload, &platform.platform, &best.plan, global_batch,
-                                    popts.model, popts.learned } );
+                                    popts.model, popts.learned, popts.learned_gemm } );
             ResultTable per_gpu(
                 { "gpu", "embedding_fwd_ms", "embedding_bwd_ms", "comm_ms", "memory_GiB" } );
             for ( int g = 0; g < r.num_gpus; ++g )

@@ -123,6 +123,13 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
             if ( learned->platformCode( name ) < 0 )
                 std::cerr << "warning: " << learned->source << " was not trained on platform '"
                           << name << "': its learned scenarios are priced with the native model\n";
+    if ( space.inputs().learned_gemm_model && ctx.isRoot() )
+        for ( std::size_t p = 0; p < space.inputs().platforms.size(); ++p )
+            if ( !space.inputs().platform_learned_gemm[p] )
+                std::cerr << "note: gemm_model learned: GPU "
+                          << space.inputs().platforms[p].gpu_name << " of platform '"
+                          << space.inputs().platforms[p].name
+                          << "' is not among the model's trained GPUs: analytic GEMMs there\n";
     if ( options.batch_size == 0 )
     {
         // Enough batches per rank for dynamic balancing, few enough to keep the kernel busy.

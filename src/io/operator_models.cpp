@@ -79,6 +79,16 @@ LearnedCostModel loadLearnedCostModel( const std::string& path )
     return m;
 }
 
+KernelGemmModel loadKernelGemmModel( const std::string& path )
+{
+    KernelGemmModel k;
+    k.source = loadLearnedGemmModel( path );
+    k.model.layout = k.source.model.layout;
+    k.model.params =
+        Kokkos::create_mirror_view_and_copy( Kokkos::HostSpace(), k.source.model.params );
+    return k;
+}
+
 std::string defaultGemmModelPath()
 {
     return defaultModelDir() + "/gemm.mlp";

@@ -66,6 +66,13 @@ SweepInputs loadSweepInputs( const SweepConfig& config )
         }
         in.generator_pool.push_back( pool->second );
     }
+    if ( config.gemm_model == "learned" )
+    {
+        const KernelGemmModel k = loadKernelGemmModel( defaultGemmModelPath() );
+        in.learned_gemm_model = std::make_shared<const LearnedGemmModel>( k.model );
+        for ( const NamedPlatform& p : in.platforms )
+            in.platform_learned_gemm.push_back( k.source.trainedOn( p.gpu_name ) ? 1 : 0 );
+    }
     if ( !config.cost_model_file.empty() )
     {
         try

@@ -236,8 +236,8 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
     SweepConfig c;
     c.file = file;
     c.text = text;
-    root.checkKeys( { "kind", "name" },
-                    { "description", "seed", "grid", "generators", "cost_model_file" } );
+    root.checkKeys( { "kind", "name" }, { "description", "seed", "grid", "generators",
+                                          "cost_model_file", "gemm_model" } );
     root.at( "kind" ).asOneOf( { "sweep" } );
     c.name = root.at( "name" ).asName();
     c.description = root.getStringOr( "description", "" );
@@ -321,6 +321,8 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
             c.generators.push_back( t );
         }
     }
+    if ( auto v = root.find( "gemm_model" ) )
+        c.gemm_model = v->asOneOf( { "analytic", "learned" } );
     if ( auto v = root.find( "cost_model_file" ) )
         c.cost_model_file = v->resolvePath( v->asName() );
     else if ( usesCostModel( c, CostModel::learned ) )

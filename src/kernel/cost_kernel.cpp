@@ -27,7 +27,7 @@ namespace
 {
 //! Fixed-size keys of the deduplicated cases: no allocation per table and scenario (packing runs
 //! for every batch of a sweep). Unused entries stay 0.
-constexpr std::size_t kDenseKeySize = 22 + 2 * kMaxMlpLayers;
+constexpr std::size_t kDenseKeySize = 23 + 2 * kMaxMlpLayers;
 using DenseKey = std::array<double, kDenseKeySize>;
 constexpr std::size_t kTransformerKeySize = 25;
 using TransformerKey = std::array<double, kTransformerKeySize>;
@@ -82,9 +82,10 @@ DenseKey denseCaseKey( const DenseCase& c )
                      double( d.optimizer ),
                      double( c.num_tables ),
                      c.sum_embedding_dims,
-                     c.local_batch };
-    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 22 );
-    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 22 + kMaxMlpLayers );
+                     c.local_batch,
+                     c.learned_gemm ? 1.0 : 0.0 };
+    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 23 );
+    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 23 + kMaxMlpLayers );
     return key;
 }
 
@@ -268,6 +269,7 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     std::unordered_map<TransformerKey, int, KeyHash> transformer_ids;
     std::vector<TransformerOperatorCase> transformer_cases;
     const LearnedCostModel* learned_model = nullptr;
+    const LearnedGemmModel* gemm_model = nullptr;
     int t = 0, s = 0, g = 0, st = 0;
     for ( std::size_t i = 0; i < n; ++i )
     {
@@ -316,6 +318,14 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
         for ( const TableSpec& spec : in.workload->tables )
             dc.sum_embedding_dims += spec.dim;
         dc.local_batch = static_cast<double>( b.global_batch( i ) ) / in.platform->numGpus();
+        if ( in.learned_gemm )
+        {
+            if ( gemm_model && in.learned_gemm != gemm_model )
+                throw std::invalid_argument( fmt::format(
+                    "scenario {}: one batch can hold one learned GEMM model only", i ) );
+            gemm_model = in.learned_gemm;
+            dc.learned_gemm = true;
+        }
         const auto [it, inserted] =
             dense_ids.emplace( denseCaseKey( dc ), static_cast<int>( dense_cases.size() ) );
         if ( inserted )
@@ -369,6 +379,11 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     make( b.transformer_case, "transformer_case", transformer_cases.size() );
     make( b.transformer_cost, "transformer_cost", transformer_cases.size() );
     std::copy( transformer_cases.begin(), transformer_cases.end(), b.transformer_case.data() );
+    if ( gemm_model )
+    {
+        b.gemm_mlp = gemm_model->layout;
+        b.gemm_mlp_params = gemm_model->params;
+    }
     if ( learned_model )
     {
         b.cost_mlp = learned_model->layout;

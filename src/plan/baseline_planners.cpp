@@ -168,7 +168,8 @@ StepSummary stepOnHost( const ScenarioInput& input )
     if ( input.model == CostModel::torchrec )
         return predictStepTorchrec( p, batch, tables, shards, arrays, fwd.data(), bwd.data() );
     const DenseCost dense =
-        denseCost( p.gpu, w.dense, n, sum_dims, static_cast<double>( batch ) / gpus );
+        denseCost( p.gpu, w.dense, n, sum_dims, static_cast<double>( batch ) / gpus,
+                   hostGemmPricer( input.learned_gemm ) );
     const LearnedShardCost learned = input.model == CostModel::learned
                                          ? hostLearnedShardCost( input.learned )
                                          : LearnedShardCost{};

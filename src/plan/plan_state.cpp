@@ -60,7 +60,8 @@ bool isModelParallel( ShardingType s )
 } // namespace
 
 PlanState::PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
-                      double capacity_bytes, const LearnedShardCost& learned )
+                      double capacity_bytes, const LearnedShardCost& learned,
+                      const GemmPricer& gemm )
     : workload_( &workload ), platform_( &platform ), capacity_( capacity_bytes ),
       learned_( learned )
 {
@@ -72,7 +73,7 @@ PlanState::PlanState( const Workload& workload, const Platform& platform, std::i
         sum_dims += t.dim;
     const DenseCost dense =
         denseCost( platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ),
-                   sum_dims, local_ );
+                   sum_dims, local_, gemm );
     bottom_fwd_ = dense.bottom_fwd_ms;
     bottom_bwd_ = dense.bottom_bwd_ms;
     top_ms_ = dense.top_fwd_ms + dense.top_bwd_ms;

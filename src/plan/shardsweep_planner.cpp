@@ -610,7 +610,8 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     // The search prices shards with the model the plan is judged by: native, or learned.
     PlanState state( workload, platform, global_batch, gpuMemoryBytes( platform ),
                      options.model == CostModel::learned ? hostLearnedShardCost( options.learned )
-                                                         : LearnedShardCost{} );
+                                                         : LearnedShardCost{},
+                     hostGemmPricer( options.learned_gemm ) );
     const std::string greedy_reason = greedyPlacement( state, workload, platform );
 
     // 2. The search starts from the fastest plan that fits among the greedy placement, every
@@ -672,8 +673,8 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     //    that the kernel prices above the best seed gives way to the seed.
     auto check = [&]( const Plan& plan )
     {
-        return stepOnHost(
-            { &workload, &platform, &plan, global_batch, options.model, options.learned } );
+        return stepOnHost( { &workload, &platform, &plan, global_batch, options.model,
+                             options.learned, options.learned_gemm } );
     };
     result.plan = state.toPlan();
     StepSummary summary = check( result.plan );

@@ -195,6 +195,8 @@ void bindLearnedModel( ScenarioSpec& s, const SweepInputs& inputs )
 {
     if ( s.cost_model == CostModel::learned && inputs.learned_cost_model )
         s.learned = inputs.learned_cost_model->bind( inputs.platforms[s.platform_index].name );
+    if ( inputs.learned_gemm_model && inputs.platform_learned_gemm[s.platform_index] )
+        s.learned_gemm = inputs.learned_gemm_model.get();
 }
 } // namespace
 

@@ -331,8 +331,8 @@ class BatchComputer
             if ( _status[i] != ScenarioStatus::evaluated )
                 continue;
             _inputs.push_back( { _specs[i].workload.get(), &_specs[i].platform, &_plans[i].plan,
-                                 _specs[i].global_batch, _specs[i].cost_model,
-                                 _specs[i].learned } );
+                                 _specs[i].global_batch, _specs[i].cost_model, _specs[i].learned,
+                                 _specs[i].learned_gemm } );
             _input_row.push_back( i );
         }
         std::vector<ScenarioResult> results;

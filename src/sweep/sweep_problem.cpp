@@ -74,6 +74,7 @@ PlanResult planSweepScenario( const ScenarioSpec& s )
     options.seed = s.planner_seed;
     options.model = s.cost_model;
     options.learned = s.learned;
+    options.learned_gemm = s.learned_gemm;
     // Iteration-bounded, never time-bounded: a scenario's plan must not depend on the rank's
     // load (results are bit-identical whatever the rank count).
     options.time_budget_s = 1e30;

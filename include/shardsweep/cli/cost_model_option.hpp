@@ -25,4 +25,9 @@ CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& m
                                  const std::string& file, const std::string& field,
                                  const std::string& platform_name );
 
+//! `--gemm-model analytic|learned`: for learned, <models>/gemm.mlp when it was trained on
+//! `gpu_name` (a note on rank 0 and null otherwise: analytic GEMMs); null for analytic.
+std::unique_ptr<LearnedGemmModel>
+chooseGemmModel( const CommandContext& ctx, const std::string& name, const std::string& gpu_name );
+
 } // namespace shardsweep

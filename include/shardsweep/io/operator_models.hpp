@@ -33,6 +33,15 @@ LearnedOperatorModel loadLearnedOperatorModel( const std::string& path );
 //! InputError naming the file, line and field.
 LearnedCostModel loadLearnedCostModel( const std::string& path );
 
+//! The shipped learned GEMM model (<models>/gemm.mlp) as the cost kernel's dense part uses it
+//! (`gemm_model: learned`), and the GPUs (catalog names) it was trained on.
+struct KernelGemmModel
+{
+    LearnedGemmModel model;
+    LearnedOperatorModel source;
+};
+KernelGemmModel loadKernelGemmModel( const std::string& path );
+
 //! <defaultModelDir()>/gemm.mlp and ops.mlp.
 std::string defaultGemmModelPath();
 std::string defaultOperatorModelPath();

@@ -26,6 +26,7 @@ enum class CostModel : std::uint8_t
 };
 
 struct LearnedCostModel; // kernel/learned_cost_model.hpp
+struct LearnedGemmModel; // kernel/learned_cost_model.hpp
 
 //! The learned model a `learned` scenario is priced with, and the code of its platform in the
 //! model's trained_on list (-1: the model never saw the platform; its shards are priced
@@ -61,8 +62,10 @@ struct ScenarioInput
     //! A constructor (not aggregate initialisation) so that callers that need no learned model
     //! can leave it out without -Wmissing-field-initializers.
     ScenarioInput( const Workload* w, const Platform* p, const Plan* pl, std::int64_t batch = 0,
-                   CostModel m = CostModel::native, LearnedCostBinding l = {} )
-        : workload( w ), platform( p ), plan( pl ), global_batch( batch ), model( m ), learned( l )
+                   CostModel m = CostModel::native, LearnedCostBinding l = {},
+                   const LearnedGemmModel* g = nullptr )
+        : workload( w ), platform( p ), plan( pl ), global_batch( batch ), model( m ), learned( l ),
+          learned_gemm( g )
     {
     }
 
@@ -72,6 +75,9 @@ struct ScenarioInput
     std::int64_t global_batch = 0; //!< 0: workload->global_batch
     CostModel model = CostModel::native;
     LearnedCostBinding learned; //!< for model == learned
+    //! Price the dense part's GEMMs with this learned model (null: the analytic model). Set only
+    //! for GPUs the model was trained on (`gemm_model: learned`); one model per batch.
+    const LearnedGemmModel* learned_gemm = nullptr;
 };
 
 //! What the kernel predicts for one scenario. Fields above the DLRM block hold for every

@@ -5,6 +5,7 @@
 //! and the platforms it was trained on, whose positions are the `platform` feature's codes.
 #include <Kokkos_Core.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/learned_operator.hpp>
 #include <shardsweep/model/learned_shard_cost.hpp>
 #include <string>
 #include <vector>
@@ -35,6 +36,23 @@ struct LearnedCostModel
         return { this, platformCode( platform_name ) };
     }
 };
+
+//! The learned GEMM model (model/learned_operator.hpp) as the kernel's dense part uses it
+//! (`gemm_model: learned`): layout and host parameters. Callers give it only to scenarios whose
+//! GPU it was trained on (io/operator_models.hpp trainedOn), the analytic model prices the rest.
+struct LearnedGemmModel
+{
+    MlpLayout layout;
+    Kokkos::View<const double*, Kokkos::HostSpace> params;
+
+    GemmPricer pricer() const { return { layout, params.data() }; }
+};
+
+//! The GEMM pricer of an optional learned GEMM model (null: analytic).
+inline GemmPricer hostGemmPricer( const LearnedGemmModel* model )
+{
+    return model ? model->pricer() : GemmPricer{};
+}
 
 //! The kernel's view of a binding on the host (inactive unless model and platform code are set).
 inline LearnedShardCost hostLearnedShardCost( const LearnedCostBinding& binding )

@@ -23,6 +23,7 @@
 //! GPUs. The first line is per GPU (PlanShard::memory_bytes); the second is shared by all GPUs.
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/learned_operator.hpp>
 #include <shardsweep/model/learned_shard_cost.hpp>
 #include <vector>
 
@@ -57,7 +58,8 @@ class PlanState
     //! An active `learned` model prices each shard's compute time as predictStep does with it
     //! (cost_model: learned); its parameters must outlive the state.
     PlanState( const Workload& workload, const Platform& platform, std::int64_t global_batch,
-               double capacity_bytes, const LearnedShardCost& learned = {} );
+               double capacity_bytes, const LearnedShardCost& learned = {},
+               const GemmPricer& gemm = {} );
 
     //! Replaces the state by `plan` (every table must be planned).
     void load( const Plan& plan );

@@ -41,6 +41,7 @@ struct PlannerOptions
     int max_iterations = 100000;         //!< shardsweep planner's improvement phase
     CostModel model = CostModel::native; //!< the model the plan is priced (and searched) with
     LearnedCostBinding learned;          //!< the learned model and platform (model == learned)
+    const LearnedGemmModel* learned_gemm = nullptr; //!< dense GEMMs: learned (null: analytic)
     //! Price the returned plan (PlanResult::predicted_ms). Callers that evaluate the plan
     //! themselves anyway (the sweep's batched kernel) switch it off; predicted_ms is then 0
     //! for planners that do not price plans while searching.

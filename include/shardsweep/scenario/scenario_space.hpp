@@ -41,7 +41,8 @@ struct ScenarioSpec
     int platform_index = 0; //!< into ScenarioSpace::platformNames()
     PlannerKind planner = PlannerKind::round_robin;
     CostModel cost_model = CostModel::native;
-    LearnedCostBinding learned;    //!< the sweep's learned model (cost_model == learned)
+    LearnedCostBinding learned; //!< the sweep's learned model (cost_model == learned)
+    const LearnedGemmModel* learned_gemm = nullptr; //!< gemm_model: learned on a trained GPU
     std::int64_t global_batch = 0; //!< always explicit (the workload's own resolved)
     int gpu_count = 0;
     TaskProtocol protocol = TaskProtocol::none;
@@ -67,6 +68,9 @@ struct SweepInputs
     std::vector<TablePool> generator_pool; //!< per generator: its pool
     //! The sweep's cost_model_file, loaded once (null: none).
     std::shared_ptr<const LearnedCostModel> learned_cost_model;
+    //! gemm_model: learned: the model, and per platform whether its GPU was trained on.
+    std::shared_ptr<const LearnedGemmModel> learned_gemm_model;
+    std::vector<char> platform_learned_gemm;
 };
 
 //! Planner code of scenarios whose transformer configuration comes from the sweep's `parallel:`

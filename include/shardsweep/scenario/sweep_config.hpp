@@ -91,6 +91,9 @@ struct SweepConfig
     std::vector<CostModel> cost_models; //!< default { native }
     //! The learned shard cost model of `learned` scenarios (resolved path; required with them).
     std::string cost_model_file;
+    //! GEMM model of the DLRM dense part: "analytic" (default) or "learned" (<models>/gemm.mlp on
+    //! the platforms whose GPU it was trained on, the analytic model on the others).
+    std::string gemm_model = "analytic";
     bool has_parallel = false; //!< a `parallel:` section (transformer workloads)
     ParallelGrid parallel;
 
