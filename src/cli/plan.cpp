@@ -222,6 +222,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
             throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
         if ( !vm["cost-model"].defaulted() && cost_model != "native" )
             throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+        if ( !vm["gemm-model"].defaulted() && gemm_model != "analytic" )
+            throw UsageError( "--gemm-model: the transformer planners price GEMMs with the "
+                              "analytic model only" );
         if ( vm.count( "gpus" ) && transformer.gpus < 1 )
             throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
         return planTransformerWorkload( ctx, workload, platform, transformer );
