@@ -137,7 +137,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "planner", po::value( &planner_name )->default_value( planner_name ),
         "DLRM workloads: round_robin | random | dim_greedy | size_greedy | lookup_greedy | "
         "size_lookup_greedy | torchrec | shardsweep; transformer workloads: megatron (TP = GPUs "
-        "per node, smallest PP and largest micro-batch that fit, full recompute) | exhaustive "
+        "per node, smallest PP that fits, largest micro-batch that fits with >= PP "
+        "micro-batches, full recompute) | exhaustive "
         "(every configuration through the batched kernel) | shardsweep (branch and bound: "
         "exhaustive's optimum, few configurations priced)" )(
         "batch", po::value( &batch ), "global batch size (default: the workload's)" )(
@@ -149,7 +150,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "top", po::value( &transformer.top )->default_value( transformer.top ),
         "transformer: list the chosen planner's K best configurations" )(
         "seed", po::value( &seed )->default_value( seed ),
-        "seed of the random planner and of tie-breaking" )(
+        "DLRM: seed of the random planner and of tie-breaking" )(
         "budget-s", po::value( &budget )->default_value( budget ),
         "time budget of the shardsweep planner's local search, seconds" )(
         "max-iterations", po::value( &iterations )->default_value( iterations ),
@@ -164,9 +165,10 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "trained on, else analytic)" )(
         "output,o", po::value( &output ),
         "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back; for a "
-        "transformer a `kind: plan` file with the `parallel:` configuration)" )(
+        "transformer a YAML `kind: plan` file with the `parallel:` configuration)" )(
         "torchrec", po::value( &torchrec_output ),
-        "write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, ranks per "
+        "DLRM: write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, "
+        "ranks per "
         "table)" )(
         "format", po::value( &format )->default_value( format ),
         "table (plan, per-GPU breakdown, comparison; transformer: configuration, phases, "
@@ -215,6 +217,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
     if ( workload.isTransformer() )
     {
         transformer.planner = planner_name;
+        if ( endsWith( output, ".json" ) )
+            throw UsageError( "--output: a transformer plan is written as YAML (FILE.yaml)" );
         transformer.output = output;
         transformer.format = format;
         transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? batch : 0;
@@ -222,6 +226,9 @@ int plan( const CommandContext& ctx, const Arguments& args )
             throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
         if ( !vm["cost-model"].defaulted() && cost_model != "native" )
             throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+        if ( !vm["gemm-model"].defaulted() && gemm_model != "analytic" )
+            throw UsageError( "--gemm-model: the transformer planners price GEMMs with the "
+                              "analytic model only" );
         if ( vm.count( "gpus" ) && transformer.gpus < 1 )
             throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
         return planTransformerWorkload( ctx, workload, platform, transformer );

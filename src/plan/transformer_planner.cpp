@@ -1,42 +1,18 @@
 // Transformer parallelisation planners: megatron's rule, exhaustive enumeration through the
-// batched kernel, and shardsweep's branch and bound (docs/model/transformer_planner.md).
-#include <algorithm>
+// batched kernel, the shared pieces and the dispatch; shardsweep's branch and bound is in
+// transformer_branch_bound.cpp (docs/model/transformer_planner.md).
 #include <chrono>
 #include <fmt/format.h>
-#include <map>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
-#include <shardsweep/plan/transformer_planner.hpp>
+#include <shardsweep/plan/transformer_planner_detail.hpp>
 #include <shardsweep/scenario/transformer_config.hpp>
 #include <stdexcept>
-#include <tuple>
 
 namespace shardsweep
 {
-
-namespace
+namespace transformer_plan_detail
 {
-
-constexpr double kGiB = 1073741824.0;
-//! A bound and the price it bounds are computed with the same functions but summed in a different
-//! order (P(r) + Q(z) against pipeline + post; GPipe's sums against 1F1B's): a bound may exceed
-//! the price by a few ulps. Pruning asks for a margin far above that and far below any real gap.
-constexpr double kBoundSlack = 1e-9;
-
-const Recompute kRecomputes[] = { Recompute::none, Recompute::selective, Recompute::full };
-const PipelineSchedule kSchedules[] = { PipelineSchedule::one_f_one_b, PipelineSchedule::gpipe };
-
-auto configKey( const ParallelConfig& c )
-{
-    return std::make_tuple( c.tp, c.pp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ) );
-}
-
-//! A (tp, pp, dp) layout the model and the global batch allow.
-struct Layout
-{
-    int tp, pp, dp;
-};
 
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::int64_t global_batch )
 {
@@ -70,34 +46,6 @@ double usableGiB( const Platform& platform )
 {
     return platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
 }
-
-//! The K best candidates seen, best first.
-class TopK
-{
-  public:
-    explicit TopK( int k ) : _k( std::max( 1, k ) ) {}
-    void offer( const TransformerCandidate& c )
-    {
-        if ( full() && !transformerCandidateBefore( c, _items.back() ) )
-            return;
-        _items.insert(
-            std::upper_bound( _items.begin(), _items.end(), c, transformerCandidateBefore ), c );
-        if ( static_cast<int>( _items.size() ) > _k )
-            _items.pop_back();
-    }
-    //! True when no configuration priced at `bound` or more can enter: slower than the K-th
-    //! best beyond rounding (a tie is priced: memory and key rank it).
-    bool excludes( double bound ) const
-    {
-        return full() && bound * ( 1.0 - kBoundSlack ) > _items.back().summary.iteration_ms;
-    }
-    bool full() const { return static_cast<int>( _items.size() ) >= _k; }
-    std::vector<TransformerCandidate>& items() { return _items; }
-
-  private:
-    int _k;
-    std::vector<TransformerCandidate> _items;
-};
 
 //! Keeps the configuration with the least peak memory (ties by key) for the infeasible message.
 void considerLeanest( TransformerPlanResult& r, const ParallelConfig& c, double peak_GiB,
@@ -151,6 +99,12 @@ bool fitsInMemory( TransformerPlanResult& r, const TransformerSpec& model, const
     return GiB <= usableGiB( platform );
 }
 
+} // namespace transformer_plan_detail
+
+using namespace transformer_plan_detail;
+
+namespace
+{
 // ---- megatron ---------------------------------------------------------------------------------
 
 TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform& platform,
@@ -205,6 +159,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
         }
     }
     const bool checked = r.stats.memory_checked > 0;
+    r.stats.space = r.stats.memory_checked; // the configurations the rule looked at
     finish( r, top, model, platform, global_batch );
     if ( !r.feasible && checked )
         r.reason = fmt::format( "megatron rule (tp {} = GPUs per node, full recompute): no "
@@ -264,189 +219,6 @@ TransformerPlanResult planExhaustive( const TransformerSpec& model, const Platfo
     return r;
 }
 
-// ---- shardsweep: branch and bound ---------------------------------------------------------------
-
-//! One (layout, micro-batch, SP): the configurations sharing an operator case and a pipeline
-//! shape; they differ in recompute, ZeRO and schedule.
-struct Family
-{
-    Layout layout;
-    int micro_batch = 1;
-    bool sp = false;
-    bool fits[3][4][2] = {}; //!< [recompute][zero][schedule] within memory
-    bool any_zero[4] = {};   //!< some recompute/schedule fits with this ZeRO stage
-    bool any_recompute[3] = {};
-    double post_bound[4] = {}; //!< Q(z): first stage's gradient sync + optimizer
-    double pipeline_none = 0.0;
-    double bound = 0.0; //!< over the family's fitting configurations
-    int ops = -1;       //!< index of its operator cost
-};
-
-TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Platform& platform,
-                                          std::int64_t global_batch,
-                                          const TransformerPlanOptions& options )
-{
-    namespace td = transformer_detail;
-    TransformerPlanResult r;
-    const int gpus = platform.numGpus();
-    const TransformerConstants& k = kTransformerConstants;
-
-    // 1. Memory: the closed-form peak of every configuration; families with none that fits
-    // are dropped before any time is priced.
-    std::vector<Family> families;
-    for ( const Layout& l : layouts( model, gpus, global_batch ) )
-        for ( int b : divisorsOf( global_batch / l.dp ) )
-            for ( bool sp : { false, true } )
-            {
-                if ( sp && l.tp == 1 )
-                    continue;
-                Family f;
-                f.layout = l;
-                f.micro_batch = b;
-                f.sp = sp;
-                bool any = false;
-                ParallelConfig c = baseConfig( l, b, global_batch, sp, options.fused );
-                for ( int ri = 0; ri < 3; ++ri )
-                    for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
-                        for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
-                        {
-                            c.recompute = kRecomputes[ri];
-                            c.zero = z;
-                            c.schedule = kSchedules[si];
-                            ++r.stats.space;
-                            const bool fits = fitsInMemory( r, model, platform, c );
-                            f.fits[ri][z][si] = fits;
-                            f.any_zero[z] |= fits;
-                            f.any_recompute[ri] |= fits;
-                            any |= fits;
-                        }
-                if ( any )
-                    families.push_back( f );
-            }
-
-    // 2. Family bounds: the operator case once per (tp, micro-batch, SP); the pipeline with no
-    // recompute under 1F1B (every other recompute and GPipe only add: transformerPipelineMs)
-    // plus the first stage's post-pipeline time Q(z) (the iteration's post part is at least it).
-    std::map<std::tuple<int, int, bool>, int> ops_index;
-    std::vector<TransformerOperatorCost> ops;
-    auto stages = [&]( const Family& f, const ParallelConfig& c, td::StageTimes& first,
-                       td::StageTimes& mid, td::StageTimes& last )
-    {
-        const double m = transformerMicroBatches( c );
-        const TransformerOperatorCost& o = ops[f.ops];
-        const int pp = c.pp;
-        first = transformerStageTimes( k, platform, model, c, o, 0, m );
-        last = pp > 1 ? transformerStageTimes( k, platform, model, c, o, pp - 1, m ) : first;
-        mid = pp > 2 ? transformerStageTimes( k, platform, model, c, o, 1, m ) : first;
-        r.stats.stage_bounds += 1 + ( pp > 1 ) + ( pp > 2 );
-        return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last,
-                                      m );
-    };
-    for ( Family& f : families )
-    {
-        const auto key = std::make_tuple( f.layout.tp, f.micro_batch, f.sp );
-        auto [it, fresh] = ops_index.emplace( key, static_cast<int>( ops.size() ) );
-        if ( fresh )
-        {
-            const ParallelConfig c =
-                baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
-            ops.push_back(
-                transformerOperatorCost( transformerOperatorCase( platform.gpu, model, c ) ) );
-            ++r.stats.operator_cases;
-        }
-        f.ops = it->second;
-        ParallelConfig c = baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
-        td::StageTimes first, mid, last;
-        f.pipeline_none = stages( f, c, first, mid, last );
-        double best_post = -1.0;
-        for ( int z = 0; z < 4; ++z )
-        {
-            if ( !f.any_zero[z] )
-                continue;
-            if ( z > 0 )
-            {
-                c.zero = z;
-                first = transformerStageTimes( k, platform, model, c, ops[f.ops], 0,
-                                               transformerMicroBatches( c ) );
-                ++r.stats.stage_bounds;
-            }
-            f.post_bound[z] = first.dp + first.opt;
-            if ( best_post < 0.0 || f.post_bound[z] < best_post )
-                best_post = f.post_bound[z];
-        }
-        f.bound = f.pipeline_none + best_post;
-    }
-    std::sort( families.begin(), families.end(),
-               []( const Family& a, const Family& b )
-               {
-                   return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch,
-                                           a.sp ) <
-                          std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp );
-               } );
-
-    // 3. Best-first: families in bound order until the K-th best beats the next bound; inside a
-    // family its configurations in bound order, priced in full only while they can enter.
-    TopK top( options.top_k );
-    struct Variant
-    {
-        double bound;
-        ParallelConfig config;
-        int ri, z, si;
-    };
-    std::vector<Variant> variants;
-    for ( const Family& f : families )
-    {
-        if ( top.excludes( f.bound ) )
-            break;
-        double pipeline[3] = { f.pipeline_none, 0.0, 0.0 };
-        ParallelConfig c = baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
-        for ( int ri = 1; ri < 3; ++ri )
-            if ( f.any_recompute[ri] )
-            {
-                c.recompute = kRecomputes[ri];
-                td::StageTimes first, mid, last;
-                pipeline[ri] = stages( f, c, first, mid, last );
-            }
-        variants.clear();
-        for ( int ri = 0; ri < 3; ++ri )
-            for ( int z = 0; z < 4; ++z )
-                for ( int si = 0; si < 2; ++si )
-                    if ( f.fits[ri][z][si] )
-                    {
-                        c.recompute = kRecomputes[ri];
-                        c.zero = z;
-                        c.schedule = kSchedules[si];
-                        variants.push_back( { pipeline[ri] + f.post_bound[z], c, ri, z, si } );
-                    }
-        std::sort( variants.begin(), variants.end(),
-                   []( const Variant& a, const Variant& b )
-                   {
-                       return a.bound != b.bound ? a.bound < b.bound
-                                                 : configKey( a.config ) < configKey( b.config );
-                   } );
-        double priced_1f1b[3][4];
-        std::fill( &priced_1f1b[0][0], &priced_1f1b[0][0] + 12, -1.0 );
-        for ( const Variant& v : variants )
-        {
-            if ( top.excludes( v.bound ) )
-                break;
-            // GPipe is never faster than its 1F1B twin (same stages, same post part).
-            const double bound = v.si == 1 ? std::max( v.bound, priced_1f1b[v.ri][v.z] ) : v.bound;
-            if ( top.excludes( bound ) )
-                continue;
-            const TransformerStepSummary s =
-                predictTransformerStep( platform, model, v.config, ops[f.ops] );
-            ++r.stats.priced;
-            if ( v.si == 0 )
-                priced_1f1b[v.ri][v.z] = s.iteration_ms;
-            if ( s.feasible )
-                top.offer( { v.config, s } );
-        }
-    }
-    finish( r, top, model, platform, global_batch );
-    return r;
-}
-
 } // namespace
 
 bool transformerCandidateBefore( const TransformerCandidate& a, const TransformerCandidate& b )
@@ -495,7 +267,7 @@ TransformerPlanResult planTransformer( PlannerKind kind, const TransformerSpec& 
         r = planExhaustive( model, platform, global_batch, options );
         break;
     case PlannerKind::shardsweep:
-        r = planBranchAndBound( model, platform, global_batch, options );
+        r = transformer_plan_detail::planBranchAndBound( model, platform, global_batch, options );
         break;
     default:
         throw std::invalid_argument( std::string( "planner " ) + plannerName( kind ) +

@@ -75,8 +75,9 @@ done
 grep -q "fits nowhere on 8 GPUs" inf.err || fail "infeasible message: $(cat inf.err)"
 [ -e inf.yaml ] && fail "a plan file for an infeasible task"
 
-# Bad options: a DLRM planner, a GPU count the platform cannot be resized to, --top 0.
-for bad in "--planner torchrec" "--gpus 12" "--top 0"; do
+# Bad options: a DLRM planner, a GPU count the platform cannot be resized to, --top 0, a JSON
+# plan file, a cost model other than native.
+for bad in "--planner torchrec" "--gpus 12" "--top 0" "-o plan.json" "--cost-model torchrec"; do
     # shellcheck disable=SC2086
     "$exe" plan "$w" "$p" $bad > /dev/null 2> bad.err
     [ $? -eq 2 ] || fail "plan $bad: exit status not 2"

@@ -42,7 +42,7 @@ struct TransformerCandidate
 //! How much work a search did (what the planners are compared on besides their time).
 struct TransformerSearchStats
 {
-    std::int64_t space = 0;          //!< configurations in transformerSearchSpace
+    std::int64_t space = 0; //!< configurations in transformerSearchSpace (megatron: it tried)
     std::int64_t memory_checked = 0; //!< peak-memory evaluations (closed form, cheap)
     std::int64_t operator_cases = 0; //!< distinct (tp, micro-batch, SP) operator cases priced
     std::int64_t stage_bounds = 0;   //!< single-stage evaluations for lower bounds

@@ -1,0 +1,97 @@
+#pragma once
+//! \file transformer_planner_detail.hpp
+//! \brief Pieces shared by the transformer planners' implementations (src/plan/transformer_*.cpp;
+//! not part of the public API): layouts, the K-best list, the memory check and the result's
+//! reason.
+#include <algorithm>
+#include <shardsweep/plan/transformer_planner.hpp>
+#include <tuple>
+#include <vector>
+
+namespace shardsweep
+{
+namespace transformer_plan_detail
+{
+
+inline constexpr double kGiB = 1073741824.0;
+//! A bound and the price it bounds are computed with the same functions but summed in a different
+//! order (P(r) + Q(z) against pipeline + post; GPipe's sums against 1F1B's): a bound may exceed
+//! the price by a few ulps. Pruning asks for a margin far above that and far below any real gap.
+inline constexpr double kBoundSlack = 1e-9;
+
+inline constexpr Recompute kRecomputes[] = { Recompute::none, Recompute::selective,
+                                             Recompute::full };
+inline constexpr PipelineSchedule kSchedules[] = { PipelineSchedule::one_f_one_b,
+                                                   PipelineSchedule::gpipe };
+
+inline auto configKey( const ParallelConfig& c )
+{
+    return std::make_tuple( c.tp, c.pp, c.micro_batch, int( c.recompute ), c.zero,
+                            c.sequence_parallel, int( c.schedule ) );
+}
+
+//! A (tp, pp, dp) layout the model and the global batch allow.
+struct Layout
+{
+    int tp, pp, dp;
+};
+
+//! The (tp, pp, dp) layouts of `num_gpus` the model and the global batch allow, tp ascending then
+//! pp ascending.
+std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
+                             std::int64_t global_batch );
+
+//! A training configuration of layout `l` (recompute none, ZeRO 0, 1F1B).
+ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global_batch, bool sp,
+                           bool fused );
+
+//! The GPU's memory less the platform's reserve, GiB.
+double usableGiB( const Platform& platform );
+
+//! The K best candidates seen, best first.
+class TopK
+{
+  public:
+    explicit TopK( int k ) : _k( std::max( 1, k ) ) {}
+    void offer( const TransformerCandidate& c )
+    {
+        if ( full() && !transformerCandidateBefore( c, _items.back() ) )
+            return;
+        _items.insert(
+            std::upper_bound( _items.begin(), _items.end(), c, transformerCandidateBefore ), c );
+        if ( static_cast<int>( _items.size() ) > _k )
+            _items.pop_back();
+    }
+    //! True when no configuration priced at `bound` or more can enter: slower than the K-th
+    //! best beyond rounding (a tie is priced: memory and key rank it).
+    bool excludes( double bound ) const
+    {
+        return full() && bound * ( 1.0 - kBoundSlack ) > _items.back().summary.iteration_ms;
+    }
+    bool full() const { return static_cast<int>( _items.size() ) >= _k; }
+    std::vector<TransformerCandidate>& items() { return _items; }
+
+  private:
+    int _k;
+    std::vector<TransformerCandidate> _items;
+};
+
+//! Keeps the configuration with the least peak memory (ties by key) for the infeasible message.
+void considerLeanest( TransformerPlanResult& r, const ParallelConfig& c, double peak_GiB,
+                      int stage );
+
+//! Fills feasible, reason and top from the search's candidates.
+void finish( TransformerPlanResult& r, TopK& top, const TransformerSpec& model,
+             const Platform& platform, std::int64_t global_batch );
+
+//! Whether `c` fits in memory (the step's rule), counted in r.stats, the leanest kept.
+bool fitsInMemory( TransformerPlanResult& r, const TransformerSpec& model, const Platform& platform,
+                   const ParallelConfig& c );
+
+//! shardsweep's branch and bound (src/plan/transformer_branch_bound.cpp).
+TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Platform& platform,
+                                          std::int64_t global_batch,
+                                          const TransformerPlanOptions& options );
+
+} // namespace transformer_plan_detail
+} // namespace shardsweep
