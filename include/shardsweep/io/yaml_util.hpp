@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <shardsweep/io/input_text.hpp>
 #include <string>
 #include <utility>
 #include <vector>
@@ -190,15 +191,5 @@ YamlView loadYamlString( const std::string& text, const std::string& name );
 std::string fileKind( const YamlView& root );
 //! Throws unless the document is a mapping whose `kind:` is `kind`.
 void expectKind( const YamlView& root, const std::string& kind );
-
-//! Formats a number for messages and YAML output: shortest text that reads back exactly.
-std::string formatNumber( double x );
-
-//! The entry of `names` closest to `word` (case-insensitive edit distance), or "" if none is
-//! close enough to be a plausible typo.
-std::string closestName( const std::string& word, const std::vector<std::string>& names );
-//! "a, b or c" (for error messages).
-std::string joinNames( const std::vector<std::string>& names,
-                       const std::string& last_sep = " or " );
 
 } // namespace shardsweep
