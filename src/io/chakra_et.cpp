@@ -4,6 +4,7 @@
 #include <iterator>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_et.hpp>
+#include <shardsweep/io/protobuf_wire.hpp>
 #include <stdexcept>
 
 namespace shardsweep
@@ -11,12 +12,13 @@ namespace shardsweep
 namespace chakra
 {
 
+// Chakra's schema on protobuf's wire format (io/protobuf_wire.hpp).
+using namespace wire;
+
 namespace
 {
 
-// Wire types and the field numbers of et_def.proto that shardsweep writes or reads.
-constexpr int kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5;
-
+// The field numbers of et_def.proto that shardsweep writes or reads.
 namespace node_field
 {
 constexpr int id = 1, name = 2, type = 3, ctrl_deps = 4, data_deps = 5, start_time_micros = 6,
@@ -31,53 +33,6 @@ constexpr int kMetadataVersion = 1;
 constexpr int kListValues = 1; // BoolList.values
 
 // ---- encoding -------------------------------------------------------------------------------
-
-void putVarint( std::string& out, std::uint64_t v )
-{
-    while ( v >= 0x80 )
-    {
-        out.push_back( static_cast<char>( ( v & 0x7f ) | 0x80 ) );
-        v >>= 7;
-    }
-    out.push_back( static_cast<char>( v ) );
-}
-
-void putTag( std::string& out, int field, int wire_type )
-{
-    putVarint( out, ( static_cast<std::uint64_t>( field ) << 3 ) | wire_type );
-}
-
-void putBytes( std::string& out, int field, const std::string& bytes )
-{
-    putTag( out, field, kLengthDelimited );
-    putVarint( out, bytes.size() );
-    out += bytes;
-}
-
-// A varint field, left out when it holds the default (proto3 implicit presence).
-void putVarintField( std::string& out, int field, std::uint64_t v )
-{
-    if ( v == 0 )
-        return;
-    putTag( out, field, kVarint );
-    putVarint( out, v );
-}
-
-void putStringField( std::string& out, int field, const std::string& s )
-{
-    if ( !s.empty() )
-        putBytes( out, field, s );
-}
-
-void putPacked( std::string& out, int field, const std::vector<std::uint64_t>& values )
-{
-    if ( values.empty() )
-        return;
-    std::string packed;
-    for ( std::uint64_t v : values )
-        putVarint( packed, v );
-    putBytes( out, field, packed );
-}
 
 std::string encodeAttribute( const Attribute& a )
 {
@@ -142,121 +97,6 @@ std::string encodeNode( const Node& n )
 
 // ---- decoding -------------------------------------------------------------------------------
 
-//! A bounded reader over bytes [pos, end) of `data`; errors name the file, offset and context.
-class Reader
-{
-  public:
-    Reader( const std::string& data, std::size_t begin, std::size_t end, const std::string& source,
-            std::string context )
-        : _data( data ), _pos( begin ), _end( end ), _source( source ),
-          _context( std::move( context ) )
-    {
-    }
-
-    bool done() const { return _pos >= _end; }
-    std::size_t position() const { return _pos; }
-
-    [[noreturn]] void fail( const std::string& what ) const
-    {
-        throw InputError( _source, fmt::format( "byte {}: {}: {}", _pos, _context, what ) );
-    }
-
-    std::uint64_t varint()
-    {
-        std::uint64_t v = 0;
-        for ( int shift = 0; shift < 64; shift += 7 )
-        {
-            if ( _pos >= _end )
-                fail( "truncated varint" );
-            const auto byte = static_cast<unsigned char>( _data[_pos++] );
-            v |= static_cast<std::uint64_t>( byte & 0x7f ) << shift;
-            if ( !( byte & 0x80 ) )
-                return v;
-        }
-        fail( "varint longer than 10 bytes" );
-    }
-
-    //! The bounds [begin, end) of a length-delimited payload, skipped.
-    std::pair<std::size_t, std::size_t> lengthDelimited()
-    {
-        const std::uint64_t len = varint();
-        if ( len > _end - _pos )
-            fail( fmt::format( "length {} runs past the end ({} bytes left)", len, _end - _pos ) );
-        const std::size_t begin = _pos;
-        _pos += static_cast<std::size_t>( len );
-        return { begin, _pos };
-    }
-
-    std::string string()
-    {
-        const auto [b, e] = lengthDelimited();
-        return _data.substr( b, e - b );
-    }
-
-    void skip( int wire_type )
-    {
-        switch ( wire_type )
-        {
-        case kVarint:
-            varint();
-            return;
-        case kFixed64:
-            advance( 8 );
-            return;
-        case kLengthDelimited:
-            lengthDelimited();
-            return;
-        case kFixed32:
-            advance( 4 );
-            return;
-        default:
-            fail( fmt::format( "unsupported wire type {}", wire_type ) );
-        }
-    }
-
-    Reader sub( std::size_t begin, std::size_t end, std::string context ) const
-    {
-        return Reader( _data, begin, end, _source, std::move( context ) );
-    }
-
-    const std::string& context() const { return _context; }
-
-  private:
-    void advance( std::size_t n )
-    {
-        if ( n > _end - _pos )
-            fail( "truncated fixed-width field" );
-        _pos += n;
-    }
-
-    const std::string& _data;
-    std::size_t _pos, _end;
-    const std::string& _source;
-    std::string _context;
-};
-
-//! Integers of a repeated field: packed (one length-delimited run) or one varint per tag.
-void readRepeated( Reader& r, int wire_type, std::vector<std::uint64_t>& out )
-{
-    if ( wire_type == kVarint )
-    {
-        out.push_back( r.varint() );
-        return;
-    }
-    if ( wire_type != kLengthDelimited )
-        r.fail( "a repeated integer field with a wire type other than varint or packed" );
-    const auto [b, e] = r.lengthDelimited();
-    Reader packed = r.sub( b, e, r.context() );
-    while ( !packed.done() )
-        out.push_back( packed.varint() );
-}
-
-void expectWireType( const Reader& r, int found, int expected, const char* field )
-{
-    if ( found != expected )
-        r.fail( fmt::format( "field '{}' has wire type {}, expected {}", field, found, expected ) );
-}
-
 Attribute decodeAttribute( Reader r )
 {
     Attribute a;
@@ -268,37 +108,37 @@ Attribute decodeAttribute( Reader r )
         switch ( field )
         {
         case attr_field::name:
-            expectWireType( r, wire, kLengthDelimited, "name" );
+            r.expectWireType( wire, kLengthDelimited, "name" );
             a.name = r.string();
             break;
         case attr_field::bool_val:
-            expectWireType( r, wire, kVarint, "bool_val" );
+            r.expectWireType( wire, kVarint, "bool_val" );
             a.kind = Attribute::Kind::bool_value;
             a.int_value = r.varint() != 0;
             break;
         case attr_field::int32_val:
-            expectWireType( r, wire, kVarint, "int32_val" );
+            r.expectWireType( wire, kVarint, "int32_val" );
             a.kind = Attribute::Kind::int32_value;
             a.int_value = static_cast<std::int32_t>( r.varint() );
             break;
         case attr_field::int64_val:
-            expectWireType( r, wire, kVarint, "int64_val" );
+            r.expectWireType( wire, kVarint, "int64_val" );
             a.kind = Attribute::Kind::int64_value;
             a.int_value = static_cast<std::int64_t>( r.varint() );
             break;
         case attr_field::uint64_val:
-            expectWireType( r, wire, kVarint, "uint64_val" );
+            r.expectWireType( wire, kVarint, "uint64_val" );
             a.kind = Attribute::Kind::uint64_value;
             a.uint_value = r.varint();
             break;
         case attr_field::string_val:
-            expectWireType( r, wire, kLengthDelimited, "string_val" );
+            r.expectWireType( wire, kLengthDelimited, "string_val" );
             a.kind = Attribute::Kind::string_value;
             a.string_value = r.string();
             break;
         case attr_field::bool_list:
         {
-            expectWireType( r, wire, kLengthDelimited, "bool_list" );
+            r.expectWireType( wire, kLengthDelimited, "bool_list" );
             a.kind = Attribute::Kind::bool_list;
             a.bool_list.clear();
             const auto [b, e] = r.lengthDelimited();
@@ -312,7 +152,7 @@ Attribute decodeAttribute( Reader r )
                     continue;
                 }
                 std::vector<std::uint64_t> values;
-                readRepeated( list, static_cast<int>( t & 7 ), values );
+                list.repeated( static_cast<int>( t & 7 ), values );
                 for ( std::uint64_t v : values )
                     a.bool_list.push_back( v != 0 );
             }
@@ -347,16 +187,16 @@ Node decodeNode( Reader r )
         switch ( field )
         {
         case node_field::id:
-            expectWireType( r, wire, kVarint, "id" );
+            r.expectWireType( wire, kVarint, "id" );
             n.id = r.varint();
             break;
         case node_field::name:
-            expectWireType( r, wire, kLengthDelimited, "name" );
+            r.expectWireType( wire, kLengthDelimited, "name" );
             n.name = r.string();
             break;
         case node_field::type:
         {
-            expectWireType( r, wire, kVarint, "type" );
+            r.expectWireType( wire, kVarint, "type" );
             const std::uint64_t t = r.varint();
             if ( t > static_cast<std::uint64_t>( NodeType::comm_coll ) )
                 r.fail( fmt::format( "unknown node type {}", t ) );
@@ -364,22 +204,22 @@ Node decodeNode( Reader r )
             break;
         }
         case node_field::ctrl_deps:
-            readRepeated( r, wire, n.ctrl_deps );
+            r.repeated( wire, n.ctrl_deps );
             break;
         case node_field::data_deps:
-            readRepeated( r, wire, n.data_deps );
+            r.repeated( wire, n.data_deps );
             break;
         case node_field::start_time_micros:
-            expectWireType( r, wire, kVarint, "start_time_micros" );
+            r.expectWireType( wire, kVarint, "start_time_micros" );
             n.start_time_micros = r.varint();
             break;
         case node_field::duration_micros:
-            expectWireType( r, wire, kVarint, "duration_micros" );
+            r.expectWireType( wire, kVarint, "duration_micros" );
             n.duration_micros = r.varint();
             break;
         case node_field::attr:
         {
-            expectWireType( r, wire, kLengthDelimited, "attr" );
+            r.expectWireType( wire, kLengthDelimited, "attr" );
             const auto [b, e] = r.lengthDelimited();
             n.attrs.push_back( decodeAttribute(
                 r.sub( b, e, r.context() + fmt::format( ", attr {}", n.attrs.size() ) ) ) );
@@ -390,6 +230,15 @@ Node decodeNode( Reader r )
         }
     }
     return n;
+}
+
+//! An attribute with its name and kind set (the make* constructors fill the value).
+Attribute named( std::string name, Attribute::Kind kind )
+{
+    Attribute a;
+    a.name = std::move( name );
+    a.kind = kind;
+    return a;
 }
 
 } // namespace
@@ -414,54 +263,42 @@ const char* commTypeName( CommType t )
 
 Attribute Attribute::makeBool( std::string name, bool v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::bool_value;
+    Attribute a = named( std::move( name ), Kind::bool_value );
     a.int_value = v;
     return a;
 }
 
 Attribute Attribute::makeInt32( std::string name, std::int32_t v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::int32_value;
+    Attribute a = named( std::move( name ), Kind::int32_value );
     a.int_value = v;
     return a;
 }
 
 Attribute Attribute::makeInt64( std::string name, std::int64_t v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::int64_value;
+    Attribute a = named( std::move( name ), Kind::int64_value );
     a.int_value = v;
     return a;
 }
 
 Attribute Attribute::makeUint64( std::string name, std::uint64_t v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::uint64_value;
+    Attribute a = named( std::move( name ), Kind::uint64_value );
     a.uint_value = v;
     return a;
 }
 
 Attribute Attribute::makeString( std::string name, std::string v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::string_value;
+    Attribute a = named( std::move( name ), Kind::string_value );
     a.string_value = std::move( v );
     return a;
 }
 
 Attribute Attribute::makeBoolList( std::string name, std::vector<bool> v )
 {
-    Attribute a;
-    a.name = std::move( name );
-    a.kind = Kind::bool_list;
+    Attribute a = named( std::move( name ), Kind::bool_list );
     a.bool_list = std::move( v );
     return a;
 }
@@ -508,7 +345,7 @@ Trace decodeTrace( const std::string& bytes, const std::string& source )
         const std::uint64_t tag = meta.varint();
         if ( static_cast<int>( tag >> 3 ) == kMetadataVersion )
         {
-            expectWireType( meta, static_cast<int>( tag & 7 ), kLengthDelimited, "version" );
+            meta.expectWireType( static_cast<int>( tag & 7 ), kLengthDelimited, "version" );
             trace.version = meta.string();
         }
         else
