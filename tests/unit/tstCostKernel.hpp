@@ -1,4 +1,6 @@
 // The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp).
+#include "test_gpus.hpp"
+
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/step.hpp>
@@ -12,27 +14,10 @@ using namespace shardsweep;
 
 namespace
 {
-GpuSpec testGpu()
-{
-    GpuSpec gpu;
-    gpu.sm_count = 108;
-    gpu.boost_clock_MHz = 1410;
-    gpu.fp32_TFLOPs = 19.5;
-    gpu.tf32_TFLOPs = 156;
-    gpu.fp16_TFLOPs = 312;
-    gpu.bf16_TFLOPs = 312;
-    gpu.memory_GiB = 40;
-    gpu.memory_bandwidth_GBps = 1555;
-    gpu.l2_cache_MiB = 40;
-    gpu.pcie_generation = 4;
-    gpu.pcie_bandwidth_GBps = 32;
-    return gpu;
-}
-
 Platform testPlatform( int gpus_per_node, int nodes )
 {
     Platform p;
-    p.gpu = testGpu();
+    p.gpu = a100Gpu( 40, 1555 );
     p.gpus_per_node = gpus_per_node;
     p.num_nodes = nodes;
     p.hbm_reserve_GiB = 1.5;

@@ -2,6 +2,8 @@
 // learned_shard_cost.hpp): a hand-computed one-layer model, the kernel against a plain reference
 // evaluation (features rebuilt here from the inputs, mlpReferenceEvaluate on std::vector),
 // bitwise Serial = this backend, the host planner path, and the native fallback.
+#include "test_gpus.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -20,17 +22,7 @@ namespace
 Platform learnedTestPlatform( int gpus )
 {
     Platform p;
-    p.gpu.sm_count = 108;
-    p.gpu.boost_clock_MHz = 1410;
-    p.gpu.fp32_TFLOPs = 19.5;
-    p.gpu.tf32_TFLOPs = 156;
-    p.gpu.fp16_TFLOPs = 312;
-    p.gpu.bf16_TFLOPs = 312;
-    p.gpu.memory_GiB = 40;
-    p.gpu.memory_bandwidth_GBps = 1555;
-    p.gpu.l2_cache_MiB = 40;
-    p.gpu.pcie_generation = 4;
-    p.gpu.pcie_bandwidth_GBps = 32;
+    p.gpu = a100Gpu( 40, 1555 );
     p.gpus_per_node = gpus;
     p.hbm_reserve_GiB = 1.0;
     p.host_memory_GiB = 512;

@@ -1,6 +1,8 @@
 // Transformer scenarios in the batched cost kernel (kernel/scenario_batch.hpp): the same launch
 // path as DLRM scenarios, operator cases deduplicated per batch, results bit for bit those of the
 // model functions called directly (so Serial and OpenMP agree bit for bit).
+#include "test_gpus.hpp"
+
 #include <algorithm>
 #include <array>
 #include <gtest/gtest.h>
@@ -19,15 +21,7 @@ namespace
 Platform a100Cluster( int nodes )
 {
     Platform p;
-    p.gpu.sm_count = 108;
-    p.gpu.boost_clock_MHz = 1410;
-    p.gpu.fp32_TFLOPs = 19.5;
-    p.gpu.tf32_TFLOPs = 156;
-    p.gpu.fp16_TFLOPs = 312;
-    p.gpu.bf16_TFLOPs = 312;
-    p.gpu.memory_GiB = 80;
-    p.gpu.memory_bandwidth_GBps = 2039;
-    p.gpu.l2_cache_MiB = 40;
+    p.gpu = a100Gpu( 80, 2039 );
     p.gpus_per_node = 8;
     p.num_nodes = nodes;
     p.hbm_reserve_GiB = 2;

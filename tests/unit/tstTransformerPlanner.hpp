@@ -2,6 +2,8 @@
 // by hand, shardsweep's branch and bound and the kernel-priced exhaustive search against a
 // brute force without pruning (plain loop over the model functions), megatron's rule, infeasible
 // tasks.
+#include "test_gpus.hpp"
+
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <set>
@@ -22,15 +24,7 @@ namespace
 Platform cluster( int gpus, double memory_GiB = 80.0 )
 {
     Platform p;
-    p.gpu.sm_count = 108;
-    p.gpu.boost_clock_MHz = 1410;
-    p.gpu.fp32_TFLOPs = 19.5;
-    p.gpu.tf32_TFLOPs = 156;
-    p.gpu.fp16_TFLOPs = 312;
-    p.gpu.bf16_TFLOPs = 312;
-    p.gpu.memory_GiB = memory_GiB;
-    p.gpu.memory_bandwidth_GBps = 2039;
-    p.gpu.l2_cache_MiB = 40;
+    p.gpu = a100Gpu( memory_GiB, 2039 );
     p.hbm_reserve_GiB = 1;
     p.gpus_per_node = std::min( gpus, 8 );
     p.num_nodes = std::max( 1, gpus / 8 );
