@@ -251,7 +251,7 @@ def train(args) -> int:
                   file=sys.stderr)
             return 2
         write_model(args.export_mlp, "dlrm", "log_shard_cost_ms", FEATURES, mlp, scaler.mean_, scaler.scale_,
-                    -1.0e300, platforms, check)
+                    -1.0e300, platforms, check, writer="postprocess/train_cost_model.py")
         print(f"exported {args.export_mlp}")
     pd.set_option("display.width", 160)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

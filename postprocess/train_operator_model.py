@@ -247,11 +247,12 @@ def mlp_eval(mlp, mean, scale, X):
     return h[:, 0]
 
 
-def write_model(path, family, target, names, mlp, mean, scale, output_min, trained_on, X_check):
+def write_model(path, family, target, names, mlp, mean, scale, output_min, trained_on, X_check,
+                writer="postprocess/train_operator_model.py"):
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     f = lambda v: " ".join(repr(float(x)) for x in np.ravel(v))  # noqa: E731
     lines = [f"shardsweep-mlp {FORMAT_VERSION}",
-             f"# written by postprocess/train_operator_model.py ({time.strftime('%Y-%m-%d')})",
+             f"# written by {writer} ({time.strftime('%Y-%m-%d')})",
              f"family {family}", f"target {target}", f"inputs {len(names)}", "names " + " ".join(names),
              "mean " + f(mean), "scale " + f(scale), f"output_min {repr(float(output_min))}",
              "trained_on " + " ".join(trained_on), f"layers {len(mlp.coefs_)}"]
