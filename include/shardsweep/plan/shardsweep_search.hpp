@@ -1,0 +1,55 @@
+#pragma once
+//! \file shardsweep_search.hpp
+//! \brief The steps of shardsweep's own embedding planner (docs/PLANNERS.md), shared by its three
+//! sources: the greedy placement and the shard moves (src/plan/shardsweep_greedy.cpp), the local
+//! and iterated search (src/plan/shardsweep_search.cpp), and planShardsweep, which seeds and
+//! checks them (src/plan/shardsweep_planner.cpp). Not part of the public API.
+#include <cstdint>
+#include <functional>
+#include <shardsweep/plan/plan_state.hpp>
+#include <string>
+
+namespace shardsweep
+{
+namespace planner_detail
+{
+
+//! Relative change below which two objectives count as equal (summation-order noise).
+constexpr double kTie = 1e-12;
+
+//! The change on `gpu` when shard `add` arrives there and `remove` (if any) leaves.
+GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove );
+//! The change on a shard's GPU when it leaves.
+GpuDelta removal( const PlanShard& s );
+//! Shards the search may move: table-wise and column blocks in HBM.
+bool movable( const PlanState& st, const PlanShard& s );
+//! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
+//! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
+bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
+                  bool check_capacity = true );
+
+//! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
+//! nowhere.
+std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& platform );
+
+//! Budget of one search: iterations (deterministic) and wall time (a safety net).
+struct Budget
+{
+    int iterations_left;
+    double deadline_s;
+    const std::function<double()>* elapsed;
+    bool spent() const { return iterations_left <= 0 || ( *elapsed )() >= deadline_s; }
+};
+
+//! Moves the overflow of over-full GPUs away; false if some GPU cannot be brought under capacity.
+bool repairMemory( PlanState& st, Budget& budget );
+//! Step 3: moves, swaps and re-sharding until none helps.
+void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget );
+//! Step 4: kicks and searches again while budget is left; the seed decides the kicks.
+void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
+                     std::uint64_t seed );
+//! True if every GPU's memory fits under the full model (PlanState::fits).
+bool allFit( const PlanState& st );
+
+} // namespace planner_detail
+} // namespace shardsweep

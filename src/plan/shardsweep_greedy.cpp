@@ -1,0 +1,214 @@
+// shardsweep's planner, step 1: the greedy placement, and the shard moves and row re-shardings
+// that the search (shardsweep_search.cpp) shares (docs/PLANNERS.md).
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <numeric>
+#include <shardsweep/model/memory.hpp>
+#include <shardsweep/plan/plan_state.hpp>
+#include <shardsweep/plan/planner_detail.hpp>
+#include <shardsweep/plan/shardsweep_search.hpp>
+
+namespace shardsweep
+{
+namespace planner_detail
+{
+
+namespace
+{
+constexpr double kInf = std::numeric_limits<double>::infinity();
+//! Smallest HBM cache worth a uvm_caching kernel; below it the table is plain UVM.
+constexpr double kMinCacheFraction = 1e-3;
+
+std::string tableLabel( const Workload& w, int t )
+{
+    return t < static_cast<int>( w.table_names.size() )
+               ? fmt::format( "{} '{}'", t, w.table_names[t] )
+               : std::to_string( t );
+}
+
+} // namespace
+
+GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove )
+{
+    GpuDelta d;
+    d.gpu = gpu;
+    d.fwd = add.fwd_ms - ( remove ? remove->fwd_ms : 0.0 );
+    d.bwd = add.bwd_ms - ( remove ? remove->bwd_ms : 0.0 );
+    d.memory = add.memory_bytes - ( remove ? remove->memory_bytes : 0.0 );
+    d.pooled = add.pooled_bytes - ( remove ? remove->pooled_bytes : 0.0 );
+    d.ids = add.id_bytes - ( remove ? remove->id_bytes : 0.0 );
+    return d;
+}
+
+GpuDelta removal( const PlanShard& s )
+{
+    PlanShard none;
+    GpuDelta d = deltaOf( s.gpu, none, &s );
+    return d;
+}
+
+//! Shards the search may move: table-wise and column blocks in HBM. UVM tables stay where the
+//! greedy put them (their host memory is accounted per node there).
+bool movable( const PlanState& st, const PlanShard& s )
+{
+    const TablePlan& tp = st.tablePlan( s.table );
+    return ( tp.sharding == ShardingType::table_wise ||
+             tp.sharding == ShardingType::column_wise ) &&
+           ( tp.kernel == ComputeKernel::hbm || tp.kernel == ComputeKernel::dense );
+}
+
+//! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
+//! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
+bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
+                  bool check_capacity )
+{
+    const TableSpec& spec = w.tables[t];
+    if ( spec.rows < count )
+        return false;
+    st.removeTable( t );
+    TablePlan tp = st.tablePlan( t );
+    tp.sharding = type;
+    st.setTablePlan( t, tp );
+    const std::int64_t block = ( spec.rows + count - 1 ) / count;
+    for ( int k = 0; k < count; ++k )
+    {
+        const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
+        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+        if ( end > begin )
+            st.addShard( st.price( t, first + k, begin, end - begin, 0, spec.dim ) );
+    }
+    st.refresh();
+    for ( int g = 0; check_capacity && g < st.numGpus(); ++g )
+        if ( !st.fits( g ) )
+            return false;
+    return true;
+}
+
+//! 1. Longest processing time first on the predicted per-table cost: each table goes where the
+//! iteration time grows least (ties: the GPU with the least embedding work, then the lower
+//! index). A table that fits on no GPU whole is split row-wise over all GPUs when its blocks
+//! fit, else kept in host memory with the largest HBM cache that fits (uvm_caching).
+std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& platform )
+{
+    const int gpus = st.numGpus();
+    const int n = static_cast<int>( w.tables.size() );
+    std::vector<PlanShard> whole( n );
+    for ( int t = 0; t < n; ++t )
+        whole[t] = st.price( t, 0, 0, w.tables[t].rows, 0, w.tables[t].dim );
+    std::vector<int> order( n );
+    std::iota( order.begin(), order.end(), 0 );
+    std::stable_sort(
+        order.begin(), order.end(),
+        [&]( int a, int b )
+        { return whole[a].fwd_ms + whole[a].bwd_ms > whole[b].fwd_ms + whole[b].bwd_ms; } );
+    double total = 0.0;
+    for ( const PlanShard& s : whole )
+        total += s.fwd_ms + s.bwd_ms;
+    const double fair_share = total / gpus;
+    const int per_node = platform.gpus_per_node;
+    std::vector<double> host_used( platform.num_nodes, 0.0 ); // UVM tables' host bytes per node
+    for ( int t : order )
+    {
+        // A table that alone costs more than a GPU's fair share can never be balanced whole:
+        // its rows go over the least-loaded node (table-row-wise) when a node's share of it is
+        // fair, else over all GPUs (row-wise). The search may re-shard it again.
+        const double cost = whole[t].fwd_ms + whole[t].bwd_ms;
+        if ( gpus > 1 && cost > fair_share )
+        {
+            PlanState trial = st;
+            bool done = false;
+            if ( platform.num_nodes > 1 && per_node > 1 && cost / per_node <= fair_share )
+            {
+                int node = 0;
+                double node_load = kInf;
+                for ( int k = 0; k < platform.num_nodes; ++k )
+                {
+                    double load = 0.0;
+                    for ( int g = k * per_node; g < ( k + 1 ) * per_node; ++g )
+                        load += st.fwd( g ) + st.bwd( g );
+                    if ( load < node_load )
+                        node = k, node_load = load;
+                }
+                done = reshardRows( trial, w, t, ShardingType::table_row_wise, node * per_node,
+                                    per_node );
+            }
+            else
+                done = reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus );
+            if ( done )
+            {
+                st = std::move( trial );
+                continue;
+            }
+        }
+        int best = -1;
+        double best_obj = kInf, best_load = kInf;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            const double obj = st.objectiveWith( deltaOf( g, whole[t], nullptr ), GpuDelta{} );
+            const double load = st.fwd( g ) + st.bwd( g );
+            if ( obj == kInf )
+                continue;
+            if ( best < 0 || obj < best_obj * ( 1.0 - kTie ) ||
+                 ( obj <= best_obj * ( 1.0 + kTie ) && load < best_load ) )
+                best = g, best_obj = obj, best_load = load;
+        }
+        if ( best >= 0 )
+        {
+            PlanShard s = whole[t];
+            s.gpu = best;
+            st.addShard( s );
+            st.refresh();
+            continue;
+        }
+        PlanState trial = st;
+        if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus ) )
+        {
+            st = std::move( trial );
+            continue;
+        }
+        // Memory pressure: keep the table in host memory (UVM) on a GPU of a node with host
+        // room, with the largest HBM cache that fits there (uvm_caching), or none (uvm).
+        const TableSpec& spec = w.tables[t];
+        const double weights =
+            static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
+        const double host_bytes = tableStateBytes( spec );
+        const double host_cap = platform.host_memory_GiB > 0.0
+                                    ? platform.host_memory_GiB * kBytesPerGiB
+                                    : std::numeric_limits<double>::infinity();
+        int roomiest = -1;
+        for ( int g = 0; g < gpus; ++g )
+            if ( host_used[g / per_node] + host_bytes <= host_cap &&
+                 ( roomiest < 0 || st.memory( g ) < st.memory( roomiest ) ) )
+                roomiest = g;
+        if ( roomiest < 0 )
+            return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise, "
+                                "as a UVM cache or in host memory",
+                                tableLabel( w, t ), host_bytes / kBytesPerGiB );
+        // The cache gets what is left of the GPU's memory once the table's activations and
+        // all-to-all buffers (those of a plain UVM shard) are counted.
+        TablePlan tp;
+        tp.kernel = ComputeKernel::uvm;
+        st.setTablePlan( t, tp );
+        const PlanShard bare = st.price( t, roomiest, 0, spec.rows, 0, spec.dim );
+        const double room = st.room( roomiest ) - bare.memory_bytes - 2.0 * bare.pooled_bytes;
+        const double fraction = std::min( 1.0, room / weights );
+        tp.kernel = fraction >= kMinCacheFraction ? ComputeKernel::uvm_caching : ComputeKernel::uvm;
+        tp.cache_fraction = fraction >= kMinCacheFraction ? fraction : 0.0;
+        int gpu = roomiest;
+        if ( tp.kernel == ComputeKernel::uvm ) // no HBM needed: the least-loaded GPU with room
+            for ( int g = 0; g < gpus; ++g )
+                if ( host_used[g / per_node] + host_bytes <= host_cap &&
+                     st.fwd( g ) + st.bwd( g ) < st.fwd( gpu ) + st.bwd( gpu ) )
+                    gpu = g;
+        host_used[gpu / per_node] += host_bytes;
+        st.setTablePlan( t, tp );
+        st.addShard( st.price( t, gpu, 0, spec.rows, 0, spec.dim ) );
+        st.refresh();
+    }
+    return {};
+}
+
+} // namespace planner_detail
+} // namespace shardsweep

@@ -1,0 +1,391 @@
+// shardsweep's planner, steps 3-4: the local search (moves, swaps, re-sharding) priced
+// incrementally on PlanState, the memory repair and the iterated restarts (docs/PLANNERS.md).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <shardsweep/plan/plan_state.hpp>
+#include <shardsweep/plan/planner_detail.hpp>
+#include <shardsweep/plan/shardsweep_search.hpp>
+#include <shardsweep/scenario/rng.hpp>
+
+namespace shardsweep
+{
+namespace planner_detail
+{
+
+namespace
+{
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+//! Best candidate of one search round: lower objective, ties broken by lower spread.
+struct Candidate
+{
+    double objective = kInf, spread = kInf;
+    bool better( double obj, double spr ) const
+    {
+        if ( obj < objective * ( 1.0 - kTie ) )
+            return true;
+        return obj <= objective * ( 1.0 + kTie ) && spr < spread * ( 1.0 - 1e-9 );
+    }
+};
+
+//! The GPUs that bound the iteration: most forward work, most backward work, most pooled values
+//! and most ids to send (duplicates removed).
+std::vector<int> criticalGpus( const PlanState& st )
+{
+    std::vector<int> out;
+    for ( int g : { st.hottestFwd(), st.hottestBwd(), st.mostPooled(), st.mostIds() } )
+        if ( std::find( out.begin(), out.end(), g ) == out.end() )
+            out.push_back( g );
+    return out;
+}
+
+//! GPUs a shard may move to or swap with: all of them on up to 16 GPUs; beyond, the least
+//! loaded ones in each term of the iteration (forward, backward, both, pooled values, ids),
+//! where a move off a critical GPU can help.
+std::vector<int> targetGpus( const PlanState& st )
+{
+    const int gpus = st.numGpus();
+    std::vector<int> all( gpus );
+    std::iota( all.begin(), all.end(), 0 );
+    if ( gpus <= 16 )
+        return all;
+    std::vector<int> out;
+    auto addLowest = [&]( int count, const std::function<double( int )>& key )
+    {
+        std::vector<int> order = all;
+        std::stable_sort( order.begin(), order.end(),
+                          [&]( int x, int y ) { return key( x ) < key( y ); } );
+        for ( int k = 0; k < count; ++k )
+            if ( std::find( out.begin(), out.end(), order[k] ) == out.end() )
+                out.push_back( order[k] );
+    };
+    addLowest( 8, [&]( int g ) { return st.fwd( g ); } );
+    addLowest( 8, [&]( int g ) { return st.bwd( g ); } );
+    addLowest( 8, [&]( int g ) { return st.fwd( g ) + st.bwd( g ); } );
+    addLowest( 4, [&]( int g ) { return st.pooled( g ); } );
+    addLowest( 4, [&]( int g ) { return st.ids( g ); } );
+    std::sort( out.begin(), out.end() );
+    return out;
+}
+
+//! 3a. Moves and swaps. Each round tries, for every movable shard of a critical GPU, a move to
+//! every other GPU and a swap with every movable shard elsewhere, and applies the best candidate
+//! (lower iteration time; ties: lower Σ fwd² + bwd², which spreads load when several GPUs share
+//! the maximum). Stops when no candidate helps.
+void improveByMoves( PlanState& st, Budget& budget )
+{
+    const int gpus = st.numGpus();
+    // Moves that only lower the spread (the iteration time is set elsewhere) are capped: on
+    // large tasks they could otherwise spend the whole budget.
+    const int max_ties = std::max( 16, gpus );
+    int ties = 0;
+    while ( !budget.spent() )
+    {
+        --budget.iterations_left;
+        st.refresh();
+        const double current = st.objective();
+        Candidate best{ current, st.spread() };
+        int move = -1, target = -1, partner = -1;
+        std::vector<std::vector<int>> on_gpu( gpus );
+        for ( int s = 0; s < st.numShards(); ++s )
+            if ( movable( st, st.shard( s ) ) )
+                on_gpu[st.shard( s ).gpu].push_back( s );
+        const std::vector<int> targets = targetGpus( st );
+        for ( int a : criticalGpus( st ) )
+            for ( int s : on_gpu[a] )
+            {
+                const PlanShard& sh = st.shard( s );
+                const GpuDelta out = removal( sh );
+                for ( int g : targets )
+                {
+                    if ( g == a )
+                        continue;
+                    const GpuDelta in = deltaOf( g, sh, nullptr );
+                    const double obj = st.objectiveWith( out, in );
+                    if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
+                        best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
+                        partner = -1;
+                    for ( int o : on_gpu[g] )
+                    {
+                        const PlanShard& other = st.shard( o );
+                        const GpuDelta da = deltaOf( a, other, &sh );
+                        const GpuDelta db = deltaOf( g, sh, &other );
+                        const double swapped = st.objectiveWith( da, db );
+                        if ( swapped < kInf && best.better( swapped, st.spreadWith( da, db ) ) )
+                            best = { swapped, st.spreadWith( da, db ) }, move = s, target = g,
+                            partner = o;
+                    }
+                }
+            }
+        if ( move < 0 )
+            return;
+        ties = best.objective < current * ( 1.0 - kTie ) ? 0 : ties + 1;
+        if ( ties > max_ties )
+            return;
+        const int from = st.shard( move ).gpu;
+        st.moveShard( move, target );
+        if ( partner >= 0 )
+            st.moveShard( partner, from );
+    }
+}
+
+//! Re-sharding options for shard s: its two column halves (the second on the GPU where it costs
+//! least), and for a whole table its rows over all GPUs or over its node.
+std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
+                                    const Platform& platform, int s )
+{
+    std::vector<PlanState> out;
+    const PlanShard sh = st.shard( s );
+    const int t = sh.table;
+    const int gpus = st.numGpus();
+    if ( sh.num_cols >= 8 && sh.num_cols % 8 == 0 ) // halves of a multiple of 4 columns
+    {
+        PlanState trial = st;
+        TablePlan tp = trial.tablePlan( t );
+        tp.sharding = ShardingType::column_wise;
+        trial.setTablePlan( t, tp );
+        trial.removeShard( s );
+        const int half = sh.num_cols / 2;
+        trial.addShard( trial.price( t, sh.gpu, sh.row_offset, sh.num_rows, sh.col_offset, half ) );
+        trial.refresh();
+        PlanShard second =
+            trial.price( t, sh.gpu, sh.row_offset, sh.num_rows, sh.col_offset + half, half );
+        int where = -1;
+        double where_obj = kInf;
+        for ( int g = 0; g < gpus; ++g )
+        {
+            const double obj = trial.objectiveWith( deltaOf( g, second, nullptr ), {} );
+            if ( obj < where_obj )
+                where = g, where_obj = obj;
+        }
+        if ( where >= 0 )
+        {
+            second.gpu = where;
+            trial.addShard( second );
+            trial.refresh();
+            out.push_back( std::move( trial ) );
+        }
+    }
+    if ( st.tablePlan( t ).sharding != ShardingType::table_wise )
+        return out;
+    const int per_node = platform.gpus_per_node;
+    PlanState rows = st;
+    if ( reshardRows( rows, w, t, ShardingType::row_wise, 0, gpus, false ) )
+        out.push_back( std::move( rows ) );
+    if ( platform.num_nodes > 1 && per_node > 1 )
+    {
+        PlanState node = st;
+        if ( reshardRows( node, w, t, ShardingType::table_row_wise, sh.gpu / per_node * per_node,
+                          per_node, false ) )
+            out.push_back( std::move( node ) );
+    }
+    return out;
+}
+
+} // namespace
+
+//! Makes a state whose memory overflows on some GPUs fit again: repeatedly moves (or swaps for a
+//! smaller shard) the shard of the fullest GPU whose relocation raises the iteration time least,
+//! onto a GPU with room. False if some GPU cannot be brought under its capacity.
+bool repairMemory( PlanState& st, Budget& budget )
+{
+    const int gpus = st.numGpus();
+    while ( true )
+    {
+        int a = -1;
+        for ( int g = 0; g < gpus; ++g )
+            if ( !st.fits( g ) && ( a < 0 || st.memory( g ) > st.memory( a ) ) )
+                a = g;
+        if ( a < 0 )
+            return true;
+        if ( budget.spent() )
+            return false;
+        --budget.iterations_left;
+        st.refresh();
+        double best = kInf;
+        int move = -1, target = -1, partner = -1;
+        const int shards = st.numShards();
+        for ( int s = 0; s < shards; ++s )
+        {
+            const PlanShard& sh = st.shard( s );
+            if ( sh.gpu != a || !movable( st, sh ) || sh.memory_bytes <= 0.0 )
+                continue;
+            const GpuDelta out = removal( sh );
+            for ( int g = 0; g < gpus; ++g )
+            {
+                if ( g == a )
+                    continue;
+                const double obj = st.objectiveWith( out, deltaOf( g, sh, nullptr ) );
+                if ( obj < best )
+                    best = obj, move = s, target = g, partner = -1;
+            }
+            for ( int o = 0; o < shards; ++o )
+            {
+                const PlanShard& other = st.shard( o );
+                if ( other.gpu == a || !movable( st, other ) ||
+                     other.memory_bytes >= sh.memory_bytes )
+                    continue;
+                const double obj =
+                    st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
+                if ( obj < best )
+                    best = obj, move = s, target = other.gpu, partner = o;
+            }
+        }
+        if ( move < 0 )
+            return false;
+        st.moveShard( move, target );
+        if ( partner >= 0 )
+            st.moveShard( partner, a );
+    }
+}
+
+//! 3. Local search: moves and swaps until none helps; then re-shard the most expensive shards of
+//! the critical GPUs (column halves, row-wise, table-row-wise), each option followed by its own
+//! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
+//! beats the current plan; repeat.
+void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget )
+{
+    if ( st.numGpus() < 2 )
+        return;
+    const std::function<double()>& elapsed = *budget.elapsed;
+    constexpr int kHotShardsPerGpu = 2;
+    constexpr int kSavingCandidates = 8;
+    // Rounds of moves after each re-sharding option: enough to rebalance a few GPUs; fewer on
+    // many GPUs, where one round already costs O(shards) candidates per critical GPU.
+    const int kLookaheadIterations = std::clamp( 2000 / st.numGpus(), 8, 200 );
+    while ( !budget.spent() )
+    {
+        improveByMoves( st, budget );
+        st.refresh();
+        const double current = st.objective();
+        std::vector<int> hot;
+        for ( int a : criticalGpus( st ) )
+        {
+            std::vector<int> on_a;
+            for ( int s = 0; s < st.numShards(); ++s )
+                if ( st.shard( s ).gpu == a && movable( st, st.shard( s ) ) )
+                    on_a.push_back( s );
+            std::stable_sort( on_a.begin(), on_a.end(),
+                              [&]( int x, int y )
+                              {
+                                  return st.shard( x ).fwd_ms + st.shard( x ).bwd_ms >
+                                         st.shard( y ).fwd_ms + st.shard( y ).bwd_ms;
+                              } );
+            for ( int k = 0; k < std::min<int>( kHotShardsPerGpu, on_a.size() ); ++k )
+                if ( std::find( hot.begin(), hot.end(), on_a[k] ) == hot.end() )
+                    hot.push_back( on_a[k] );
+        }
+        double best_obj = current * ( 1.0 - kTie );
+        std::unique_ptr<PlanState> best_state;
+        auto tryReshardings = [&]( int s )
+        {
+            for ( PlanState& trial : reshardings( st, w, platform, s ) )
+            {
+                if ( budget.spent() )
+                    return;
+                Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
+                                  budget.deadline_s, &elapsed };
+                const int granted = lookahead.iterations_left;
+                const bool fits = repairMemory( trial, lookahead );
+                if ( fits )
+                    improveByMoves( trial, lookahead );
+                budget.iterations_left -= granted - lookahead.iterations_left;
+                if ( !fits )
+                    continue;
+                trial.refresh();
+                const double obj = trial.objective();
+                if ( obj < best_obj )
+                {
+                    best_obj = obj;
+                    best_state = std::make_unique<PlanState>( std::move( trial ) );
+                }
+            }
+        };
+        for ( int s : hot )
+            tryReshardings( s );
+        if ( !best_state )
+        {
+            // Balanced but not optimal: the whole tables whose rows spread over all GPUs do the
+            // least work in total (L2 reuse of smaller blocks), most saving first.
+            std::vector<std::pair<double, int>> saving;
+            const int gpus = st.numGpus();
+            for ( int s = 0; s < st.numShards(); ++s )
+            {
+                const PlanShard& sh = st.shard( s );
+                const TableSpec& spec = w.tables[sh.table];
+                if ( !movable( st, sh ) ||
+                     st.tablePlan( sh.table ).sharding != ShardingType::table_wise ||
+                     spec.rows < gpus )
+                    continue;
+                const PlanShard block = st.price( sh.table, 0, 0, spec.rows / gpus, 0, spec.dim );
+                const double saved = sh.fwd_ms + sh.bwd_ms - gpus * ( block.fwd_ms + block.bwd_ms );
+                if ( saved > 1e-3 * ( sh.fwd_ms + sh.bwd_ms ) )
+                    saving.push_back( { -saved, s } );
+            }
+            std::sort( saving.begin(), saving.end() );
+            for ( int k = 0; k < std::min<int>( kSavingCandidates, saving.size() ); ++k )
+                tryReshardings( saving[k].second );
+        }
+        if ( !best_state )
+            return;
+        st = std::move( *best_state );
+    }
+}
+
+//! 4. Iterated local search: while budget is left, kick the best plan (relocate a tenth of its
+//! movable shards, at least two, to GPUs with room, drawn from the seed's Philox stream), search
+//! again from there and keep the result if it is better. The seed decides the kicks, so a task
+//! and seed give one plan.
+void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
+                     std::uint64_t seed )
+{
+    const int gpus = best.numGpus();
+    if ( gpus < 2 )
+        return;
+    constexpr int kMaxRestarts = 16;
+    for ( int restart = 0; restart < kMaxRestarts && !budget.spent(); ++restart )
+    {
+        PlanState trial = best;
+        std::vector<int> movable_shards;
+        for ( int s = 0; s < trial.numShards(); ++s )
+            if ( movable( trial, trial.shard( s ) ) )
+                movable_shards.push_back( s );
+        if ( movable_shards.size() < 2 )
+            return;
+        CounterRng rng( seed, static_cast<std::uint64_t>( restart ), 1 );
+        const int kicks = std::max<int>( 2, static_cast<int>( movable_shards.size() ) / 10 );
+        for ( int k = 0; k < kicks; ++k )
+        {
+            const int s = movable_shards[rng.uniformInt( 0, movable_shards.size() - 1 )];
+            const int g = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
+            const PlanShard& sh = trial.shard( s );
+            if ( g != sh.gpu &&
+                 trial.objectiveWith( removal( sh ), deltaOf( g, sh, nullptr ) ) < kInf )
+            {
+                trial.moveShard( s, g );
+                trial.refresh();
+            }
+        }
+        localSearch( trial, w, platform, budget );
+        trial.refresh();
+        best.refresh();
+        if ( trial.objective() < best.objective() * ( 1.0 - kTie ) )
+            best = std::move( trial );
+    }
+}
+
+//! True if every GPU's memory fits under the full model (PlanState::fits).
+bool allFit( const PlanState& st )
+{
+    for ( int g = 0; g < st.numGpus(); ++g )
+        if ( !st.fits( g ) )
+            return false;
+    return true;
+}
+
+} // namespace planner_detail
+} // namespace shardsweep
