@@ -216,34 +216,45 @@ JournalScan scanJournal( const std::string& path )
     return scan;
 }
 
-JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record )
+void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
+                        JournalBatch& into )
 {
+    // The payload is the three row arrays back to back; each is a whole number of 8-byte words,
+    // so the checksum of the payload chains over the arrays read one by one.
+    static_assert( sizeof( ScenarioRow ) % 8 == 0 && sizeof( GpuRow ) % 8 == 0 &&
+                       sizeof( ShardRow ) % 8 == 0,
+                   "journalChecksum chains over 8-byte words" );
     Fd f( path );
     RecordHeader h;
     if ( !readFully( f.fd, &h, sizeof( h ), record.offset ) || h.magic != kMagic ||
          h.header_checksum != headerChecksum( h ) )
         throw std::runtime_error( "journal " + path + " changed under the run at byte " +
                                   std::to_string( record.offset ) );
-    std::vector<char> payload( h.payload_bytes );
-    if ( !readFully( f.fd, payload.data(), payload.size(), record.offset + sizeof( h ) ) ||
-         journalChecksum( payload.data(), payload.size() ) != h.payload_checksum )
+    std::uint64_t at = record.offset + sizeof( h );
+    std::uint64_t checksum = journalChecksum( nullptr, 0 );
+    bool ok = payloadBytes( h ) == h.payload_bytes;
+    auto get = [&]( auto& rows, std::uint64_t count )
+    {
+        rows.resize( count );
+        const std::size_t n = rows.size() * sizeof( rows[0] );
+        if ( !ok || n == 0 )
+            return;
+        ok = readFully( f.fd, rows.data(), n, at );
+        checksum = journalChecksum( rows.data(), n, checksum );
+        at += n;
+    };
+    get( into.scenarios, h.num_scenarios );
+    get( into.gpus, h.num_gpus );
+    get( into.shards, h.num_shards );
+    if ( !ok || checksum != h.payload_checksum )
         throw std::runtime_error( "journal " + path + " is damaged at byte " +
                                   std::to_string( record.offset ) );
+}
+
+JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record )
+{
     JournalBatch batch;
-    batch.scenarios.resize( h.num_scenarios );
-    batch.gpus.resize( h.num_gpus );
-    batch.shards.resize( h.num_shards );
-    const char* p = payload.data();
-    auto get = [&p]( auto& rows )
-    {
-        const std::size_t n = rows.size() * sizeof( rows[0] );
-        if ( n )
-            std::memcpy( rows.data(), p, n );
-        p += n;
-    };
-    get( batch.scenarios );
-    get( batch.gpus );
-    get( batch.shards );
+    readJournalRecord( path, record, batch );
     return batch;
 }
 

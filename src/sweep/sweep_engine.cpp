@@ -228,6 +228,7 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
         try
         {
             auto scan = scanJournal( journals[k] );
+            JournalBatch batch; // one buffer for every record of the journal
             for ( const auto& info : scan.records )
             {
                 if ( info.num_scenarios > 0 && info.last_id >= n )
@@ -235,7 +236,7 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
                                               " holds scenario ids beyond this sweep" );
                 work.records.push_back( { journals[k], info } );
                 // Ids of a record: read them (records are small next to the results).
-                auto batch = readJournalRecord( journals[k], info );
+                readJournalRecord( journals[k], info, batch );
                 for ( const auto& row : batch.scenarios )
                     work.done_bits[row.id >> 3] |= std::uint8_t( 1u << ( row.id & 7 ) );
             }

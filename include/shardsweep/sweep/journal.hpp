@@ -84,5 +84,10 @@ JournalScan scanJournal( const std::string& path );
 
 //! Reads one record found by scanJournal (verifying its checksum again).
 JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record );
+//! The same into `into`, whose vectors are resized in place: the rows are read straight into
+//! them (no staging copy) and a caller that reuses one batch per record slot reuses its memory
+//! (the results writer reads gigabytes of journal rows with `--detail all`).
+void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
+                        JournalBatch& into );
 
 } // namespace shardsweep
