@@ -5,6 +5,7 @@
 #include <shardsweep/sweep/journal.hpp>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 namespace shardsweep
@@ -121,38 +122,55 @@ void JournalWriter::append( const JournalBatch& batch )
         h.first_id = batch.scenarios.front().id;
         h.last_id = batch.scenarios.back().id;
     }
-    _buffer.resize( sizeof( RecordHeader ) + h.payload_bytes );
-    char* p = _buffer.data() + sizeof( RecordHeader );
-    auto put = [&p]( const auto& rows )
+    // The header and the three row arrays go out in one writev, without a staging copy: the
+    // journal is the rows' only second copy. The checksum chains over the arrays (whole 8-byte
+    // words, static_assert in readJournalRecord), as if over one contiguous payload.
+    std::uint64_t checksum = journalChecksum( nullptr, 0 );
+    struct iovec parts[4];
+    int num_parts = 0;
+    parts[num_parts++] = { &h, sizeof( h ) };
+    auto add = [&]( const auto& rows )
     {
         const std::size_t n = rows.size() * sizeof( rows[0] );
-        if ( n )
-            std::memcpy( p, rows.data(), n );
-        p += n;
+        if ( n == 0 )
+            return;
+        checksum = journalChecksum( rows.data(), n, checksum );
+        parts[num_parts++] = { const_cast<void*>( static_cast<const void*>( rows.data() ) ), n };
     };
-    put( batch.scenarios );
-    put( batch.gpus );
-    put( batch.shards );
-    h.payload_checksum =
-        journalChecksum( _buffer.data() + sizeof( RecordHeader ), h.payload_bytes );
+    add( batch.scenarios );
+    add( batch.gpus );
+    add( batch.shards );
+    h.payload_checksum = checksum;
     h.header_checksum = headerChecksum( h );
-    std::memcpy( _buffer.data(), &h, sizeof( h ) );
 
-    const char* q = _buffer.data();
-    std::size_t left = _buffer.size();
+    struct iovec* part = parts;
+    std::size_t left = sizeof( h ) + h.payload_bytes;
+    const std::size_t record_bytes = left;
     while ( left > 0 )
     {
-        ssize_t n = ::write( _fd, q, left );
+        ssize_t n = ::writev( _fd, part, num_parts );
         if ( n < 0 && errno == EINTR )
             continue;
         if ( n < 0 )
             throw std::runtime_error( "writing journal " + _path + ": " + errnoText() );
-        q += n;
         left -= std::size_t( n );
+        // A short write: skip what went out and go on from there.
+        for ( std::size_t done = std::size_t( n ); done > 0 && num_parts > 0; )
+        {
+            const std::size_t step = std::min( done, part->iov_len );
+            part->iov_base = static_cast<char*>( part->iov_base ) + step;
+            part->iov_len -= step;
+            done -= step;
+            if ( part->iov_len == 0 )
+            {
+                ++part;
+                --num_parts;
+            }
+        }
     }
     if ( ::fdatasync( _fd ) != 0 )
         throw std::runtime_error( "fsync of journal " + _path + ": " + errnoText() );
-    _bytes += _buffer.size();
+    _bytes += record_bytes;
 }
 
 //---------------------------------------------------------------------------------------------//

@@ -54,7 +54,6 @@ class JournalWriter
     std::string _path;
     int _fd = -1;
     std::uint64_t _bytes = 0;
-    std::vector<char> _buffer;
 };
 
 //! Where one valid record lies in its file.
