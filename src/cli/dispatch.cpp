@@ -1,7 +1,10 @@
 // Program entry: MPI and Kokkos set-up, subcommand dispatch, --help/--version, error reporting.
 #include <Kokkos_Core.hpp>
 #include <cstdio>
-#include <cstdlib>
+#include <cstdlib> // defines __GLIBC__ where glibc is the C library
+#if defined( __GLIBC__ )
+#include <malloc.h>
+#endif
 #include <fmt/format.h>
 #include <functional>
 #include <iostream>
@@ -210,6 +213,15 @@ int runMain( int argc, char* argv[] )
             installStopSignalHandlers();
         break;
     }
+#if defined( __GLIBC__ )
+    // A sweep allocates and frees its batches' row vectors and packed Views (MiB to tens of MiB)
+    // once per batch. glibc hands freed blocks above its dynamic mmap threshold back to the OS
+    // and trims the heap top, so every batch page-faulted and zero-filled them again: a fifth of
+    // a `--detail all` run in perf. Keep blocks up to 32 MiB (glibc's maximum) in the heap and
+    // trim only above 1 GiB (docs/PERFORMANCE.md, "Results file with --detail all").
+    mallopt( M_MMAP_THRESHOLD, 32 << 20 );
+    mallopt( M_TRIM_THRESHOLD, 1 << 30 );
+#endif
     MpiEnvironment mpi( argc, argv );
     // Under Slurm stdout is a file: line-buffer it so progress lines appear as they are printed.
     std::setvbuf( stdout, nullptr, _IOLBF, 0 );
