@@ -1,7 +1,8 @@
 #pragma once
 //! \file hdf5.hpp
 //! \brief Small RAII wrappers over the HDF5 C API: files (serial or MPI-IO), groups, 1-D datasets,
-//! dataspaces, property lists and attributes. Raw H5* calls live only in src/io/hdf5.cpp.
+//! dataspaces, property lists and attributes. Raw H5* calls live only in src/io/hdf5.cpp and
+//! src/io/hdf5_data.cpp.
 //!
 //! Parallel rules (reference/hpc_stack.md §2.1): creating files, groups, datasets and attributes,
 //! writing attributes, flush and close are collective: every rank calls them with identical
