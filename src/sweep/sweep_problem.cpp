@@ -14,16 +14,18 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     SweepProblem p;
     p.num_scenarios = space.size();
     p.materialize = [&space]( std::uint64_t id ) { return space.materialize( id ); };
-    // One cache of per-table bound terms per problem, i.e. per rank (the engine calls this from
-    // one thread).
-    auto bound_terms = std::make_shared<LowerBoundCache>();
-    p.lower_bound = [bound_terms]( const ScenarioSpec& s )
+    p.lower_bound = []( const ScenarioSpec& s )
     {
+        // One cache of per-table bound terms per thread: the engine bounds a tile's scenarios
+        // on the host threads, and a cache is not thread-safe. Its terms are pure functions of
+        // their key (every input they read), so a thread's cache may serve any problem, and
+        // which thread saw a table first changes no bit of any bound.
+        thread_local LowerBoundCache bound_terms;
         // iterationLowerBoundMs bounds the native model only.
         // (a DLRM bound: NaN for transformer workloads).
         return s.cost_model == CostModel::native && !s.workloadRef().isTransformer()
                    ? iterationLowerBoundMs( s.workloadRef(), s.platform, s.global_batch,
-                                            *bound_terms )
+                                            bound_terms )
                    : std::numeric_limits<double>::quiet_NaN();
     };
     p.workload_names = space.workloadNames();
