@@ -102,6 +102,14 @@ JournalWriter::JournalWriter( const std::string& path ) : _path( path )
     _fd = ::open( path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644 );
     if ( _fd < 0 )
         throw std::runtime_error( "cannot create journal " + path + ": " + errnoText() );
+    struct stat st;
+    if ( ::fstat( _fd, &st ) != 0 )
+    {
+        const std::string why = errnoText();
+        ::close( _fd );
+        throw std::runtime_error( "cannot stat journal " + path + ": " + why );
+    }
+    _start = std::uint64_t( st.st_size );
 }
 
 JournalWriter::~JournalWriter()
@@ -110,7 +118,7 @@ JournalWriter::~JournalWriter()
         ::close( _fd );
 }
 
-void JournalWriter::append( const JournalBatch& batch )
+JournalRecordInfo JournalWriter::append( const JournalBatch& batch )
 {
     RecordHeader h;
     h.num_scenarios = static_cast<std::uint32_t>( batch.scenarios.size() );
@@ -170,7 +178,15 @@ void JournalWriter::append( const JournalBatch& batch )
     }
     if ( ::fdatasync( _fd ) != 0 )
         throw std::runtime_error( "fsync of journal " + _path + ": " + errnoText() );
+    JournalRecordInfo info;
+    info.offset = _start + _bytes;
+    info.first_id = h.first_id;
+    info.last_id = h.last_id;
+    info.num_scenarios = h.num_scenarios;
+    info.num_gpus = h.num_gpus;
+    info.num_shards = h.num_shards;
     _bytes += record_bytes;
+    return info;
 }
 
 //---------------------------------------------------------------------------------------------//

@@ -11,6 +11,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/parallel/stop_signal.hpp>
+#include <shardsweep/sweep/journal_async.hpp>
 
 namespace shardsweep
 {
@@ -445,7 +446,33 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
     {
         mpi::SharedCounters counters( comm, kNumSlots );
         BatchComputer computer( problem, plan_fn, evaluate_fn, options.detail, rank );
-        std::unique_ptr<JournalWriter> writer;
+        // Write-behind: batch k is appended (and fsynced) in the background while batch k + 1 is
+        // computed. A batch is counted (kDone, progress, the report) only once its append is
+        // acknowledged, so a stop or a crash never counts rows that are not on disk.
+        AsyncJournalWriter journal( my_journal );
+        struct Unacknowledged
+        {
+            std::uint64_t computed = 0;
+            std::int64_t failed = 0, no_plan = 0;
+        } in_flight;
+        // Waits for the append in flight and counts its batch; the wait is journal time (what
+        // the engine loses to the journal), the background thread's own time is reported apart.
+        const auto acknowledge = [&]
+        {
+            const double t0 = mpi::wtime();
+            const bool had = journal.wait();
+            const double t1 = mpi::wtime();
+            report.local.journal += t1 - t0;
+            if ( !had )
+                return;
+            report.local_computed += in_flight.computed;
+            counters.fetchAdd( kDone, std::int64_t( in_flight.computed ) );
+            if ( in_flight.failed )
+                counters.fetchAdd( kFailed, in_flight.failed );
+            if ( in_flight.no_plan )
+                counters.fetchAdd( kNoPlan, in_flight.no_plan );
+            report.local.dispatch += mpi::wtime() - t1;
+        };
         JournalBatch batch;
         std::vector<std::uint64_t> ids;
         double last_print = mpi::wtime();
@@ -465,21 +492,12 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 
             computer.compute( ids, batch, report.local );
 
-            // Journal (the batch is safe once append returns), then count it.
+            // The previous batch is safe once its append returns: count it, journal this one.
+            acknowledge();
             t = mpi::wtime();
-            if ( !writer )
-                writer = std::make_unique<JournalWriter>( my_journal );
-            writer->append( batch );
+            journal.submit( batch );
             report.local.journal += mpi::wtime() - t;
-            report.local_computed += ids.size();
-
-            t = mpi::wtime();
-            counters.fetchAdd( kDone, std::int64_t( ids.size() ) );
-            if ( computer.failed() )
-                counters.fetchAdd( kFailed, computer.failed() );
-            if ( computer.noPlan() )
-                counters.fetchAdd( kNoPlan, computer.noPlan() );
-            report.local.dispatch += mpi::wtime() - t;
+            in_flight = { ids.size(), computer.failed(), computer.noPlan() };
 
             if ( talk && options.progress_interval_s > 0 &&
                  mpi::wtime() - last_print >= options.progress_interval_s )
@@ -492,6 +510,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                     << std::flush;
             }
         }
+        acknowledge(); // the last batch (or the one in flight at a stop)
+        report.local.journal_thread_cpu = journal.backgroundCpuSeconds();
         mpi::barrier( comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
@@ -499,13 +519,10 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         if ( counters.read( kStop ) != 0 )
             clearStopSignal(); // acted on: a later run in this process starts clean
         mpi::barrier( comm );
-        if ( writer )
-        {
-            // This run's own records join the ones found at start.
-            auto scan = scanJournal( my_journal );
-            for ( const auto& info : scan.records )
-                journaled.records.push_back( { my_journal, info } );
-        }
+        // This run's own records join the ones found at start (as the writer appended them: no
+        // need to read the journal again).
+        for ( const auto& info : journal.records() )
+            journaled.records.push_back( { my_journal, info } );
     }
     report.busy_s = mpi::allgather( report.local.busy(), comm );
     report.computed_per_rank = mpi::allgather( double( report.local_computed ), comm );

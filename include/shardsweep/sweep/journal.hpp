@@ -36,26 +36,6 @@ struct JournalBatch
     }
 };
 
-//! Appends records to one journal file (created, or opened for append) and fsyncs each.
-class JournalWriter
-{
-  public:
-    explicit JournalWriter( const std::string& path );
-    ~JournalWriter();
-    JournalWriter( const JournalWriter& ) = delete;
-    JournalWriter& operator=( const JournalWriter& ) = delete;
-
-    //! Writes one record and returns once it is on stable storage (write + fdatasync).
-    void append( const JournalBatch& batch );
-    //! Bytes written so far by this writer.
-    std::uint64_t bytesWritten() const { return _bytes; }
-
-  private:
-    std::string _path;
-    int _fd = -1;
-    std::uint64_t _bytes = 0;
-};
-
 //! Where one valid record lies in its file.
 struct JournalRecordInfo
 {
@@ -65,6 +45,30 @@ struct JournalRecordInfo
     std::uint32_t num_scenarios = 0;
     std::uint32_t num_gpus = 0;
     std::uint32_t num_shards = 0;
+};
+
+//! Appends records to one journal file (created, or opened for append) and fsyncs each.
+class JournalWriter
+{
+  public:
+    explicit JournalWriter( const std::string& path );
+    ~JournalWriter();
+    JournalWriter( const JournalWriter& ) = delete;
+    JournalWriter& operator=( const JournalWriter& ) = delete;
+
+    //! Writes one record and returns once it is on stable storage (write + fdatasync). Returns
+    //! where the record lies (what scanJournal would find), so that a run need not read its own
+    //! journal again to list what it wrote.
+    JournalRecordInfo append( const JournalBatch& batch );
+    //! Bytes written so far by this writer.
+    std::uint64_t bytesWritten() const { return _bytes; }
+    const std::string& path() const { return _path; }
+
+  private:
+    std::string _path;
+    int _fd = -1;
+    std::uint64_t _start = 0; //!< size of the file when opened: offset of the first record
+    std::uint64_t _bytes = 0;
 };
 
 //! The valid records of one journal file.
