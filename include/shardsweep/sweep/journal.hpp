@@ -9,6 +9,7 @@
 //! ShardRow[], native byte order: journals are not meant to move between machines).
 
 #include <cstdint>
+#include <functional>
 #include <shardsweep/sweep/rows.hpp>
 #include <string>
 #include <vector>
@@ -92,5 +93,20 @@ JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo
 //! (the results writer reads gigabytes of journal rows with `--detail all`).
 void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
                         JournalBatch& into );
+
+//! The first half of a read that streams a record's shard rows instead of holding them: its
+//! scenario and GPU rows into `into` (shard rows left empty). Nothing is verified until the
+//! second half, readJournalShards.
+void readJournalRecordHead( const std::string& path, const JournalRecordInfo& record,
+                            JournalBatch& into );
+//! The second half: the record's shard rows, `block_rows` at a time through `block`;
+//! `consume( first, count )` sees rows [first, first + count) of the record in block[0, count).
+//! Then checks the checksum of the whole record (`head` as readJournalRecordHead read it, and
+//! the shard rows) and throws as readJournalRecord does when it fails. The results writer
+//! scatters each block into its column buffers while the block is still in cache.
+void readJournalShards(
+    const std::string& path, const JournalRecordInfo& record, const JournalBatch& head,
+    std::vector<ShardRow>& block, std::size_t block_rows,
+    const std::function<void( std::size_t first, std::size_t count )>& consume );
 
 } // namespace shardsweep
