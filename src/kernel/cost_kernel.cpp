@@ -173,24 +173,32 @@ void checkScenario( const ScenarioInput& in, std::size_t index )
 }
 } // namespace
 
-TableCaseKey tableCaseKey( const TableCase& c )
+TableCaseKey tableCaseKey( const TableSpec& t, double batch, double cache_fraction )
 {
-    const TableSpec& t = c.spec;
     TableCaseKey key = { double( t.rows ),
                          t.pooling_factor,
                          double( t.distribution ),
                          t.zipf_alpha,
                          double( t.histogram_batch ),
-                         c.batch,
-                         c.cache_fraction };
+                         batch,
+                         cache_fraction };
     if ( t.distribution == AccessDistribution::histogram )
         std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.begin() + 7 );
     return key;
 }
 
+TableCaseKey tableCaseKey( const TableCase& c )
+{
+    return tableCaseKey( c.spec, c.batch, c.cache_fraction );
+}
+
 std::size_t TableCaseKeyHash::operator()( const TableCaseKey& key ) const
 {
-    return static_cast<std::size_t>( hashWords( key.data(), key.size() ) );
+    // The seven scalars only: tables that agree on rows, pooling, distribution and batch but
+    // differ in their reuse histogram are rare, and the maps' equality test still compares the
+    // whole key. Hashing all 24 words in one dependent multiply chain, for every table of every
+    // scenario of a batch, was a tenth of packScenarios.
+    return static_cast<std::size_t>( hashWords( key.data(), 7 ) );
 }
 
 void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache )
@@ -331,10 +339,14 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
             gemm_model = in.learned_gemm;
             dc.learned_gemm = true;
         }
-        const auto [it, inserted] =
-            dense_ids.emplace( denseCaseKey( dc ), static_cast<int>( dense_cases.size() ) );
-        if ( inserted )
+        // find before emplace: emplace allocates a node even for a key already present.
+        const DenseKey dense_key = denseCaseKey( dc );
+        auto it = dense_ids.find( dense_key );
+        if ( it == dense_ids.end() )
+        {
+            it = dense_ids.emplace( dense_key, static_cast<int>( dense_cases.size() ) ).first;
             dense_cases.push_back( dc );
+        }
         b.dense_index( i ) = it->second;
         b.dense( i ) = in.workload->dense;
         for ( std::size_t k = 0; k < in.workload->tables.size(); ++k, ++t )
@@ -343,21 +355,22 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
             b.table_sharding( t ) = in.plan->tables[k].sharding;
             b.table_kernel( t ) = in.plan->tables[k].kernel;
             b.table_cache_fraction( t ) = in.plan->tables[k].cache_fraction;
-            TableCase tc;
-            tc.spec = in.workload->tables[k];
-            tc.batch =
+            const double case_batch =
                 stepTableBatch( b.table_sharding( t ), static_cast<double>( b.global_batch( i ) ),
                                 in.platform->numGpus() );
-            tc.cache_fraction = stepTableCache( b.table_kernel( t ), b.table_cache_fraction( t ) );
-            const TableCaseKey key = tableCaseKey( tc );
-            const auto [at, fresh] =
-                table_ids.emplace( key, static_cast<int>( table_cases.size() ) );
-            if ( fresh )
+            const double case_cache =
+                stepTableCache( b.table_kernel( t ), b.table_cache_fraction( t ) );
+            const TableCaseKey key = tableCaseKey( in.workload->tables[k], case_batch, case_cache );
+            // Most tables of a batch are cases seen before: look up first, build the case (and
+            // the map node) only for new ones.
+            auto at = table_ids.find( key );
+            if ( at == table_ids.end() )
             {
+                at = table_ids.emplace( key, static_cast<int>( table_cases.size() ) ).first;
                 const EmbeddingTableStats* cached = cache ? cache->find( key ) : nullptr;
                 if ( !cached )
                     to_compute.push_back( static_cast<int>( table_cases.size() ) );
-                table_cases.push_back( tc );
+                table_cases.push_back( { in.workload->tables[k], case_batch, case_cache } );
                 known_stats.push_back( cached ? *cached : EmbeddingTableStats{} );
             }
             b.table_stats_index( t ) = at->second;

@@ -107,53 +107,58 @@ TableBoundTerms tableBoundTerms( const Platform& platform, const TableSpec& t, d
     return terms;
 }
 
-//! Every input tableBoundTerms reads: the table, the GPU, the host link, batch and GPU count.
-constexpr std::size_t kTermsKeySize = 9 + kReuseBins + 13 + 3;
-using TermsKey = std::array<double, kTermsKeySize>;
+//! The inputs of tableBoundTerms besides the table: the GPU, the host link, batch and GPU
+//! count. A sweep has a handful of them, so the cache numbers them once per bound and keys each
+//! table by that number instead of repeating these 16 words in every table's key.
+constexpr std::size_t kContextKeySize = 13 + 3;
+using ContextKey = std::array<double, kContextKeySize>;
 
-TermsKey termsKey( const Platform& platform, const TableSpec& t, double batch, double p )
+ContextKey contextKey( const Platform& platform, double batch, double p )
 {
     const GpuSpec& g = platform.gpu;
-    TermsKey key = { double( t.rows ),
-                     double( t.dim ),
-                     t.pooling_factor,
-                     double( t.dtype ),
-                     double( t.distribution ),
-                     t.zipf_alpha,
-                     double( t.histogram_batch ),
-                     double( t.optimizer ),
-                     double( t.weighted ),
-                     double( g.sm_count ),
-                     g.boost_clock_MHz,
-                     g.fp32_TFLOPs,
-                     g.tf32_TFLOPs,
-                     g.fp16_TFLOPs,
-                     g.bf16_TFLOPs,
-                     g.memory_GiB,
-                     g.memory_bandwidth_GBps,
-                     g.l2_cache_MiB,
-                     double( g.pcie_generation ),
-                     g.pcie_bandwidth_GBps,
-                     g.tdp_W,
-                     g.process_nm,
-                     platform.host_to_gpu_GBps,
-                     batch,
-                     p };
+    return { double( g.sm_count ),
+             g.boost_clock_MHz,
+             g.fp32_TFLOPs,
+             g.tf32_TFLOPs,
+             g.fp16_TFLOPs,
+             g.bf16_TFLOPs,
+             g.memory_GiB,
+             g.memory_bandwidth_GBps,
+             g.l2_cache_MiB,
+             double( g.pcie_generation ),
+             g.pcie_bandwidth_GBps,
+             g.tdp_W,
+             g.process_nm,
+             platform.host_to_gpu_GBps,
+             batch,
+             p };
+}
+
+//! Every field of the table tableBoundTerms reads, and the number of its context.
+constexpr std::size_t kTermsKeySize = 9 + kReuseBins + 1;
+using TermsKey = std::array<double, kTermsKeySize>;
+
+TermsKey termsKey( const TableSpec& t, std::size_t context )
+{
+    TermsKey key = { double( context ),     double( t.rows ),
+                     double( t.dim ),       t.pooling_factor,
+                     double( t.dtype ),     double( t.distribution ),
+                     t.zipf_alpha,          double( t.histogram_batch ),
+                     double( t.optimizer ), double( t.weighted ) };
     std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, key.end() - kReuseBins );
     return key;
 }
 
-//! Hashes the table's scalars, the batch and the GPU count only: within a sweep the GPU and the
-//! host link rarely vary and the reuse histogram rarely differs where the scalars agree, so they
-//! are left to the equality test (exact, over the whole key). Hashing all 42 words of the key in
-//! one dependent multiply chain was most of the bound's time, ~7 % of a sweep's CPU (perf).
+//! Hashes the context, rows, dim and pooling factor only: tables that agree on those but differ
+//! elsewhere are rare, and the equality test compares the whole key. Hashing every word of a
+//! key in one dependent multiply chain, for each of a scenario's tables, was most of the bound's
+//! time (perf).
 struct TermsKeyHash
 {
-    static constexpr std::size_t kHashed[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 + 13 + 1, 9 + 13 + 2 };
     std::size_t operator()( const TermsKey& key ) const
     {
         std::uint64_t h = 0x9e3779b97f4a7c15ull;
-        for ( const std::size_t k : kHashed )
+        for ( std::size_t k = 0; k < 4; ++k )
         {
             std::uint64_t w;
             std::memcpy( &w, &key[k], sizeof( w ) );
@@ -162,6 +167,30 @@ struct TermsKeyHash
         }
         return static_cast<std::size_t>( h );
     }
+};
+
+//! Bitwise equality: one memcmp instead of a floating-point compare per word (and a key holding
+//! a NaN still finds itself).
+struct TermsKeyEqual
+{
+    bool operator()( const TermsKey& a, const TermsKey& b ) const
+    {
+        return std::memcmp( a.data(), b.data(), sizeof( TermsKey ) ) == 0;
+    }
+};
+
+//! A table that may go data-parallel: what that costs each GPU and what it takes off the
+//! all-to-alls.
+struct DataParallelOption
+{
+    double extra_ms, pooled, ids;
+};
+
+//! The buffers of one bound (kept in the cache so that a sweep's bounds allocate nothing).
+struct BoundScratch
+{
+    std::vector<DataParallelOption> optional;
+    std::vector<double> extra, by_pooled, by_ids;
 };
 
 double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
@@ -173,7 +202,31 @@ struct LowerBoundCache::Impl
 {
     //! Beyond this many tables the cache starts over (bounded memory).
     static constexpr std::size_t kMaxEntries = std::size_t( 1 ) << 20;
-    std::unordered_map<TermsKey, TableBoundTerms, TermsKeyHash> terms;
+    //! Beyond this many contexts the cache starts over (their search is linear).
+    static constexpr std::size_t kMaxContexts = 256;
+    std::unordered_map<TermsKey, TableBoundTerms, TermsKeyHash, TermsKeyEqual> terms;
+    std::vector<ContextKey> contexts;
+    std::size_t last_context = 0;
+    BoundScratch scratch;
+
+    //! The number of `key` among the contexts seen (the last one is checked first).
+    std::size_t context( const ContextKey& key )
+    {
+        const auto same = [&]( const ContextKey& c )
+        { return std::memcmp( c.data(), key.data(), sizeof( ContextKey ) ) == 0; };
+        if ( last_context < contexts.size() && same( contexts[last_context] ) )
+            return last_context;
+        const auto it = std::find_if( contexts.begin(), contexts.end(), same );
+        if ( it != contexts.end() )
+            return last_context = std::size_t( it - contexts.begin() );
+        if ( contexts.size() >= kMaxContexts )
+        {
+            contexts.clear(); // the numbers are reused: forget the terms keyed by them
+            terms.clear();
+        }
+        contexts.push_back( key );
+        return last_context = contexts.size() - 1;
+    }
 };
 
 LowerBoundCache::LowerBoundCache() : _impl( std::make_unique<Impl>() ) {}
@@ -216,18 +269,19 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     const DenseCost dense = denseCost(
         platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ), sum_dims, local );
     double embedding = 0.0, pooled = 0.0, ids = 0.0;
-    struct Option
-    {
-        double extra_ms, pooled, ids;
-    };
-    std::vector<Option> optional;
+    BoundScratch local_scratch;
+    BoundScratch& scratch = cache ? cache->impl().scratch : local_scratch;
+    std::vector<DataParallelOption>& optional = scratch.optional;
+    optional.clear();
+    const std::size_t context =
+        cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
     for ( const TableSpec& t : workload.tables )
     {
         TableBoundTerms terms;
         if ( cache )
         {
             auto& map = cache->impl().terms;
-            const TermsKey key = termsKey( platform, t, batch, p );
+            const TermsKey key = termsKey( t, context );
             const auto it = map.find( key );
             if ( it != map.end() )
                 terms = it->second;
@@ -266,13 +320,17 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     double bound = fixed + withComm( pooled, ids );
     if ( gpus == 1 || optional.empty() )
         return bound;
-    std::vector<double> extra, by_pooled, by_ids;
-    for ( const Option& o : optional )
+    scratch.extra.clear();
+    scratch.by_pooled.clear();
+    scratch.by_ids.clear();
+    for ( const DataParallelOption& o : optional )
     {
-        extra.push_back( o.extra_ms );
-        by_pooled.push_back( o.pooled );
-        by_ids.push_back( o.ids );
+        scratch.extra.push_back( o.extra_ms );
+        scratch.by_pooled.push_back( o.pooled );
+        scratch.by_ids.push_back( o.ids );
     }
+    std::vector<double>&extra = scratch.extra, &by_pooled = scratch.by_pooled,
+    &by_ids = scratch.by_ids;
     std::sort( extra.begin(), extra.end() );
     std::sort( by_pooled.begin(), by_pooled.end(), std::greater<double>() );
     std::sort( by_ids.begin(), by_ids.end(), std::greater<double>() );

@@ -26,6 +26,14 @@ void addTable( GeneratedTask& task, const TablePool& pool, int id, int dim, Data
     task.pool_ids.push_back( id );
 }
 
+//! Room for n tables (a sweep materialises a task per scenario: no regrowth per table).
+void reserveTables( GeneratedTask& task, int n )
+{
+    task.workload.tables.reserve( std::size_t( n ) );
+    task.workload.table_names.reserve( std::size_t( n ) );
+    task.pool_ids.reserve( std::size_t( n ) );
+}
+
 double fp32GiB( const TableSpec& t, int dim )
 {
     return double( t.rows ) * dim * 4.0 / 1073741824.0; // GiB, as the papers' "GB"
@@ -133,6 +141,7 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
             task.workload.tables.clear();
             task.workload.table_names.clear();
             task.pool_ids.clear();
+            reserveTables( task, n );
             double total = 0.0;
             for ( int i = 0; i < n; ++i )
             {
@@ -168,6 +177,7 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
             needPool( 2 * n );
         std::vector<int> scratch( size ), picked( n );
         chooseWithoutReplacement( tables, size, n, scratch.data(), picked.data() );
+        reserveTables( task, n );
         for ( int i = 0; i < n; ++i )
             addTable( task, pool, split[first + picked[i]], 16, spec.dtype );
         break;
@@ -179,6 +189,7 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
         needPool( n );
         std::vector<int> scratch( pool_size ), picked( n );
         chooseWithoutReplacement( tables, pool_size, n, scratch.data(), picked.data() );
+        reserveTables( task, n );
         for ( int i = 0; i < n; ++i )
             addTable( task, pool, picked[i], dims.uniformInt( 0, 1 ) ? 32 : 16, spec.dtype );
         break;
@@ -187,6 +198,7 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
     {
         // The planner benchmark's scale task: every pool table once, NeuroShard's dims.
         needPool( spec.min_tables );
+        reserveTables( task, spec.min_tables );
         for ( int i = 0; i < spec.min_tables; ++i )
             addTable( task, pool, i, kNeuroShardDims[dims.uniformInt( 0, 5 )], spec.dtype );
         break;

@@ -122,3 +122,47 @@ TEST( TEST_CATEGORY, sweep_lower_bound_is_the_planners_bound )
 }
 
 } // namespace Test
+
+namespace Test
+{
+
+// The lower-bound cache numbers the (GPU, host link, batch, GPU count) contexts it sees and keys
+// each table by that number: every bound it returns must be the uncached bound, bit for bit,
+// whatever the order of the contexts, also after it has seen more contexts than it keeps.
+TEST( TEST_CATEGORY, lower_bound_cache_is_bit_identical_across_contexts )
+{
+    const BenchScenarios scenarios( benchSpace(), 200, 1 );
+    const ScenarioSpec& s = scenarios.specs[0];
+    LowerBoundCache cache;
+    Platform other_gpu = s.platform;
+    other_gpu.gpu.memory_bandwidth_GBps *= 0.5;
+    other_gpu.gpu.l2_cache_MiB = 6.0;
+    // Alternate the GPU and walk the batch: 280 contexts (more than the cache keeps), then the
+    // first 40 again.
+    constexpr int kContexts = 280;
+    std::vector<double> uncached( kContexts );
+    const auto context = [&]( int c ) -> std::pair<const Platform*, std::int64_t> {
+        return { c % 2 ? &other_gpu : &s.platform, s.global_batch + 1024 * ( c / 2 ) };
+    };
+    for ( int c = 0; c < kContexts; ++c )
+    {
+        const auto [platform, batch] = context( c );
+        uncached[c] = iterationLowerBoundMs( s.workloadRef(), *platform, batch );
+        ASSERT_TRUE( sameBits( uncached[c],
+                               iterationLowerBoundMs( s.workloadRef(), *platform, batch, cache ) ) )
+            << "context " << c;
+    }
+    for ( int c = 0; c < 40; ++c )
+    {
+        const auto [platform, batch] = context( c );
+        ASSERT_TRUE( sameBits( uncached[c],
+                               iterationLowerBoundMs( s.workloadRef(), *platform, batch, cache ) ) )
+            << "context " << c << " again";
+    }
+    // The GPU and the batch matter to the bound (the test would not see a wrong context
+    // otherwise).
+    EXPECT_NE( uncached[0], uncached[1] );
+    EXPECT_NE( uncached[0], uncached[2] );
+}
+
+} // namespace Test

@@ -20,6 +20,7 @@
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/model/step_torchrec.hpp>
 #include <shardsweep/model/transformer.hpp>
+#include <type_traits>
 #include <vector>
 
 namespace shardsweep
@@ -132,6 +133,13 @@ void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache )
 template <class MemorySpace>
 ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
 {
+    if constexpr ( std::is_same<MemorySpace, Kokkos::HostSpace>::value )
+    {
+        // Host backends (Serial, OpenMP) evaluate the packed batch in place: every output is
+        // written by the kernel (as in evaluateScenario's plain loop), so allocating and
+        // zero-filling a second set of output Views per batch would only cost time.
+        return host;
+    }
     ScenarioBatch<MemorySpace> b;
     auto copy = []( const auto& v )
     { return Kokkos::create_mirror_view_and_copy( MemorySpace(), v ); };

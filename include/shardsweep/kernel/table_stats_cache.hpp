@@ -23,6 +23,7 @@ struct TableCase;
 constexpr std::size_t kTableCaseKeySize = 7 + kReuseBins;
 using TableCaseKey = std::array<double, kTableCaseKeySize>;
 TableCaseKey tableCaseKey( const TableCase& c );
+TableCaseKey tableCaseKey( const TableSpec& spec, double batch, double cache_fraction );
 
 //! Hash of a key's 64-bit words (equal keys with equal bits hash alike; maps compare with ==).
 struct TableCaseKeyHash
