@@ -81,7 +81,8 @@ struct Measurement
 //! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
 Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProblem& problem,
                      const std::string& output, std::uint64_t scenarios, SweepDetail detail,
-                     std::uint64_t batch_size, bool cache_table_stats = true )
+                     std::uint64_t batch_size, std::uint64_t evaluate_tile,
+                     bool cache_table_stats = true )
 {
     (void)space;
     SweepOptions options;
@@ -92,6 +93,7 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     options.max_scenarios = scenarios;
     options.detail = detail;
     options.batch_size = batch_size;
+    options.evaluate_tile = evaluate_tile;
     options.command_line = "shardsweep bench sweep";
     std::ostringstream sink;
     resetPeakRss();
@@ -185,7 +187,7 @@ std::vector<std::uint64_t> parseCounts( const std::string& text, const char* opt
 int benchSweep( const CommandContext& ctx, const Arguments& args )
 {
     std::string format_text = "table", sweep_file, dir, rss_text = "1e5,1e6", detail_text;
-    std::uint64_t scenarios = 20000, batch_size = 2048;
+    std::uint64_t scenarios = 20000, batch_size = 2048, evaluate_tile = 0;
     int repeats = 2;
     bool uncached_baseline = false;
     po::options_description desc(
@@ -228,6 +230,10 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
           "also run every throughput case without the table-statistics cache" )
         ( "batch-size", po::value( &batch_size )->default_value( batch_size ),
           "scenarios per engine batch (as `run --batch-size`)" )
+        ( "evaluate-tile", po::value( &evaluate_tile )->default_value( evaluate_tile ),
+          "scenarios materialised, planned and evaluated together within a batch (0: what `run` "
+          "uses, the kernel's preferred call size: 256 on host backends, the whole batch on "
+          "devices; set it to --batch-size for whole-batch calls)" )
         ( "detail", po::value( &detail_text ),
           "only this detail level in the throughput case (scenarios | gpus | all; default: all "
           "and scenarios)" )
@@ -339,7 +345,7 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
     for ( std::uint64_t n : rss_counts )
     {
         const Measurement m = runOnce( ctx.comm, space, problem, base + "-rss.h5", n,
-                                       SweepDetail::scenarios, batch_size );
+                                       SweepDetail::scenarios, batch_size, evaluate_tile );
         addRow( "rss", m, nan, nan );
     }
     // Variant 0: with the per-rank table-statistics cache (as `shardsweep run`); 1: without.
@@ -356,7 +362,7 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                 Measurement m1;
                 if ( solo != MPI_COMM_NULL )
                     m1 = runOnce( solo, space, problem, base + "-1.h5", scenarios, detail,
-                                  batch_size, cached );
+                                  batch_size, evaluate_tile, cached );
                 if ( ctx.size > 1 )
                     idleBarrier( ctx.comm );
                 m1 = broadcastMeasurement( m1, ctx.comm );
@@ -364,8 +370,9 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                     best1[v] = m1;
                 if ( ctx.size > 1 )
                 {
-                    const Measurement mN = runOnce( ctx.comm, space, problem, base + "-n.h5",
-                                                    scenarios, detail, batch_size, cached );
+                    const Measurement mN =
+                        runOnce( ctx.comm, space, problem, base + "-n.h5", scenarios, detail,
+                                 batch_size, evaluate_tile, cached );
                     if ( mN.rate > bestN[v].rate )
                         bestN[v] = mN;
                 }

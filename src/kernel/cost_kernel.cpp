@@ -9,6 +9,7 @@
 #include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/scenario/transformer_config.hpp>
 #include <stdexcept>
+#include <type_traits>
 #include <unordered_map>
 
 namespace shardsweep
@@ -481,6 +482,12 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
         r.shard_bwd_ms.assign( b.shard_bwd_ms.data() + s0, b.shard_bwd_ms.data() + s1 );
     }
     return results;
+}
+
+std::size_t preferredScenariosPerCall()
+{
+    using MemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
+    return std::is_same<MemorySpace, Kokkos::HostSpace>::value ? 256 : 0;
 }
 
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs )

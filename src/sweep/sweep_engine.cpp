@@ -215,49 +215,60 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
     return work;
 }
 
-//! Turns a batch of scenario ids into journal rows: materialise, bound and plan each scenario,
-//! evaluate every planned one in one kernel call, fill the rows. Keeps its buffers across
-//! batches.
+//! Turns a batch of scenario ids into journal rows, one tile of the batch at a time: materialise,
+//! bound and plan each scenario of the tile, evaluate every planned one in one kernel call, fill
+//! the rows. Tiles keep a tile's workloads, plans and packed data in cache from materialising to
+//! filling (SweepOptions::evaluate_tile). Keeps its buffers across batches.
 class BatchComputer
 {
   public:
     BatchComputer( const SweepProblem& problem, const SweepPlanFunction& plan_fn,
-                   const SweepEvaluateFunction& evaluate_fn, SweepDetail detail, int rank )
+                   const SweepEvaluateFunction& evaluate_fn, SweepDetail detail, std::uint64_t tile,
+                   int rank )
         : _problem( problem ), _plan_fn( plan_fn ), _evaluate_fn( evaluate_fn ), _detail( detail ),
-          _rank( rank )
+          _tile( tile > 0 ? tile : preferredScenariosPerCall() ), _rank( rank )
     {
     }
 
-    //! Fills `batch` with the rows of `ids`; adds phase times to `times`.
+    //! Fills `batch` with the rows of `ids` (in their order); adds phase times to `times`.
     void compute( const std::vector<std::uint64_t>& ids, JournalBatch& batch, SweepTimes& times )
     {
-        materialiseAndPlan( ids, batch, times );
-        const double t = mpi::wtime();
-        evaluateAndFill( batch );
-        times.evaluate += mpi::wtime() - t;
+        batch.clear();
+        batch.scenarios.resize( ids.size() );
+        _failed = _no_plan = 0;
+        const std::size_t tile = _tile > 0 ? std::size_t( _tile ) : ids.size();
+        for ( std::size_t first = 0; first < ids.size(); first += tile )
+        {
+            const std::size_t end = std::min( ids.size(), first + tile );
+            materialiseAndPlan( ids, first, end, batch, times );
+            const double t = mpi::wtime();
+            evaluateAndFill( first, batch );
+            times.evaluate += mpi::wtime() - t;
+        }
     }
 
     std::int64_t noPlan() const { return _no_plan; } //!< of the last batch
     std::int64_t failed() const { return _failed; }  //!< of the last batch (errors)
 
   private:
-    void materialiseAndPlan( const std::vector<std::uint64_t>& ids, JournalBatch& batch,
-                             SweepTimes& times )
+    //! Scenarios [first, end) of the batch: their rows' inputs, bounds and plans.
+    void materialiseAndPlan( const std::vector<std::uint64_t>& ids, std::size_t first,
+                             std::size_t end, JournalBatch& batch, SweepTimes& times )
     {
-        batch.clear();
-        _status.assign( ids.size(), ScenarioStatus::evaluated );
-        _specs.assign( ids.size(), ScenarioSpec{} );
-        _plans.assign( ids.size(), PlanResult{} );
-        batch.scenarios.resize( ids.size() );
-        for ( std::size_t i = 0; i < ids.size(); ++i )
+        const std::size_t n = end - first;
+        _status.assign( n, ScenarioStatus::evaluated );
+        _specs.assign( n, ScenarioSpec{} );
+        _plans.assign( n, PlanResult{} );
+        for ( std::size_t i = 0; i < n; ++i )
         {
-            ScenarioRow& row = batch.scenarios[i];
-            row.id = ids[i];
+            const std::uint64_t id = ids[first + i];
+            ScenarioRow& row = batch.scenarios[first + i];
+            row.id = id;
             row.lower_bound_ms = kNaN; // kept when materialising fails
             try
             {
                 const double t0 = mpi::wtime();
-                _specs[i] = _problem.materialize( ids[i] );
+                _specs[i] = _problem.materialize( id );
                 fillInputs( row, _specs[i] );
                 const double t1 = mpi::wtime();
                 times.materialize += t1 - t0;
@@ -272,13 +283,14 @@ class BatchComputer
             {
                 _status[i] = ScenarioStatus::error;
                 if ( _errors_logged++ < 3 )
-                    std::cerr << fmt::format( "rank {}: scenario {}: {}\n", _rank, ids[i],
-                                              e.what() );
+                    std::cerr << fmt::format( "rank {}: scenario {}: {}\n", _rank, id, e.what() );
             }
         }
     }
 
-    void evaluateAndFill( JournalBatch& batch )
+    //! Evaluates the tile starting at row `first` and fills its rows; appends its GPU and shard
+    //! rows (tiles come in id order, so the batch's rows stay in id order).
+    void evaluateAndFill( std::size_t first, JournalBatch& batch )
     {
         _inputs.clear();
         _input_row.clear();
@@ -294,11 +306,10 @@ class BatchComputer
         std::vector<ScenarioResult> results;
         if ( !_inputs.empty() )
             results = _evaluate_fn( _inputs );
-        _failed = _no_plan = 0;
         static const Workload empty;
         for ( std::size_t i = 0, r = 0; i < _specs.size(); ++i )
         {
-            ScenarioRow& row = batch.scenarios[i];
+            ScenarioRow& row = batch.scenarios[first + i];
             if ( r < _input_row.size() && _input_row[r] == i )
             {
                 fillResultRows( row, *_specs[i].workload, &_plans[i].plan, &results[r], _detail,
@@ -317,6 +328,7 @@ class BatchComputer
     const SweepPlanFunction& _plan_fn;
     const SweepEvaluateFunction& _evaluate_fn;
     SweepDetail _detail;
+    std::uint64_t _tile; //!< scenarios per evaluate call (0: the whole batch)
     int _rank;
     int _errors_logged = 0;
     std::int64_t _failed = 0, _no_plan = 0;
@@ -399,7 +411,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         fmt::format( "{}/s{}-r{}.jnl", detail::journalDir( options.output ), start.session, rank );
     {
         mpi::SharedCounters counters( comm, kNumSlots );
-        BatchComputer computer( problem, plan_fn, evaluate_fn, options.detail, rank );
+        BatchComputer computer( problem, plan_fn, evaluate_fn, options.detail,
+                                options.evaluate_tile, rank );
         // Write-behind: batch k is appended (and fsynced) in the background while batch k + 1 is
         // computed. A batch is counted (kDone, progress, the report) only once its append is
         // acknowledged, so a stop or a crash never counts rows that are not on disk.

@@ -30,6 +30,7 @@ struct EngineFixture
     std::int64_t evaluated = 0; // scenarios this rank evaluated (all runs)
     int signal_at_call = -1;    // raise SIGUSR1 during this evaluate call of this rank
     int calls = 0;
+    std::size_t largest_call = 0; // most scenarios in one evaluate call of this rank
 
     explicit EngineFixture( std::uint64_t n, std::uint64_t hash = 42 )
     {
@@ -133,6 +134,7 @@ struct EngineFixture
             if ( ++calls == signal_at_call )
                 std::raise( SIGUSR1 );
             evaluated += std::int64_t( inputs.size() );
+            largest_call = std::max( largest_call, inputs.size() );
             std::vector<ScenarioResult> out;
             for ( const auto& in : inputs )
                 out.push_back( evaluateOne( in ) );
@@ -276,6 +278,31 @@ TEST( TEST_CATEGORY, sweep_matches_serial_reference )
     EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
                                   other.evaluator(), smallOptions( path ), log ),
                   UsageError );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        std::filesystem::remove( path );
+}
+
+// A batch is evaluated in tiles (SweepOptions::evaluate_tile): the file is the same, each tile
+// is one evaluate call, and tiles never mix batches. 300 ids in batches of 40 (the last of 20)
+// and tiles of 7: 7 batches of tiles 7,7,7,7,7,5 and one of 7,7,6, i.e. 45 calls, each with a
+// planned scenario (the no-plan ids 7, 57, ..., 257 are 50 apart).
+TEST( TEST_CATEGORY, sweep_evaluates_batches_in_tiles )
+{
+    EngineFixture fx( 300 );
+    const std::string path = outputPath( "tiles" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    options.batch_size = 40;
+    options.evaluate_tile = 7;
+    const auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan,
+                                        fx.evaluator(), options, log );
+    EXPECT_EQ( report.exit_code, 0 );
+    EXPECT_EQ( report.no_plan, 6u );
+    expectFileMatchesReference( fx, path );
+    EXPECT_EQ( mpi::allreduceSum( std::int64_t( fx.calls ), MPI_COMM_WORLD ), 45 );
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+    EXPECT_LE( fx.largest_call, 7u );
     if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
         std::filesystem::remove( path );
 }

@@ -105,6 +105,14 @@ struct ScenarioResult
 
 class TableStatsCache;
 
+//! How many scenarios one evaluateScenarios call should hold on the default execution space (0:
+//! no limit). Host backends (Serial, OpenMP): 256, so that a call's workloads, packed Views and
+//! results stay in the core's cache while they are built, evaluated and read back (calls of 2048
+//! 50-table scenarios, ~20 MB of table specs each, spent a quarter of their time in cache misses
+//! and page faults: docs/PERFORMANCE.md). Device backends: no limit (a launch wants every
+//! scenario it can get).
+std::size_t preferredScenariosPerCall();
+
 //! Evaluates a batch of scenarios with the default host execution space.
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
 //! The same, reusing the table statistics of earlier calls kept in `cache` (bit-identical
