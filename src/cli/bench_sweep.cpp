@@ -126,6 +126,7 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     m.sum.evaluate = mpi::allreduceSum( r.local.evaluate, comm );
     m.sum.journal = mpi::allreduceSum( r.local.journal, comm );
     m.sum.hdf5 = mpi::allreduceSum( r.local.hdf5, comm );
+    m.sum.journal_thread_cpu = mpi::allreduceSum( r.local.journal_thread_cpu, comm );
     m.peak_rss_MiB = mpi::allreduceMax( peakRssMiB(), comm );
     if ( mpi::rank( comm ) == 0 )
         std::filesystem::remove( output );
@@ -208,7 +209,10 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         "Launch with `mpirun -np 2` for the efficiency column (1 rank: NaN).\n"
         "scenarios_per_s_per_core = scenarios / wall s / (ranks x Kokkos threads); io_fraction =\n"
         "max over ranks of (journal + hdf5 s) / wall s; hdf5_fraction = hdf5 s / wall s; *_us =\n"
-        "rank-seconds per scenario in each engine phase; scenarios_per_cpu_s and cpu_efficiency "
+        "rank-seconds per scenario in each engine phase (journal_us: the time the engine waits "
+        "for\n"
+        "its write-behind journal; journal_thread_cpu_us: the CPU time of the journal's\n"
+        "background thread, off the critical path); scenarios_per_cpu_s and cpu_efficiency "
         "use\n"
         "getrusage CPU time instead of wall time (meaningful on a shared machine).\n\nOptions" );
     // clang-format off
@@ -306,7 +310,8 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                          "evaluate_us",
                          "journal_us",
                          "hdf5_us",
-                         "peak_rss_MiB" } );
+                         "peak_rss_MiB",
+                         "journal_thread_cpu_us" } );
     const auto addRow = [&]( const std::string& name, const Measurement& m, double efficiency,
                              double cpu_efficiency )
     {
@@ -330,7 +335,8 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                         m.sum.evaluate * per,
                         m.sum.journal * per,
                         m.sum.hdf5 * per,
-                        m.peak_rss_MiB } );
+                        m.peak_rss_MiB,
+                        m.sum.journal_thread_cpu * per } );
     };
     const double nan = std::numeric_limits<double>::quiet_NaN();
 

@@ -1,4 +1,5 @@
 // Append-only, checksummed, fsynced per-rank journals of sweep results.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -102,6 +103,14 @@ JournalWriter::JournalWriter( const std::string& path ) : _path( path )
     _fd = ::open( path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644 );
     if ( _fd < 0 )
         throw std::runtime_error( "cannot create journal " + path + ": " + errnoText() );
+    struct stat st;
+    if ( ::fstat( _fd, &st ) != 0 )
+    {
+        const std::string why = errnoText();
+        ::close( _fd );
+        throw std::runtime_error( "cannot stat journal " + path + ": " + why );
+    }
+    _start = std::uint64_t( st.st_size );
 }
 
 JournalWriter::~JournalWriter()
@@ -110,7 +119,7 @@ JournalWriter::~JournalWriter()
         ::close( _fd );
 }
 
-void JournalWriter::append( const JournalBatch& batch )
+JournalRecordInfo JournalWriter::append( const JournalBatch& batch )
 {
     RecordHeader h;
     h.num_scenarios = static_cast<std::uint32_t>( batch.scenarios.size() );
@@ -170,7 +179,15 @@ void JournalWriter::append( const JournalBatch& batch )
     }
     if ( ::fdatasync( _fd ) != 0 )
         throw std::runtime_error( "fsync of journal " + _path + ": " + errnoText() );
+    JournalRecordInfo info;
+    info.offset = _start + _bytes;
+    info.first_id = h.first_id;
+    info.last_id = h.last_id;
+    info.num_scenarios = h.num_scenarios;
+    info.num_gpus = h.num_gpus;
+    info.num_shards = h.num_shards;
     _bytes += record_bytes;
+    return info;
 }
 
 //---------------------------------------------------------------------------------------------//
@@ -234,39 +251,104 @@ JournalScan scanJournal( const std::string& path )
     return scan;
 }
 
-void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
-                        JournalBatch& into )
+namespace
 {
-    // The payload is the three row arrays back to back; each is a whole number of 8-byte words,
-    // so the checksum of the payload chains over the arrays read one by one.
-    static_assert( sizeof( ScenarioRow ) % 8 == 0 && sizeof( GpuRow ) % 8 == 0 &&
-                       sizeof( ShardRow ) % 8 == 0,
-                   "journalChecksum chains over 8-byte words" );
-    Fd f( path );
+
+// The payload is the three row arrays back to back; each is a whole number of 8-byte words, so
+// the checksum of the payload chains over the arrays read one by one.
+static_assert( sizeof( ScenarioRow ) % 8 == 0 && sizeof( GpuRow ) % 8 == 0 &&
+                   sizeof( ShardRow ) % 8 == 0,
+               "journalChecksum chains over 8-byte words" );
+
+[[noreturn]] void damaged( const std::string& path, const JournalRecordInfo& record )
+{
+    throw std::runtime_error( "journal " + path + " is damaged at byte " +
+                              std::to_string( record.offset ) );
+}
+
+//! Reads and checks the header of a record found earlier.
+RecordHeader readHeader( const Fd& f, const std::string& path, const JournalRecordInfo& record )
+{
     RecordHeader h;
     if ( !readFully( f.fd, &h, sizeof( h ), record.offset ) || h.magic != kMagic ||
          h.header_checksum != headerChecksum( h ) )
         throw std::runtime_error( "journal " + path + " changed under the run at byte " +
                                   std::to_string( record.offset ) );
+    if ( payloadBytes( h ) != h.payload_bytes )
+        damaged( path, record );
+    return h;
+}
+
+//! Reads `count` rows at `at` into `rows` (resized), chaining `checksum` over them.
+template <class Row>
+bool readRows( const Fd& f, std::vector<Row>& rows, std::uint64_t count, std::uint64_t& at,
+               std::uint64_t& checksum )
+{
+    rows.resize( count );
+    const std::size_t n = rows.size() * sizeof( Row );
+    if ( n == 0 )
+        return true;
+    const bool ok = readFully( f.fd, rows.data(), n, at );
+    checksum = journalChecksum( rows.data(), n, checksum );
+    at += n;
+    return ok;
+}
+
+} // namespace
+
+void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
+                        JournalBatch& into )
+{
+    Fd f( path );
+    const RecordHeader h = readHeader( f, path, record );
     std::uint64_t at = record.offset + sizeof( h );
     std::uint64_t checksum = journalChecksum( nullptr, 0 );
-    bool ok = payloadBytes( h ) == h.payload_bytes;
-    auto get = [&]( auto& rows, std::uint64_t count )
-    {
-        rows.resize( count );
-        const std::size_t n = rows.size() * sizeof( rows[0] );
-        if ( !ok || n == 0 )
-            return;
-        ok = readFully( f.fd, rows.data(), n, at );
-        checksum = journalChecksum( rows.data(), n, checksum );
-        at += n;
-    };
-    get( into.scenarios, h.num_scenarios );
-    get( into.gpus, h.num_gpus );
-    get( into.shards, h.num_shards );
+    const bool ok = readRows( f, into.scenarios, h.num_scenarios, at, checksum ) &&
+                    readRows( f, into.gpus, h.num_gpus, at, checksum ) &&
+                    readRows( f, into.shards, h.num_shards, at, checksum );
     if ( !ok || checksum != h.payload_checksum )
-        throw std::runtime_error( "journal " + path + " is damaged at byte " +
-                                  std::to_string( record.offset ) );
+        damaged( path, record );
+}
+
+void readJournalRecordHead( const std::string& path, const JournalRecordInfo& record,
+                            JournalBatch& into )
+{
+    Fd f( path );
+    const RecordHeader h = readHeader( f, path, record );
+    std::uint64_t at = record.offset + sizeof( h );
+    std::uint64_t checksum = 0;
+    into.shards.clear();
+    if ( !readRows( f, into.scenarios, h.num_scenarios, at, checksum ) ||
+         !readRows( f, into.gpus, h.num_gpus, at, checksum ) )
+        damaged( path, record );
+}
+
+void readJournalShards( const std::string& path, const JournalRecordInfo& record,
+                        const JournalBatch& head, std::vector<ShardRow>& block,
+                        std::size_t block_rows,
+                        const std::function<void( std::size_t first, std::size_t count )>& consume )
+{
+    Fd f( path );
+    const RecordHeader h = readHeader( f, path, record );
+    if ( head.scenarios.size() != h.num_scenarios || head.gpus.size() != h.num_gpus )
+        damaged( path, record );
+    std::uint64_t checksum = journalChecksum( nullptr, 0 );
+    checksum = journalChecksum( head.scenarios.data(),
+                                head.scenarios.size() * sizeof( ScenarioRow ), checksum );
+    checksum = journalChecksum( head.gpus.data(), head.gpus.size() * sizeof( GpuRow ), checksum );
+    std::uint64_t at = record.offset + sizeof( h ) +
+                       std::uint64_t( h.num_scenarios ) * sizeof( ScenarioRow ) +
+                       std::uint64_t( h.num_gpus ) * sizeof( GpuRow );
+    block_rows = std::max<std::size_t>( block_rows, 1 );
+    for ( std::size_t first = 0; first < h.num_shards; first += block_rows )
+    {
+        const std::size_t count = std::min<std::size_t>( block_rows, h.num_shards - first );
+        if ( !readRows( f, block, count, at, checksum ) )
+            damaged( path, record );
+        consume( first, count );
+    }
+    if ( checksum != h.payload_checksum )
+        damaged( path, record );
 }
 
 JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo& record )

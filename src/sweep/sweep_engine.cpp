@@ -1,4 +1,5 @@
 // The sweep driver: dynamic batches over ranks, per-batch journals, signals, progress, finalize.
+#include "pending_ids.hpp"
 #include "sweep_internal.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -13,6 +14,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/parallel/stop_signal.hpp>
+#include <shardsweep/sweep/journal_async.hpp>
 
 namespace shardsweep
 {
@@ -39,53 +41,6 @@ std::string clock( double seconds )
     const auto s = static_cast<long long>( seconds + 0.5 );
     return fmt::format( "{:02d}:{:02d}:{:02d}", s / 3600, s / 60 % 60, s % 60 );
 }
-
-//! Maps positions in the list of pending ids to ids (pending ids as sorted ranges).
-class PendingIds
-{
-  public:
-    //! The ids of [first, end) not done.
-    PendingIds( const std::vector<std::uint8_t>& done_bits, std::uint64_t first, std::uint64_t end )
-    {
-        std::uint64_t i = first;
-        while ( i < end )
-        {
-            while ( i < end && isDone( done_bits, i ) )
-                ++i;
-            const std::uint64_t begin = i;
-            while ( i < end && !isDone( done_bits, i ) )
-                ++i;
-            if ( i > begin )
-            {
-                _begin.push_back( begin );
-                _position.push_back( _count );
-                _count += i - begin;
-            }
-        }
-    }
-    static bool isDone( const std::vector<std::uint8_t>& bits, std::uint64_t i )
-    {
-        return !bits.empty() && ( bits[i >> 3] >> ( i & 7 ) ) & 1;
-    }
-    std::uint64_t count() const { return _count; }
-    //! Ids at positions [from, to).
-    void ids( std::uint64_t from, std::uint64_t to, std::vector<std::uint64_t>& out ) const
-    {
-        out.clear();
-        auto it = std::upper_bound( _position.begin(), _position.end(), from );
-        std::size_t r = std::size_t( it - _position.begin() ) - 1;
-        for ( std::uint64_t p = from; p < to; ++p )
-        {
-            while ( r + 1 < _position.size() && _position[r + 1] <= p )
-                ++r;
-            out.push_back( _begin[r] + ( p - _position[r] ) );
-        }
-    }
-
-  private:
-    std::vector<std::uint64_t> _begin, _position;
-    std::uint64_t _count = 0;
-};
 
 void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
 {
@@ -478,7 +433,7 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 
     // ---- 2. what is done already (the journals) -----------------------------------------------
     JournaledWork journaled = scanJournals( comm, start.journals, n, options.output );
-    const PendingIds pending( journaled.done_bits, slice.first, slice.end );
+    const detail::PendingIds pending( journaled.done_bits, slice.first, slice.end );
     report.done_before = slice_size - pending.count();
     if ( talk && options.slice_count > 1 )
         out << fmt::format( "slice {}/{}: scenario ids [{}, {}) of {}\n", options.slice_index,
@@ -499,7 +454,33 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         mpi::SharedCounters counters( comm, kNumSlots );
         BatchComputer computer( problem, plan_fn, evaluate_fn, options.detail,
                                 options.evaluate_tile, rank );
-        std::unique_ptr<JournalWriter> writer;
+        // Write-behind: batch k is appended (and fsynced) in the background while batch k + 1 is
+        // computed. A batch is counted (kDone, progress, the report) only once its append is
+        // acknowledged, so a stop or a crash never counts rows that are not on disk.
+        AsyncJournalWriter journal( my_journal );
+        struct Unacknowledged
+        {
+            std::uint64_t computed = 0;
+            std::int64_t failed = 0, no_plan = 0;
+        } in_flight;
+        // Waits for the append in flight and counts its batch; the wait is journal time (what
+        // the engine loses to the journal), the background thread's own time is reported apart.
+        const auto acknowledge = [&]
+        {
+            const double t0 = mpi::wtime();
+            const bool had = journal.wait();
+            const double t1 = mpi::wtime();
+            report.local.journal += t1 - t0;
+            if ( !had )
+                return;
+            report.local_computed += in_flight.computed;
+            counters.fetchAdd( kDone, std::int64_t( in_flight.computed ) );
+            if ( in_flight.failed )
+                counters.fetchAdd( kFailed, in_flight.failed );
+            if ( in_flight.no_plan )
+                counters.fetchAdd( kNoPlan, in_flight.no_plan );
+            report.local.dispatch += mpi::wtime() - t1;
+        };
         JournalBatch batch;
         std::vector<std::uint64_t> ids;
         double last_print = mpi::wtime();
@@ -519,21 +500,12 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
 
             computer.compute( ids, batch, report.local );
 
-            // Journal (the batch is safe once append returns), then count it.
+            // The previous batch is safe once its append returns: count it, journal this one.
+            acknowledge();
             t = mpi::wtime();
-            if ( !writer )
-                writer = std::make_unique<JournalWriter>( my_journal );
-            writer->append( batch );
+            journal.submit( batch );
             report.local.journal += mpi::wtime() - t;
-            report.local_computed += ids.size();
-
-            t = mpi::wtime();
-            counters.fetchAdd( kDone, std::int64_t( ids.size() ) );
-            if ( computer.failed() )
-                counters.fetchAdd( kFailed, computer.failed() );
-            if ( computer.noPlan() )
-                counters.fetchAdd( kNoPlan, computer.noPlan() );
-            report.local.dispatch += mpi::wtime() - t;
+            in_flight = { ids.size(), computer.failed(), computer.noPlan() };
 
             if ( talk && options.progress_interval_s > 0 &&
                  mpi::wtime() - last_print >= options.progress_interval_s )
@@ -546,6 +518,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                     << std::flush;
             }
         }
+        acknowledge(); // the last batch (or the one in flight at a stop)
+        report.local.journal_thread_cpu = journal.backgroundCpuSeconds();
         mpi::barrier( comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
@@ -553,13 +527,10 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         if ( counters.read( kStop ) != 0 )
             clearStopSignal(); // acted on: a later run in this process starts clean
         mpi::barrier( comm );
-        if ( writer )
-        {
-            // This run's own records join the ones found at start.
-            auto scan = scanJournal( my_journal );
-            for ( const auto& info : scan.records )
-                journaled.records.push_back( { my_journal, info } );
-        }
+        // This run's own records join the ones found at start (as the writer appended them: no
+        // need to read the journal again).
+        for ( const auto& info : journal.records() )
+            journaled.records.push_back( { my_journal, info } );
     }
     report.busy_s = mpi::allgather( report.local.busy(), comm );
     report.computed_per_rank = mpi::allgather( double( report.local_computed ), comm );

@@ -1,5 +1,6 @@
 // Lays the journals out into OUT.h5: every rank writes its own rows, collectively, at offsets
 // that depend only on scenario ids and row counts (docs/HDF5_LAYOUT.md, "Determinism").
+#include "column_scatter.hpp"
 #include "sweep_internal.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
+#include <memory>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/version.hpp>
@@ -59,52 +61,48 @@ std::vector<h5::Dataset> createColumns( const h5::Group& group,
     return sets;
 }
 
-//! Consecutive rows of one journal batch, in place: the writer gathers columns straight from the
-//! journal rows it read instead of copying every row into a staging vector first.
-template <class Row>
-struct RowSpan
+//! Where the shard rows of one held scenario go: rows [source, source + count) of its journal
+//! batch, to row `dest` of this rank's shard columns in the window.
+struct ShardSegment
 {
-    const Row* first;
-    std::size_t count;
+    std::size_t batch, source, count, dest;
 };
 
-//! Copies one field of every row into a packed column. The field size is a compile-time constant
-//! so that the copy inlines: a memcpy call per element was ~10 % of a sweep's CPU time.
-template <std::size_t Bytes, class Row>
-void gatherField( const std::vector<RowSpan<Row>>& spans, std::size_t offset, char* out )
+//! Streams the shard rows of every loaded batch from its journal record into the columns (one
+//! read of the rows, scattered block by block while in cache; the checksum checked as they go).
+void scatterShards( const std::vector<RecordRef>& records,
+                    const std::vector<std::size_t>& record_of,
+                    const std::vector<JournalBatch>& loaded, std::vector<ShardSegment>& segments,
+                    ColumnBuffers& out, std::vector<ShardRow>& block )
 {
-    for ( const RowSpan<Row>& span : spans )
-        for ( std::size_t i = 0; i < span.count; ++i, out += Bytes )
-            std::memcpy( out, reinterpret_cast<const char*>( span.first + i ) + offset, Bytes );
-}
-
-//! Writes every column of the rows of `spans` into `runs` (collective; rows in run order).
-template <class Row>
-void writeColumns( std::vector<h5::Dataset>& sets, const std::vector<ColumnSpec>& columns,
-                   const std::vector<h5::Run>& runs, const std::vector<RowSpan<Row>>& spans,
-                   std::vector<char>& buffer )
-{
-    std::size_t rows = 0;
-    for ( const RowSpan<Row>& span : spans )
-        rows += span.count;
-    for ( std::size_t k = 0; k < columns.size(); ++k )
+    std::sort( segments.begin(), segments.end(),
+               []( const ShardSegment& x, const ShardSegment& y )
+               { return x.batch != y.batch ? x.batch < y.batch : x.source < y.source; } );
+    constexpr std::size_t kBlockRows = 512; // 120 KiB: stays in L2 while scattered
+    auto seg = segments.begin();
+    for ( std::size_t b = 0; b < record_of.size(); ++b )
     {
-        const auto& c = columns[k];
-        const std::size_t bytes = typeBytes( c.type );
-        buffer.resize( std::max<std::size_t>( rows * bytes, 1 ) );
-        switch ( bytes )
-        {
-        case 1:
-            gatherField<1>( spans, c.offset, buffer.data() );
-            break;
-        case 4:
-            gatherField<4>( spans, c.offset, buffer.data() );
-            break;
-        default:
-            gatherField<8>( spans, c.offset, buffer.data() );
-            break;
-        }
-        sets[k].writeRaw( runs, c.type, buffer.data(), true );
+        const RecordRef& record = records[record_of[b]];
+        while ( seg != segments.end() && seg->batch < b )
+            ++seg; // none left: every row of a batch is in its record
+        readJournalShards( record.path, record.info, loaded[b], block, kBlockRows,
+                           [&]( std::size_t first, std::size_t count )
+                           {
+                               const std::size_t end = first + count;
+                               for ( ; seg != segments.end() && seg->batch == b; ++seg )
+                               {
+                                   // The part of this segment inside the block; the rest waits for
+                                   // the next.
+                                   const std::size_t lo = std::max( seg->source, first );
+                                   const std::size_t hi = std::min( seg->source + seg->count, end );
+                                   if ( lo < hi )
+                                       scatterRows( block.data() + ( lo - first ), hi - lo,
+                                                    seg->dest + ( lo - seg->source ),
+                                                    shardColumns(), out );
+                                   if ( seg->source + seg->count > end )
+                                       break;
+                               }
+                           } );
     }
 }
 
@@ -211,20 +209,24 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         const SliceRange slice =
             sliceRange( num_scenarios, options.slice_index, options.slice_count );
         std::uint64_t gpu_base = 0, shard_base = 0;
-        // Batches read for a window; kept across windows so that their memory is reused.
+        // Batches read for a window (their scenario and GPU rows; shard rows are streamed
+        // into the columns); kept across windows so that their memory is reused.
         std::vector<JournalBatch> loaded;
         std::size_t num_loaded = 0;
+        std::vector<std::size_t> record_of; //!< of each loaded batch
         std::vector<Held> held;
         std::vector<std::int64_t> counts;
-        std::vector<char> buffer;
+        ColumnBuffers scen_columns, gpu_columns, shard_columns;
+        std::vector<ShardRow> block;
         std::vector<ScenarioRow> scen_rows;
         std::vector<RowSpan<GpuRow>> gpu_out;
-        std::vector<RowSpan<ShardRow>> shard_out;
+        std::vector<ShardSegment> shard_out;
         for ( std::uint64_t a = 0; a < num_scenarios; a += window )
         {
             const std::uint64_t b = std::min( num_scenarios, a + window );
             // This rank's scenarios in [a, b), from every record that overlaps the window.
             num_loaded = 0;
+            record_of.clear();
             held.clear();
             for ( std::size_t k = 0; k < records.size(); ++k )
             {
@@ -233,7 +235,8 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                     continue;
                 if ( num_loaded == loaded.size() )
                     loaded.emplace_back();
-                readJournalRecord( records[k].path, info, loaded[num_loaded] );
+                readJournalRecordHead( records[k].path, info, loaded[num_loaded] );
+                record_of.push_back( k );
                 const JournalBatch& batch = loaded[num_loaded++];
                 std::size_t g = 0, s = 0;
                 for ( const auto& row : batch.scenarios )
@@ -278,6 +281,7 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
             scen_rows.clear();
             gpu_out.clear();
             shard_out.clear();
+            std::size_t local_gpus = 0, local_shards = 0;
             // Ids before the slice, then the slice's rows (sorted), then ids after it.
             const bool writes_outside = mpi::rank( comm ) == 0;
             if ( writes_outside )
@@ -295,24 +299,38 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                     addRun( gpu_runs, gpu_offset[i], std::uint64_t( h.row.num_gpus_rows ) );
                     gpu_out.push_back(
                         { batch.gpus.data() + h.gpu_begin, std::size_t( h.row.num_gpus_rows ) } );
+                    local_gpus += std::size_t( h.row.num_gpus_rows );
                 }
                 if ( with_shards )
                 {
                     addRun( shard_runs, shard_offset[i], std::uint64_t( h.row.num_shards ) );
-                    shard_out.push_back(
-                        { batch.shards.data() + h.shard_begin, std::size_t( h.row.num_shards ) } );
+                    if ( h.row.num_shards > 0 )
+                        shard_out.push_back( { h.batch, h.shard_begin,
+                                               std::size_t( h.row.num_shards ), local_shards } );
+                    local_shards += std::size_t( h.row.num_shards );
                 }
             }
             if ( writes_outside )
                 addNotComputed( std::max( a, slice.end ), b, scen_rows, scen_runs );
-            writeColumns(
-                scen_sets, scenarioColumns(), scen_runs,
-                std::vector<RowSpan<ScenarioRow>>{ { scen_rows.data(), scen_rows.size() } },
-                buffer );
+            // Every record is streamed (its checksum checked) even without shard rows.
+            shard_columns.resize( shardColumns(), local_shards );
+            scatterShards( records, record_of, loaded, shard_out, shard_columns, block );
+            scen_columns.resize( scenarioColumns(), scen_rows.size() );
+            scatterRows( scen_rows.data(), scen_rows.size(), 0, scenarioColumns(), scen_columns );
+            writeColumns( scen_sets, scenarioColumns(), scen_runs, scen_columns );
             if ( with_gpus )
-                writeColumns( gpu_sets, gpuColumns(), gpu_runs, gpu_out, buffer );
+            {
+                gpu_columns.resize( gpuColumns(), local_gpus );
+                std::size_t at = 0;
+                for ( const RowSpan<GpuRow>& span : gpu_out )
+                {
+                    scatterRows( span.first, span.count, at, gpuColumns(), gpu_columns );
+                    at += span.count;
+                }
+                writeColumns( gpu_sets, gpuColumns(), gpu_runs, gpu_columns );
+            }
             if ( with_shards )
-                writeColumns( shard_sets, shardColumns(), shard_runs, shard_out, buffer );
+                writeColumns( shard_sets, shardColumns(), shard_runs, shard_columns );
             gpu_base = g;
             shard_base = s;
         }

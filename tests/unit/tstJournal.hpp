@@ -7,6 +7,7 @@
 #include <shardsweep/sweep/journal.hpp>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace Test
 {
@@ -49,14 +50,35 @@ TEST( TEST_CATEGORY, journal_roundtrip_and_torn_tail )
 {
     const std::string path = journalPath( "torn" );
     std::remove( path.c_str() );
+    std::vector<JournalRecordInfo> appended;
     {
         JournalWriter w( path );
-        w.append( makeBatch( 0, 3 ) );
-        w.append( makeBatch( 10, 5 ) );
-        w.append( makeBatch( 20, 4 ) );
+        appended.push_back( w.append( makeBatch( 0, 3 ) ) );
+        appended.push_back( w.append( makeBatch( 10, 5 ) ) );
+        appended.push_back( w.append( makeBatch( 20, 4 ) ) );
     }
     auto scan = scanJournal( path );
     ASSERT_EQ( scan.records.size(), 3u );
+    // What append returns is what a scan finds (the engine lists its records from it).
+    for ( std::size_t k = 0; k < 3; ++k )
+    {
+        EXPECT_EQ( appended[k].offset, scan.records[k].offset ) << k;
+        EXPECT_EQ( appended[k].first_id, scan.records[k].first_id ) << k;
+        EXPECT_EQ( appended[k].last_id, scan.records[k].last_id ) << k;
+        EXPECT_EQ( appended[k].num_scenarios, scan.records[k].num_scenarios ) << k;
+        EXPECT_EQ( appended[k].num_gpus, scan.records[k].num_gpus ) << k;
+        EXPECT_EQ( appended[k].num_shards, scan.records[k].num_shards ) << k;
+    }
+    {
+        // A writer reopening the file continues after the records already there.
+        JournalWriter w( path );
+        const auto info = w.append( makeBatch( 30, 2 ) );
+        EXPECT_EQ( info.offset, scan.valid_bytes );
+        auto again = scanJournal( path );
+        ASSERT_EQ( again.records.size(), 4u );
+        EXPECT_EQ( again.records[3].offset, info.offset );
+        ASSERT_EQ( ::truncate( path.c_str(), off_t( scan.valid_bytes ) ), 0 );
+    }
     EXPECT_FALSE( scan.torn_tail );
     EXPECT_EQ( scan.records[1].first_id, 10u );
     EXPECT_EQ( scan.records[1].last_id, 14u );

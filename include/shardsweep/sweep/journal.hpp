@@ -9,6 +9,7 @@
 //! ShardRow[], native byte order: journals are not meant to move between machines).
 
 #include <cstdint>
+#include <functional>
 #include <shardsweep/sweep/rows.hpp>
 #include <string>
 #include <vector>
@@ -36,26 +37,6 @@ struct JournalBatch
     }
 };
 
-//! Appends records to one journal file (created, or opened for append) and fsyncs each.
-class JournalWriter
-{
-  public:
-    explicit JournalWriter( const std::string& path );
-    ~JournalWriter();
-    JournalWriter( const JournalWriter& ) = delete;
-    JournalWriter& operator=( const JournalWriter& ) = delete;
-
-    //! Writes one record and returns once it is on stable storage (write + fdatasync).
-    void append( const JournalBatch& batch );
-    //! Bytes written so far by this writer.
-    std::uint64_t bytesWritten() const { return _bytes; }
-
-  private:
-    std::string _path;
-    int _fd = -1;
-    std::uint64_t _bytes = 0;
-};
-
 //! Where one valid record lies in its file.
 struct JournalRecordInfo
 {
@@ -65,6 +46,30 @@ struct JournalRecordInfo
     std::uint32_t num_scenarios = 0;
     std::uint32_t num_gpus = 0;
     std::uint32_t num_shards = 0;
+};
+
+//! Appends records to one journal file (created, or opened for append) and fsyncs each.
+class JournalWriter
+{
+  public:
+    explicit JournalWriter( const std::string& path );
+    ~JournalWriter();
+    JournalWriter( const JournalWriter& ) = delete;
+    JournalWriter& operator=( const JournalWriter& ) = delete;
+
+    //! Writes one record and returns once it is on stable storage (write + fdatasync). Returns
+    //! where the record lies (what scanJournal would find), so that a run need not read its own
+    //! journal again to list what it wrote.
+    JournalRecordInfo append( const JournalBatch& batch );
+    //! Bytes written so far by this writer.
+    std::uint64_t bytesWritten() const { return _bytes; }
+    const std::string& path() const { return _path; }
+
+  private:
+    std::string _path;
+    int _fd = -1;
+    std::uint64_t _start = 0; //!< size of the file when opened: offset of the first record
+    std::uint64_t _bytes = 0;
 };
 
 //! The valid records of one journal file.
@@ -88,5 +93,20 @@ JournalBatch readJournalRecord( const std::string& path, const JournalRecordInfo
 //! (the results writer reads gigabytes of journal rows with `--detail all`).
 void readJournalRecord( const std::string& path, const JournalRecordInfo& record,
                         JournalBatch& into );
+
+//! The first half of a read that streams a record's shard rows instead of holding them: its
+//! scenario and GPU rows into `into` (shard rows left empty). Nothing is verified until the
+//! second half, readJournalShards.
+void readJournalRecordHead( const std::string& path, const JournalRecordInfo& record,
+                            JournalBatch& into );
+//! The second half: the record's shard rows, `block_rows` at a time through `block`;
+//! `consume( first, count )` sees rows [first, first + count) of the record in block[0, count).
+//! Then checks the checksum of the whole record (`head` as readJournalRecordHead read it, and
+//! the shard rows) and throws as readJournalRecord does when it fails. The results writer
+//! scatters each block into its column buffers while the block is still in cache.
+void readJournalShards(
+    const std::string& path, const JournalRecordInfo& record, const JournalBatch& head,
+    std::vector<ShardRow>& block, std::size_t block_rows,
+    const std::function<void( std::size_t first, std::size_t count )>& consume );
 
 } // namespace shardsweep

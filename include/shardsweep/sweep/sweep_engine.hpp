@@ -73,7 +73,13 @@ struct SweepOptions
 //! Per-rank seconds spent in each engine phase.
 struct SweepTimes
 {
+    //! `journal` is the time the engine waits for its journal (the append of a batch runs in
+    //! the background while the next one is computed: only what is left of it when the next
+    //! batch is ready counts).
     double materialize = 0, plan = 0, evaluate = 0, journal = 0, dispatch = 0, hdf5 = 0;
+    //! CPU seconds of the journal's background thread (checksums, writes, fsyncs): off the
+    //! critical path, not in busy() nor in the I/O fraction, but spent.
+    double journal_thread_cpu = 0;
     double busy() const { return materialize + plan + evaluate + journal; }
 };
 
