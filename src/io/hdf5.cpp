@@ -1,6 +1,7 @@
 // RAII wrappers over the HDF5 C API: handles, dataspaces, property lists and files (with
 // hdf5_data.cpp, the only files with raw H5* calls).
 #include <algorithm>
+#include <chrono>
 #include <fcntl.h>
 #include <shardsweep/io/hdf5_detail.hpp>
 #include <stdexcept>
@@ -301,6 +302,31 @@ bool syncPath( const std::string& path )
     bool ok = ::fsync( fd ) == 0;
     ::close( fd );
     return ok;
+}
+
+Writeback::Writeback( const std::string& path ) : _fd( ::open( path.c_str(), O_RDONLY ) ) {}
+
+Writeback::~Writeback()
+{
+    // The thread uses _fd.
+    if ( _pending.valid() )
+        _pending.wait();
+    if ( _fd >= 0 )
+        ::close( _fd );
+}
+
+void Writeback::start()
+{
+#ifdef __linux__
+    if ( _fd < 0 )
+        return;
+    if ( _pending.valid() &&
+         _pending.wait_for( std::chrono::seconds( 0 ) ) != std::future_status::ready )
+        return;
+    // Offset 0, length 0: the whole file. Pages under writeback already are not waited for.
+    _pending = std::async( std::launch::async, [fd = _fd]
+                           { (void)::sync_file_range( fd, 0, 0, SYNC_FILE_RANGE_WRITE ); } );
+#endif
 }
 
 } // namespace h5

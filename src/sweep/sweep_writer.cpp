@@ -2,6 +2,7 @@
 // that depend only on scenario ids and row counts (docs/HDF5_LAYOUT.md, "Determinism").
 #include "column_scatter.hpp"
 #include "sweep_internal.hpp"
+#include "window_prefetcher.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -59,51 +60,6 @@ std::vector<h5::Dataset> createColumns( const h5::Group& group,
             h5::writeAttribute( sets.back().id(), "codes", "/names/" + c.codes );
     }
     return sets;
-}
-
-//! Where the shard rows of one held scenario go: rows [source, source + count) of its journal
-//! batch, to row `dest` of this rank's shard columns in the window.
-struct ShardSegment
-{
-    std::size_t batch, source, count, dest;
-};
-
-//! Streams the shard rows of every loaded batch from its journal record into the columns (one
-//! read of the rows, scattered block by block while in cache; the checksum checked as they go).
-void scatterShards( const std::vector<RecordRef>& records,
-                    const std::vector<std::size_t>& record_of,
-                    const std::vector<JournalBatch>& loaded, std::vector<ShardSegment>& segments,
-                    ColumnBuffers& out, std::vector<ShardRow>& block )
-{
-    std::sort( segments.begin(), segments.end(),
-               []( const ShardSegment& x, const ShardSegment& y )
-               { return x.batch != y.batch ? x.batch < y.batch : x.source < y.source; } );
-    constexpr std::size_t kBlockRows = 512; // 120 KiB: stays in L2 while scattered
-    auto seg = segments.begin();
-    for ( std::size_t b = 0; b < record_of.size(); ++b )
-    {
-        const RecordRef& record = records[record_of[b]];
-        while ( seg != segments.end() && seg->batch < b )
-            ++seg; // none left: every row of a batch is in its record
-        readJournalShards( record.path, record.info, loaded[b], block, kBlockRows,
-                           [&]( std::size_t first, std::size_t count )
-                           {
-                               const std::size_t end = first + count;
-                               for ( ; seg != segments.end() && seg->batch == b; ++seg )
-                               {
-                                   // The part of this segment inside the block; the rest waits for
-                                   // the next.
-                                   const std::size_t lo = std::max( seg->source, first );
-                                   const std::size_t hi = std::min( seg->source + seg->count, end );
-                                   if ( lo < hi )
-                                       scatterRows( block.data() + ( lo - first ), hi - lo,
-                                                    seg->dest + ( lo - seg->source ),
-                                                    shardColumns(), out );
-                                   if ( seg->source + seg->count > end )
-                                       break;
-                               }
-                           } );
-    }
 }
 
 void addRun( std::vector<h5::Run>& runs, std::uint64_t offset, std::uint64_t count )
@@ -208,41 +164,44 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         const std::uint64_t window = std::max<std::uint64_t>( options.finalize_window, 1 );
         const SliceRange slice =
             sliceRange( num_scenarios, options.slice_index, options.slice_count );
+        const bool writes_outside = mpi::rank( comm ) == 0;
         std::uint64_t gpu_base = 0, shard_base = 0;
-        // Batches read for a window (their scenario and GPU rows; shard rows are streamed
-        // into the columns); kept across windows so that their memory is reused.
-        std::vector<JournalBatch> loaded;
-        std::size_t num_loaded = 0;
-        std::vector<std::size_t> record_of; //!< of each loaded batch
         std::vector<Held> held;
         std::vector<std::int64_t> counts;
-        ColumnBuffers scen_columns, gpu_columns, shard_columns;
-        std::vector<ShardRow> block;
-        std::vector<ScenarioRow> scen_rows;
-        std::vector<RowSpan<GpuRow>> gpu_out;
-        std::vector<ShardSegment> shard_out;
-        for ( std::uint64_t a = 0; a < num_scenarios; a += window )
+        // Two windows alternate: the prefetcher's thread reads and scatters one while this thread
+        // writes the other's columns. Declared before the prefetcher, which must stop first.
+        WindowRows windows[2];
+        WindowPrefetcher prefetcher( records );
+        // The file's pages go to storage while later windows are laid out: the final fsync had
+        // all of them (~260 MB, ~0.1 s) left to write.
+        h5::Writeback writeback( options.output );
+
+        // This rank's scenarios in [a, b), from every record that overlaps the window: reads
+        // their scenario and GPU rows, checks the ids over all ranks (collective) and works out
+        // where every row goes in the file and in the column buffers.
+        auto prepare = [&]( std::uint64_t a, WindowRows& w )
         {
             const std::uint64_t b = std::min( num_scenarios, a + window );
-            // This rank's scenarios in [a, b), from every record that overlaps the window.
-            num_loaded = 0;
-            record_of.clear();
+            w.num_loaded = 0;
+            w.record_of.clear();
+            w.with_gpus = with_gpus;
+            w.with_shards = with_shards;
             held.clear();
             for ( std::size_t k = 0; k < records.size(); ++k )
             {
                 const auto& info = records[k].info;
                 if ( info.num_scenarios == 0 || info.first_id >= b || info.last_id < a )
                     continue;
-                if ( num_loaded == loaded.size() )
-                    loaded.emplace_back();
-                readJournalRecordHead( records[k].path, info, loaded[num_loaded] );
-                record_of.push_back( k );
-                const JournalBatch& batch = loaded[num_loaded++];
+                if ( w.num_loaded == w.loaded.size() )
+                    w.loaded.emplace_back();
+                readJournalRecordHead( records[k].path, info, w.loaded[w.num_loaded] );
+                w.record_of.push_back( k );
+                const JournalBatch& batch = w.loaded[w.num_loaded++];
                 std::size_t g = 0, s = 0;
                 for ( const auto& row : batch.scenarios )
                 {
                     if ( row.id >= a && row.id < b )
-                        held.push_back( { row, num_loaded - 1, g, s } );
+                        held.push_back( { row, w.num_loaded - 1, g, s } );
                     g += std::size_t( row.num_gpus_rows );
                     s += with_shards ? std::size_t( row.num_shards ) : 0;
                 }
@@ -277,62 +236,69 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                 g += std::uint64_t( counts[3 * i] );
                 s += std::uint64_t( counts[3 * i + 1] );
             }
-            std::vector<h5::Run> scen_runs, gpu_runs, shard_runs;
-            scen_rows.clear();
-            gpu_out.clear();
-            shard_out.clear();
-            std::size_t local_gpus = 0, local_shards = 0;
+            gpu_base = g;
+            shard_base = s;
+            w.scen_runs.clear();
+            w.gpu_runs.clear();
+            w.shard_runs.clear();
+            w.scen_rows.clear();
+            w.gpu_out.clear();
+            w.shard_out.clear();
+            w.local_gpus = 0;
+            w.local_shards = 0;
             // Ids before the slice, then the slice's rows (sorted), then ids after it.
-            const bool writes_outside = mpi::rank( comm ) == 0;
             if ( writes_outside )
-                addNotComputed( a, std::min( b, slice.first ), scen_rows, scen_runs );
+                addNotComputed( a, std::min( b, slice.first ), w.scen_rows, w.scen_runs );
             for ( auto& h : held )
             {
                 const std::uint64_t i = h.row.id - a;
                 h.row.gpu_row_offset = std::int64_t( gpu_offset[i] );
                 h.row.shard_row_offset = std::int64_t( shard_offset[i] );
-                scen_rows.push_back( h.row );
-                addRun( scen_runs, h.row.id, 1 );
-                const JournalBatch& batch = loaded[h.batch];
+                w.scen_rows.push_back( h.row );
+                addRun( w.scen_runs, h.row.id, 1 );
+                const JournalBatch& batch = w.loaded[h.batch];
                 if ( with_gpus )
                 {
-                    addRun( gpu_runs, gpu_offset[i], std::uint64_t( h.row.num_gpus_rows ) );
-                    gpu_out.push_back(
+                    addRun( w.gpu_runs, gpu_offset[i], std::uint64_t( h.row.num_gpus_rows ) );
+                    w.gpu_out.push_back(
                         { batch.gpus.data() + h.gpu_begin, std::size_t( h.row.num_gpus_rows ) } );
-                    local_gpus += std::size_t( h.row.num_gpus_rows );
+                    w.local_gpus += std::size_t( h.row.num_gpus_rows );
                 }
                 if ( with_shards )
                 {
-                    addRun( shard_runs, shard_offset[i], std::uint64_t( h.row.num_shards ) );
+                    addRun( w.shard_runs, shard_offset[i], std::uint64_t( h.row.num_shards ) );
                     if ( h.row.num_shards > 0 )
-                        shard_out.push_back( { h.batch, h.shard_begin,
-                                               std::size_t( h.row.num_shards ), local_shards } );
-                    local_shards += std::size_t( h.row.num_shards );
+                        w.shard_out.push_back( { h.batch, h.shard_begin,
+                                                 std::size_t( h.row.num_shards ),
+                                                 w.local_shards } );
+                    w.local_shards += std::size_t( h.row.num_shards );
                 }
             }
             if ( writes_outside )
-                addNotComputed( std::max( a, slice.end ), b, scen_rows, scen_runs );
-            // Every record is streamed (its checksum checked) even without shard rows.
-            shard_columns.resize( shardColumns(), local_shards );
-            scatterShards( records, record_of, loaded, shard_out, shard_columns, block );
-            scen_columns.resize( scenarioColumns(), scen_rows.size() );
-            scatterRows( scen_rows.data(), scen_rows.size(), 0, scenarioColumns(), scen_columns );
-            writeColumns( scen_sets, scenarioColumns(), scen_runs, scen_columns );
-            if ( with_gpus )
+                addNotComputed( std::max( a, slice.end ), b, w.scen_rows, w.scen_runs );
+        };
+
+        // Window k + 1 is prepared and its scatter started before window k's collective writes.
+        if ( num_scenarios > 0 )
+        {
+            prepare( 0, windows[0] );
+            prefetcher.start( windows[0] );
+        }
+        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a += window, ++k )
+        {
+            prefetcher.wait(); // window k's columns are ready (or its read error is thrown)
+            WindowRows& w = windows[k % 2];
+            if ( num_scenarios - a > window )
             {
-                gpu_columns.resize( gpuColumns(), local_gpus );
-                std::size_t at = 0;
-                for ( const RowSpan<GpuRow>& span : gpu_out )
-                {
-                    scatterRows( span.first, span.count, at, gpuColumns(), gpu_columns );
-                    at += span.count;
-                }
-                writeColumns( gpu_sets, gpuColumns(), gpu_runs, gpu_columns );
+                prepare( a + window, windows[( k + 1 ) % 2] );
+                prefetcher.start( windows[( k + 1 ) % 2] );
             }
+            writeColumns( scen_sets, scenarioColumns(), w.scen_runs, w.scen_columns );
+            if ( with_gpus )
+                writeColumns( gpu_sets, gpuColumns(), w.gpu_runs, w.gpu_columns );
             if ( with_shards )
-                writeColumns( shard_sets, shardColumns(), shard_runs, shard_columns );
-            gpu_base = g;
-            shard_base = s;
+                writeColumns( shard_sets, shardColumns(), w.shard_runs, w.shard_columns );
+            writeback.start();
         }
 
         // Attributes last: `complete` says the datasets above are whole.

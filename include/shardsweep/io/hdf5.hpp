@@ -10,6 +10,7 @@
 //! to write passes no runs and still takes part.
 
 #include <cstdint>
+#include <future>
 #include <mpi.h>
 #include <string>
 #include <type_traits>
@@ -243,6 +244,30 @@ void silenceErrorStack();
 
 //! Flushes a closed file's data to stable storage (open + fsync + close); false on failure.
 bool syncPath( const std::string& path );
+
+//! Starts writing a file's dirty pages to storage while the caller goes on writing (Linux's
+//! sync_file_range(SYNC_FILE_RANGE_WRITE), on a background thread: submitting the pages waits
+//! for the device, which is what the caller must not do; nothing elsewhere). A writer that calls
+//! start() after each part it wrote leaves the final syncPath only what was written last,
+//! instead of the whole file at once. A hint: failures (no such file, a file system without it)
+//! are ignored.
+class Writeback
+{
+  public:
+    explicit Writeback( const std::string& path );
+    //! Waits for the writeback call in flight (not for the data to reach storage).
+    ~Writeback();
+    Writeback( const Writeback& ) = delete;
+    Writeback& operator=( const Writeback& ) = delete;
+    //! Starts writeback of every dirty page of the file not already being written. If the
+    //! previous call is still submitting pages, does nothing: the next call (or syncPath) takes
+    //! the pages dirtied meanwhile.
+    void start();
+
+  private:
+    int _fd = -1;
+    std::future<void> _pending;
+};
 
 } // namespace h5
 } // namespace shardsweep

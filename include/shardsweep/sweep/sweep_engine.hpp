@@ -65,9 +65,12 @@ struct SweepOptions
     std::uint64_t slice_index = 0;
     std::uint64_t slice_count = 1;
     SweepDetail detail = SweepDetail::all;
-    std::uint64_t finalize_window = 16384; //!< scenario ids laid out per collective round
-    std::string command_line;              //!< stored in the file
-    bool quiet = false;                    //!< no progress lines or summary
+    //! Scenario ids laid out per collective round. Two windows of column buffers are held (one
+    //! written while the next is read): 2048 (= batch_size) kept the writer fastest in `bench
+    //! sweep` (docs/PERFORMANCE.md); larger windows fault in more fresh memory.
+    std::uint64_t finalize_window = 2048;
+    std::string command_line; //!< stored in the file
+    bool quiet = false;       //!< no progress lines or summary
 };
 
 //! Per-rank seconds spent in each engine phase.
