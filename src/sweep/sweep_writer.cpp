@@ -161,9 +161,19 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
             names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
         }
 
-        const std::uint64_t window = std::max<std::uint64_t>( options.finalize_window, 1 );
+        const std::uint64_t batch = std::max<std::uint64_t>( options.batch_size, 1 );
+        const std::uint64_t window = options.finalize_window > 0
+                                         ? options.finalize_window
+                                         : ( 2048 + batch - 1 ) / batch * batch;
         const SliceRange slice =
             sliceRange( num_scenarios, options.slice_index, options.slice_count );
+        // Windows start at the slice's first id (a fresh run's batches start there: one window
+        // per record) and every `window` ids from there; ids before it in windows of their own.
+        auto windowEnd = [&]( std::uint64_t a )
+        {
+            return std::min( num_scenarios,
+                             a < slice.first ? std::min( a + window, slice.first ) : a + window );
+        };
         const bool writes_outside = mpi::rank( comm ) == 0;
         std::uint64_t gpu_base = 0, shard_base = 0;
         std::vector<Held> held;
@@ -181,7 +191,7 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         // where every row goes in the file and in the column buffers.
         auto prepare = [&]( std::uint64_t a, WindowRows& w )
         {
-            const std::uint64_t b = std::min( num_scenarios, a + window );
+            const std::uint64_t b = windowEnd( a );
             w.num_loaded = 0;
             w.record_of.clear();
             w.with_gpus = with_gpus;
@@ -284,13 +294,13 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
             prepare( 0, windows[0] );
             prefetcher.start( windows[0] );
         }
-        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a += window, ++k )
+        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a = windowEnd( a ), ++k )
         {
             prefetcher.wait(); // window k's columns are ready (or its read error is thrown)
             WindowRows& w = windows[k % 2];
-            if ( num_scenarios - a > window )
+            if ( windowEnd( a ) < num_scenarios )
             {
-                prepare( a + window, windows[( k + 1 ) % 2] );
+                prepare( windowEnd( a ), windows[( k + 1 ) % 2] );
                 prefetcher.start( windows[( k + 1 ) % 2] );
             }
             writeColumns( scen_sets, scenarioColumns(), w.scen_runs, w.scen_columns );
