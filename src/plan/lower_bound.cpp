@@ -179,17 +179,11 @@ struct TermsKeyEqual
     }
 };
 
-//! A table that may go data-parallel: what that costs each GPU and what it takes off the
-//! all-to-alls.
-struct DataParallelOption
-{
-    double extra_ms, pooled, ids;
-};
-
-//! The buffers of one bound (kept in the cache so that a sweep's bounds allocate nothing).
+//! The tables that may go data-parallel, one entry each: what that costs each GPU, and the
+//! pooled and id bytes it takes off the all-to-alls. Kept in the cache so that a sweep's bounds
+//! allocate nothing.
 struct BoundScratch
 {
-    std::vector<DataParallelOption> optional;
     std::vector<double> extra, by_pooled, by_ids;
 };
 
@@ -292,8 +286,12 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     double embedding = 0.0, pooled = 0.0, ids = 0.0;
     BoundScratch local_scratch;
     BoundScratch& scratch = cache ? cache->impl().scratch : local_scratch;
-    std::vector<DataParallelOption>& optional = scratch.optional;
-    optional.clear();
+    std::vector<double>& extra = scratch.extra;
+    std::vector<double>& by_pooled = scratch.by_pooled;
+    std::vector<double>& by_ids = scratch.by_ids;
+    extra.clear();
+    by_pooled.clear();
+    by_ids.clear();
     const std::size_t context =
         cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
     for ( const TableSpec& t : workload.tables )
@@ -327,7 +325,9 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         embedding += mp;
         pooled += t_pooled;
         ids += t_ids;
-        optional.push_back( { ( dp - mp ) / p, t_pooled, t_ids } );
+        extra.push_back( ( dp - mp ) / p );
+        by_pooled.push_back( t_pooled );
+        by_ids.push_back( t_ids );
     }
     const double fixed = embedding / p + dense.top_fwd_ms + dense.top_bwd_ms;
     auto withComm = [&]( double pooled_bytes, double id_bytes )
@@ -339,19 +339,8 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
                std::max( a2a_ms, dense.bottom_bwd_ms );
     };
     double bound = fixed + withComm( pooled, ids );
-    if ( gpus == 1 || optional.empty() )
+    if ( gpus == 1 || extra.empty() )
         return bound;
-    scratch.extra.clear();
-    scratch.by_pooled.clear();
-    scratch.by_ids.clear();
-    for ( const DataParallelOption& o : optional )
-    {
-        scratch.extra.push_back( o.extra_ms );
-        scratch.by_pooled.push_back( o.pooled );
-        scratch.by_ids.push_back( o.ids );
-    }
-    std::vector<double>&extra = scratch.extra, &by_pooled = scratch.by_pooled,
-    &by_ids = scratch.by_ids;
     sortSmall( extra, std::less<double>() );
     sortSmall( by_pooled, std::greater<double>() );
     sortSmall( by_ids, std::greater<double>() );
