@@ -1,7 +1,8 @@
 # Never lose work (issue 5): `mpirun -np 2 shardsweep run resume_check.yaml` killed with SIGKILL
-# at several points (right after the first journaled batch, 1.5 s into a resumed run, while
-# the final HDF5 file is being built), then rerun to completion, gives a file whose every dataset is
-# identical (h5diff, exact) to an uninterrupted run's, with every scenario computed exactly once;
+# at several points (right after the first journaled batch, half a reference run into a resumed
+# run, while the final HDF5 file is being built), then rerun to completion, gives a file whose
+# every dataset is identical (h5diff, exact) to an uninterrupted run's, with every scenario
+# computed exactly once;
 # SIGUSR1 to the ranks stops a run with exit status 3 and a rerun completes it; a resume with a
 # changed sweep file is refused (exit 2, journals and file untouched) unless --fresh.
 # Usage: bash resume.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
@@ -83,7 +84,8 @@ attr() { h5dump -a "/$2" "$1" | awk '/\(0\):/ { print $2 }' | tr -d '"'; }
 ref=$scratch/ref.h5
 t0=$(now)
 run "$scratch/rc.yaml" "$ref" || fail "reference run exit $?: $(tail -5 "$ref.log")"
-echo "reference run: $(since "$t0") s"
+t_ref=$(since "$t0")
+echo "reference run: $t_ref s"
 [ "$(computed "$ref.log")" = $total ] || fail "reference computed $(computed "$ref.log")"
 [ "$(attr "$ref" complete)" = 1 ] || fail "reference file not complete"
 
@@ -94,9 +96,10 @@ start "$scratch/rc.yaml" "$out"
 waitfor "journaled $out" 60
 killall9
 [ -e "$out" ] && fail "kill 1: the output file exists although the sweep was not finished"
-# (2) 1.5 s into the resumed run (whatever it is doing then).
+# (2) half a reference run into the resumed run (whatever it is doing then: a fixed delay came
+# after the end once the sweep got faster).
 start "$scratch/rc.yaml" "$out"
-sleep 1.5
+sleep "$(awk -v t="$t_ref" 'BEGIN { printf "%.2f", t / 2 }')"
 kill -0 "$job" 2>/dev/null || echo "note: kill 2 came after the run had ended"
 killall9
 d1=$(already_done "$out.log")
@@ -109,11 +112,11 @@ if [ -e "$out" ]; then
 else
     echo "kill 2: in the sweep loop ($(find "$out.journal" -name '*.jnl' | wc -l) journal files)"
 fi
-# (3) while the HDF5 file is being built from the journals (it appears only then), 0.5 s after
+# (3) while the HDF5 file is being built from the journals (it appears only then), 0.1 s after
 # it appears (inside the dataset writes); if kill 2 left a partial file, right after the start.
 start "$scratch/rc.yaml" "$out"
 waitfor "[ -e $out ]" 120
-sleep 0.5
+sleep 0.1
 kill -0 "$job" 2>/dev/null || fail "kill 3 came after the run had ended"
 killall9
 echo "kill 3: $(already_done "$out.log") done at the start of that run, output file partial"
