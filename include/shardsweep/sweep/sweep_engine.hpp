@@ -22,7 +22,8 @@
 namespace shardsweep
 {
 
-//! What the engine sweeps over.
+//! What the engine sweeps over. `materialize` and `lower_bound` are called concurrently from the
+//! rank's host threads (a tile's scenarios are prepared in parallel): they must be thread-safe.
 struct SweepProblem
 {
     std::uint64_t num_scenarios = 0;
@@ -41,9 +42,10 @@ struct SweepProblem
     std::uint64_t config_hash = 0;
 };
 
-//! Plans one scenario (feasible = false: no plan, the scenario's status becomes no_plan).
+//! Plans one scenario (feasible = false: no plan, the scenario's status becomes no_plan). Called
+//! concurrently from the rank's host threads, one scenario per call: it must be thread-safe.
 using SweepPlanFunction = std::function<PlanResult( const ScenarioSpec& )>;
-//! Evaluates a batch of planned scenarios (evaluateScenarios).
+//! Evaluates a batch of planned scenarios (evaluateScenarios); called from one thread.
 using SweepEvaluateFunction =
     std::function<std::vector<ScenarioResult>( const std::vector<ScenarioInput>& )>;
 
