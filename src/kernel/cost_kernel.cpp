@@ -368,11 +368,11 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
             if ( at == table_ids.end() )
             {
                 at = table_ids.emplace( key, static_cast<int>( table_cases.size() ) ).first;
-                const EmbeddingTableStats* cached = cache ? cache->find( key ) : nullptr;
-                if ( !cached )
+                EmbeddingTableStats known{};
+                if ( !cache || !cache->find( key, known ) )
                     to_compute.push_back( static_cast<int>( table_cases.size() ) );
                 table_cases.push_back( { in.workload->tables[k], case_batch, case_cache } );
-                known_stats.push_back( cached ? *cached : EmbeddingTableStats{} );
+                known_stats.push_back( known );
             }
             b.table_stats_index( t ) = at->second;
         }
@@ -484,10 +484,14 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
     return results;
 }
 
+bool evaluatesOnHost()
+{
+    return std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+}
+
 std::size_t preferredScenariosPerCall()
 {
-    using MemorySpace = Kokkos::DefaultExecutionSpace::memory_space;
-    return std::is_same<MemorySpace, Kokkos::HostSpace>::value ? 256 : 0;
+    return evaluatesOnHost() ? 256 : 0;
 }
 
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs )

@@ -1,5 +1,5 @@
-// The sweep engine's per-batch work: materialise, bound and plan a tile of scenarios on the host
-// threads, evaluate it in one kernel call, fill its journal rows.
+// The sweep engine's per-batch work: materialise, bound and plan tiles of scenarios, evaluate
+// each tile in one kernel call, fill its journal rows; tiles run on the host threads.
 #include "batch_computer.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -19,6 +19,16 @@ namespace
 {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+using Clock = std::chrono::steady_clock;
+using HostSpace = Kokkos::DefaultHostExecutionSpace;
+//! One work item at a time: planning times differ by orders of magnitude between planners.
+using DynamicHostPolicy = Kokkos::RangePolicy<HostSpace, Kokkos::Schedule<Kokkos::Dynamic>>;
+
+double seconds( Clock::time_point from, Clock::time_point to )
+{
+    return std::chrono::duration<double>( to - from ).count();
+}
 
 //! The row fields that say what the scenario is (its inputs), before any result.
 void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
@@ -53,121 +63,189 @@ void BatchComputer::compute( const std::vector<std::uint64_t>& ids, JournalBatch
 {
     batch.clear();
     batch.scenarios.resize( ids.size() );
-    _failed = _no_plan = 0;
-    const std::size_t tile = _tile > 0 ? std::size_t( _tile ) : ids.size();
-    for ( std::size_t first = 0; first < ids.size(); first += tile )
+    const std::size_t size =
+        _tile > 0 ? std::size_t( _tile ) : std::max<std::size_t>( ids.size(), 1 );
+    const std::size_t num_tiles = ( ids.size() + size - 1 ) / size;
+    if ( _tiles.size() < num_tiles )
+        _tiles.resize( num_tiles );
+    for ( std::size_t k = 0; k < num_tiles; ++k )
     {
-        const std::size_t end = std::min( ids.size(), first + tile );
-        materialiseAndPlan( ids, first, end, batch, times );
-        const double t = mpi::wtime();
-        evaluateAndFill( first, batch );
-        times.evaluate += mpi::wtime() - t;
+        _tiles[k].first = k * size;
+        _tiles[k].end = std::min( ids.size(), ( k + 1 ) * size );
     }
-}
-
-void BatchComputer::materialiseAndPlan( const std::vector<std::uint64_t>& ids, std::size_t first,
-                                        std::size_t end, JournalBatch& batch, SweepTimes& times )
-{
-    const std::size_t n = end - first;
-    _status.assign( n, ScenarioStatus::evaluated );
-    _specs.assign( n, ScenarioSpec{} );
-    _plans.assign( n, PlanResult{} );
-    _errors.assign( n, std::string() );
-    _seconds.assign( 2 * n, 0.0 );
+    // Tiles run concurrently only where the kernel runs on the host: a device kernel call is
+    // made from the calling thread, with the whole batch in one tile.
+    const bool concurrent = num_tiles > 1 && evaluatesOnHost() && HostSpace().concurrency() > 1;
     const double t = mpi::wtime();
-    // Scenarios are independent and planners are pure functions of them (the bound keeps a
-    // cache per thread), so the tile is spread over the host threads; dynamically, one
-    // scenario at a time, as planning times differ by orders of magnitude between planners.
-    // Each scenario writes only its own slots: the rows do not depend on the thread count.
-    using Host = Kokkos::DefaultHostExecutionSpace;
-    Kokkos::parallel_for( "shardsweep::materialiseAndPlan",
-                          Kokkos::RangePolicy<Host, Kokkos::Schedule<Kokkos::Dynamic>>(
-                              Host(), 0, static_cast<int>( n ) )
-                              .set_chunk_size( 1 ),
-                          [&]( const int i ) {
-                              materialiseAndPlanOne( ids[first + i], std::size_t( i ),
-                                                     batch.scenarios[first + i] );
-                          } );
-    // The phases' share of the region's wall time: in proportion to their thread-seconds.
-    const double wall = mpi::wtime() - t;
-    double materialise_s = 0.0, plan_s = 0.0;
-    for ( std::size_t i = 0; i < n; ++i )
+    if ( concurrent )
     {
-        materialise_s += _seconds[2 * i];
-        plan_s += _seconds[2 * i + 1];
+        const Kokkos::Experimental::UniqueToken<HostSpace> token;
+        if ( _workspaces.size() < std::size_t( token.size() ) )
+            _workspaces.resize( std::size_t( token.size() ) );
+        Kokkos::parallel_for(
+            "shardsweep::computeTiles",
+            DynamicHostPolicy( HostSpace(), 0, static_cast<int>( num_tiles ) ).set_chunk_size( 1 ),
+            [&]( const int k )
+            {
+                const int slot = token.acquire();
+                TileOutput& out = _tiles[k];
+                out.gpus.clear();
+                out.shards.clear();
+                computeTile( _workspaces[slot], out, ids, batch, out.gpus, out.shards );
+                token.release( slot );
+            } );
+        for ( std::size_t k = 0; k < num_tiles; ++k ) // rows in id order: tile after tile
+        {
+            batch.gpus.insert( batch.gpus.end(), _tiles[k].gpus.begin(), _tiles[k].gpus.end() );
+            batch.shards.insert( batch.shards.end(), _tiles[k].shards.begin(),
+                                 _tiles[k].shards.end() );
+        }
     }
-    const double share =
-        materialise_s + plan_s > 0.0 ? materialise_s / ( materialise_s + plan_s ) : 0.5;
-    times.materialize += wall * share;
-    times.plan += wall * ( 1.0 - share );
-    // Messages after the region, in id order (the first three of the run).
-    for ( std::size_t i = 0; i < n; ++i )
-        if ( !_errors[i].empty() && _errors_logged++ < 3 )
-            std::cerr << fmt::format( "rank {}: scenario {}: {}\n", _rank, ids[first + i],
-                                      _errors[i] );
+    else
+    {
+        if ( _workspaces.empty() )
+            _workspaces.resize( 1 );
+        for ( std::size_t k = 0; k < num_tiles; ++k )
+            computeTile( _workspaces[0], _tiles[k], ids, batch, batch.gpus, batch.shards );
+    }
+
+    // Phase times: the batch's wall time split in proportion to the tiles' phase seconds
+    // (thread-seconds where tiles ran concurrently).
+    const double wall = mpi::wtime() - t;
+    double materialize = 0, plan = 0, evaluate = 0;
+    _no_plan = _failed = 0;
+    for ( std::size_t k = 0; k < num_tiles; ++k )
+    {
+        const TileOutput& out = _tiles[k];
+        materialize += out.materialize_s;
+        plan += out.plan_s;
+        evaluate += out.evaluate_s;
+        _no_plan += out.no_plan;
+        _failed += out.failed;
+        // Messages after the work, in id order (the first three of the run).
+        for ( const auto& [id, message] : out.errors )
+            if ( _errors_logged++ < 3 )
+                std::cerr << fmt::format( "rank {}: scenario {}: {}\n", _rank, id, message );
+    }
+    const double total = materialize + plan + evaluate;
+    if ( total > 0.0 )
+    {
+        times.materialize += wall * materialize / total;
+        times.plan += wall * plan / total;
+        times.evaluate += wall * evaluate / total;
+    }
 }
 
-void BatchComputer::materialiseAndPlanOne( std::uint64_t id, std::size_t i, ScenarioRow& row )
+void BatchComputer::computeTile( Workspace& work, TileOutput& out,
+                                 const std::vector<std::uint64_t>& ids, JournalBatch& batch,
+                                 std::vector<GpuRow>& gpus, std::vector<ShardRow>& shards )
 {
-    using Clock = std::chrono::steady_clock;
+    const auto t0 = Clock::now();
+    materialiseAndPlan( work, out, ids, batch );
+    const auto t1 = Clock::now();
+    evaluateAndFill( work, out, batch, gpus, shards );
+    out.evaluate_s = seconds( t1, Clock::now() );
+    // The materialise/plan region's time, split by its scenarios' thread-seconds.
+    double materialize = 0.0, plan = 0.0;
+    out.errors.clear();
+    for ( std::size_t i = 0; i < work.specs.size(); ++i )
+    {
+        materialize += work.seconds[2 * i];
+        plan += work.seconds[2 * i + 1];
+        if ( !work.errors[i].empty() )
+            out.errors.emplace_back( ids[out.first + i], work.errors[i] );
+    }
+    const double share = materialize + plan > 0.0 ? materialize / ( materialize + plan ) : 0.5;
+    out.materialize_s = seconds( t0, t1 ) * share;
+    out.plan_s = seconds( t0, t1 ) * ( 1.0 - share );
+}
+
+void BatchComputer::materialiseAndPlan( Workspace& work, const TileOutput& out,
+                                        const std::vector<std::uint64_t>& ids, JournalBatch& batch )
+{
+    const std::size_t n = out.end - out.first;
+    work.status.assign( n, ScenarioStatus::evaluated );
+    work.specs.assign( n, ScenarioSpec{} );
+    work.plans.assign( n, PlanResult{} );
+    work.errors.assign( n, std::string() );
+    work.seconds.assign( 2 * n, 0.0 );
+    // Scenarios are independent and planners are pure functions of them (the bound keeps a
+    // cache per thread); each scenario writes only its own slots, so the rows do not depend on
+    // the thread count. Inside a tile that already runs on a host thread this loop runs in
+    // that thread (Kokkos runs a nested host parallel_for serially).
+    Kokkos::parallel_for(
+        "shardsweep::materialiseAndPlan",
+        DynamicHostPolicy( HostSpace(), 0, static_cast<int>( n ) ).set_chunk_size( 1 ),
+        [&]( const int i )
+        {
+            const std::size_t row = out.first + std::size_t( i );
+            materialiseAndPlanOne( work, ids[row], std::size_t( i ), batch.scenarios[row] );
+        } );
+}
+
+void BatchComputer::materialiseAndPlanOne( Workspace& work, std::uint64_t id, std::size_t i,
+                                           ScenarioRow& row )
+{
     row.id = id;
     row.lower_bound_ms = kNaN; // kept when materialising fails
     try
     {
         const auto t0 = Clock::now();
-        _specs[i] = _problem.materialize( id );
-        fillInputs( row, _specs[i] );
+        work.specs[i] = _problem.materialize( id );
+        fillInputs( row, work.specs[i] );
         const auto t1 = Clock::now();
-        row.lower_bound_ms = _problem.lower_bound ? _problem.lower_bound( _specs[i] ) : kNaN;
-        _plans[i] = _plan_fn( _specs[i] );
-        _seconds[2 * i] = std::chrono::duration<double>( t1 - t0 ).count();
-        _seconds[2 * i + 1] = std::chrono::duration<double>( Clock::now() - t1 ).count();
-        if ( !_plans[i].feasible )
-            _status[i] = ScenarioStatus::no_plan;
+        row.lower_bound_ms = _problem.lower_bound ? _problem.lower_bound( work.specs[i] ) : kNaN;
+        work.plans[i] = _plan_fn( work.specs[i] );
+        work.seconds[2 * i] = seconds( t0, t1 );
+        work.seconds[2 * i + 1] = seconds( t1, Clock::now() );
+        if ( !work.plans[i].feasible )
+            work.status[i] = ScenarioStatus::no_plan;
     }
     catch ( const std::exception& e )
     {
-        _status[i] = ScenarioStatus::error;
-        _errors[i] = e.what();
+        work.status[i] = ScenarioStatus::error;
+        work.errors[i] = e.what();
     }
     catch ( ... ) // nothing may leave a parallel region
     {
-        _status[i] = ScenarioStatus::error;
-        _errors[i] = "unknown exception";
+        work.status[i] = ScenarioStatus::error;
+        work.errors[i] = "unknown exception";
     }
 }
 
-void BatchComputer::evaluateAndFill( std::size_t first, JournalBatch& batch )
+void BatchComputer::evaluateAndFill( Workspace& work, TileOutput& out, JournalBatch& batch,
+                                     std::vector<GpuRow>& gpus, std::vector<ShardRow>& shards )
 {
-    _inputs.clear();
-    _input_row.clear();
-    for ( std::size_t i = 0; i < _specs.size(); ++i )
+    work.inputs.clear();
+    work.input_row.clear();
+    for ( std::size_t i = 0; i < work.specs.size(); ++i )
     {
-        if ( _status[i] != ScenarioStatus::evaluated )
+        if ( work.status[i] != ScenarioStatus::evaluated )
             continue;
-        _inputs.push_back( { _specs[i].workload.get(), &_specs[i].platform, &_plans[i].plan,
-                             _specs[i].global_batch, _specs[i].cost_model, _specs[i].learned,
-                             _specs[i].learned_gemm } );
-        _input_row.push_back( i );
+        const ScenarioSpec& s = work.specs[i];
+        work.inputs.push_back( { s.workload.get(), &s.platform, &work.plans[i].plan, s.global_batch,
+                                 s.cost_model, s.learned, s.learned_gemm } );
+        work.input_row.push_back( i );
     }
     std::vector<ScenarioResult> results;
-    if ( !_inputs.empty() )
-        results = _evaluate_fn( _inputs );
+    if ( !work.inputs.empty() )
+        results = _evaluate_fn( work.inputs );
     static const Workload empty;
-    for ( std::size_t i = 0, r = 0; i < _specs.size(); ++i )
+    out.no_plan = out.failed = 0;
+    for ( std::size_t i = 0, r = 0; i < work.specs.size(); ++i )
     {
-        ScenarioRow& row = batch.scenarios[first + i];
-        if ( r < _input_row.size() && _input_row[r] == i )
+        ScenarioRow& row = batch.scenarios[out.first + i];
+        if ( r < work.input_row.size() && work.input_row[r] == i )
         {
-            fillResultRows( row, *_specs[i].workload, &_plans[i].plan, &results[r], _detail,
-                            batch.gpus, batch.shards );
+            fillResultRows( row, *work.specs[i].workload, &work.plans[i].plan, &results[r], _detail,
+                            gpus, shards );
             ++r;
             continue;
         }
-        fillResultRows( row, _specs[i].workload ? *_specs[i].workload : empty, nullptr, nullptr,
-                        _detail, batch.gpus, batch.shards );
-        row.status = static_cast<std::int8_t>( _status[i] );
-        ++( _status[i] == ScenarioStatus::no_plan ? _no_plan : _failed );
+        fillResultRows( row, work.specs[i].workload ? *work.specs[i].workload : empty, nullptr,
+                        nullptr, _detail, gpus, shards );
+        row.status = static_cast<std::int8_t>( work.status[i] );
+        ++( work.status[i] == ScenarioStatus::no_plan ? out.no_plan : out.failed );
     }
 }
 

@@ -2,6 +2,7 @@
 // results file equals the rows a plain loop produces (so 1- and 2-rank runs are bit-identical),
 // a signal stops a run resumably, a resume (also after a torn journal tail) computes only what is
 // missing and gives the same file, and a different configuration is refused.
+#include <atomic>
 #include <cmath>
 #include <csignal>
 #include <cstring>
@@ -27,10 +28,11 @@ struct EngineFixture
 {
     std::vector<std::shared_ptr<const Workload>> workloads;
     SweepProblem problem;
-    std::int64_t evaluated = 0; // scenarios this rank evaluated (all runs)
-    int signal_at_call = -1;    // raise SIGUSR1 during this evaluate call of this rank
-    int calls = 0;
-    std::size_t largest_call = 0; // most scenarios in one evaluate call of this rank
+    // The engine may evaluate a batch's tiles on several threads at once: counters are atomic.
+    std::atomic<std::int64_t> evaluated{ 0 }; // scenarios this rank evaluated (all runs)
+    int signal_at_call = -1; // raise SIGUSR1 during this evaluate call of this rank
+    std::atomic<int> calls{ 0 };
+    std::atomic<std::size_t> largest_call{ 0 }; // most scenarios in one evaluate call of this rank
 
     explicit EngineFixture( std::uint64_t n, std::uint64_t hash = 42 )
     {
@@ -134,7 +136,10 @@ struct EngineFixture
             if ( ++calls == signal_at_call )
                 std::raise( SIGUSR1 );
             evaluated += std::int64_t( inputs.size() );
-            largest_call = std::max( largest_call, inputs.size() );
+            for ( std::size_t seen = largest_call;
+                  inputs.size() > seen &&
+                  !largest_call.compare_exchange_weak( seen, inputs.size() ); )
+                ;
             std::vector<ScenarioResult> out;
             for ( const auto& in : inputs )
                 out.push_back( evaluateOne( in ) );
@@ -266,13 +271,13 @@ TEST( TEST_CATEGORY, sweep_matches_serial_reference )
     EXPECT_FALSE( std::filesystem::exists( journalDirectory( path ) ) );
     expectFileMatchesReference( fx, path );
     // Every scenario was evaluated exactly once over all ranks (the 6 without a plan never).
-    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD ), 294 );
 
     // Rerunning the finished sweep does nothing.
     auto again = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
                                  smallOptions( path ), log );
     EXPECT_TRUE( again.already_complete );
-    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD ), 294 );
     // Another sweep into the same file is refused.
     EngineFixture other( 300, 43 );
     EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
@@ -300,8 +305,8 @@ TEST( TEST_CATEGORY, sweep_evaluates_batches_in_tiles )
     EXPECT_EQ( report.exit_code, 0 );
     EXPECT_EQ( report.no_plan, 6u );
     expectFileMatchesReference( fx, path );
-    EXPECT_EQ( mpi::allreduceSum( std::int64_t( fx.calls ), MPI_COMM_WORLD ), 45 );
-    EXPECT_EQ( mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD ), 294 );
+    EXPECT_EQ( mpi::allreduceSum( std::int64_t( fx.calls.load() ), MPI_COMM_WORLD ), 45 );
+    EXPECT_EQ( mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD ), 294 );
     EXPECT_LE( fx.largest_call, 7u );
     if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
         std::filesystem::remove( path );
@@ -361,14 +366,14 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
                   UsageError );
 
     fx.signal_at_call = -1;
-    const std::int64_t before = mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD );
+    const std::int64_t before = mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD );
     auto second = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
                                   smallOptions( path ), log );
     EXPECT_EQ( second.exit_code, 0 );
     EXPECT_EQ( second.done_before, first.computed - torn );
     EXPECT_EQ( second.computed, 300u - second.done_before );
     // Only the missing scenarios were evaluated again.
-    const std::int64_t after = mpi::allreduceSum( fx.evaluated, MPI_COMM_WORLD );
+    const std::int64_t after = mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD );
     EXPECT_LE( after - before, std::int64_t( second.computed ) );
     expectFileMatchesReference( fx, path );
     if ( mpi::rank( MPI_COMM_WORLD ) == 0 )

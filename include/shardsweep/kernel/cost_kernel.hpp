@@ -113,6 +113,11 @@ class TableStatsCache;
 //! scenario it can get).
 std::size_t preferredScenariosPerCall();
 
+//! Whether the default execution space runs on the host (Serial, OpenMP). Then several
+//! evaluateScenarios calls may run at once, one per host thread (each call's kernels then run in
+//! its thread), given a TableStatsCache or none: the sweep engine evaluates a batch's tiles so.
+bool evaluatesOnHost();
+
 //! Evaluates a batch of scenarios with the default host execution space.
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
 //! The same, reusing the table statistics of earlier calls kept in `cache` (bit-identical

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <shardsweep/model/embedding.hpp>
 #include <unordered_map>
 
@@ -41,22 +42,35 @@ class TableStatsCache
     {
     }
 
-    //! The statistics of a case seen before, or null.
-    const EmbeddingTableStats* find( const TableCaseKey& key ) const
+    //! Copies the statistics of a case seen before into `stats`; false if the case is new.
+    bool find( const TableCaseKey& key, EmbeddingTableStats& stats ) const
     {
+        std::lock_guard<std::mutex> lock( _mutex );
         const auto it = _stats.find( key );
-        return it == _stats.end() ? nullptr : &it->second;
+        if ( it == _stats.end() )
+            return false;
+        stats = it->second;
+        return true;
     }
     void insert( const TableCaseKey& key, const EmbeddingTableStats& stats )
     {
+        std::lock_guard<std::mutex> lock( _mutex );
         if ( _stats.size() >= _max_entries )
             _stats.clear();
         _stats.emplace( key, stats );
     }
-    std::size_t size() const { return _stats.size(); }
+    std::size_t size() const
+    {
+        std::lock_guard<std::mutex> lock( _mutex );
+        return _stats.size();
+    }
 
   private:
     std::size_t _max_entries;
+    //! Kernel calls of one rank may run on several host threads at once (the sweep engine's
+    //! tiles): a lookup or insert at a time. A call looks up only the cases new to it, a few
+    //! per scenario, so the lock is rarely contended.
+    mutable std::mutex _mutex;
     std::unordered_map<TableCaseKey, EmbeddingTableStats, TableCaseKeyHash> _stats;
 };
 
