@@ -64,9 +64,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         ( "sweep", po::value<std::string>( &sweep_file ), "the sweep file (kind: sweep, docs/SWEEPS.md)" )
         ( "output,o", po::value<std::string>( &output ), "the results file (HDF5); required" )
         ( "batch-size", po::value<std::uint64_t>( &options.batch_size )->default_value( 0 ),
-          "scenarios per batch: one dynamic work unit and one fsynced journal record, planned on "
-          "the rank's threads and evaluated in kernel calls of up to 256 scenarios on CPU backends "
-          "(whole batches on GPUs) (0: automatic, about 32 batches per rank, between 16 and 2048)" )
+          "scenarios per batch: one dynamic work unit and one fsynced journal record; on CPU "
+          "backends the rank's threads take it in tiles of 256 scenarios (each materialised, "
+          "planned and evaluated by one thread), on GPUs it is one kernel call (0: automatic, "
+          "about 32 batches per rank, between 16 and 2048)" )
         ( "progress-interval", po::value<double>( &options.progress_interval_s )->default_value( 10.0 ),
           "seconds between progress lines on rank 0 (0: none)" )
         ( "fresh", po::bool_switch( &options.fresh ), "delete OUT.h5 and its journals and start over" )
