@@ -1,6 +1,7 @@
 // Host side of the batched cost kernel: packing scenarios into Views, unpacking results.
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <cstring>
 #include <fmt/format.h>
 #include <shardsweep/kernel/cost_kernel.hpp>
@@ -61,31 +62,21 @@ struct KeyHash
 //! Every field denseCost reads (structs with padding cannot be compared bytewise).
 DenseKey denseCaseKey( const DenseCase& c )
 {
-    const GpuSpec& g = c.gpu;
     const DenseModel& d = c.dense;
-    DenseKey key = { double( g.sm_count ),
-                     g.boost_clock_MHz,
-                     g.fp32_TFLOPs,
-                     g.tf32_TFLOPs,
-                     g.fp16_TFLOPs,
-                     g.bf16_TFLOPs,
-                     g.memory_GiB,
-                     g.memory_bandwidth_GBps,
-                     g.l2_cache_MiB,
-                     double( g.pcie_generation ),
-                     g.pcie_bandwidth_GBps,
-                     g.tdp_W,
-                     g.process_nm,
-                     double( d.num_dense_features ),
-                     double( d.bottom_mlp_layers ),
-                     double( d.top_mlp_layers ),
-                     double( d.interaction ),
-                     double( d.dtype ),
-                     double( d.optimizer ),
-                     double( c.num_tables ),
-                     c.sum_embedding_dims,
-                     c.local_batch,
-                     c.learned_gemm ? 1.0 : 0.0 };
+    DenseKey key{};
+    gpuSpecWords( c.gpu, key.data() );
+    const double rest[] = { double( d.num_dense_features ),
+                            double( d.bottom_mlp_layers ),
+                            double( d.top_mlp_layers ),
+                            double( d.interaction ),
+                            double( d.dtype ),
+                            double( d.optimizer ),
+                            double( c.num_tables ),
+                            c.sum_embedding_dims,
+                            c.local_batch,
+                            c.learned_gemm ? 1.0 : 0.0 };
+    static_assert( kGpuSpecWords + sizeof( rest ) / sizeof( double ) == 23, "dense key layout" );
+    std::copy( std::begin( rest ), std::end( rest ), key.begin() + kGpuSpecWords );
     std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 23 );
     std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 23 + kMaxMlpLayers );
     return key;
@@ -94,33 +85,25 @@ DenseKey denseCaseKey( const DenseCase& c )
 //! Every field of a transformer operator case.
 TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
 {
-    const GpuSpec& g = c.gpu;
     const TransformerSpec& m = c.model;
-    return { double( g.sm_count ),
-             g.boost_clock_MHz,
-             g.fp32_TFLOPs,
-             g.tf32_TFLOPs,
-             g.fp16_TFLOPs,
-             g.bf16_TFLOPs,
-             g.memory_GiB,
-             g.memory_bandwidth_GBps,
-             g.l2_cache_MiB,
-             double( g.pcie_generation ),
-             g.pcie_bandwidth_GBps,
-             g.tdp_W,
-             g.process_nm,
-             double( m.arch ),
-             double( m.hidden ),
-             double( m.heads ),
-             double( m.layers ),
-             double( m.seq_len ),
-             double( m.vocab ),
-             double( m.ffn_hidden ),
-             double( m.dtype ),
-             double( c.tp ),
-             double( c.micro_batch ),
-             double( c.sequence_parallel ),
-             double( c.fused ) };
+    TransformerKey key{};
+    gpuSpecWords( c.gpu, key.data() );
+    const double rest[] = { double( m.arch ),
+                            double( m.hidden ),
+                            double( m.heads ),
+                            double( m.layers ),
+                            double( m.seq_len ),
+                            double( m.vocab ),
+                            double( m.ffn_hidden ),
+                            double( m.dtype ),
+                            double( c.tp ),
+                            double( c.micro_batch ),
+                            double( c.sequence_parallel ),
+                            double( c.fused ) };
+    static_assert( kGpuSpecWords + sizeof( rest ) / sizeof( double ) == kTransformerKeySize,
+                   "transformer key layout" );
+    std::copy( std::begin( rest ), std::end( rest ), key.begin() + kGpuSpecWords );
+    return key;
 }
 
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );

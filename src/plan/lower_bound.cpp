@@ -110,28 +110,17 @@ TableBoundTerms tableBoundTerms( const Platform& platform, const TableSpec& t, d
 //! The inputs of tableBoundTerms besides the table: the GPU, the host link, batch and GPU
 //! count. A sweep has a handful of them, so the cache numbers them once per bound and keys each
 //! table by that number instead of repeating these 16 words in every table's key.
-constexpr std::size_t kContextKeySize = 13 + 3;
+constexpr std::size_t kContextKeySize = kGpuSpecWords + 3;
 using ContextKey = std::array<double, kContextKeySize>;
 
 ContextKey contextKey( const Platform& platform, double batch, double p )
 {
-    const GpuSpec& g = platform.gpu;
-    return { double( g.sm_count ),
-             g.boost_clock_MHz,
-             g.fp32_TFLOPs,
-             g.tf32_TFLOPs,
-             g.fp16_TFLOPs,
-             g.bf16_TFLOPs,
-             g.memory_GiB,
-             g.memory_bandwidth_GBps,
-             g.l2_cache_MiB,
-             double( g.pcie_generation ),
-             g.pcie_bandwidth_GBps,
-             g.tdp_W,
-             g.process_nm,
-             platform.host_to_gpu_GBps,
-             batch,
-             p };
+    ContextKey key{};
+    gpuSpecWords( platform.gpu, key.data() );
+    key[kGpuSpecWords] = platform.host_to_gpu_GBps;
+    key[kGpuSpecWords + 1] = batch;
+    key[kGpuSpecWords + 2] = p;
+    return key;
 }
 
 //! Every field of the table tableBoundTerms reads, and the number of its context.

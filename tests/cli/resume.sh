@@ -91,9 +91,12 @@ echo "reference run: $t_ref s"
 
 # ---- SIGKILL at three points, then resume ------------------------------------------------------
 out=$scratch/killed.h5
-# (1) as soon as a batch is journaled: certainly inside the sweep loop.
+# (1) just after the first batch is journaled: certainly inside the sweep loop. The journal
+# grows as its first record is being written (in the background): 0.2 s more let that record
+# complete, far less than the sweep's remaining second.
 start "$scratch/rc.yaml" "$out"
 waitfor "journaled $out" 60
+sleep 0.2
 killall9
 [ -e "$out" ] && fail "kill 1: the output file exists although the sweep was not finished"
 # (2) half a reference run into the resumed run (whatever it is doing then: a fixed delay came

@@ -44,6 +44,23 @@ struct GpuSpec
     double process_nm = 0.0; //!< fabrication node (16, 12, 7, 4...); 0 = unknown: no power cap
 };
 
+//! Every field of a GpuSpec as a double, in declaration order, into out[0, kGpuSpecWords): the
+//! GPU's part of the cost caches' keys (a struct with padding can be neither compared nor
+//! hashed bytewise). Host code.
+constexpr int kGpuSpecWords = 13;
+inline void gpuSpecWords( const GpuSpec& g, double* out )
+{
+    const double words[kGpuSpecWords] = { double( g.sm_count ),  g.boost_clock_MHz,
+                                          g.fp32_TFLOPs,         g.tf32_TFLOPs,
+                                          g.fp16_TFLOPs,         g.bf16_TFLOPs,
+                                          g.memory_GiB,          g.memory_bandwidth_GBps,
+                                          g.l2_cache_MiB,        double( g.pcie_generation ),
+                                          g.pcie_bandwidth_GBps, g.tdp_W,
+                                          g.process_nm };
+    for ( int k = 0; k < kGpuSpecWords; ++k )
+        out[k] = words[k];
+}
+
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).
 enum class Topology : std::uint8_t
 {
