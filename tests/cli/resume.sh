@@ -115,11 +115,12 @@ if [ -e "$out" ]; then
 else
     echo "kill 2: in the sweep loop ($(find "$out.journal" -name '*.jnl' | wc -l) journal files)"
 fi
-# (3) while the HDF5 file is being built from the journals (it appears only then), 0.1 s after
-# it appears (inside the dataset writes); if kill 2 left a partial file, right after the start.
+# (3) while the HDF5 file is being built from the journals (it appears only then), 0.02 s after
+# it appears (creating its datasets or writing them: the build takes 0.1-0.3 s here); if kill 2
+# left a partial file, right after the start.
 start "$scratch/rc.yaml" "$out"
 waitfor "[ -e $out ]" 120
-sleep 0.1
+sleep 0.02
 kill -0 "$job" 2>/dev/null || fail "kill 3 came after the run had ended"
 killall9
 echo "kill 3: $(already_done "$out.log") done at the start of that run, output file partial"
