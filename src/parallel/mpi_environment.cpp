@@ -9,7 +9,10 @@ MpiEnvironment::MpiEnvironment( int& argc, char**& argv )
     MPI_Initialized( &initialized );
     if ( !initialized )
     {
-        MPI_Init( &argc, &argv );
+        // FUNNELED: the program has threads besides the main one (OpenMP, the journal's
+        // write-behind, the results writer's read-ahead), and only the main thread calls MPI.
+        int provided = MPI_THREAD_SINGLE;
+        MPI_Init_thread( &argc, &argv, MPI_THREAD_FUNNELED, &provided );
         _owns = true;
     }
     MPI_Comm_rank( MPI_COMM_WORLD, &_rank );

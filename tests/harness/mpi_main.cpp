@@ -6,7 +6,8 @@
 
 int main( int argc, char* argv[] )
 {
-    MPI_Init( &argc, &argv );
+    int provided = MPI_THREAD_SINGLE; // as the program: threads, MPI from the main one only
+    MPI_Init_thread( &argc, &argv, MPI_THREAD_FUNNELED, &provided );
     int rank = 0;
     MPI_Comm_rank( MPI_COMM_WORLD, &rank );
     Kokkos::initialize( argc, argv );
