@@ -1,9 +1,9 @@
 // Host side of the batched cost kernel: packing scenarios into Views, unpacking results.
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <cstring>
 #include <fmt/format.h>
+#include <iterator>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
@@ -63,8 +63,6 @@ struct KeyHash
 DenseKey denseCaseKey( const DenseCase& c )
 {
     const DenseModel& d = c.dense;
-    DenseKey key{};
-    gpuSpecWords( c.gpu, key.data() );
     const double rest[] = { double( d.num_dense_features ),
                             double( d.bottom_mlp_layers ),
                             double( d.top_mlp_layers ),
@@ -75,8 +73,8 @@ DenseKey denseCaseKey( const DenseCase& c )
                             c.sum_embedding_dims,
                             c.local_batch,
                             c.learned_gemm ? 1.0 : 0.0 };
-    static_assert( kGpuSpecWords + sizeof( rest ) / sizeof( double ) == 23, "dense key layout" );
-    std::copy( std::begin( rest ), std::end( rest ), key.begin() + kGpuSpecWords );
+    static_assert( kGpuSpecWords + std::size( rest ) == 23, "the MLP widths start at word 23" );
+    DenseKey key = gpuKey<kDenseKeySize>( c.gpu, rest );
     std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 23 );
     std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 23 + kMaxMlpLayers );
     return key;
@@ -86,8 +84,6 @@ DenseKey denseCaseKey( const DenseCase& c )
 TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
 {
     const TransformerSpec& m = c.model;
-    TransformerKey key{};
-    gpuSpecWords( c.gpu, key.data() );
     const double rest[] = { double( m.arch ),
                             double( m.hidden ),
                             double( m.heads ),
@@ -100,10 +96,8 @@ TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
                             double( c.micro_batch ),
                             double( c.sequence_parallel ),
                             double( c.fused ) };
-    static_assert( kGpuSpecWords + sizeof( rest ) / sizeof( double ) == kTransformerKeySize,
-                   "transformer key layout" );
-    std::copy( std::begin( rest ), std::end( rest ), key.begin() + kGpuSpecWords );
-    return key;
+    static_assert( kGpuSpecWords + std::size( rest ) == kTransformerKeySize, "every word used" );
+    return gpuKey<kTransformerKeySize>( c.gpu, rest );
 }
 
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );

@@ -115,12 +115,8 @@ using ContextKey = std::array<double, kContextKeySize>;
 
 ContextKey contextKey( const Platform& platform, double batch, double p )
 {
-    ContextKey key{};
-    gpuSpecWords( platform.gpu, key.data() );
-    key[kGpuSpecWords] = platform.host_to_gpu_GBps;
-    key[kGpuSpecWords + 1] = batch;
-    key[kGpuSpecWords + 2] = p;
-    return key;
+    const double rest[] = { platform.host_to_gpu_GBps, batch, p };
+    return gpuKey<kContextKeySize>( platform.gpu, rest );
 }
 
 //! Every field of the table tableBoundTerms reads, and the number of its context.

@@ -77,7 +77,6 @@ std::vector<std::string> enumNames( std::initializer_list<const char*> names )
     return std::vector<std::string>( names.begin(), names.end() );
 }
 
-//! One scenario held by this rank during a window, with where its rows are.
 //! The row of a scenario outside the run's slice (not computed): the columns' fill values.
 ScenarioRow notComputedRow()
 {
@@ -102,11 +101,218 @@ void addNotComputed( std::uint64_t from, std::uint64_t to, std::vector<ScenarioR
     }
 }
 
+//! One scenario held by this rank during a window, with where its rows are.
 struct Held
 {
     ScenarioRow row;
     std::size_t batch = 0; //!< index into the loaded batches
     std::size_t gpu_begin = 0, shard_begin = 0;
+};
+
+//! The /names group: what the code columns' values mean.
+void writeNames( const h5::Group& root, const SweepProblem& problem )
+{
+    auto names = root.createGroup( "names" );
+    names.createStringDataset( "workloads", problem.workload_names );
+    names.createStringDataset( "platforms", problem.platform_names );
+    names.createStringDataset( "generators", problem.generator_names );
+    names.createStringDataset( "planners", problem.planner_names );
+    names.createStringDataset( "cost_models", problem.cost_model_names );
+    names.createStringDataset( "task_protocols", problem.protocol_names );
+    names.createStringDataset( "phases", schemaPhaseNames() );
+    names.createStringDataset(
+        "sharding_types", enumNames( { "table_wise", "column_wise", "row_wise", "table_row_wise",
+                                       "data_parallel", "table_column_wise", "grid_shard" } ) );
+    names.createStringDataset( "compute_kernels",
+                               enumNames( { "hbm", "uvm", "uvm_caching", "dense" } ) );
+    names.createStringDataset( "workload_kinds", enumNames( { "dlrm", "transformer" } ) );
+    names.createStringDataset( "schedules", enumNames( { "1f1b", "gpipe" } ) );
+    names.createStringDataset( "recomputes", enumNames( { "none", "selective", "full" } ) );
+    names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
+}
+
+//! The root's attributes, `complete` last: it says the datasets are whole.
+void writeRootAttributes( h5::Id id, MPI_Comm comm, const SweepProblem& problem,
+                          const SweepOptions& options, std::uint64_t num_scenarios,
+                          const SliceRange& slice )
+{
+    h5::writeAttribute( id, "schema_version", std::int64_t( kSweepSchemaVersion ) );
+    h5::writeAttribute( id, "shardsweep_version", std::string( versionString() ) );
+    h5::writeAttribute( id, "git_hash", std::string( gitHash() ) );
+    h5::writeAttribute( id, "config", problem.config_text );
+    h5::writeAttribute( id, "config_file", problem.config_file );
+    h5::writeAttribute( id, "config_hash", fmt::format( "{:016x}", problem.config_hash ) );
+    h5::writeAttribute( id, "num_scenarios", std::int64_t( num_scenarios ) );
+    h5::writeAttribute( id, "num_done", std::int64_t( slice.end - slice.first ) );
+    h5::writeAttribute( id, "slice",
+                        fmt::format( "{}/{}", options.slice_index, options.slice_count ) );
+    h5::writeAttribute( id, "slice_first_id", std::int64_t( slice.first ) );
+    h5::writeAttribute( id, "slice_end_id", std::int64_t( slice.end ) );
+    h5::writeAttribute( id, "num_ranks", std::int64_t( mpi::size( comm ) ) );
+    h5::writeAttribute( id, "kokkos_backend",
+                        std::string( Kokkos::DefaultExecutionSpace::name() ) );
+    h5::writeAttribute( id, "detail", std::string( sweepDetailName( options.detail ) ) );
+    h5::writeAttribute( id, "command_line", options.command_line );
+    h5::writeAttribute( id, "units",
+                        std::string( "times in ms, memory in GiB (2^30 B), batch in samples" ) );
+    h5::writeAttribute( id, "complete", std::int64_t( 1 ) );
+}
+
+//! Where every row of this rank goes, window after window of scenario ids. Windows start at the
+//! slice's first id (a fresh run's batches start there: one window per record) and come every
+//! `size` ids from there; ids before it are in windows of their own.
+class WindowLayout
+{
+  public:
+    WindowLayout( MPI_Comm comm, const std::vector<RecordRef>& records, const SweepOptions& options,
+                  std::uint64_t num_scenarios )
+        : _comm( comm ), _records( records ), _num_scenarios( num_scenarios ),
+          _slice( sliceRange( num_scenarios, options.slice_index, options.slice_count ) ),
+          _with_gpus( options.detail >= SweepDetail::gpus ),
+          _with_shards( options.detail >= SweepDetail::all ),
+          _writes_outside( mpi::rank( comm ) == 0 )
+    {
+        // A few tens of MB of rows: with shard rows (~13 KB per 50-table scenario) 2048 ids,
+        // without them 16384 (a collective round per window writes every column: at 2048 ids
+        // the rounds, not the bytes, made /scenarios-only files 1.6x slower on 2 ranks).
+        const std::uint64_t batch = std::max<std::uint64_t>( options.batch_size, 1 );
+        const std::uint64_t min_ids = _with_shards ? 2048 : 16384;
+        _size = options.finalize_window > 0 ? options.finalize_window
+                                            : ( min_ids + batch - 1 ) / batch * batch;
+    }
+
+    const SliceRange& slice() const { return _slice; }
+
+    //! The end of the window that starts at id `a`.
+    std::uint64_t end( std::uint64_t a ) const
+    {
+        return std::min( _num_scenarios,
+                         a < _slice.first ? std::min( a + _size, _slice.first ) : a + _size );
+    }
+
+    //! This rank's scenarios in the window starting at `a`, from every record that overlaps it:
+    //! reads their scenario and GPU rows into `w`, checks the ids over all ranks (collective)
+    //! and works out where every row goes in the file and in the column buffers.
+    void prepare( std::uint64_t a, WindowRows& w )
+    {
+        const std::uint64_t b = end( a );
+        loadRecords( a, b, w );
+        const std::uint64_t n = b - a;
+        _counts.assign( 3 * n, 0 );
+        for ( const auto& h : _held )
+        {
+            const std::uint64_t i = h.row.id - a;
+            _counts[3 * i] = h.row.num_gpus_rows;
+            _counts[3 * i + 1] = _with_shards ? h.row.num_shards : 0;
+            _counts[3 * i + 2] += 1;
+        }
+        mpi::allreduceSum( _counts.data(), _counts.size(), _comm );
+        for ( std::uint64_t i = 0; i < n; ++i )
+        {
+            const bool mine = a + i >= _slice.first && a + i < _slice.end;
+            if ( _counts[3 * i + 2] != ( mine ? 1 : 0 ) )
+                throw std::runtime_error( fmt::format(
+                    "scenario {} appears {} times in the journals (expected {})", a + i,
+                    _counts[3 * i + 2], mine ? "once" : "never: outside the slice" ) );
+        }
+        // Offsets: prefix sums in id order.
+        std::vector<std::uint64_t> gpu_offset( n ), shard_offset( n );
+        for ( std::uint64_t i = 0; i < n; ++i )
+        {
+            gpu_offset[i] = _gpu_base;
+            shard_offset[i] = _shard_base;
+            _gpu_base += std::uint64_t( _counts[3 * i] );
+            _shard_base += std::uint64_t( _counts[3 * i + 1] );
+        }
+        placeRows( a, b, gpu_offset, shard_offset, w );
+    }
+
+  private:
+    //! Reads the scenario and GPU rows of the records overlapping [a, b) into `w` and lists the
+    //! scenarios of [a, b) they hold, in id order.
+    void loadRecords( std::uint64_t a, std::uint64_t b, WindowRows& w )
+    {
+        w.num_loaded = 0;
+        w.record_of.clear();
+        w.with_gpus = _with_gpus;
+        w.with_shards = _with_shards;
+        _held.clear();
+        for ( std::size_t k = 0; k < _records.size(); ++k )
+        {
+            const auto& info = _records[k].info;
+            if ( info.num_scenarios == 0 || info.first_id >= b || info.last_id < a )
+                continue;
+            if ( w.num_loaded == w.loaded.size() )
+                w.loaded.emplace_back();
+            readJournalRecordHead( _records[k].path, info, w.loaded[w.num_loaded] );
+            w.record_of.push_back( k );
+            const JournalBatch& batch = w.loaded[w.num_loaded++];
+            std::size_t g = 0, s = 0;
+            for ( const auto& row : batch.scenarios )
+            {
+                if ( row.id >= a && row.id < b )
+                    _held.push_back( { row, w.num_loaded - 1, g, s } );
+                g += std::size_t( row.num_gpus_rows );
+                s += _with_shards ? std::size_t( row.num_shards ) : 0;
+            }
+        }
+        std::sort( _held.begin(), _held.end(),
+                   []( const Held& x, const Held& y ) { return x.row.id < y.row.id; } );
+    }
+
+    //! The file runs and the column-buffer destinations of the held rows (and, on rank 0, the
+    //! not-computed rows of the ids outside the slice).
+    void placeRows( std::uint64_t a, std::uint64_t b, const std::vector<std::uint64_t>& gpu_offset,
+                    const std::vector<std::uint64_t>& shard_offset, WindowRows& w ) const
+    {
+        w.scen_runs.clear();
+        w.gpu_runs.clear();
+        w.shard_runs.clear();
+        w.scen_rows.clear();
+        w.gpu_out.clear();
+        w.shard_out.clear();
+        w.local_gpus = 0;
+        w.local_shards = 0;
+        // Ids before the slice, then the slice's rows (sorted), then ids after it.
+        if ( _writes_outside )
+            addNotComputed( a, std::min( b, _slice.first ), w.scen_rows, w.scen_runs );
+        for ( Held h : _held )
+        {
+            const std::uint64_t i = h.row.id - a;
+            h.row.gpu_row_offset = std::int64_t( gpu_offset[i] );
+            h.row.shard_row_offset = std::int64_t( shard_offset[i] );
+            w.scen_rows.push_back( h.row );
+            addRun( w.scen_runs, h.row.id, 1 );
+            const JournalBatch& batch = w.loaded[h.batch];
+            if ( _with_gpus )
+            {
+                addRun( w.gpu_runs, gpu_offset[i], std::uint64_t( h.row.num_gpus_rows ) );
+                w.gpu_out.push_back(
+                    { batch.gpus.data() + h.gpu_begin, std::size_t( h.row.num_gpus_rows ) } );
+                w.local_gpus += std::size_t( h.row.num_gpus_rows );
+            }
+            if ( _with_shards )
+            {
+                addRun( w.shard_runs, shard_offset[i], std::uint64_t( h.row.num_shards ) );
+                if ( h.row.num_shards > 0 )
+                    w.shard_out.push_back( { h.batch, h.shard_begin,
+                                             std::size_t( h.row.num_shards ), w.local_shards } );
+                w.local_shards += std::size_t( h.row.num_shards );
+            }
+        }
+        if ( _writes_outside )
+            addNotComputed( std::max( a, _slice.end ), b, w.scen_rows, w.scen_runs );
+    }
+
+    MPI_Comm _comm;
+    const std::vector<RecordRef>& _records;
+    std::uint64_t _num_scenarios;
+    SliceRange _slice;
+    bool _with_gpus, _with_shards, _writes_outside;
+    std::uint64_t _size = 0;                      //!< ids per window
+    std::uint64_t _gpu_base = 0, _shard_base = 0; //!< file rows laid out so far
+    std::vector<Held> _held;                      //!< this rank's scenarios of the window
+    std::vector<std::int64_t> _counts;            //!< per id: GPU rows, shard rows, copies
 };
 
 } // namespace
@@ -140,48 +346,9 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         if ( with_shards )
             shard_sets =
                 createColumns<ShardRow>( root.createGroup( "shards" ), shardColumns(), shard_rows );
-        {
-            auto names = root.createGroup( "names" );
-            names.createStringDataset( "workloads", problem.workload_names );
-            names.createStringDataset( "platforms", problem.platform_names );
-            names.createStringDataset( "generators", problem.generator_names );
-            names.createStringDataset( "planners", problem.planner_names );
-            names.createStringDataset( "cost_models", problem.cost_model_names );
-            names.createStringDataset( "task_protocols", problem.protocol_names );
-            names.createStringDataset( "phases", schemaPhaseNames() );
-            names.createStringDataset(
-                "sharding_types",
-                enumNames( { "table_wise", "column_wise", "row_wise", "table_row_wise",
-                             "data_parallel", "table_column_wise", "grid_shard" } ) );
-            names.createStringDataset( "compute_kernels",
-                                       enumNames( { "hbm", "uvm", "uvm_caching", "dense" } ) );
-            names.createStringDataset( "workload_kinds", enumNames( { "dlrm", "transformer" } ) );
-            names.createStringDataset( "schedules", enumNames( { "1f1b", "gpipe" } ) );
-            names.createStringDataset( "recomputes", enumNames( { "none", "selective", "full" } ) );
-            names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
-        }
+        writeNames( root, problem );
 
-        // Windows of a few tens of MB of rows: with shard rows (~13 KB per 50-table scenario)
-        // 2048 ids, without them 16384 (a collective round per window writes every column: at
-        // 2048 ids the rounds, not the bytes, made /scenarios-only files 1.8x slower on 2 ranks).
-        const std::uint64_t batch = std::max<std::uint64_t>( options.batch_size, 1 );
-        const std::uint64_t min_ids = with_shards ? 2048 : 16384;
-        const std::uint64_t window = options.finalize_window > 0
-                                         ? options.finalize_window
-                                         : ( min_ids + batch - 1 ) / batch * batch;
-        const SliceRange slice =
-            sliceRange( num_scenarios, options.slice_index, options.slice_count );
-        // Windows start at the slice's first id (a fresh run's batches start there: one window
-        // per record) and every `window` ids from there; ids before it in windows of their own.
-        auto windowEnd = [&]( std::uint64_t a )
-        {
-            return std::min( num_scenarios,
-                             a < slice.first ? std::min( a + window, slice.first ) : a + window );
-        };
-        const bool writes_outside = mpi::rank( comm ) == 0;
-        std::uint64_t gpu_base = 0, shard_base = 0;
-        std::vector<Held> held;
-        std::vector<std::int64_t> counts;
+        WindowLayout layout( comm, records, options, num_scenarios );
         // Two windows alternate: the prefetcher's thread reads and scatters one while this thread
         // writes the other's columns. Declared before the prefetcher, which must stop first.
         WindowRows windows[2];
@@ -189,122 +356,19 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         // The file's pages go to storage while later windows are laid out: the final fsync had
         // all of them (~260 MB, ~0.1 s) left to write.
         h5::Writeback writeback( options.output );
-
-        // This rank's scenarios in [a, b), from every record that overlaps the window: reads
-        // their scenario and GPU rows, checks the ids over all ranks (collective) and works out
-        // where every row goes in the file and in the column buffers.
-        auto prepare = [&]( std::uint64_t a, WindowRows& w )
-        {
-            const std::uint64_t b = windowEnd( a );
-            w.num_loaded = 0;
-            w.record_of.clear();
-            w.with_gpus = with_gpus;
-            w.with_shards = with_shards;
-            held.clear();
-            for ( std::size_t k = 0; k < records.size(); ++k )
-            {
-                const auto& info = records[k].info;
-                if ( info.num_scenarios == 0 || info.first_id >= b || info.last_id < a )
-                    continue;
-                if ( w.num_loaded == w.loaded.size() )
-                    w.loaded.emplace_back();
-                readJournalRecordHead( records[k].path, info, w.loaded[w.num_loaded] );
-                w.record_of.push_back( k );
-                const JournalBatch& batch = w.loaded[w.num_loaded++];
-                std::size_t g = 0, s = 0;
-                for ( const auto& row : batch.scenarios )
-                {
-                    if ( row.id >= a && row.id < b )
-                        held.push_back( { row, w.num_loaded - 1, g, s } );
-                    g += std::size_t( row.num_gpus_rows );
-                    s += with_shards ? std::size_t( row.num_shards ) : 0;
-                }
-            }
-            std::sort( held.begin(), held.end(),
-                       []( const Held& x, const Held& y ) { return x.row.id < y.row.id; } );
-            const std::uint64_t n = b - a;
-            counts.assign( 3 * n, 0 );
-            for ( const auto& h : held )
-            {
-                const std::uint64_t i = h.row.id - a;
-                counts[3 * i] = h.row.num_gpus_rows;
-                counts[3 * i + 1] = with_shards ? h.row.num_shards : 0;
-                counts[3 * i + 2] += 1;
-            }
-            mpi::allreduceSum( counts.data(), counts.size(), comm );
-            for ( std::uint64_t i = 0; i < n; ++i )
-            {
-                const bool mine = a + i >= slice.first && a + i < slice.end;
-                if ( counts[3 * i + 2] != ( mine ? 1 : 0 ) )
-                    throw std::runtime_error( fmt::format(
-                        "scenario {} appears {} times in the journals (expected {})", a + i,
-                        counts[3 * i + 2], mine ? "once" : "never: outside the slice" ) );
-            }
-            // Offsets: prefix sums in id order.
-            std::vector<std::uint64_t> gpu_offset( n ), shard_offset( n );
-            std::uint64_t g = gpu_base, s = shard_base;
-            for ( std::uint64_t i = 0; i < n; ++i )
-            {
-                gpu_offset[i] = g;
-                shard_offset[i] = s;
-                g += std::uint64_t( counts[3 * i] );
-                s += std::uint64_t( counts[3 * i + 1] );
-            }
-            gpu_base = g;
-            shard_base = s;
-            w.scen_runs.clear();
-            w.gpu_runs.clear();
-            w.shard_runs.clear();
-            w.scen_rows.clear();
-            w.gpu_out.clear();
-            w.shard_out.clear();
-            w.local_gpus = 0;
-            w.local_shards = 0;
-            // Ids before the slice, then the slice's rows (sorted), then ids after it.
-            if ( writes_outside )
-                addNotComputed( a, std::min( b, slice.first ), w.scen_rows, w.scen_runs );
-            for ( auto& h : held )
-            {
-                const std::uint64_t i = h.row.id - a;
-                h.row.gpu_row_offset = std::int64_t( gpu_offset[i] );
-                h.row.shard_row_offset = std::int64_t( shard_offset[i] );
-                w.scen_rows.push_back( h.row );
-                addRun( w.scen_runs, h.row.id, 1 );
-                const JournalBatch& batch = w.loaded[h.batch];
-                if ( with_gpus )
-                {
-                    addRun( w.gpu_runs, gpu_offset[i], std::uint64_t( h.row.num_gpus_rows ) );
-                    w.gpu_out.push_back(
-                        { batch.gpus.data() + h.gpu_begin, std::size_t( h.row.num_gpus_rows ) } );
-                    w.local_gpus += std::size_t( h.row.num_gpus_rows );
-                }
-                if ( with_shards )
-                {
-                    addRun( w.shard_runs, shard_offset[i], std::uint64_t( h.row.num_shards ) );
-                    if ( h.row.num_shards > 0 )
-                        w.shard_out.push_back( { h.batch, h.shard_begin,
-                                                 std::size_t( h.row.num_shards ),
-                                                 w.local_shards } );
-                    w.local_shards += std::size_t( h.row.num_shards );
-                }
-            }
-            if ( writes_outside )
-                addNotComputed( std::max( a, slice.end ), b, w.scen_rows, w.scen_runs );
-        };
-
         // Window k + 1 is prepared and its scatter started before window k's collective writes.
         if ( num_scenarios > 0 )
         {
-            prepare( 0, windows[0] );
+            layout.prepare( 0, windows[0] );
             prefetcher.start( windows[0] );
         }
-        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a = windowEnd( a ), ++k )
+        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a = layout.end( a ), ++k )
         {
             prefetcher.wait(); // window k's columns are ready (or its read error is thrown)
             WindowRows& w = windows[k % 2];
-            if ( windowEnd( a ) < num_scenarios )
+            if ( layout.end( a ) < num_scenarios )
             {
-                prepare( windowEnd( a ), windows[( k + 1 ) % 2] );
+                layout.prepare( layout.end( a ), windows[( k + 1 ) % 2] );
                 prefetcher.start( windows[( k + 1 ) % 2] );
             }
             writeColumns( scen_sets, scenarioColumns(), w.scen_runs, w.scen_columns );
@@ -314,29 +378,7 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
                 writeColumns( shard_sets, shardColumns(), w.shard_runs, w.shard_columns );
             writeback.start();
         }
-
-        // Attributes last: `complete` says the datasets above are whole.
-        const auto id = root.id();
-        h5::writeAttribute( id, "schema_version", std::int64_t( kSweepSchemaVersion ) );
-        h5::writeAttribute( id, "shardsweep_version", std::string( versionString() ) );
-        h5::writeAttribute( id, "git_hash", std::string( gitHash() ) );
-        h5::writeAttribute( id, "config", problem.config_text );
-        h5::writeAttribute( id, "config_file", problem.config_file );
-        h5::writeAttribute( id, "config_hash", fmt::format( "{:016x}", problem.config_hash ) );
-        h5::writeAttribute( id, "num_scenarios", std::int64_t( num_scenarios ) );
-        h5::writeAttribute( id, "num_done", std::int64_t( slice.end - slice.first ) );
-        h5::writeAttribute( id, "slice",
-                            fmt::format( "{}/{}", options.slice_index, options.slice_count ) );
-        h5::writeAttribute( id, "slice_first_id", std::int64_t( slice.first ) );
-        h5::writeAttribute( id, "slice_end_id", std::int64_t( slice.end ) );
-        h5::writeAttribute( id, "num_ranks", std::int64_t( mpi::size( comm ) ) );
-        h5::writeAttribute( id, "kokkos_backend",
-                            std::string( Kokkos::DefaultExecutionSpace::name() ) );
-        h5::writeAttribute( id, "detail", std::string( sweepDetailName( options.detail ) ) );
-        h5::writeAttribute( id, "command_line", options.command_line );
-        h5::writeAttribute(
-            id, "units", std::string( "times in ms, memory in GiB (2^30 B), batch in samples" ) );
-        h5::writeAttribute( id, "complete", std::int64_t( 1 ) );
+        writeRootAttributes( root.id(), comm, problem, options, num_scenarios, layout.slice() );
     }
     file.close();
     if ( mpi::rank( comm ) == 0 )

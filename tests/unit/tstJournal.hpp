@@ -1,5 +1,7 @@
 // Journals: records round-trip byte for byte; a record cut short at the end (a kill mid-append)
 // is dropped; a corrupted record with data after it is refused.
+#include "journal_test_batch.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,32 +15,10 @@ namespace Test
 {
 using namespace shardsweep;
 
+//! n scenarios of 2 GPU rows and 1 shard row each.
 JournalBatch makeBatch( std::uint64_t first, int n )
 {
-    JournalBatch b;
-    for ( int i = 0; i < n; ++i )
-    {
-        ScenarioRow r;
-        r.id = first + std::uint64_t( i );
-        r.iteration_ms = 1.5 * double( r.id );
-        r.num_gpus_rows = 2;
-        r.num_shards = 1;
-        b.scenarios.push_back( r );
-        for ( int g = 0; g < 2; ++g )
-        {
-            GpuRow gr;
-            gr.scenario_id = r.id;
-            gr.gpu = g;
-            gr.memory_GiB = double( g ) + 0.25;
-            b.gpus.push_back( gr );
-        }
-        ShardRow s;
-        s.scenario_id = r.id;
-        s.bins[16] = 0.125 * double( i );
-        s.fwd_ms = 3.0;
-        b.shards.push_back( s );
-    }
-    return b;
+    return journalTestBatch( first, n, 2, []( int ) { return 1; } );
 }
 
 std::string journalPath( const std::string& stem )

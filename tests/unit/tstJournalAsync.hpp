@@ -1,6 +1,8 @@
 // The journal's write-behind: records submitted through AsyncJournalWriter read back byte for
 // byte, in order, at the offsets it reports; a failed background append surfaces as the same
 // error as a direct one, at the next wait; the caller never gets the rows in flight back.
+#include "journal_test_batch.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -15,32 +17,10 @@ namespace Test
 {
 using namespace shardsweep;
 
+//! n scenarios of 1 GPU row and `shards_per_scenario` shard rows each.
 JournalBatch asyncBatch( std::uint64_t first, int n, int shards_per_scenario )
 {
-    JournalBatch b;
-    for ( int i = 0; i < n; ++i )
-    {
-        ScenarioRow r;
-        r.id = first + std::uint64_t( i );
-        r.iteration_ms = 0.5 + double( r.id );
-        r.num_gpus_rows = 1;
-        r.num_shards = shards_per_scenario;
-        b.scenarios.push_back( r );
-        GpuRow g;
-        g.scenario_id = r.id;
-        g.memory_GiB = 2.0 * double( r.id );
-        b.gpus.push_back( g );
-        for ( int s = 0; s < shards_per_scenario; ++s )
-        {
-            ShardRow row;
-            row.scenario_id = r.id;
-            row.shard = s;
-            row.bins[3] = double( s ) / 7.0;
-            row.fwd_ms = double( r.id ) + 0.25;
-            b.shards.push_back( row );
-        }
-    }
-    return b;
+    return journalTestBatch( first, n, 1, [=]( int ) { return shards_per_scenario; } );
 }
 
 template <class Row>

@@ -2,6 +2,8 @@
 // journal's rows, column by column, in the order the window asks for (segments of two records,
 // out of record order); a damaged record surfaces at wait() as the same error a direct read
 // throws, and the prefetcher goes on working after it.
+#include "journal_test_batch.hpp"
+
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -20,39 +22,10 @@ using detail::RecordRef;
 using detail::WindowPrefetcher;
 using detail::WindowRows;
 
+//! n scenarios of 2 GPU rows and 3 to 6 shard rows each (rows of different lengths).
 JournalBatch prefetchBatch( std::uint64_t first, int n )
 {
-    JournalBatch b;
-    for ( int i = 0; i < n; ++i )
-    {
-        ScenarioRow r;
-        r.id = first + std::uint64_t( i );
-        r.iteration_ms = 0.75 + double( r.id );
-        r.num_gpus_rows = 2;
-        r.num_shards = 3 + i % 4; // rows of different lengths
-        b.scenarios.push_back( r );
-        for ( int g = 0; g < 2; ++g )
-        {
-            GpuRow row;
-            row.scenario_id = r.id;
-            row.gpu = g;
-            row.memory_GiB = double( r.id ) + 0.5 * g;
-            b.gpus.push_back( row );
-        }
-        for ( int s = 0; s < r.num_shards; ++s )
-        {
-            ShardRow row;
-            row.scenario_id = r.id;
-            row.shard = s;
-            row.table = int( r.id ) * 10 + s;
-            row.rows = 1000 * std::int64_t( r.id ) + s;
-            row.dtype = std::uint8_t( s );
-            row.bins[s] = 1.0 / double( 1 + s + int( r.id ) );
-            row.fwd_ms = double( r.id ) + 0.125 * s;
-            b.shards.push_back( row );
-        }
-    }
-    return b;
+    return journalTestBatch( first, n, 2, []( int i ) { return 3 + i % 4; } );
 }
 
 //! Row `i` of column `k` of `buffers` holds the field of `row`, byte for byte.

@@ -6,6 +6,8 @@
 //! field names. The network follows ASTRA-sim 2.0's analytical network YAML one-to-one
 //! (reference/collectives.md §2), the system block ASTRA-sim's system JSON (§4).
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 
 namespace shardsweep
@@ -44,21 +46,24 @@ struct GpuSpec
     double process_nm = 0.0; //!< fabrication node (16, 12, 7, 4...); 0 = unknown: no power cap
 };
 
-//! Every field of a GpuSpec as a double, in declaration order, into out[0, kGpuSpecWords): the
-//! GPU's part of the cost caches' keys (a struct with padding can be neither compared nor
-//! hashed bytewise). Host code.
-constexpr int kGpuSpecWords = 13;
-inline void gpuSpecWords( const GpuSpec& g, double* out )
+//! A cost cache's key: every field of a GpuSpec as a double, in declaration order, then `rest`,
+//! then zeros up to N (a struct with padding can be neither compared nor hashed bytewise).
+//! Host code.
+constexpr std::size_t kGpuSpecWords = 13;
+template <std::size_t N, std::size_t R>
+std::array<double, N> gpuKey( const GpuSpec& g, const double ( &rest )[R] )
 {
-    const double words[kGpuSpecWords] = { double( g.sm_count ),  g.boost_clock_MHz,
-                                          g.fp32_TFLOPs,         g.tf32_TFLOPs,
-                                          g.fp16_TFLOPs,         g.bf16_TFLOPs,
-                                          g.memory_GiB,          g.memory_bandwidth_GBps,
-                                          g.l2_cache_MiB,        double( g.pcie_generation ),
-                                          g.pcie_bandwidth_GBps, g.tdp_W,
-                                          g.process_nm };
-    for ( int k = 0; k < kGpuSpecWords; ++k )
-        out[k] = words[k];
+    static_assert( kGpuSpecWords + R <= N, "the key has no room for its words" );
+    std::array<double, N> key = { double( g.sm_count ),  g.boost_clock_MHz,
+                                  g.fp32_TFLOPs,         g.tf32_TFLOPs,
+                                  g.fp16_TFLOPs,         g.bf16_TFLOPs,
+                                  g.memory_GiB,          g.memory_bandwidth_GBps,
+                                  g.l2_cache_MiB,        double( g.pcie_generation ),
+                                  g.pcie_bandwidth_GBps, g.tdp_W,
+                                  g.process_nm };
+    for ( std::size_t k = 0; k < R; ++k )
+        key[kGpuSpecWords + k] = rest[k];
+    return key;
 }
 
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).
