@@ -2,9 +2,12 @@
 
     from shardsweep_results import load
     r = load("out/quickstart.h5")            # or load(["slice0.h5", "slice1.h5"])
-    r.scenarios, r.gpus, r.shards, r.names
+    r.scenarios, r.gpus, r.shards, r.tables, r.names
 
-One call per file and group. Several files are combined: files of one sweep (same config hash,
+One call per file and group. Each shard row gets its table's access features (rows,
+pooling_factor, distribution, zipf_alpha, bin_0..bin_16) from the file's /tables row
+`table_row` (schema 4 stores them once per table), so `r.shards` holds everything a learned cost
+model trains on; `r.tables` is the catalogue itself (of the first file). Several files are combined: files of one sweep (same config hash,
 e.g. slices of the scenario space) by scenario id, each scenario taken from the file in which it
 is done (a scenario done in two files with different results is an error); files of different
 sweeps (e.g. the per-task sweeps of jobs/sweep_array.sbatch) are appended, with scenario ids
@@ -54,9 +57,27 @@ CODED = {
 class Results:
     scenarios: pd.DataFrame  # one row per computed scenario, indexed by scenario id
     gpus: pd.DataFrame  # one row per (scenario, GPU)
-    shards: pd.DataFrame  # one row per (scenario, shard); empty if the run wrote no shards
+    shards: pd.DataFrame  # one row per (scenario, shard), table features joined; empty if none
     names: Dict[str, List[str]]
     attrs: Dict[str, object]
+    tables: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # /tables
+
+
+# The /tables columns joined into every shard row (the catalogue's own bookkeeping columns,
+# workload, generator and index, stay in Results.tables).
+TABLE_FEATURES = ["rows", "pooling_factor", "distribution", "zipf_alpha"] + [f"bin_{j}" for j in range(17)]
+
+
+def _join_table_features(path: str, shards: pd.DataFrame, tables: pd.DataFrame) -> pd.DataFrame:
+    """The shard rows with their /tables features (files of schema < 4 hold them already)."""
+    if shards.empty or tables.empty or "table_row" not in shards.columns:
+        return shards
+    at = shards["table_row"].to_numpy()
+    if at.min() < 0 or at.max() >= len(tables):
+        raise ValueError(f"{path}: /shards/table_row outside /tables (0..{len(tables) - 1})")
+    for column in TABLE_FEATURES:
+        shards[column] = tables[column].to_numpy()[at]
+    return shards
 
 
 def _group(f: h5py.File, name: str) -> pd.DataFrame:
@@ -78,11 +99,12 @@ def _read_one(path: str):
         attrs = {k: _attr(v) for k, v in f.attrs.items()}
         scenarios = _group(f, "scenarios")
         gpus = _group(f, "gpus")
-        shards = _group(f, "shards")
+        tables = _group(f, "tables")
+        shards = _join_table_features(path, _group(f, "shards"), tables)
         names = {k: [_attr(s) for s in f["names"][k][...]] for k in f["names"]} if "names" in f else {}
     scenarios.index.name = "scenario_id"
     scenarios = scenarios[scenarios["done"] == 1]
-    return scenarios, gpus, shards, names, attrs
+    return scenarios, gpus, shards, names, attrs, tables
 
 
 def _decode(df: pd.DataFrame, names: Dict[str, List[str]]) -> pd.DataFrame:
@@ -108,7 +130,7 @@ def _concat_sweeps(parts, paths):
             union.extend(label for label in labels if label not in union)
     out = ([], [], [])
     offset = 0
-    for index, (scen, gpus, shards, file_names, attrs) in enumerate(parts):
+    for index, (scen, gpus, shards, file_names, attrs, _) in enumerate(parts):
         scen, gpus, shards = scen.copy(), gpus.copy(), shards.copy()
         for df in (scen, shards):
             for column, table in CODED.items():
@@ -134,7 +156,7 @@ def _concat_sweeps(parts, paths):
              "complete": int(all(int(p[4].get("complete", 0)) == 1 for p in parts)),
              "combine": "concat"}
     return Results(scenarios=_decode(frames[0].sort_index(), names), gpus=frames[1],
-                   shards=_decode(frames[2], names), names=names, attrs=attrs)
+                   shards=_decode(frames[2], names), names=names, attrs=attrs, tables=parts[0][5])
 
 
 def load(paths: Union[str, Iterable[str]], combine: str = "auto") -> Results:
@@ -190,6 +212,7 @@ def load(paths: Union[str, Iterable[str]], combine: str = "auto") -> Results:
         shards=_decode(rows(2), names),
         names=names,
         attrs=attrs,
+        tables=parts[0][5],
     )
 
 

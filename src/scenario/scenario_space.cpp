@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <limits>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/scenario/rng.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
@@ -124,6 +125,19 @@ ScenarioSpace::ScenarioSpace( SweepConfig config, SweepInputs inputs )
     }
     for ( const TaskGeneratorConfig& g : c.generators )
         _workload_names.push_back( g.name );
+    std::int64_t catalog_rows = 0;
+    const auto addCatalogPart = [&]( std::size_t tables )
+    {
+        _catalog_offsets.push_back( std::int32_t( catalog_rows ) );
+        catalog_rows += std::int64_t( tables );
+        if ( catalog_rows > std::numeric_limits<std::int32_t>::max() )
+            throw std::invalid_argument( "the sweep's workloads and pools hold more than 2^31 "
+                                         "tables" );
+    };
+    for ( const Workload& w : _inputs.workloads )
+        addCatalogPart( w.tables.size() );
+    for ( const TablePool& pool : _inputs.generator_pool )
+        addCatalogPart( pool.tables.size() );
     for ( const NamedPlatform& p : _inputs.platforms )
         _platform_names.push_back( p.name );
 
@@ -222,6 +236,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
         s.platform_index = int( d.take( c.platforms.size() ) );
         s.workload_index = int( d.take( c.workloads.size() ) );
         s.workload = _workloads[s.workload_index];
+        s.table_catalog_offset = _catalog_offsets[std::size_t( s.workload_index )];
         s.global_batch = batch > 0 ? batch : s.workload->global_batch;
         const Platform& base = _inputs.platforms[s.platform_index].platform;
         s.platform = gpus > 0 ? resizePlatform( base, gpus ) : base;
@@ -258,6 +273,8 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
                       g.options, DenseModel{}, _splits[j].empty() ? nullptr : &_splits[j] );
     task.workload.global_batch = s.global_batch;
     s.workload = std::make_shared<const Workload>( std::move( task.workload ) );
+    s.table_catalog_offset = _catalog_offsets[c.workloads.size() + std::size_t( j )];
+    s.pool_ids = std::move( task.pool_ids );
     const Platform& base = _inputs.platforms[s.platform_index].platform;
     s.platform = applyMemoryCap(
         resizePlatform( base, task.num_gpus, std::min( task.gpus_per_node, base.gpus_per_node ) ),
@@ -266,6 +283,27 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
     s.memory_cap_GiB = task.memory_cap_GiB;
     bindLearnedModel( s, _inputs );
     return s;
+}
+
+std::vector<CatalogTable> ScenarioSpace::tableCatalog() const
+{
+    std::vector<CatalogTable> catalog;
+    for ( std::size_t w = 0; w < _inputs.workloads.size(); ++w )
+    {
+        const Workload& workload = *_workloads[w];
+        for ( std::size_t t = 0; t < workload.tables.size(); ++t )
+            catalog.push_back( { &workload.tables[t],
+                                 t < workload.table_names.size() ? workload.table_names[t] : "",
+                                 int( w ), -1, int( t ) } );
+    }
+    for ( std::size_t j = 0; j < _inputs.generator_pool.size(); ++j )
+    {
+        const TablePool& pool = _inputs.generator_pool[j];
+        for ( std::size_t i = 0; i < pool.tables.size(); ++i )
+            catalog.push_back( { &pool.tables[i], i < pool.names.size() ? pool.names[i] : "", -1,
+                                 int( j ), int( i ) } );
+    }
+    return catalog;
 }
 
 std::vector<std::string> ScenarioSpace::plannerNames()

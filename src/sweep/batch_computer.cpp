@@ -230,20 +230,18 @@ void BatchComputer::evaluateAndFill( Workspace& work, TileOutput& out, JournalBa
     std::vector<ScenarioResult> results;
     if ( !work.inputs.empty() )
         results = _evaluate_fn( work.inputs );
-    static const Workload empty;
     out.no_plan = out.failed = 0;
     for ( std::size_t i = 0, r = 0; i < work.specs.size(); ++i )
     {
         ScenarioRow& row = batch.scenarios[out.first + i];
         if ( r < work.input_row.size() && work.input_row[r] == i )
         {
-            fillResultRows( row, *work.specs[i].workload, &work.plans[i].plan, &results[r], _detail,
-                            gpus, shards );
+            fillResultRows( row, work.specs[i], &work.plans[i].plan, &results[r], _detail, gpus,
+                            shards );
             ++r;
             continue;
         }
-        fillResultRows( row, work.specs[i].workload ? *work.specs[i].workload : empty, nullptr,
-                        nullptr, _detail, gpus, shards );
+        fillResultRows( row, work.specs[i], nullptr, nullptr, _detail, gpus, shards );
         row.status = static_cast<std::int8_t>( work.status[i] );
         ++( work.status[i] == ScenarioStatus::no_plan ? out.no_plan : out.failed );
     }

@@ -184,17 +184,8 @@ const std::vector<ColumnSpec>& shardColumns()
             column( "scenario_id", &R::scenario_id, "id" ),
             column( "shard", &R::shard, "1" ),
             column( "table", &R::table, "1" ),
-            column( "rows", &R::rows, "rows" ),
+            column( "table_row", &R::table_row, "row" ),
             column( "dim", &R::dim, "elements" ),
-            column( "pooling_factor", &R::pooling_factor, "lookups/sample" ),
-            column( "distribution", &R::distribution, "code" ),
-            column( "zipf_alpha", &R::zipf_alpha, "1" ),
-        };
-        std::vector<std::string> bins;
-        for ( int j = 0; j < kReuseBins; ++j )
-            bins.push_back( "bin_" + std::to_string( j ) );
-        arrayColumns( c, &R::bins, bins, "fraction" );
-        std::vector<ColumnSpec> rest = {
             column( "dtype", &R::dtype, "code" ),
             column( "sharding_type", &R::sharding_type, "code", "sharding_types" ),
             column( "compute_kernel", &R::compute_kernel, "code", "compute_kernels" ),
@@ -207,10 +198,47 @@ const std::vector<ColumnSpec>& shardColumns()
             column( "fwd_ms", &R::fwd_ms, "ms" ),
             column( "bwd_ms", &R::bwd_ms, "ms" ),
         };
-        c.insert( c.end(), rest.begin(), rest.end() );
         return c;
     }();
     return columns;
+}
+
+const std::vector<ColumnSpec>& tableColumns()
+{
+    static const std::vector<ColumnSpec> columns = []
+    {
+        using R = TableRow;
+        std::vector<ColumnSpec> c = {
+            column( "workload", &R::workload, "code", "workloads" ),
+            column( "generator", &R::generator, "1" ),
+            column( "index", &R::index, "1" ),
+            column( "rows", &R::rows, "rows" ),
+            column( "pooling_factor", &R::pooling_factor, "lookups/sample" ),
+            column( "distribution", &R::distribution, "code" ),
+            column( "zipf_alpha", &R::zipf_alpha, "1" ),
+        };
+        std::vector<std::string> bins;
+        for ( int j = 0; j < kReuseBins; ++j )
+            bins.push_back( "bin_" + std::to_string( j ) );
+        arrayColumns( c, &R::bins, bins, "fraction" );
+        return c;
+    }();
+    return columns;
+}
+
+TableRow tableRow( const CatalogTable& table )
+{
+    const TableSpec& t = *table.table;
+    TableRow r;
+    r.rows = t.rows;
+    r.workload = table.workload;
+    r.generator = table.generator;
+    r.index = table.index;
+    r.distribution = static_cast<std::uint8_t>( t.distribution );
+    r.pooling_factor = t.pooling_factor;
+    r.zipf_alpha = t.zipf_alpha;
+    std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, r.bins );
+    return r;
 }
 
 const char* sweepDetailName( SweepDetail detail )
@@ -235,10 +263,12 @@ SweepDetail parseSweepDetail( const std::string& text )
     throw UsageError( "--detail: expected scenarios, gpus or all, found '" + text + "'" );
 }
 
-void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* plan,
+void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan* plan,
                      const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
                      std::vector<ShardRow>& shards )
 {
+    static const Workload no_workload;
+    const Workload& workload = scenario.workload ? *scenario.workload : no_workload;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     row.done = 1;
     row.workload_kind = static_cast<std::int32_t>( workload.kind );
@@ -323,12 +353,8 @@ void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* pla
             r.scenario_id = row.id;
             r.shard = static_cast<std::int32_t>( s );
             r.table = spec.table;
-            r.rows = t.rows;
+            r.table_row = scenario.tableCatalogRow( spec.table );
             r.dim = t.dim;
-            r.pooling_factor = t.pooling_factor;
-            r.distribution = static_cast<std::uint8_t>( t.distribution );
-            r.zipf_alpha = t.zipf_alpha;
-            std::copy( t.reuse_histogram, t.reuse_histogram + kReuseBins, r.bins );
             r.dtype = static_cast<std::uint8_t>( t.dtype );
             r.sharding_type = static_cast<std::uint8_t>( tp.sharding );
             r.compute_kernel = static_cast<std::uint8_t>( tp.kernel );

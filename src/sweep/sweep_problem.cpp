@@ -35,6 +35,11 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     p.planner_names = ScenarioSpace::plannerNames();
     p.cost_model_names = ScenarioSpace::costModelNames();
     p.protocol_names = ScenarioSpace::protocolNames();
+    for ( const CatalogTable& t : space.tableCatalog() )
+    {
+        p.tables.push_back( tableRow( t ) );
+        p.table_names.push_back( t.name );
+    }
     p.config_text = space.config().text;
     p.config_file = space.config().file;
     p.config_hash = sweepConfigHash( space.config() );

@@ -109,8 +109,9 @@ struct Held
     std::size_t gpu_begin = 0, shard_begin = 0;
 };
 
-//! The /names group: what the code columns' values mean.
-void writeNames( const h5::Group& root, const SweepProblem& problem )
+//! The /names group: what the code columns' values mean (and the catalogue's table names when
+//! /tables is written).
+void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_tables )
 {
     auto names = root.createGroup( "names" );
     names.createStringDataset( "workloads", problem.workload_names );
@@ -129,6 +130,25 @@ void writeNames( const h5::Group& root, const SweepProblem& problem )
     names.createStringDataset( "schedules", enumNames( { "1f1b", "gpipe" } ) );
     names.createStringDataset( "recomputes", enumNames( { "none", "selective", "full" } ) );
     names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
+    if ( with_tables )
+        names.createStringDataset( "tables", problem.table_names );
+}
+
+//! The /tables group and its names: the catalogue's rows, written by rank 0 (a few hundred rows).
+void writeTableCatalog( const h5::Group& root, MPI_Comm comm, const SweepProblem& problem )
+{
+    const bool writer = mpi::rank( comm ) == 0;
+    auto sets = createColumns<TableRow>( root.createGroup( "tables" ), tableColumns(),
+                                         problem.tables.size() );
+    ColumnBuffers buffers;
+    buffers.resize( tableColumns(), problem.tables.size() );
+    std::vector<h5::Run> runs;
+    if ( writer )
+    {
+        scatterRows( problem.tables.data(), problem.tables.size(), 0, tableColumns(), buffers );
+        addRun( runs, 0, problem.tables.size() );
+    }
+    writeColumns( sets, tableColumns(), runs, buffers );
 }
 
 //! The root's attributes, `complete` last: it says the datasets are whole.
@@ -346,7 +366,9 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         if ( with_shards )
             shard_sets =
                 createColumns<ShardRow>( root.createGroup( "shards" ), shardColumns(), shard_rows );
-        writeNames( root, problem );
+        writeNames( root, problem, with_shards );
+        if ( with_shards )
+            writeTableCatalog( root, comm, problem );
 
         WindowLayout layout( comm, records, options, num_scenarios );
         // Two windows alternate: the prefetcher's thread reads and scatters one while this thread

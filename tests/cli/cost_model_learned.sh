@@ -67,6 +67,9 @@ def mlp(x):
 with h5py.File("use.h5") as f:
     sc = {k: f["scenarios"][k][...] for k in f["scenarios"]}
     sh = {k: f["shards"][k][...] for k in f["shards"]}
+    # Each shard's table features are its /tables row (schema 4).
+    tb = {k: f["tables"][k][...] for k in f["tables"]}
+    sh.update({k: v[sh["table_row"]] for k, v in tb.items() if k not in ("workload", "generator", "index")})
     gp = {k: f["gpus"][k][...] for k in f["gpus"]}
     pnames = [s.decode() for s in f["names"]["platforms"][...]]
     cnames = [s.decode() for s in f["names"]["cost_models"][...]]

@@ -73,7 +73,7 @@ journaled() { [ -n "$(find "$1.journal" -name '*.jnl' -size +0 2>/dev/null)" ]; 
 already_done() { grep "already done" "$1" | tail -1 | sed 's/.*scenarios, \([0-9]*\) already done.*/\1/'; }
 computed() { grep "scenarios computed in" "$1" | tail -1 | awk '{ print $1 }'; }
 same() {
-    for g in scenarios gpus shards names; do
+    for g in scenarios gpus shards tables names; do
         h5diff "$1" "$2" "/$g" "/$g" >"$scratch/diff.txt" 2>&1 ||
             fail "/$g of $2 differs from the uninterrupted run: $(head -20 "$scratch/diff.txt")"
     done

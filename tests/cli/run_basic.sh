@@ -50,13 +50,14 @@ done
 [ "$(attr "$scratch/np1t1.h5" num_ranks)" = 1 ] || fail "num_ranks of the 1-rank file"
 [ "$(h5ls "$scratch/np1t1.h5/scenarios" | wc -l)" = 55 ] || fail "/scenarios has not 55 columns"
 [ "$(h5ls "$scratch/np1t1.h5/gpus" | wc -l)" = 13 ] || fail "/gpus has not 13 columns"
-[ "$(h5ls "$scratch/np1t1.h5/shards" | wc -l)" = 36 ] || fail "/shards has not 36 columns"
+[ "$(h5ls "$scratch/np1t1.h5/shards" | wc -l)" = 16 ] || fail "/shards has not 16 columns"
+[ "$(h5ls "$scratch/np1t1.h5/tables" | wc -l)" = 24 ] || fail "/tables has not 24 columns"
 gpu_rows=$(h5ls "$scratch/np1t1.h5/gpus/gpu" | sed -n 's/.*{\([0-9]*\)}.*/\1/p')
 [ "${gpu_rows:-0}" -gt 900 ] || fail "/gpus has only ${gpu_rows:-0} rows"
 
 # Every dataset of every group identical (root attributes such as num_ranks differ by design).
 for f in np2t1 np1t2 np2t2; do
-    for g in scenarios gpus shards names; do
+    for g in scenarios gpus shards tables names; do
         h5diff "$scratch/np1t1.h5" "$scratch/$f.h5" "/$g" "/$g" >"$scratch/diff.txt" 2>&1 ||
             fail "/$g differs between np1t1 and $f: $(head -20 "$scratch/diff.txt")"
     done

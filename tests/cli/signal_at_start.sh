@@ -51,7 +51,7 @@ grep -q "stopped by a signal" "$out.log" || fail "no 'stopped by a signal' messa
 [ ! -e "$out" ] || fail "a results file exists after a stopped run"
 
 run "$out" >"$out.log2" 2>&1 || fail "resume exit $?: $(cat "$out.log2")"
-for g in scenarios gpus shards names; do
+for g in scenarios gpus shards tables names; do
     h5diff "$scratch/ref.h5" "$out" "/$g" "/$g" >"$scratch/diff.txt" 2>&1 ||
         fail "/$g differs from the uninterrupted run: $(head -5 "$scratch/diff.txt")"
 done

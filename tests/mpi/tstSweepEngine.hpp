@@ -177,12 +177,11 @@ struct EngineFixture
                 ScenarioInput in{ s.workload.get(), &s.platform, &p.plan, s.global_batch,
                                   s.cost_model };
                 ScenarioResult r = evaluateOne( in );
-                fillResultRows( row, *s.workload, &p.plan, &r, SweepDetail::all, gpus, shards );
+                fillResultRows( row, s, &p.plan, &r, SweepDetail::all, gpus, shards );
             }
             else
             {
-                fillResultRows( row, *s.workload, nullptr, nullptr, SweepDetail::all, gpus,
-                                shards );
+                fillResultRows( row, s, nullptr, nullptr, SweepDetail::all, gpus, shards );
                 row.status = 1;
             }
             scen.push_back( row );

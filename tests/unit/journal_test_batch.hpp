@@ -37,10 +37,11 @@ shardsweep::JournalBatch journalTestBatch( std::uint64_t first, int n, int gpus,
             row.scenario_id = r.id;
             row.shard = s;
             row.table = int( r.id ) * 10 + s;
-            row.rows = 1000 * std::int64_t( r.id ) + s;
+            row.table_row = 7 * int( r.id ) + s;
+            row.num_rows = 1000 * std::int64_t( r.id ) + s;
             row.dtype = std::uint8_t( s );
-            row.bins[s % ( kReuseBins - 1 )] = 1.0 / double( 1 + s + int( r.id ) );
-            row.bins[kReuseBins - 1] = 0.125 * double( i );
+            row.cache_fraction = 1.0 / double( 1 + s + int( r.id ) );
+            row.bwd_ms = 0.125 * double( i );
             row.fwd_ms = double( r.id ) + 0.125 * s;
             b.shards.push_back( row );
         }

@@ -184,6 +184,44 @@ TEST( TEST_CATEGORY, scenario_space_deterministic )
     EXPECT_EQ( a.materialize( 5 ).planner_seed, rng.next64() );
 }
 
+// The table catalogue (the results file's /tables): workload A's 3 tables, B's 5, then the 856
+// pool tables; every table of every scenario points at a row with its own access features.
+TEST( TEST_CATEGORY, table_catalog_rows_hold_each_scenarios_tables )
+{
+    ScenarioSpace space = makeSpace();
+    const std::vector<CatalogTable> catalog = space.tableCatalog();
+    ASSERT_EQ( catalog.size(), 3u + 5u + 856u );
+    EXPECT_EQ( catalog[4].workload, 1 );
+    EXPECT_EQ( catalog[4].index, 1 );
+    EXPECT_EQ( catalog[8].generator, 0 );
+    EXPECT_EQ( catalog[8].index, 0 );
+    EXPECT_EQ( catalog[8].name, syntheticPool().names[0] );
+    // Grid scenario 53 holds workload B: its tables are rows 3..7.
+    EXPECT_EQ( space.materialize( 53 ).tableCatalogRow( 4 ), 7 );
+    // Task 3 (id 103): row 8 + the pool index the generator drew.
+    const GeneratedTask t = generateTask( TaskProtocol::neuroshard, syntheticPool(), 99, 3 );
+    EXPECT_EQ( space.materialize( 103 ).tableCatalogRow( 2 ), 8 + t.pool_ids[2] );
+    for ( std::uint64_t id = 0; id < space.size(); ++id )
+    {
+        const ScenarioSpec s = space.materialize( id );
+        for ( std::size_t k = 0; k < s.workload->tables.size(); ++k )
+        {
+            const TableSpec& mine = s.workload->tables[k];
+            const std::int32_t row = s.tableCatalogRow( int( k ) );
+            ASSERT_GE( row, 0 );
+            ASSERT_LT( std::size_t( row ), catalog.size() );
+            const TableSpec& shared = *catalog[std::size_t( row )].table;
+            EXPECT_EQ( mine.rows, shared.rows ) << id << " table " << k;
+            EXPECT_EQ( mine.pooling_factor, shared.pooling_factor ) << id << " table " << k;
+            EXPECT_EQ( mine.distribution, shared.distribution ) << id << " table " << k;
+            EXPECT_EQ( mine.zipf_alpha, shared.zipf_alpha ) << id << " table " << k;
+            for ( int j = 0; j < kReuseBins; ++j )
+                EXPECT_EQ( mine.reuse_histogram[j], shared.reuse_histogram[j] ) << id;
+            EXPECT_EQ( s.workload->table_names[k], catalog[std::size_t( row )].name ) << id;
+        }
+    }
+}
+
 TEST( TEST_CATEGORY, resize_platform )
 {
     const Platform p = makePlatform( 8, { 4 } );

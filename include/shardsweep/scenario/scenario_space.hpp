@@ -55,8 +55,31 @@ struct ScenarioSpec
     //! kGivenPlannerCode, "given"); tp = pp = 0 when the layout does not exist for the GPU count.
     bool given_parallel = false;
     ParallelConfig parallel;
+    //! Where the features of the workload's tables are in the sweep's table catalogue
+    //! (ScenarioSpace::tableCatalog(), the results file's /tables): see tableCatalogRow().
+    std::int32_t table_catalog_offset = 0;
+    //! Pool index of each table of a generated task (empty for grid workloads).
+    std::vector<int> pool_ids;
 
     const Workload& workloadRef() const { return *workload; }
+    //! The catalogue row of table t: a grid workload's tables are consecutive rows, a task's
+    //! tables are rows of its generator's pool (tasks draw the pool's tables).
+    std::int32_t tableCatalogRow( int t ) const
+    {
+        return table_catalog_offset + ( pool_ids.empty() ? t : pool_ids[std::size_t( t )] );
+    }
+};
+
+//! One row of a sweep's table catalogue: an embedding table whose access features (rows,
+//! pooling factor, distribution, reuse histogram) scenarios share. A task sets its own dim and
+//! dtype per table, so those stay with the scenario's rows.
+struct CatalogTable
+{
+    const TableSpec* table = nullptr; //!< owned by the space
+    std::string name;
+    int workload = -1;  //!< grid workload (index into workloadNames()), -1 for a pool table
+    int generator = -1; //!< generator whose pool holds it, -1 for a workload's table
+    int index = 0;      //!< table index in the workload, or pool index
 };
 
 //! Inputs loaded from the files a SweepConfig names, in the config's order.
@@ -106,6 +129,9 @@ class ScenarioSpace
     static std::vector<std::string> plannerNames();
     static std::vector<std::string> costModelNames(); //!< index = CostModel
     static std::vector<std::string> protocolNames();  //!< index = TaskProtocol ("none" first)
+    //! Every table a scenario can hold, once: the grid workloads' tables in order, then each
+    //! generator's pool (ScenarioSpec::tableCatalogRow() indexes it). Valid while the space is.
+    std::vector<CatalogTable> tableCatalog() const;
 
   private:
     SweepConfig _config;
@@ -115,6 +141,8 @@ class ScenarioSpace
     std::vector<std::string> _platform_names;
     std::vector<std::uint64_t> _generator_offsets; //!< size numGenerators() + 1
     std::vector<std::vector<int>> _splits;         //!< per generator: DreamShard's pool split
+    //! First catalogue row of each grid workload's tables, then of each generator's pool.
+    std::vector<std::int32_t> _catalog_offsets;
     std::uint64_t _grid_size = 0;
     std::uint64_t _size = 0;
 };

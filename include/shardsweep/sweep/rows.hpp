@@ -9,6 +9,7 @@
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/transformer_spec.hpp>
 #include <shardsweep/model/workload.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,9 @@ namespace shardsweep
 
 //! Schema of the results file and the journals (docs/HDF5_LAYOUT.md).
 //! 2: /scenarios/lower_bound_ms added. 3: transformer columns (workload_kind, the
-//! configuration, the transformer phases).
-constexpr int kSweepSchemaVersion = 3;
+//! configuration, the transformer phases). 4: the tables' access features moved from every
+//! /shards row to one /tables row per table (/shards/table_row points to it).
+constexpr int kSweepSchemaVersion = 4;
 
 //! `status` of a scenario row.
 enum class ScenarioStatus : std::int8_t
@@ -90,31 +92,47 @@ struct GpuRow
     double memory_GiB = 0.0;
 };
 
-//! One row of /shards: table features, the placement and the predicted costs.
+//! One row of /shards: the table (its access features are row `table_row` of /tables), the
+//! placement and the predicted costs.
 struct ShardRow
 {
     std::uint64_t scenario_id = 0;
-    std::int64_t rows = 0;
     std::int64_t row_offset = 0;
     std::int64_t num_rows = 0;
     std::int32_t shard = 0;
     std::int32_t table = 0;
+    std::int32_t table_row = 0;
     std::int32_t dim = 0;
     std::int32_t gpu = 0;
     std::int32_t col_offset = 0;
     std::int32_t num_cols = 0;
-    std::uint8_t distribution = 0;
     std::uint8_t dtype = 0;
     std::uint8_t sharding_type = 0;
     std::uint8_t compute_kernel = 0;
-    std::int32_t pad_ = 0;
-    double pooling_factor = 0.0;
-    double zipf_alpha = 0.0;
-    double bins[kReuseBins] = {};
+    std::uint8_t pad_ = 0;
     double cache_fraction = 0.0;
     double fwd_ms = 0.0;
     double bwd_ms = 0.0;
 };
+
+//! One row of /tables: the access features of one table of the sweep's catalogue
+//! (ScenarioSpace::tableCatalog()), shared by every shard row of that table. A learned cost
+//! model's 20 NeuroShard features are these plus /shards' dim.
+struct TableRow
+{
+    std::int64_t rows = 0;
+    std::int32_t workload = -1;
+    std::int32_t generator = -1;
+    std::int32_t index = 0;
+    std::uint8_t distribution = 0;
+    std::uint8_t pad_[3] = {};
+    double pooling_factor = 0.0;
+    double zipf_alpha = 0.0;
+    double bins[kReuseBins] = {};
+};
+
+//! The /tables row of a catalogue table.
+TableRow tableRow( const CatalogTable& table );
 
 //! A field of a row struct stored as one dataset.
 struct ColumnSpec
@@ -129,6 +147,7 @@ struct ColumnSpec
 const std::vector<ColumnSpec>& scenarioColumns();
 const std::vector<ColumnSpec>& gpuColumns();
 const std::vector<ColumnSpec>& shardColumns();
+const std::vector<ColumnSpec>& tableColumns();
 
 //! The 10 phase names of the schema (= phaseName() in Phase order).
 std::vector<std::string> schemaPhaseNames();
@@ -150,8 +169,9 @@ const char* sweepDetailName( SweepDetail detail );
 SweepDetail parseSweepDetail( const std::string& text ); //!< throws UsageError
 
 //! Rows of one evaluated scenario (fills num_shards, num_gpus_rows and every result field).
-//! `row` already holds the inputs; `plan` may be null when there is no plan.
-void fillResultRows( ScenarioRow& row, const Workload& workload, const Plan* plan,
+//! `row` already holds the inputs; `plan` may be null when there is no plan (and the scenario's
+//! workload null when materialising it failed).
+void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan* plan,
                      const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
                      std::vector<ShardRow>& shards );
 

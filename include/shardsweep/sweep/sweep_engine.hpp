@@ -37,6 +37,10 @@ struct SweepProblem
     std::vector<std::string> planner_names;    //!< index = PlannerKind
     std::vector<std::string> cost_model_names; //!< index = CostModel
     std::vector<std::string> protocol_names;   //!< index = TaskProtocol
+    //! The table catalogue (/tables, written with the shard rows): row k holds the access
+    //! features of every shard row whose table_row is k (ScenarioSpec::tableCatalogRow()).
+    std::vector<TableRow> tables;
+    std::vector<std::string> table_names; //!< /names/tables, one per row of `tables`
     std::string config_text;                   //!< the sweep file, verbatim
     std::string config_file;
     std::uint64_t config_hash = 0;
