@@ -11,7 +11,7 @@ GPU's embedding cost. Here the per-table model regresses each shard's predicted 
 the sum over its shards, which is exactly how the kernel composes it (/gpus embedding_fwd_ms +
 embedding_bwd_ms), so per-GPU errors measure the pooled model.
 
-Features of a shard (one row of /shards joined with its scenario):
+Features of a shard (one row of /shards joined with its /tables row and its scenario):
   NeuroShard's 20 table features: bin_0..bin_16, dim, pooling_factor, rows;
   the placement decision: num_rows, num_cols, sharding_type, compute_kernel, cache_fraction;
   the table's encoding: dtype, distribution, zipf_alpha;

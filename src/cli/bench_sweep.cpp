@@ -4,7 +4,10 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -62,6 +65,44 @@ double cpuSeconds()
            1e-6 * double( usage.ru_utime.tv_usec + usage.ru_stime.tv_usec );
 }
 
+//! Bytes this process has passed to write calls so far (/proc/self/io `wchar`, every thread: the
+//! journal's appends and the results file's MPI-IO writes); 0 where the file is missing.
+double writtenBytes()
+{
+    std::ifstream io( "/proc/self/io" );
+    std::string key;
+    double value = 0;
+    while ( io >> key >> value )
+        if ( key == "wchar:" )
+            return value;
+    return 0.0;
+}
+
+//! The baseline of the written_MB_per_s column: sequential writes of 256 MiB to a file in `dir`,
+//! 4 MiB at a time, then fdatasync (as `dd bs=4M count=64 conv=fdatasync`), in MB/s. This is
+//! what the journals and the results file are written against: they too end in fsyncs.
+double diskWriteMBps( const std::string& dir )
+{
+    const std::string path = fmt::format( "{}/shardsweep-bench-disk-{}", dir, ::getpid() );
+    const int fd = ::open( path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600 );
+    if ( fd < 0 )
+        throw std::runtime_error( "bench sweep: cannot create " + path + ": " +
+                                  std::strerror( errno ) );
+    std::vector<char> block( 4 << 20, 'x' );
+    constexpr int kBlocks = 64;
+    const double t0 = mpi::wtime();
+    bool ok = true;
+    for ( int b = 0; b < kBlocks && ok; ++b )
+        ok = ::write( fd, block.data(), block.size() ) == ssize_t( block.size() );
+    ok = ok && ::fdatasync( fd ) == 0;
+    const double seconds = mpi::wtime() - t0;
+    ::close( fd );
+    std::filesystem::remove( path );
+    if ( !ok )
+        throw std::runtime_error( "bench sweep: writing " + path + " failed" );
+    return double( kBlocks ) * double( block.size() ) / 1e6 / std::max( seconds, 1e-9 );
+}
+
 //! One engine run, reduced over the ranks that took part.
 struct Measurement
 {
@@ -76,6 +117,7 @@ struct Measurement
     SweepTimes sum;            //!< phase seconds summed over ranks
     double peak_rss_MiB = 0;   //!< max over ranks
     double cpu_s = 0;          //!< CPU seconds, summed over ranks
+    double written_MB = 0;     //!< passed to write calls (journals and file), summed over ranks
 };
 
 //! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
@@ -98,6 +140,7 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     std::ostringstream sink;
     resetPeakRss();
     const double cpu0 = cpuSeconds();
+    const double written0 = writtenBytes();
     // A fresh per-rank cache per run (as `shardsweep run`): its filling is part of the timing.
     TableStatsCache table_stats;
     const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
@@ -105,8 +148,10 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
     const SweepReport r =
         runSweepEngine( comm, problem, planSweepScenario, evaluate, options, sink );
     const double cpu = cpuSeconds() - cpu0;
+    const double written = writtenBytes() - written0;
     Measurement m;
     m.cpu_s = mpi::allreduceSum( cpu, comm );
+    m.written_MB = mpi::allreduceSum( written, comm ) / 1e6;
     m.ranks = mpi::size( comm );
     m.scenarios = r.computed;
     m.failures = r.failures;
@@ -214,7 +259,11 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         "its write-behind journal; journal_thread_cpu_us: the CPU time of the journal's\n"
         "background thread, off the critical path); scenarios_per_cpu_s and cpu_efficiency "
         "use\n"
-        "getrusage CPU time instead of wall time (meaningful on a shared machine).\n\nOptions" );
+        "getrusage CPU time instead of wall time (meaningful on a shared machine).\n"
+        "written_MB_per_s = bytes the ranks passed to write calls (journals and results file,\n"
+        "/proc/self/io wchar) / wall s; disk_MB_per_s = the baseline measured at the start in\n"
+        "--dir (256 MiB of 4 MiB writes, then fdatasync); disk_share = their ratio (near 1: the\n"
+        "run writes as fast as the disk takes data, and I/O can only shrink with fewer bytes).\n\nOptions" );
     // clang-format off
     desc.add_options()
         ( "help,h", "this text" )
@@ -291,6 +340,10 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
     MPI_Comm solo = MPI_COMM_NULL;
     MPI_Comm_split( ctx.comm, ctx.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo );
 
+    // The disk's own speed, rank 0 alone, before any case: the baseline of written_MB_per_s.
+    double disk_MBps = ctx.isRoot() ? diskWriteMBps( dir ) : 0.0;
+    disk_MBps = mpi::allreduceMax( disk_MBps, ctx.comm );
+
     ResultTable table( { "case",
                          "ranks",
                          "threads",
@@ -311,7 +364,10 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                          "journal_us",
                          "hdf5_us",
                          "peak_rss_MiB",
-                         "journal_thread_cpu_us" } );
+                         "journal_thread_cpu_us",
+                         "written_MB_per_s",
+                         "disk_MB_per_s",
+                         "disk_share" } );
     const auto addRow = [&]( const std::string& name, const Measurement& m, double efficiency,
                              double cpu_efficiency )
     {
@@ -336,7 +392,10 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                         m.sum.journal * per,
                         m.sum.hdf5 * per,
                         m.peak_rss_MiB,
-                        m.sum.journal_thread_cpu * per } );
+                        m.sum.journal_thread_cpu * per,
+                        m.written_MB / std::max( m.wall_s, 1e-12 ),
+                        disk_MBps,
+                        m.written_MB / std::max( m.wall_s, 1e-12 ) / disk_MBps } );
     };
     const double nan = std::numeric_limits<double>::quiet_NaN();
 

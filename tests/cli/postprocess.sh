@@ -212,8 +212,11 @@ for key, bound in bounds.items():
 m = joblib.load("model.joblib")
 with h5py.File(out, "r") as f:
     sh = {k: f["shards"][k][...] for k in f["shards"]}
+    tb = {k: f["tables"][k][...] for k in f["tables"]}
     sc = {k: f["scenarios"][k][...] for k in f["scenarios"]}
     g = {k: f["gpus"][k][...] for k in f["gpus"]}
+# Each shard's table features are its /tables row (schema 4).
+sh.update({k: v[sh["table_row"]] for k, v in tb.items() if k not in ("workload", "generator", "index")})
 sid = sh["scenario_id"]
 ctx = {"global_batch": sc["global_batch"][sid], "gpu_count": sc["gpu_count"][sid], "platform": sc["platform"][sid]}
 X = np.column_stack([ctx[c] if c in ctx else sh[c] for c in m["features"]]).astype(float)
