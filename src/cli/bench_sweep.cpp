@@ -263,7 +263,8 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         "written_MB_per_s = bytes the ranks passed to write calls (journals and results file,\n"
         "/proc/self/io wchar) / wall s; disk_MB_per_s = the baseline measured at the start in\n"
         "--dir (256 MiB of 4 MiB writes, then fdatasync); disk_share = their ratio (near 1: the\n"
-        "run writes as fast as the disk takes data, and I/O can only shrink with fewer bytes).\n\nOptions" );
+        "run writes as fast as the disk takes data, and I/O can only shrink with fewer "
+        "bytes).\n\nOptions" );
     // clang-format off
     desc.add_options()
         ( "help,h", "this text" )

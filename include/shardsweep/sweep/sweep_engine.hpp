@@ -41,7 +41,7 @@ struct SweepProblem
     //! features of every shard row whose table_row is k (ScenarioSpec::tableCatalogRow()).
     std::vector<TableRow> tables;
     std::vector<std::string> table_names; //!< /names/tables, one per row of `tables`
-    std::string config_text;                   //!< the sweep file, verbatim
+    std::string config_text;              //!< the sweep file, verbatim
     std::string config_file;
     std::uint64_t config_hash = 0;
 };
