@@ -137,7 +137,8 @@ void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_t
         names.createStringDataset( "tables", problem.table_names );
 }
 
-//! The /tables group and its names: the catalogue's rows, written by rank 0 (a few hundred rows).
+//! The /tables group: the catalogue's rows (hundreds), all from rank 0; the others take part in
+//! the collective writes with none.
 void writeTableCatalog( const h5::Group& root, MPI_Comm comm, const SweepProblem& problem )
 {
     const bool writer = mpi::rank( comm ) == 0;
