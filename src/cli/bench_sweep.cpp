@@ -24,7 +24,6 @@
 #include <shardsweep/sweep/sweep_problem.hpp>
 #include <sstream>
 #include <sys/resource.h>
-#include <thread>
 #include <unistd.h>
 
 namespace shardsweep
@@ -177,22 +176,6 @@ Measurement runOnce( MPI_Comm comm, const ScenarioSpace& space, const SweepProbl
         std::filesystem::remove( output );
     mpi::barrier( comm );
     return m;
-}
-
-//! Waits for the other ranks without spinning on a core (ranks outside a 1-rank case must not
-//! take CPU from it on an oversubscribed node).
-void idleBarrier( MPI_Comm comm )
-{
-    MPI_Request request;
-    MPI_Ibarrier( comm, &request );
-    int done = 0;
-    for ( ;; )
-    {
-        MPI_Test( &request, &done, MPI_STATUS_IGNORE );
-        if ( done )
-            return;
-        std::this_thread::sleep_for( std::chrono::milliseconds( 2 ) );
-    }
 }
 
 //! Broadcasts a measurement of rank 0 (the 1-rank case) to every rank of `comm`.
@@ -423,8 +406,9 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
                 if ( solo != MPI_COMM_NULL )
                     m1 = runOnce( solo, space, problem, base + "-1.h5", scenarios, detail,
                                   batch_size, evaluate_tile, cached );
+                // Ranks outside the 1-rank case wait without taking CPU from it.
                 if ( ctx.size > 1 )
-                    idleBarrier( ctx.comm );
+                    mpi::barrierYielding( ctx.comm, 2000 );
                 m1 = broadcastMeasurement( m1, ctx.comm );
                 if ( m1.rate > best1[v].rate )
                     best1[v] = m1;

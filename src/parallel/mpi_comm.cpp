@@ -1,7 +1,9 @@
 // Reductions, broadcast and one-sided counters over MPI (raw MPI calls stay in parallel/).
 #include <algorithm>
+#include <chrono>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <stdexcept>
+#include <thread>
 
 namespace shardsweep
 {
@@ -16,6 +18,28 @@ void check( int status, const char* what )
 {
     if ( status != MPI_SUCCESS )
         throw std::runtime_error( std::string( "MPI: " ) + what + " failed" );
+}
+
+//! Completes `request`, polling it; between polls the thread yields (the first ~50 µs of waiting),
+//! then sleeps 20 µs, doubling up to `max_sleep_us`.
+void waitYielding( MPI_Request& request, int max_sleep_us, const char* what )
+{
+    const auto start = std::chrono::steady_clock::now();
+    int sleep_us = 20;
+    for ( ;; )
+    {
+        int done = 0;
+        check( MPI_Test( &request, &done, MPI_STATUS_IGNORE ), what );
+        if ( done )
+            return;
+        if ( std::chrono::steady_clock::now() - start < std::chrono::microseconds( 50 ) )
+            std::this_thread::yield();
+        else
+        {
+            std::this_thread::sleep_for( std::chrono::microseconds( sleep_us ) );
+            sleep_us = std::min( 2 * sleep_us, std::max( max_sleep_us, 1 ) );
+        }
+    }
 }
 } // namespace
 
@@ -86,6 +110,26 @@ void allreduceSum( std::int64_t* data, std::size_t n, MPI_Comm comm )
         check( MPI_Allreduce( MPI_IN_PLACE, data + i, count, MPI_INT64_T, MPI_SUM, comm ),
                "MPI_Allreduce" );
     }
+}
+
+void allreduceSumYielding( std::int64_t* data, std::size_t n, MPI_Comm comm, int max_sleep_us )
+{
+    for ( std::size_t i = 0; i < n; i += kPiece )
+    {
+        int count = static_cast<int>( std::min( kPiece, n - i ) );
+        MPI_Request request;
+        check(
+            MPI_Iallreduce( MPI_IN_PLACE, data + i, count, MPI_INT64_T, MPI_SUM, comm, &request ),
+            "MPI_Iallreduce" );
+        waitYielding( request, max_sleep_us, "MPI_Iallreduce" );
+    }
+}
+
+void barrierYielding( MPI_Comm comm, int max_sleep_us )
+{
+    MPI_Request request;
+    check( MPI_Ibarrier( comm, &request ), "MPI_Ibarrier" );
+    waitYielding( request, max_sleep_us, "MPI_Ibarrier" );
 }
 
 void allreduceOr( std::uint8_t* data, std::size_t n, MPI_Comm comm )

@@ -90,12 +90,16 @@ void scatterRows( const Row* rows, std::size_t n, std::size_t dest,
     }
 }
 
-//! Writes every filled column into `runs` (collective).
+//! Writes every filled column into `runs`, independently of the other ranks: a window's rows
+//! are usually one batch, hence one rank's, and in a collective write the others only waited
+//! (spinning) for it. A rank without rows in the window skips it.
 inline void writeColumns( std::vector<h5::Dataset>& sets, const std::vector<ColumnSpec>& columns,
                           const std::vector<h5::Run>& runs, ColumnBuffers& buffers )
 {
+    if ( runs.empty() )
+        return;
     for ( std::size_t k = 0; k < columns.size(); ++k )
-        sets[k].writeRaw( runs, columns[k].type, buffers.column( k ), true );
+        sets[k].writeRaw( runs, columns[k].type, buffers.column( k ), false );
 }
 
 } // namespace detail

@@ -335,7 +335,9 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         }
         acknowledge(); // the last batch (or the one in flight at a stop)
         report.local.journal_thread_cpu = journal.backgroundCpuSeconds();
-        mpi::barrier( comm );
+        // A rank out of batches waits here for the last ones of the others: without spinning,
+        // so that their journal threads keep a core on a node with more threads than cores.
+        mpi::barrierYielding( comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
         report.no_plan = std::uint64_t( counters.read( kNoPlan ) );

@@ -230,7 +230,10 @@ class WindowLayout
             _counts[3 * i + 1] = h.shards;
             _counts[3 * i + 2] += 1;
         }
-        mpi::allreduceSum( _counts.data(), _counts.size(), _comm );
+        // The window's one synchronisation (its writes are independent): waited for without
+        // spinning, so that on a node with more threads than cores the ranks still writing or
+        // reading get the core of a rank that waits.
+        mpi::allreduceSumYielding( _counts.data(), _counts.size(), _comm );
         for ( std::uint64_t i = 0; i < n; ++i )
         {
             const bool mine = a + i >= _slice.first && a + i < _slice.end;

@@ -26,6 +26,15 @@ double allreduceMax( double value, MPI_Comm comm );
 double allreduceSum( double value, MPI_Comm comm );
 //! Element-wise sum in place (any length; sent in pieces below 2^31 elements).
 void allreduceSum( std::int64_t* data, std::size_t n, MPI_Comm comm );
+//! The sum of allreduceSum, waited for without spinning: the reduction runs non-blocking and this
+//! thread yields, then sleeps (growing to `max_sleep_us`) between polls. A rank that waits thus
+//! gives its core to the threads that work: with more threads than cores (ranks plus their I/O
+//! threads), MPI's busy-polling took the core a writer needed. Adds up to `max_sleep_us` of
+//! latency.
+void allreduceSumYielding( std::int64_t* data, std::size_t n, MPI_Comm comm,
+                           int max_sleep_us = 200 );
+//! A barrier waited for the same way.
+void barrierYielding( MPI_Comm comm, int max_sleep_us = 200 );
 //! Element-wise bitwise OR in place.
 void allreduceOr( std::uint8_t* data, std::size_t n, MPI_Comm comm );
 //! Every rank's value, on every rank.
