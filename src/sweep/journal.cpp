@@ -80,21 +80,64 @@ class Fd
 
 } // namespace
 
-std::uint64_t journalChecksum( const void* data, std::size_t bytes, std::uint64_t seed )
+void JournalChecksum::add( const void* data, std::size_t bytes )
 {
-    const std::uint64_t prime = 0x100000001b3ull;
-    std::uint64_t h = seed;
+    constexpr std::uint64_t kPrime = 0x100000001b3ull;
     const char* p = static_cast<const char*>( data );
-    std::size_t words = bytes / 8;
-    for ( std::size_t i = 0; i < words; ++i )
+    const auto word = [&]( std::uint64_t w )
+    {
+        std::uint64_t& lane = _lane[_words % 4];
+        lane = ( lane ^ w ) * kPrime;
+        ++_words;
+    };
+    const auto load = []( const char* at )
     {
         std::uint64_t w;
-        std::memcpy( &w, p + 8 * i, 8 );
-        h = ( h ^ w ) * prime;
+        std::memcpy( &w, at, 8 );
+        return w;
+    };
+    for ( ; bytes >= 8 && _words % 4 != 0; p += 8, bytes -= 8 )
+        word( load( p ) );
+    // Whole groups of four words, one per lane: the four chains are independent.
+    std::uint64_t a = _lane[0], b = _lane[1], c = _lane[2], d = _lane[3];
+    const std::size_t groups = bytes / 32;
+    for ( std::size_t g = 0; g < groups; ++g, p += 32 )
+    {
+        a = ( a ^ load( p ) ) * kPrime;
+        b = ( b ^ load( p + 8 ) ) * kPrime;
+        c = ( c ^ load( p + 16 ) ) * kPrime;
+        d = ( d ^ load( p + 24 ) ) * kPrime;
     }
-    for ( std::size_t i = 8 * words; i < bytes; ++i )
-        h = ( h ^ std::uint8_t( p[i] ) ) * prime;
-    return h;
+    _lane[0] = a;
+    _lane[1] = b;
+    _lane[2] = c;
+    _lane[3] = d;
+    _words += 4 * groups;
+    bytes -= 32 * groups;
+    for ( ; bytes >= 8; p += 8, bytes -= 8 )
+        word( load( p ) );
+    if ( bytes > 0 )
+    {
+        char tail[8] = {};
+        std::memcpy( tail, p, bytes );
+        word( load( tail ) ^ ( std::uint64_t( bytes ) << 56 ) );
+    }
+}
+
+std::uint64_t JournalChecksum::value() const
+{
+    constexpr std::uint64_t kPrime = 0x100000001b3ull;
+    std::uint64_t h = kOffset;
+    for ( std::uint64_t lane : _lane )
+        h = ( h ^ lane ) * kPrime;
+    return ( h ^ _words ) * kPrime;
+}
+
+std::uint64_t journalChecksum( const void* data, std::size_t bytes )
+{
+    JournalChecksum checksum;
+    checksum.add( data, bytes );
+    return checksum.value();
 }
 
 //---------------------------------------------------------------------------------------------//
@@ -132,9 +175,9 @@ JournalRecordInfo JournalWriter::append( const JournalBatch& batch )
         h.last_id = batch.scenarios.back().id;
     }
     // The header and the three row arrays go out in one writev, without a staging copy: the
-    // journal is the rows' only second copy. The checksum chains over the arrays (whole 8-byte
-    // words, static_assert in readJournalRecord), as if over one contiguous payload.
-    std::uint64_t checksum = journalChecksum( nullptr, 0 );
+    // journal is the rows' only second copy. The checksum runs over the arrays (whole 8-byte
+    // words, static_assert in readJournalRecord) as over one contiguous payload.
+    JournalChecksum checksum;
     struct iovec parts[4];
     int num_parts = 0;
     parts[num_parts++] = { &h, sizeof( h ) };
@@ -143,13 +186,13 @@ JournalRecordInfo JournalWriter::append( const JournalBatch& batch )
         const std::size_t n = rows.size() * sizeof( rows[0] );
         if ( n == 0 )
             return;
-        checksum = journalChecksum( rows.data(), n, checksum );
+        checksum.add( rows.data(), n );
         parts[num_parts++] = { const_cast<void*>( static_cast<const void*>( rows.data() ) ), n };
     };
     add( batch.scenarios );
     add( batch.gpus );
     add( batch.shards );
-    h.payload_checksum = checksum;
+    h.payload_checksum = checksum.value();
     h.header_checksum = headerChecksum( h );
 
     struct iovec* part = parts;
@@ -255,10 +298,10 @@ namespace
 {
 
 // The payload is the three row arrays back to back; each is a whole number of 8-byte words, so
-// the checksum of the payload chains over the arrays read one by one.
+// the checksum of the payload is added up over the arrays read one by one.
 static_assert( sizeof( ScenarioRow ) % 8 == 0 && sizeof( GpuRow ) % 8 == 0 &&
                    sizeof( ShardRow ) % 8 == 0,
-               "journalChecksum chains over 8-byte words" );
+               "JournalChecksum takes the row arrays in 8-byte words" );
 
 [[noreturn]] void damaged( const std::string& path, const JournalRecordInfo& record )
 {
@@ -279,17 +322,18 @@ RecordHeader readHeader( const Fd& f, const std::string& path, const JournalReco
     return h;
 }
 
-//! Reads `count` rows at `at` into `rows` (resized), chaining `checksum` over them.
+//! Reads `count` rows at `at` into `rows` (resized), adding them to `checksum` (if not null).
 template <class Row>
 bool readRows( const Fd& f, std::vector<Row>& rows, std::uint64_t count, std::uint64_t& at,
-               std::uint64_t& checksum )
+               JournalChecksum* checksum )
 {
     rows.resize( count );
     const std::size_t n = rows.size() * sizeof( Row );
     if ( n == 0 )
         return true;
     const bool ok = readFully( f.fd, rows.data(), n, at );
-    checksum = journalChecksum( rows.data(), n, checksum );
+    if ( checksum )
+        checksum->add( rows.data(), n );
     at += n;
     return ok;
 }
@@ -302,11 +346,11 @@ void readJournalRecord( const std::string& path, const JournalRecordInfo& record
     Fd f( path );
     const RecordHeader h = readHeader( f, path, record );
     std::uint64_t at = record.offset + sizeof( h );
-    std::uint64_t checksum = journalChecksum( nullptr, 0 );
-    const bool ok = readRows( f, into.scenarios, h.num_scenarios, at, checksum ) &&
-                    readRows( f, into.gpus, h.num_gpus, at, checksum ) &&
-                    readRows( f, into.shards, h.num_shards, at, checksum );
-    if ( !ok || checksum != h.payload_checksum )
+    JournalChecksum checksum;
+    const bool ok = readRows( f, into.scenarios, h.num_scenarios, at, &checksum ) &&
+                    readRows( f, into.gpus, h.num_gpus, at, &checksum ) &&
+                    readRows( f, into.shards, h.num_shards, at, &checksum );
+    if ( !ok || checksum.value() != h.payload_checksum )
         damaged( path, record );
 }
 
@@ -316,10 +360,10 @@ void readJournalRecordHead( const std::string& path, const JournalRecordInfo& re
     Fd f( path );
     const RecordHeader h = readHeader( f, path, record );
     std::uint64_t at = record.offset + sizeof( h );
-    std::uint64_t checksum = 0;
     into.shards.clear();
-    if ( !readRows( f, into.scenarios, h.num_scenarios, at, checksum ) ||
-         !readRows( f, into.gpus, h.num_gpus, at, checksum ) )
+    // Not checked here: readJournalShards checks the whole record when it streams the shards.
+    if ( !readRows( f, into.scenarios, h.num_scenarios, at, nullptr ) ||
+         !readRows( f, into.gpus, h.num_gpus, at, nullptr ) )
         damaged( path, record );
 }
 
@@ -332,10 +376,9 @@ void readJournalShards( const std::string& path, const JournalRecordInfo& record
     const RecordHeader h = readHeader( f, path, record );
     if ( head.scenarios.size() != h.num_scenarios || head.gpus.size() != h.num_gpus )
         damaged( path, record );
-    std::uint64_t checksum = journalChecksum( nullptr, 0 );
-    checksum = journalChecksum( head.scenarios.data(),
-                                head.scenarios.size() * sizeof( ScenarioRow ), checksum );
-    checksum = journalChecksum( head.gpus.data(), head.gpus.size() * sizeof( GpuRow ), checksum );
+    JournalChecksum checksum;
+    checksum.add( head.scenarios.data(), head.scenarios.size() * sizeof( ScenarioRow ) );
+    checksum.add( head.gpus.data(), head.gpus.size() * sizeof( GpuRow ) );
     std::uint64_t at = record.offset + sizeof( h ) +
                        std::uint64_t( h.num_scenarios ) * sizeof( ScenarioRow ) +
                        std::uint64_t( h.num_gpus ) * sizeof( GpuRow );
@@ -343,11 +386,11 @@ void readJournalShards( const std::string& path, const JournalRecordInfo& record
     for ( std::size_t first = 0; first < h.num_shards; first += block_rows )
     {
         const std::size_t count = std::min<std::size_t>( block_rows, h.num_shards - first );
-        if ( !readRows( f, block, count, at, checksum ) )
+        if ( !readRows( f, block, count, at, &checksum ) )
             damaged( path, record );
         consume( first, count );
     }
-    if ( checksum != h.payload_checksum )
+    if ( checksum.value() != h.payload_checksum )
         damaged( path, record );
 }
 

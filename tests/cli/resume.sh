@@ -1,6 +1,6 @@
 # Never lose work (issue 5): `mpirun -np 2 shardsweep run resume_check.yaml` killed with SIGKILL
-# at several points (right after the first journaled batch, half a reference run into a resumed
-# run, while the final HDF5 file is being built), then rerun to completion, gives a file whose
+# at several points (right after the first journaled batch, at the first batch of a resumed run,
+# while the final HDF5 file is being built), then rerun to completion, gives a file whose
 # every dataset is identical (h5diff, exact) to an uninterrupted run's, with every scenario
 # computed exactly once;
 # SIGUSR1 to the ranks stops a run with exit status 3 and a rerun completes it; a resume with a
@@ -92,18 +92,20 @@ echo "reference run: $t_ref s"
 # ---- SIGKILL at three points, then resume ------------------------------------------------------
 out=$scratch/killed.h5
 # (1) just after the first batch is journaled: certainly inside the sweep loop. The journal
-# grows as its first record is being written (in the background): 0.2 s more let that record
-# complete, far less than the sweep's remaining second.
+# grows as its first record is being written (in the background): 0.1 s more let that record
+# complete (~5 MB and an fsync), far less than the sweep's remaining half second.
 start "$scratch/rc.yaml" "$out"
 waitfor "journaled $out" 60
-sleep 0.2
+sleep 0.1
 killall9
 [ -e "$out" ] && fail "kill 1: the output file exists although the sweep was not finished"
-# (2) half a reference run into the resumed run (whatever it is doing then: a fixed delay came
-# after the end once the sweep got faster).
+# (2) in the resumed run's sweep loop: as soon as it journals its first batch, to journal files
+# of its own (s<session>-r<rank>.jnl). A delay (half a reference run) came after the end of the
+# resumed half once the sweep got faster.
+journal_files() { find "$1.journal" -name '*.jnl' -size +0 2>/dev/null | wc -l; }
+files_before=$(journal_files "$out")
 start "$scratch/rc.yaml" "$out"
-sleep "$(awk -v t="$t_ref" 'BEGIN { printf "%.2f", t / 2 }')"
-kill -0 "$job" 2>/dev/null || echo "note: kill 2 came after the run had ended"
+waitfor "[ \$(journal_files $out) -gt $files_before ]" 60
 killall9
 d1=$(already_done "$out.log")
 [ -n "$d1" ] && [ "$d1" -gt 0 ] && [ "$d1" -lt $total ] ||

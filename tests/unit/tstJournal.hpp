@@ -106,6 +106,53 @@ TEST( TEST_CATEGORY, journal_damage_in_the_middle_is_refused )
     std::remove( path.c_str() );
 }
 
+//! JournalChecksum's definition evaluated one word at a time (the class does four at a time).
+std::uint64_t checksumByDefinition( const unsigned char* p, std::size_t bytes )
+{
+    const std::uint64_t offset = 0xcbf29ce484222325ull, prime = 0x100000001b3ull;
+    std::uint64_t lane[4] = { offset, offset + 1, offset + 2, offset + 3 };
+    std::uint64_t words = 0;
+    for ( std::size_t at = 0; at < bytes; at += 8, ++words )
+    {
+        std::uint64_t w = 0;
+        const std::size_t n = std::min<std::size_t>( 8, bytes - at );
+        for ( std::size_t k = 0; k < n; ++k ) // little-endian, as the journal's own bytes
+            w |= std::uint64_t( p[at + k] ) << ( 8 * k );
+        if ( n < 8 )
+            w ^= std::uint64_t( n ) << 56;
+        lane[words % 4] = ( lane[words % 4] ^ w ) * prime;
+    }
+    std::uint64_t h = offset;
+    for ( std::uint64_t l : lane )
+        h = ( h ^ l ) * prime;
+    return ( h ^ words ) * prime;
+}
+
+TEST( TEST_CATEGORY, journal_checksum_matches_its_definition_in_any_split )
+{
+    std::vector<unsigned char> data( 1000 );
+    std::uint64_t x = 88172645463325252ull;
+    for ( auto& byte : data )
+    {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        byte = static_cast<unsigned char>( x );
+    }
+    for ( std::size_t n : { 0, 8, 24, 32, 40, 997, 1000 } )
+        EXPECT_EQ( journalChecksum( data.data(), n ), checksumByDefinition( data.data(), n ) ) << n;
+    // Pieces at 8-byte boundaries, in any grouping, give the checksum of the whole.
+    const std::uint64_t whole = journalChecksum( data.data(), 1000 );
+    for ( std::size_t first : { 8, 16, 24, 32, 104, 992 } )
+        for ( std::size_t second : { 0, 8, 40, 256 } )
+        {
+            JournalChecksum pieces;
+            const std::size_t b = std::min<std::size_t>( first + second, 1000 );
+            pieces.add( data.data(), first );
+            pieces.add( data.data() + first, b - first );
+            pieces.add( data.data() + b, 1000 - b );
+            EXPECT_EQ( pieces.value(), whole ) << first << " + " << second;
+        }
+}
+
 TEST( TEST_CATEGORY, journal_checksum_sees_every_byte )
 {
     char data[19] = {};
