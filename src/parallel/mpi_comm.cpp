@@ -112,6 +112,8 @@ void allreduceSum( std::int64_t* data, std::size_t n, MPI_Comm comm )
     }
 }
 
+// Each request is completed by MPI_Test in waitYielding; the analyzer looks for an MPI_Wait.
+// NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
 void allreduceSumYielding( std::int64_t* data, std::size_t n, MPI_Comm comm, int max_sleep_us )
 {
     for ( std::size_t i = 0; i < n; i += kPiece )
@@ -124,6 +126,7 @@ void allreduceSumYielding( std::int64_t* data, std::size_t n, MPI_Comm comm, int
         waitYielding( request, max_sleep_us, "MPI_Iallreduce" );
     }
 }
+// NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
 
 void barrierYielding( MPI_Comm comm, int max_sleep_us )
 {
