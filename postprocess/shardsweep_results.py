@@ -5,14 +5,15 @@
     r.scenarios, r.gpus, r.shards, r.tables, r.names
 
 One call per file and group. Each shard row gets its table's access features (rows,
-pooling_factor, distribution, zipf_alpha, bin_0..bin_16) from the file's /tables row
+pooling_factor, distribution, zipf_alpha, bin_0..bin_16) from its own file's /tables row
 `table_row` (schema 4 stores them once per table), so `r.shards` holds everything a learned cost
-model trains on; `r.tables` is the catalogue itself (of the first file). Several files are combined: files of one sweep (same config hash,
-e.g. slices of the scenario space) by scenario id, each scenario taken from the file in which it
-is done (a scenario done in two files with different results is an error); files of different
-sweeps (e.g. the per-task sweeps of jobs/sweep_array.sbatch) are appended, with scenario ids
-offset and codes remapped onto the union of the name tables (columns `file`,
-`file_scenario_id`). Coded columns gain a `<column>_name` companion.
+model trains on; `r.tables` is the catalogue of the first file. Several files are combined:
+files of one sweep (same config hash, e.g. slices of the scenario space) by scenario id, each
+scenario taken from the file in which it is done (a scenario done in two files with different
+results is an error); files of different sweeps (e.g. the per-task sweeps of
+jobs/sweep_array.sbatch) are appended, with scenario ids offset and codes remapped onto the union
+of the name tables (columns `file`, `file_scenario_id`). Coded columns gain a `<column>_name`
+companion.
 Run with Debian's interpreter: /usr/bin/python3 (it sees python3-h5py and python3-pandas).
 """
 

@@ -111,6 +111,12 @@ out, pp = sys.argv[1], sys.argv[2]
 sys.path.insert(0, pp)
 from shardsweep_results import load
 whole = load(out)
+# Each shard row carries its /tables row's features (schema 4 stores them once per table).
+with h5py.File(out, "r") as f:
+    at = f["shards"]["table_row"][...]
+    for k in ["rows", "pooling_factor", "distribution", "zipf_alpha"] + [f"bin_{j}" for j in range(17)]:
+        assert np.array_equal(whole.shards[k].to_numpy(), f["tables"][k][...][at]), k
+    assert len(f["tables"]["rows"]) == len(f["names"]["tables"]) > 0
 parts = []
 for j in range(2):
     p = out.replace(".h5", f".part{j}.h5")
