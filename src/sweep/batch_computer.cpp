@@ -45,7 +45,6 @@ void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
     row.global_batch = spec.global_batch;
     row.gpu_count = spec.gpu_count;
     row.memory_cap_GiB = spec.memory_cap_GiB;
-    row.num_tables = spec.workload ? static_cast<std::int32_t>( spec.workload->tables.size() ) : 0;
 }
 
 } // namespace

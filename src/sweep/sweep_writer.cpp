@@ -1,4 +1,4 @@
-// Lays the journals out into OUT.h5: every rank writes its own rows, collectively, at offsets
+// Lays the journals out into OUT.h5: every rank writes its own rows, independently, at offsets
 // that depend only on scenario ids and row counts (docs/HDF5_LAYOUT.md, "Determinism").
 #include "column_scatter.hpp"
 #include "sweep_internal.hpp"
@@ -137,21 +137,19 @@ void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_t
         names.createStringDataset( "tables", problem.table_names );
 }
 
-//! The /tables group: the catalogue's rows (hundreds), all from rank 0; the others take part in
-//! the collective writes with none.
+//! The /tables group (created by every rank): the catalogue's rows (hundreds), written by rank 0
+//! alone.
 void writeTableCatalog( const h5::Group& root, MPI_Comm comm, const SweepProblem& problem )
 {
-    const bool writer = mpi::rank( comm ) == 0;
     auto sets = createColumns<TableRow>( root.createGroup( "tables" ), tableColumns(),
                                          problem.tables.size() );
+    if ( mpi::rank( comm ) != 0 )
+        return;
     ColumnBuffers buffers;
     buffers.resize( tableColumns(), problem.tables.size() );
+    scatterRows( problem.tables.data(), problem.tables.size(), 0, tableColumns(), buffers );
     std::vector<h5::Run> runs;
-    if ( writer )
-    {
-        scatterRows( problem.tables.data(), problem.tables.size(), 0, tableColumns(), buffers );
-        addRun( runs, 0, problem.tables.size() );
-    }
+    addRun( runs, 0, problem.tables.size() );
     writeColumns( sets, tableColumns(), runs, buffers );
 }
 
@@ -196,9 +194,9 @@ class WindowLayout
           _with_shards( options.detail >= SweepDetail::all ),
           _writes_outside( mpi::rank( comm ) == 0 )
     {
-        // A few tens of MB of rows: with shard rows (~13 KB per 50-table scenario) 2048 ids,
-        // without them 16384 (a collective round per window writes every column: at 2048 ids
-        // the rounds, not the bytes, made /scenarios-only files 1.6x slower on 2 ranks).
+        // A few tens of MB of rows: with shard rows (~5 KB per 50-table scenario) 2048 ids,
+        // without them 16384 (every window is a synchronisation and a write of every column: at
+        // 2048 ids the rounds, not the bytes, made /scenarios-only files 1.6x slower on 2 ranks).
         const std::uint64_t batch = std::max<std::uint64_t>( options.batch_size, 1 );
         const std::uint64_t min_ids = _with_shards ? 2048 : 16384;
         _size = options.finalize_window > 0 ? options.finalize_window
@@ -390,7 +388,7 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         // The file's pages go to storage while later windows are laid out: the final fsync had
         // all of them (~260 MB, ~0.1 s) left to write.
         h5::Writeback writeback( options.output );
-        // Window k + 1 is prepared and its scatter started before window k's collective writes.
+        // Window k + 1 is prepared and its scatter started before window k's writes.
         if ( num_scenarios > 0 )
         {
             layout.prepare( 0, windows[0] );

@@ -34,10 +34,13 @@ struct EngineFixture
     std::atomic<int> calls{ 0 };
     std::atomic<std::size_t> largest_call{ 0 }; // most scenarios in one evaluate call of this rank
 
+    std::vector<std::int32_t> catalog_offset; // first /tables row of each workload's tables
+
     explicit EngineFixture( std::uint64_t n, std::uint64_t hash = 42 )
     {
         for ( int w = 0; w < 7; ++w )
         {
+            catalog_offset.push_back( std::int32_t( problem.tables.size() ) );
             auto wl = std::make_shared<Workload>();
             wl->name = "w" + std::to_string( w );
             for ( int t = 0; t < 3 + w; ++t )
@@ -50,6 +53,13 @@ struct EngineFixture
                 s.reuse_histogram[t % kReuseBins] = 0.25;
                 wl->tables.push_back( s );
                 wl->table_names.push_back( "t" + std::to_string( t ) );
+            }
+            // The catalogue (/tables): the workloads' tables in order, as a ScenarioSpace's.
+            for ( int t = 0; t < 3 + w; ++t )
+            {
+                problem.tables.push_back(
+                    tableRow( { &wl->tables[t], wl->table_names[t], w, -1, t } ) );
+                problem.table_names.push_back( wl->name + "." + wl->table_names[t] );
             }
             workloads.push_back( wl );
             problem.workload_names.push_back( wl->name );
@@ -66,12 +76,19 @@ struct EngineFixture
         problem.lower_bound = []( const ScenarioSpec& s ) { return lowerBound( s.id ); };
     }
 
+    //! runSweepEngine on this problem, its planner and its evaluator.
+    SweepReport run( const SweepOptions& options, std::ostream& log )
+    {
+        return runSweepEngine( MPI_COMM_WORLD, problem, plan, evaluator(), options, log );
+    }
+
     ScenarioSpec spec( std::uint64_t id ) const
     {
         ScenarioSpec s;
         s.id = id;
         s.workload_index = int( id % 7 );
         s.workload = workloads[s.workload_index];
+        s.table_catalog_offset = catalog_offset[s.workload_index];
         s.platform_index = int( id / 7 % 2 );
         s.gpu_count = 2 << s.platform_index;
         s.platform.gpus_per_node = s.gpu_count;
@@ -238,6 +255,24 @@ void expectFileMatchesReference( const EngineFixture& fx, const std::string& pat
         expectColumns( root.openGroup( "scenarios" ), scenarioColumns(), scen );
         expectColumns( root.openGroup( "gpus" ), gpuColumns(), gpus );
         expectColumns( root.openGroup( "shards" ), shardColumns(), shards );
+        expectColumns( root.openGroup( "tables" ), tableColumns(), fx.problem.tables );
+        // Workload w3's tables start at /tables row 3 + 4 + 5 = 12; its table 2 (rows
+        // 1000·3 + 17·3, pooling 1 + 0.5·2, Zipf 0.1·3, bin_2 0.25) is row 14.
+        const TableRow& t14 = fx.problem.tables.at( 14 );
+        EXPECT_EQ( t14.rows, 3051 );
+        EXPECT_EQ( t14.pooling_factor, 2.0 );
+        EXPECT_EQ( t14.zipf_alpha, 0.1 * 3 );
+        EXPECT_EQ( t14.bins[2], 0.25 );
+        EXPECT_EQ( t14.workload, 3 );
+        EXPECT_EQ( t14.index, 2 );
+        EXPECT_EQ( root.openGroup( "names" ).readStringDataset( "tables" ).at( 14 ), "w3.t2" );
+        for ( const ShardRow& r : shards )
+        {
+            if ( r.scenario_id % 7 == 3 )
+            {
+                ASSERT_EQ( r.table_row, 12 + r.table ) << r.scenario_id;
+            }
+        }
         EXPECT_EQ( root.openGroup( "names" ).readStringDataset( "workloads" )[3], "w3" );
         EXPECT_EQ( root.openGroup( "names" ).readStringDataset( "phases" )[9], "dense_allreduce" );
     }
@@ -261,8 +296,7 @@ TEST( TEST_CATEGORY, sweep_matches_serial_reference )
     std::ostringstream log;
     auto options = smallOptions( path );
     options.fresh = true;
-    auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
-                                  options, log );
+    auto report = fx.run( options, log );
     EXPECT_EQ( report.exit_code, 0 );
     EXPECT_EQ( report.computed, 300u );
     EXPECT_EQ( report.no_plan, 6u );  // ids 7, 57, ..., 257 have no plan
@@ -273,15 +307,12 @@ TEST( TEST_CATEGORY, sweep_matches_serial_reference )
     EXPECT_EQ( mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD ), 294 );
 
     // Rerunning the finished sweep does nothing.
-    auto again = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
-                                 smallOptions( path ), log );
+    auto again = fx.run( smallOptions( path ), log );
     EXPECT_TRUE( again.already_complete );
     EXPECT_EQ( mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD ), 294 );
     // Another sweep into the same file is refused.
     EngineFixture other( 300, 43 );
-    EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
-                                  other.evaluator(), smallOptions( path ), log ),
-                  UsageError );
+    EXPECT_THROW( other.run( smallOptions( path ), log ), UsageError );
     if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
         std::filesystem::remove( path );
 }
@@ -299,8 +330,7 @@ TEST( TEST_CATEGORY, sweep_evaluates_batches_in_tiles )
     options.fresh = true;
     options.batch_size = 40;
     options.evaluate_tile = 7;
-    const auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan,
-                                        fx.evaluator(), options, log );
+    const auto report = fx.run( options, log );
     EXPECT_EQ( report.exit_code, 0 );
     EXPECT_EQ( report.no_plan, 6u );
     expectFileMatchesReference( fx, path );
@@ -321,8 +351,7 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
     // SIGUSR1 arrives at every rank during its 2nd batch (whichever rank gets at least two of
     // the 19 batches raises it): every rank finishes its batch and stops.
     fx.signal_at_call = 2;
-    auto first = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
-                                 options, log );
+    auto first = fx.run( options, log );
     EXPECT_EQ( first.exit_code, kExitResumable );
     EXPECT_LT( first.computed, 300u );
     EXPECT_GE( first.computed, 32u );
@@ -360,14 +389,11 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
 
     // A different configuration is refused while the journals exist.
     EngineFixture other( 300, 99 );
-    EXPECT_THROW( runSweepEngine( MPI_COMM_WORLD, other.problem, EngineFixture::plan,
-                                  other.evaluator(), smallOptions( path ), log ),
-                  UsageError );
+    EXPECT_THROW( other.run( smallOptions( path ), log ), UsageError );
 
     fx.signal_at_call = -1;
     const std::int64_t before = mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD );
-    auto second = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
-                                  smallOptions( path ), log );
+    auto second = fx.run( smallOptions( path ), log );
     EXPECT_EQ( second.exit_code, 0 );
     EXPECT_EQ( second.done_before, first.computed - torn );
     EXPECT_EQ( second.computed, 300u - second.done_before );
@@ -389,8 +415,7 @@ TEST( TEST_CATEGORY, sweep_detail_scenarios_and_compress )
     options.detail = SweepDetail::scenarios;
     options.compress = true;
     options.max_scenarios = 100;
-    auto report = runSweepEngine( MPI_COMM_WORLD, fx.problem, EngineFixture::plan, fx.evaluator(),
-                                  options, log );
+    auto report = fx.run( options, log );
     EXPECT_EQ( report.computed, 100u );
     if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
     {

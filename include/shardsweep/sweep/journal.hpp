@@ -19,10 +19,11 @@ namespace shardsweep
 
 //! The checksum of journal records, which detects torn and corrupted ones: 64-bit FNV-1a over
 //! 8-byte words in four interleaved lanes (word i feeds lane i mod 4), the lanes folded at the
-//! end. Four independent multiply chains run ~3.5x faster than one (8.9 -> 30 GB/s here), and the
-//! journal's thread and the results writer each run it over every row. Pieces may be added in any
-//! split at 8-byte boundaries (the record's row arrays are whole words); a piece whose size is not
-//! a multiple of 8 bytes must be the last (its tail bytes are zero-padded into one more word).
+//! end. Four independent multiply chains keep the multiplier busy where one chain waits on each
+//! product's latency, and the journal's thread and the results writer each run it over every
+//! row. Pieces may be added in any split at 8-byte boundaries (the record's row arrays are whole
+//! words); a piece whose size is not a multiple of 8 bytes must be the last (its tail bytes are
+//! zero-padded into one more word).
 class JournalChecksum
 {
   public:

@@ -71,12 +71,12 @@ struct SweepOptions
     std::uint64_t slice_index = 0;
     std::uint64_t slice_count = 1;
     SweepDetail detail = SweepDetail::all;
-    //! Scenario ids laid out per collective round; 0: the smallest multiple of batch_size that
-    //! is >= 2048 with shard rows (--detail all), >= 16384 without. Two windows of column buffers
-    //! are held (one written while the next is read). A journal record is read whole by every
-    //! window its ids overlap, so windows aligned with the batches read each record of a fresh run
-    //! once; ~2048 ids kept the writer fastest in `bench sweep` (docs/PERFORMANCE.md: larger
-    //! windows fault in more fresh memory).
+    //! Scenario ids laid out per round (one allreduce of row counts); 0: the smallest multiple of
+    //! batch_size that is >= 2048 with shard rows (--detail all), >= 16384 without. Two windows of
+    //! column buffers are held (one written while the next is read). A journal record is read whole
+    //! by every window its ids overlap, so windows aligned with the batches read each record of a
+    //! fresh run once; ~2048 ids kept the writer fastest in `bench sweep` (docs/PERFORMANCE.md:
+    //! larger windows fault in more fresh memory).
     std::uint64_t finalize_window = 0;
     std::string command_line; //!< stored in the file
     bool quiet = false;       //!< no progress lines or summary
