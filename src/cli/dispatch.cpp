@@ -270,6 +270,16 @@ int runMain( int argc, char* argv[] )
             std::cerr << "shardsweep: input error: " << e.what() << '\n';
         status = kExitBadInput;
     }
+    catch ( const CollectiveError& e )
+    {
+        // Every rank threw it at the same agreement point, so none is left inside a collective
+        // call: the ranks end normally. The failing ranks say why, rank 0 also when it did not.
+        if ( e.origin() || ctx.rank == 0 )
+            std::cerr << ( ctx.size > 1 ? fmt::format( "shardsweep: error on rank {}: ", ctx.rank )
+                                        : std::string( "shardsweep: error: " ) )
+                      << e.what() << std::endl;
+        status = kExitFailure;
+    }
     catch ( const std::exception& e )
     {
         // A failure that may be local to one rank: report it with the rank and stop every rank.

@@ -71,6 +71,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         ( "progress-interval", po::value<double>( &options.progress_interval_s )->default_value( 10.0 ),
           "seconds between progress lines on rank 0 (0: none)" )
         ( "fresh", po::bool_switch( &options.fresh ), "delete OUT.h5 and its journals and start over" )
+        ( "lock-wait", po::value<double>( &options.lock_wait_s )->default_value( 60.0 ),
+          "seconds to wait while another run holds OUT.h5's lock (OUT.h5.journal/lock, held by "
+          "every rank of a run, also by ranks that go on after their mpirun was killed) before "
+          "refusing with exit 2" )
         ( "compress", po::bool_switch( &options.compress ),
           "gzip-4 + shuffle the finished file (a serial rewrite on rank 0)" )
         ( "max-scenarios", po::value<std::uint64_t>( &options.max_scenarios )->default_value( 0 ),

@@ -227,6 +227,12 @@ std::uint64_t Dataset::size() const
     return n;
 }
 
+void Dataset::shrink( std::uint64_t size ) const
+{
+    hsize_t dims = size;
+    check( H5Dset_extent( id(), &dims ), "H5Dset_extent", 0 );
+}
+
 Type Dataset::type() const
 {
     Handle t( check( H5Dget_type( id() ), "H5Dget_type" ), Handle::Kind::datatype );

@@ -1,6 +1,10 @@
 // Reductions, broadcast and one-sided counters over MPI (raw MPI calls stay in parallel/).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <stdexcept>
 #include <thread>
@@ -133,6 +137,39 @@ void barrierYielding( MPI_Comm comm, int max_sleep_us )
     MPI_Request request;
     check( MPI_Ibarrier( comm, &request ), "MPI_Ibarrier" );
     waitYielding( request, max_sleep_us, "MPI_Ibarrier" );
+}
+
+void allreduceMin( std::int64_t* data, std::size_t n, MPI_Comm comm )
+{
+    for ( std::size_t i = 0; i < n; i += kPiece )
+    {
+        int count = static_cast<int>( std::min( kPiece, n - i ) );
+        check( MPI_Allreduce( MPI_IN_PLACE, data + i, count, MPI_INT64_T, MPI_MIN, comm ),
+               "MPI_Allreduce" );
+    }
+}
+
+void throwIfAnyFailed( const std::string& failure, MPI_Comm comm )
+{
+    std::int64_t first = failure.empty() ? std::numeric_limits<std::int64_t>::max() : rank( comm );
+    allreduceMin( &first, 1, comm );
+    if ( first == std::numeric_limits<std::int64_t>::max() )
+        return;
+    if ( !failure.empty() )
+        throw CollectiveError( failure, true );
+    throw CollectiveError( "stopped because rank " + std::to_string( first ) +
+                               " failed (its message says why)",
+                           false );
+}
+
+void abortJob( const std::string& message, int code, MPI_Comm comm )
+{
+    std::cerr << ( size( comm ) > 1
+                       ? "shardsweep: error on rank " + std::to_string( rank( comm ) ) + ": "
+                       : std::string( "shardsweep: error: " ) )
+              << message << std::endl;
+    MPI_Abort( comm, code );
+    std::abort(); // MPI_Abort does not return
 }
 
 void allreduceOr( std::uint8_t* data, std::size_t n, MPI_Comm comm )

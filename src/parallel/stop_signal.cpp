@@ -1,6 +1,8 @@
 // Recording handlers for SIGTERM/SIGUSR1 (see stop_signal.hpp).
 #include <csignal>
+#include <cstdlib>
 #include <shardsweep/parallel/stop_signal.hpp>
+#include <unistd.h>
 
 namespace shardsweep
 {
@@ -8,6 +10,7 @@ namespace shardsweep
 namespace
 {
 volatile std::sig_atomic_t g_stop_signal = 0;
+pid_t g_launcher = 0; //!< the parent at start when an MPI launcher started this process
 
 extern "C" void recordStopSignal( int signal )
 {
@@ -24,6 +27,18 @@ void installStopSignalHandlers()
     action.sa_flags = SA_RESTART;
     sigaction( SIGTERM, &action, nullptr );
     sigaction( SIGUSR1, &action, nullptr );
+    // A rank's stdout is a pipe to its launcher: once that is gone a write must fail, not kill
+    // the rank in the middle of a collective phase (the others would wait for it forever).
+    signal( SIGPIPE, SIG_IGN );
+    // Open MPI's mpirun/orted, Slurm's srun (PMIx, PMI-2) and MPICH's hydra set one of these.
+    if ( g_launcher == 0 && ( std::getenv( "OMPI_COMM_WORLD_SIZE" ) || std::getenv( "PMIX_RANK" ) ||
+                              std::getenv( "PMI_RANK" ) ) )
+        g_launcher = getppid();
+}
+
+bool launcherGone()
+{
+    return g_launcher != 0 && getppid() != g_launcher;
 }
 
 int pendingStopSignal()

@@ -1,5 +1,6 @@
 // The sweep driver: dynamic batches over ranks, per-batch journals, signals, progress, finalize.
 #include "batch_computer.hpp"
+#include "output_lock.hpp"
 #include "pending_ids.hpp"
 #include "sweep_internal.hpp"
 
@@ -169,7 +170,7 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
                 if ( info.num_scenarios > 0 && info.last_id >= n )
                     throw std::runtime_error( "journal " + journals[k] +
                                               " holds scenario ids beyond this sweep" );
-                work.records.push_back( { journals[k], info } );
+                work.records.push_back( { journals[k], info, std::uint32_t( k ) } );
                 // Ids of a record: read them (records are small next to the results).
                 readJournalRecord( journals[k], info, batch );
                 for ( const auto& row : batch.scenarios )
@@ -193,6 +194,53 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
     }
     mpi::allreduceOr( work.done_bits.data(), work.done_bits.size(), comm );
     return work;
+}
+
+//! Collective: every rank takes the output's lock for the run, rank 0 exclusively first, which
+//! it can only once no process of another run on this output is alive (an earlier run's ranks
+//! go on as orphans when their mpirun is killed). Rank 0 waits up to --lock-wait seconds, the
+//! others without spinning. Throws UsageError on every rank when the lock stays held.
+detail::OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::ostream& out,
+                               bool talk )
+{
+    const std::string dir = detail::journalDir( options.output );
+    const std::string file = detail::OutputLock::path( dir );
+    detail::OutputLock lock;
+    std::string verdict = "ok";
+    if ( mpi::rank( comm ) == 0 )
+    {
+        try
+        {
+            lock = detail::OutputLock::exclusiveThenShared(
+                dir, options.lock_wait_s,
+                [&]( double waited )
+                {
+                    if ( talk )
+                        out << fmt::format(
+                                   "{} is in use by another run, or by ranks of an earlier run "
+                                   "that go on after their mpirun was killed: waiting for them to "
+                                   "end ({:.0f} of at most {:.0f} s; `fuser -v {}` lists them)\n",
+                                   options.output, waited, options.lock_wait_s, file )
+                            << std::flush;
+                } );
+            if ( !lock.warning().empty() )
+                std::cerr << "shardsweep: warning: " << lock.warning() << std::endl;
+        }
+        catch ( const std::exception& e )
+        {
+            verdict = fmt::format( "refusing to run on {}: another run still works on it: its "
+                                   "lock {} is {} ({} lists its processes); wait for it to end or "
+                                   "stop it, then rerun (--lock-wait S waits longer)",
+                                   options.output, file, e.what(), "`fuser -v " + file + "`" );
+        }
+    }
+    mpi::barrierYielding( comm ); // the other ranks wait here while rank 0 waits for the lock
+    verdict = mpi::broadcast( verdict, 0, comm );
+    if ( verdict != "ok" )
+        throw UsageError( verdict );
+    if ( mpi::rank( comm ) != 0 )
+        lock = detail::OutputLock::shared( dir, options.lock_wait_s );
+    return lock;
 }
 
 //! "[ 42.0%] 420/1000 scenarios | ... | no plan 3 | failed 0".
@@ -233,6 +281,8 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
     const detail::ExpectedIdentity identity{
         problem.config_hash, n, options.detail,
         fmt::format( "{}/{}", options.slice_index, options.slice_count ) };
+    // Held until the end: while any rank of this run lives, no other run works on the output.
+    const detail::OutputLock lock = lockOutput( comm, options, out, talk );
     const StartDecision start = decideStart( comm, identity, options );
     if ( start.complete )
     {
@@ -299,11 +349,15 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         JournalBatch batch;
         std::vector<std::uint64_t> ids;
         double last_print = mpi::wtime();
+        // This rank's failure (a journal that cannot be written, a batch that threw): it stops
+        // every rank as a signal does, and the ranks agree on it after the loop.
+        std::string failure;
         for ( ;; )
         {
-            // Claim (or stop: a signal on any rank stops every rank after its batch).
+            // Claim (or stop: a signal on any rank stops every rank after its batch; so does
+            // the death of the launcher, which leaves the ranks running unwatched).
             double t = mpi::wtime();
-            if ( pendingStopSignal() )
+            if ( pendingStopSignal() || launcherGone() )
                 counters.max( kStop, 1 );
             if ( counters.read( kStop ) )
                 break;
@@ -313,14 +367,22 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                 break;
             pending.ids( k * batch_size, std::min( pending.count(), ( k + 1 ) * batch_size ), ids );
 
-            computer.compute( ids, batch, report.local );
-
-            // The previous batch is safe once its append returns: count it, journal this one.
-            acknowledge();
-            t = mpi::wtime();
-            journal.submit( batch );
-            report.local.journal += mpi::wtime() - t;
-            in_flight = { ids.size(), computer.failed(), computer.noPlan() };
+            try
+            {
+                computer.compute( ids, batch, report.local );
+                // The previous batch is safe once its append returns: count it, journal this one.
+                acknowledge();
+                t = mpi::wtime();
+                journal.submit( batch );
+                report.local.journal += mpi::wtime() - t;
+                in_flight = { ids.size(), computer.failed(), computer.noPlan() };
+            }
+            catch ( const std::exception& e )
+            {
+                failure = e.what();
+                counters.max( kStop, 1 );
+                break;
+            }
 
             if ( talk && options.progress_interval_s > 0 &&
                  mpi::wtime() - last_print >= options.progress_interval_s )
@@ -333,11 +395,23 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
                     << std::flush;
             }
         }
-        acknowledge(); // the last batch (or the one in flight at a stop)
+        try
+        {
+            acknowledge(); // the last batch (or the one in flight at a stop)
+        }
+        catch ( const std::exception& e )
+        {
+            if ( failure.empty() )
+                failure = e.what();
+        }
         report.local.journal_thread_cpu = journal.backgroundCpuSeconds();
         // A rank out of batches waits here for the last ones of the others: without spinning,
         // so that their journal threads keep a core on a node with more threads than cores.
         mpi::barrierYielding( comm );
+        mpi::throwIfAnyFailed( failure.empty() ? failure
+                                               : failure + " (the journals are kept: rerun the "
+                                                           "same command to resume)",
+                               comm );
         report.computed = std::uint64_t( counters.read( kDone ) );
         report.failures = std::uint64_t( counters.read( kFailed ) );
         report.no_plan = std::uint64_t( counters.read( kNoPlan ) );
@@ -347,7 +421,9 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         // This run's own records join the ones found at start (as the writer appended them: no
         // need to read the journal again).
         for ( const auto& info : journal.records() )
-            journaled.records.push_back( { my_journal, info } );
+            journaled.records.push_back(
+                { my_journal, info,
+                  std::uint32_t( start.journals.size() ) + std::uint32_t( rank ) } );
     }
     report.busy_s = mpi::allgather( report.local.busy(), comm );
     report.computed_per_rank = mpi::allgather( double( report.local_computed ), comm );
@@ -359,8 +435,9 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         report.wall_s = mpi::wtime() - t_start;
         report.io_s_max = mpi::allreduceMax( report.local.journal, comm );
         if ( talk )
-            out << fmt::format( "stopped by a signal: {}/{} scenarios done and journaled in {}; "
-                                "rerun the same command to resume (exit status {})\n",
+            out << fmt::format( "stopped by {}: {}/{} scenarios done and journaled in {}; rerun "
+                                "the same command to resume (exit status {})\n",
+                                launcherGone() ? "the death of the MPI launcher" : "a signal",
                                 report.done_before + report.computed, slice_size,
                                 detail::journalDir( options.output ), kExitResumable )
                 << std::flush;
@@ -368,8 +445,16 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
     }
 
     // ---- 5. finalise: the HDF5 file from the journals, then the journals go -------------------
-    report.local.hdf5 =
+    const detail::ResultsFileReport written =
         detail::writeResultsFile( comm, problem, options, n, std::move( journaled.records ) );
+    report.local.hdf5 = written.seconds;
+    report.duplicates = written.duplicates;
+    if ( talk && written.duplicates > 0 )
+        out << fmt::format( "note: {} scenarios were journaled twice (two runs on this output at "
+                            "once, where its lock could not be taken); the copy of the first "
+                            "journal was kept (copies of a scenario hold the same rows)\n",
+                            written.duplicates )
+            << std::flush;
     mpi::barrier( comm );
     if ( rank == 0 )
     {

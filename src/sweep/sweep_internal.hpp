@@ -44,12 +44,26 @@ struct RecordRef
 {
     std::string path;
     JournalRecordInfo info;
+    //! The journal's place in the run's order of journals (the same on every rank): earlier
+    //! sessions' journals as sorted at the start, then this run's, by rank. Of two copies of a
+    //! scenario the one in the first journal is kept.
+    std::uint32_t journal = 0;
 };
 
-//! Builds OUT.h5 collectively from the records each rank holds (every scenario id in [0, N)
-//! exactly once over all ranks). Returns the seconds this rank spent.
-double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const SweepOptions& options,
-                         std::uint64_t num_scenarios, std::vector<RecordRef> records );
+struct ResultsFileReport
+{
+    double seconds = 0;           //!< this rank's time building the file
+    std::uint64_t duplicates = 0; //!< scenarios found in more than one record (one copy kept)
+};
+
+//! Builds OUT.h5 collectively from the records each rank holds (every scenario id of the slice at
+//! least once over all ranks; a scenario found twice keeps the copy of the first journal). A
+//! failure on any rank ends it on every rank in step: a CollectiveError thrown by all at the
+//! next window (the file closed, incomplete); a failure outside the window loop that only one
+//! rank sees ends the job (MPI_Abort). The journals are left as they are either way.
+ResultsFileReport writeResultsFile( MPI_Comm comm, const SweepProblem& problem,
+                                    const SweepOptions& options, std::uint64_t num_scenarios,
+                                    std::vector<RecordRef> records );
 
 //! Rank 0: rewrites a finished file with gzip + shuffle (serial), replacing it atomically.
 void compressResultsFile( const std::string& path );

@@ -130,6 +130,17 @@ std::map<std::string, std::string> fileIdentity( const std::string& path, bool& 
     return kv;
 }
 
+//! Removes the journal directory when it holds nothing but the lock file.
+void removeUnusedJournalDir( const fs::path& dir )
+{
+    std::error_code ec;
+    for ( const auto& entry : fs::directory_iterator( dir, ec ) )
+        if ( entry.path().filename() != "lock" )
+            return;
+    fs::remove( dir / "lock", ec );
+    fs::remove( dir, ec );
+}
+
 } // namespace
 
 std::string journalDir( const std::string& output )
@@ -143,7 +154,10 @@ StartState prepareOutput( const ExpectedIdentity& id, const std::string& output,
     const fs::path dir = journalDir( output );
     if ( fresh )
     {
-        fs::remove_all( dir );
+        // Everything but the lock, which this run holds.
+        for ( const auto& entry : fs::directory_iterator( dir ) )
+            if ( entry.path().filename() != "lock" )
+                fs::remove_all( entry.path() );
         fs::remove( output );
     }
     bool readable = false, complete = false;
@@ -173,31 +187,34 @@ StartState prepareOutput( const ExpectedIdentity& id, const std::string& output,
     }
     else
     {
+        // Refused here, the run leaves no journal directory behind (the lock made it).
+        const auto refuse = [&]( std::string message )
+        {
+            removeUnusedJournalDir( dir );
+            state.error = std::move( message );
+            return state;
+        };
         if ( output_exists )
         {
             if ( !readable )
-            {
-                state.error = fmt::format( "refusing to use {}: it exists but is not a readable "
-                                           "HDF5 file and has no journals to rebuild it from "
-                                           "(damaged?); rerun with --fresh to overwrite it",
-                                           output );
-                return state;
-            }
+                return refuse( fmt::format( "refusing to use {}: it exists but is not a readable "
+                                            "HDF5 file and has no journals to rebuild it from "
+                                            "(damaged?); rerun with --fresh to overwrite it",
+                                            output ) );
             const std::string diff = compareIdentity( stored_file, id );
             if ( !diff.empty() )
-            {
-                state.error = fmt::format( "refusing to resume {}: it holds another sweep ({}); "
-                                           "rerun with --fresh to overwrite it",
-                                           output, diff );
-                return state;
-            }
+                return refuse( fmt::format( "refusing to resume {}: it holds another sweep ({}); "
+                                            "rerun with --fresh to overwrite it",
+                                            output, diff ) );
             if ( !complete )
-            {
-                state.error = fmt::format( "refusing to resume {}: the file is incomplete and its "
-                                           "journals ({}) are gone; rerun with --fresh",
-                                           output, dir.string() );
-                return state;
-            }
+                return refuse( fmt::format( "refusing to resume {}: the file is incomplete and "
+                                            "its journals ({}) are gone; rerun with --fresh",
+                                            output, dir.string() ) );
+            // A journal directory without a manifest next to the complete file is what a kill
+            // inside removeJournals leaves (the manifest goes last, then the directory), or
+            // only the lock this run made.
+            std::error_code ec;
+            fs::remove_all( dir, ec );
             state.kind = StartState::Kind::complete;
             return state;
         }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <memory>
+#include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/version.hpp>
@@ -110,7 +111,25 @@ struct Held
     std::uint32_t row = 0;   //!< index into that batch's scenario rows
     std::int32_t gpus = 0, shards = 0;
     std::size_t gpu_begin = 0, shard_begin = 0;
+    std::int64_t copy = 0; //!< which copy of the scenario: its journal, then its record's offset
 };
+
+//! Runs `step` unless this rank already failed since the last agreement; an exception becomes
+//! this rank's `failure`, which the next agreement point reduces over the ranks.
+template <class Step>
+void guarded( std::string& failure, Step&& step )
+{
+    if ( !failure.empty() )
+        return;
+    try
+    {
+        step();
+    }
+    catch ( const std::exception& e )
+    {
+        failure = e.what();
+    }
+}
 
 //! The /names group: what the code columns' values mean (and the catalogue's table names when
 //! /tables is written).
@@ -212,15 +231,24 @@ class WindowLayout
                          a < _slice.first ? std::min( a + _size, _slice.first ) : a + _size );
     }
 
+    //! Scenarios found in more than one record so far (one copy of each kept).
+    std::uint64_t duplicates() const { return _duplicates; }
+    //! GPU and shard rows laid out so far.
+    std::uint64_t gpuRows() const { return _gpu_base; }
+    std::uint64_t shardRows() const { return _shard_base; }
+
     //! This rank's scenarios in the window starting at `a`, from every record that overlaps it:
-    //! reads their scenario and GPU rows into `w`, checks the ids over all ranks (collective)
-    //! and works out where every row goes in the file and in the column buffers.
-    void prepare( std::uint64_t a, WindowRows& w )
+    //! reads their scenario and GPU rows into `w`, checks the ids over all ranks and works out
+    //! where every row goes in the file and in the column buffers. Collective, and the window
+    //! loop's agreement point: a `failure` of any rank since the last one (this rank's is set
+    //! when reading fails) throws CollectiveError on every rank.
+    void prepare( std::uint64_t a, WindowRows& w, std::string& failure )
     {
         const std::uint64_t b = end( a );
-        loadRecords( a, b, w );
+        guarded( failure, [&] { loadRecords( a, b, w ); } );
         const std::uint64_t n = b - a;
-        _counts.assign( 3 * n, 0 );
+        // Per id: GPU rows, shard rows, copies; then the failure flag.
+        _counts.assign( 3 * n + 1, 0 );
         for ( const auto& h : _held )
         {
             const std::uint64_t i = h.id - a;
@@ -228,18 +256,28 @@ class WindowLayout
             _counts[3 * i + 1] = h.shards;
             _counts[3 * i + 2] += 1;
         }
+        _counts[3 * n] = failure.empty() ? 0 : 1;
         // The window's one synchronisation (its writes are independent): waited for without
         // spinning, so that on a node with more threads than cores the ranks still writing or
         // reading get the core of a rank that waits.
         mpi::allreduceSumYielding( _counts.data(), _counts.size(), _comm );
+        if ( _counts[3 * n] > 0 )
+            mpi::throwIfAnyFailed( failure, _comm );
+        std::vector<std::uint64_t> repeated; // positions in the window of ids with copies
         for ( std::uint64_t i = 0; i < n; ++i )
         {
             const bool mine = a + i >= _slice.first && a + i < _slice.end;
-            if ( _counts[3 * i + 2] != ( mine ? 1 : 0 ) )
-                throw std::runtime_error( fmt::format(
-                    "scenario {} appears {} times in the journals (expected {})", a + i,
-                    _counts[3 * i + 2], mine ? "once" : "never: outside the slice" ) );
+            const std::int64_t copies = _counts[3 * i + 2];
+            if ( mine && copies > 1 )
+                repeated.push_back( i );
+            else if ( copies != ( mine ? 1 : 0 ) )
+                throw CollectiveError( // the same counts on every rank: rank 0 says it
+                    fmt::format( "scenario {} appears {} times in the journals (expected {})",
+                                 a + i, copies, mine ? "once" : "never: outside the slice" ),
+                    mpi::rank( _comm ) == 0 );
         }
+        if ( !repeated.empty() )
+            keepFirstCopies( a, repeated );
         // Offsets: prefix sums in id order.
         std::vector<std::uint64_t> gpu_offset( n ), shard_offset( n );
         for ( std::uint64_t i = 0; i < n; ++i )
@@ -249,10 +287,52 @@ class WindowLayout
             _gpu_base += std::uint64_t( _counts[3 * i] );
             _shard_base += std::uint64_t( _counts[3 * i + 1] );
         }
-        placeRows( a, b, gpu_offset, shard_offset, w );
+        guarded( failure, [&] { placeRows( a, b, gpu_offset, shard_offset, w ); } );
     }
 
   private:
+    //! Ids held more than once over the ranks keep one copy: the first journal's, at its lowest
+    //! offset. Copies arise when two runs worked on one output at once (where the output's lock
+    //! cannot be taken); rows are deterministic, so every copy holds the same values and only
+    //! the choice must be the same on every rank. Collective (two reductions over the repeated
+    //! ids), called by every rank for the same `repeated`.
+    void keepFirstCopies( std::uint64_t a, const std::vector<std::uint64_t>& repeated )
+    {
+        const std::size_t m = repeated.size();
+        const auto slot = [&]( std::uint64_t id )
+        {
+            auto it = std::lower_bound( repeated.begin(), repeated.end(), id - a );
+            return it != repeated.end() && *it == id - a ? std::size_t( it - repeated.begin() ) : m;
+        };
+        std::vector<std::int64_t> first( m, std::numeric_limits<std::int64_t>::max() );
+        for ( const Held& h : _held )
+            if ( const std::size_t j = slot( h.id ); j < m )
+                first[j] = std::min( first[j], h.copy );
+        mpi::allreduceMin( first.data(), m, _comm );
+        _held.erase( std::remove_if( _held.begin(), _held.end(),
+                                     [&]( const Held& h )
+                                     {
+                                         const std::size_t j = slot( h.id );
+                                         return j < m && h.copy != first[j];
+                                     } ),
+                     _held.end() );
+        std::vector<std::int64_t> rows( 2 * m, 0 ); // the kept copies' GPU and shard rows
+        for ( const Held& h : _held )
+            if ( const std::size_t j = slot( h.id ); j < m )
+            {
+                rows[2 * j] = h.gpus;
+                rows[2 * j + 1] = h.shards;
+            }
+        mpi::allreduceSum( rows.data(), rows.size(), _comm );
+        for ( std::size_t j = 0; j < m; ++j )
+        {
+            _counts[3 * repeated[j]] = rows[2 * j];
+            _counts[3 * repeated[j] + 1] = rows[2 * j + 1];
+            _counts[3 * repeated[j] + 2] = 1;
+        }
+        _duplicates += m;
+    }
+
     //! Reads the scenario and GPU rows of the records overlapping [a, b) into `w` and lists the
     //! scenarios of [a, b) they hold, in id order.
     void loadRecords( std::uint64_t a, std::uint64_t b, WindowRows& w )
@@ -272,6 +352,8 @@ class WindowLayout
             readJournalRecordHead( _records[k].path, info, w.loaded[w.num_loaded] );
             w.record_of.push_back( k );
             const JournalBatch& batch = w.loaded[w.num_loaded++];
+            const std::int64_t copy =
+                std::int64_t( _records[k].journal ) << 40 | std::int64_t( info.offset );
             std::size_t g = 0, s = 0;
             for ( std::size_t r = 0; r < batch.scenarios.size(); ++r )
             {
@@ -279,12 +361,14 @@ class WindowLayout
                 const std::int32_t shards = _with_shards ? row.num_shards : 0;
                 if ( row.id >= a && row.id < b )
                     _held.push_back( { row.id, std::uint32_t( w.num_loaded - 1 ),
-                                       std::uint32_t( r ), row.num_gpus_rows, shards, g, s } );
+                                       std::uint32_t( r ), row.num_gpus_rows, shards, g, s,
+                                       copy } );
                 g += std::size_t( row.num_gpus_rows );
                 s += std::size_t( shards );
             }
         }
         // Records come sorted by first id and a fresh run's hold ascending ids: usually no-op.
+        // (Two copies of an id on one rank: the one kept does not depend on their order.)
         const auto by_id = []( const Held& x, const Held& y ) { return x.id < y.id; };
         if ( !std::is_sorted( _held.begin(), _held.end(), by_id ) )
             std::sort( _held.begin(), _held.end(), by_id );
@@ -343,16 +427,94 @@ class WindowLayout
     std::uint64_t _gpu_base = 0, _shard_base = 0; //!< file rows laid out so far
     std::vector<Held> _held;                      //!< this rank's scenarios of the window
     std::vector<std::int64_t> _counts;            //!< per id: GPU rows, shard rows, copies
+    std::uint64_t _duplicates = 0;
 };
 
 } // namespace
 
-double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const SweepOptions& options,
-                         std::uint64_t num_scenarios, std::vector<RecordRef> records )
+namespace
 {
-    const double t0 = mpi::wtime();
+
+//! Everything of the results file but its creation and close. Returns the scenarios found twice.
+std::uint64_t buildResultsFile( const h5::File& file, MPI_Comm comm, const SweepProblem& problem,
+                                const SweepOptions& options, std::uint64_t num_scenarios,
+                                const std::vector<RecordRef>& records, std::uint64_t gpu_rows,
+                                std::uint64_t shard_rows )
+{
     const bool with_gpus = options.detail >= SweepDetail::gpus;
     const bool with_shards = options.detail >= SweepDetail::all;
+    auto root = file.root();
+    auto scen_group = root.createGroup( "scenarios" );
+    auto scen_sets = createColumns<ScenarioRow>( scen_group, scenarioColumns(), num_scenarios );
+    std::vector<h5::Dataset> gpu_sets, shard_sets;
+    if ( with_gpus )
+        gpu_sets = createColumns<GpuRow>( root.createGroup( "gpus" ), gpuColumns(), gpu_rows );
+    if ( with_shards )
+        shard_sets =
+            createColumns<ShardRow>( root.createGroup( "shards" ), shardColumns(), shard_rows );
+    writeNames( root, problem, with_shards );
+    if ( with_shards )
+        writeTableCatalog( root, comm, problem );
+
+    WindowLayout layout( comm, records, options, num_scenarios );
+    // Two windows alternate: the prefetcher's thread reads and scatters one while this thread
+    // writes the other's columns. Declared before the prefetcher, which must stop first.
+    WindowRows windows[2];
+    WindowPrefetcher prefetcher( records );
+    // The file's pages go to storage while later windows are laid out: the final fsync had all
+    // of them (~260 MB, ~0.1 s) left to write.
+    h5::Writeback writeback( options.output );
+    // What went wrong on this rank since the last agreement point (reading a record, scattering
+    // or writing a window): every window's prepare() is one, the end of the loop the last. A
+    // failing rank goes on to the next agreement point without reading or writing more, where
+    // every rank learns of it and throws: no rank waits in a collective call for one that left.
+    std::string failure;
+    // Window k + 1 is prepared and its scatter started before window k's writes.
+    if ( num_scenarios > 0 )
+    {
+        layout.prepare( 0, windows[0], failure );
+        guarded( failure, [&] { prefetcher.start( windows[0] ); } );
+    }
+    for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a = layout.end( a ), ++k )
+    {
+        guarded( failure, [&] { prefetcher.wait(); } ); // window k's columns (or its read error)
+        WindowRows& w = windows[k % 2];
+        if ( layout.end( a ) < num_scenarios )
+        {
+            layout.prepare( layout.end( a ), windows[( k + 1 ) % 2], failure );
+            guarded( failure, [&] { prefetcher.start( windows[( k + 1 ) % 2] ); } );
+        }
+        guarded( failure,
+                 [&]
+                 {
+                     writeColumns( scen_sets, scenarioColumns(), w.scen_runs, w.scen_columns );
+                     if ( with_gpus )
+                         writeColumns( gpu_sets, gpuColumns(), w.gpu_runs, w.gpu_columns );
+                     if ( with_shards )
+                         writeColumns( shard_sets, shardColumns(), w.shard_runs, w.shard_columns );
+                 } );
+        writeback.start();
+    }
+    mpi::throwIfAnyFailed( failure, comm );
+    // Copies of a scenario counted their rows twice in the sizes the datasets were created with.
+    if ( layout.duplicates() > 0 )
+    {
+        for ( const auto& set : gpu_sets )
+            set.shrink( layout.gpuRows() );
+        for ( const auto& set : shard_sets )
+            set.shrink( layout.shardRows() );
+    }
+    writeRootAttributes( root.id(), comm, problem, options, num_scenarios, layout.slice() );
+    return layout.duplicates();
+}
+
+} // namespace
+
+ResultsFileReport writeResultsFile( MPI_Comm comm, const SweepProblem& problem,
+                                    const SweepOptions& options, std::uint64_t num_scenarios,
+                                    std::vector<RecordRef> records )
+{
+    const double t0 = mpi::wtime();
     std::sort( records.begin(), records.end(),
                []( const RecordRef& a, const RecordRef& b )
                { return a.info.first_id < b.info.first_id; } );
@@ -362,60 +524,37 @@ double writeResultsFile( MPI_Comm comm, const SweepProblem& problem, const Sweep
         local_gpu_rows += r.info.num_gpus;
         local_shard_rows += r.info.num_shards;
     }
+    // Upper bounds when scenarios have copies in several records (cut to size at the end).
     const std::uint64_t gpu_rows = std::uint64_t( mpi::allreduceSum( local_gpu_rows, comm ) );
     const std::uint64_t shard_rows = std::uint64_t( mpi::allreduceSum( local_shard_rows, comm ) );
 
+    ResultsFileReport report;
     auto file = h5::File::createParallel( options.output, comm );
+    try
     {
-        auto root = file.root();
-        auto scen_group = root.createGroup( "scenarios" );
-        auto scen_sets = createColumns<ScenarioRow>( scen_group, scenarioColumns(), num_scenarios );
-        std::vector<h5::Dataset> gpu_sets, shard_sets;
-        if ( with_gpus )
-            gpu_sets = createColumns<GpuRow>( root.createGroup( "gpus" ), gpuColumns(), gpu_rows );
-        if ( with_shards )
-            shard_sets =
-                createColumns<ShardRow>( root.createGroup( "shards" ), shardColumns(), shard_rows );
-        writeNames( root, problem, with_shards );
-        if ( with_shards )
-            writeTableCatalog( root, comm, problem );
-
-        WindowLayout layout( comm, records, options, num_scenarios );
-        // Two windows alternate: the prefetcher's thread reads and scatters one while this thread
-        // writes the other's columns. Declared before the prefetcher, which must stop first.
-        WindowRows windows[2];
-        WindowPrefetcher prefetcher( records );
-        // The file's pages go to storage while later windows are laid out: the final fsync had
-        // all of them (~260 MB, ~0.1 s) left to write.
-        h5::Writeback writeback( options.output );
-        // Window k + 1 is prepared and its scatter started before window k's writes.
-        if ( num_scenarios > 0 )
-        {
-            layout.prepare( 0, windows[0] );
-            prefetcher.start( windows[0] );
-        }
-        for ( std::uint64_t a = 0, k = 0; a < num_scenarios; a = layout.end( a ), ++k )
-        {
-            prefetcher.wait(); // window k's columns are ready (or its read error is thrown)
-            WindowRows& w = windows[k % 2];
-            if ( layout.end( a ) < num_scenarios )
-            {
-                layout.prepare( layout.end( a ), windows[( k + 1 ) % 2] );
-                prefetcher.start( windows[( k + 1 ) % 2] );
-            }
-            writeColumns( scen_sets, scenarioColumns(), w.scen_runs, w.scen_columns );
-            if ( with_gpus )
-                writeColumns( gpu_sets, gpuColumns(), w.gpu_runs, w.gpu_columns );
-            if ( with_shards )
-                writeColumns( shard_sets, shardColumns(), w.shard_runs, w.shard_columns );
-            writeback.start();
-        }
-        writeRootAttributes( root.id(), comm, problem, options, num_scenarios, layout.slice() );
+        report.duplicates = buildResultsFile( file, comm, problem, options, num_scenarios, records,
+                                              gpu_rows, shard_rows );
+    }
+    catch ( const CollectiveError& )
+    {
+        // Every rank threw at the same agreement point: all of them reach the collective close.
+        file.close();
+        throw;
+    }
+    catch ( const std::exception& e )
+    {
+        // Only this rank failed (outside the window loop: creating datasets, the catalogue, the
+        // attributes). The others are in, or on their way to, a collective call that this rank
+        // will never make, and closing the file is one more: end the job instead.
+        mpi::abortJob( std::string( e.what() ) + " (while building " + options.output +
+                           "; the journals are kept: rerun the same command)",
+                       kExitFailure, comm );
     }
     file.close();
     if ( mpi::rank( comm ) == 0 )
         h5::syncPath( options.output );
-    return mpi::wtime() - t0;
+    report.seconds = mpi::wtime() - t0;
+    return report;
 }
 
 //---------------------------------------------------------------------------------------------//

@@ -23,6 +23,23 @@ class UsageError : public std::runtime_error
     using std::runtime_error::runtime_error;
 };
 
+//! A failure that every rank of a communicator learnt of at the same point and throws together
+//! (an error flag reduced over the ranks), so that each rank leaves its collective calls in step
+//! and none waits for another. Only the ranks where it happened (`origin()`) hold its message;
+//! the others say which rank to look at. Exit status 1.
+class CollectiveError : public std::runtime_error
+{
+  public:
+    CollectiveError( const std::string& message, bool origin )
+        : std::runtime_error( message ), _origin( origin )
+    {
+    }
+    bool origin() const { return _origin; }
+
+  private:
+    bool _origin = true;
+};
+
 //! Bad input file content. The message names file, line, column, field, expectation and finding:
 //! "inputs/x.yaml:12:5: field 'bandwidth_GBps': expected a number > 0, found '-3'".
 class InputError : public std::runtime_error

@@ -200,6 +200,9 @@ class Dataset
 
     void writeRaw( const std::vector<Run>& runs, Type type, const void* data, bool collective );
     void readRaw( const std::vector<Run>& runs, Type type, void* data ) const;
+    //! Cuts a chunked dataset to its first `size` elements (collective when the file is
+    //! parallel).
+    void shrink( std::uint64_t size ) const;
     //! The chunk length and gzip level of the dataset's creation property list (0: none).
     std::uint64_t chunk() const;
     int gzipLevel() const;

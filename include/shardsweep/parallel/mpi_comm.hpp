@@ -35,6 +35,16 @@ void allreduceSumYielding( std::int64_t* data, std::size_t n, MPI_Comm comm,
                            int max_sleep_us = 200 );
 //! A barrier waited for the same way.
 void barrierYielding( MPI_Comm comm, int max_sleep_us = 200 );
+//! Element-wise minimum in place.
+void allreduceMin( std::int64_t* data, std::size_t n, MPI_Comm comm );
+//! Collective, an agreement point: when `failure` (this rank's error message, empty if none) is
+//! set on any rank, every rank throws CollectiveError, the failing ranks with their message and
+//! the others naming the first failing rank; otherwise returns on every rank.
+void throwIfAnyFailed( const std::string& failure, MPI_Comm comm );
+//! Prints `message` for this rank to stderr and ends every process of `comm` (MPI_Abort): for a
+//! failure that only this rank knows of, in the middle of collective calls that the other ranks
+//! would wait in forever.
+[[noreturn]] void abortJob( const std::string& message, int code, MPI_Comm comm );
 //! Element-wise bitwise OR in place.
 void allreduceOr( std::uint8_t* data, std::size_t n, MPI_Comm comm );
 //! Every rank's value, on every rank.

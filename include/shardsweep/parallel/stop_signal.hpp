@@ -11,8 +11,14 @@ namespace shardsweep
 {
 
 //! Installs the recording handlers for SIGTERM and SIGUSR1 (idempotent; a signal already
-//! recorded stays recorded).
+//! recorded stays recorded), ignores SIGPIPE and notes the MPI launcher (the parent process when
+//! one started this process).
 void installStopSignalHandlers();
+
+//! True once the MPI launcher that started this process has died (the process was re-parented):
+//! e.g. `kill -9` of mpirun's process group leaves its ranks running as orphans. The sweep engine
+//! stops resumably then, as for a signal, instead of going on unwatched.
+bool launcherGone();
 
 //! The last stop signal received and not yet cleared (0: none). Async-signal-safe to read.
 int pendingStopSignal();

@@ -80,6 +80,9 @@ struct SweepOptions
     std::uint64_t finalize_window = 0;
     std::string command_line; //!< stored in the file
     bool quiet = false;       //!< no progress lines or summary
+    //! Seconds to wait for the output's lock (held by every rank of a run on it, and by ranks of
+    //! an earlier run that go on after their mpirun was killed) before refusing.
+    double lock_wait_s = 60.0;
 };
 
 //! Per-rank seconds spent in each engine phase.
@@ -104,6 +107,7 @@ struct SweepReport
     std::uint64_t computed = 0;       //!< scenarios computed by this run (all ranks)
     std::uint64_t failures = 0;       //!< of those, status error (materialising/planning threw)
     std::uint64_t no_plan = 0;        //!< of those, status no_plan (the planner found none)
+    std::uint64_t duplicates = 0;     //!< scenarios found in two journal records (one copy kept)
     std::uint64_t local_computed = 0; //!< by this rank
     double wall_s = 0.0;
     SweepTimes local;           //!< this rank's phase times

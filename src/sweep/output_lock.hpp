@@ -1,0 +1,49 @@
+#pragma once
+// The lock that keeps two runs off one output at the same time (not installed).
+#include <functional>
+#include <string>
+
+namespace shardsweep
+{
+namespace detail
+{
+
+//! An open file description lock (Linux's OFD locks: they conflict between any two opens, also
+//! within one process, and go with the last descriptor of the open) on OUT.h5.journal/lock.
+//! Every rank of a run holds it shared for the whole run; a new run's rank 0 must first get it
+//! exclusive, which it cannot while any process of an earlier run is alive: e.g. ranks orphaned
+//! when their mpirun was killed, which go on with the sweep and would journal the same scenarios
+//! and write the same file as the new run (issue 21).
+class OutputLock
+{
+  public:
+    OutputLock() = default;
+    ~OutputLock();
+    OutputLock( OutputLock&& other ) noexcept;
+    OutputLock& operator=( OutputLock&& other ) noexcept;
+    OutputLock( const OutputLock& ) = delete;
+    OutputLock& operator=( const OutputLock& ) = delete;
+
+    //! Takes the lock of `dir` (created if missing) exclusive and then shared, waiting up to
+    //! `wait_s` seconds for holders to go and calling `waiting( seconds_so_far )` about every
+    //! 10 s while it waits. Throws std::runtime_error when it is still held then. A file system
+    //! without such locks (some network ones) gives an unlocked OutputLock and a warning in
+    //! `warning()`.
+    static OutputLock exclusiveThenShared( const std::string& dir, double wait_s,
+                                           const std::function<void( double )>& waiting );
+    //! Takes the lock of `dir` shared (the other ranks, once rank 0 holds it: waits only while a
+    //! starting run's rank 0 holds it exclusive for a moment).
+    static OutputLock shared( const std::string& dir, double wait_s );
+
+    bool held() const { return _fd >= 0; }
+    const std::string& warning() const { return _warning; }
+    //! The lock file of an output's journal directory.
+    static std::string path( const std::string& dir ) { return dir + "/lock"; }
+
+  private:
+    int _fd = -1;
+    std::string _warning;
+};
+
+} // namespace detail
+} // namespace shardsweep
