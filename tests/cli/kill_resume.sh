@@ -10,7 +10,7 @@
 #   env: MPIEXEC (mpirun), SHARDSWEEP_KILLS (kills per layout, default 20),
 #        SHARDSWEEP_KILL_LAYOUTS (default "2x1": ranks x threads; the long run by hand uses
 #        "2x1 1x2"), SHARDSWEEP_KILL_SEED (default: random, printed), SHARDSWEEP_KILL_SCENARIOS
-#        (scenarios swept, default 12000: inputs/sweeps/resume_check.yaml
+#        (scenarios swept, default 60000: inputs/sweeps/resume_check.yaml
 #        with other counts)
 # The long run of docs/HDF5_LAYOUT.md ("Resume"):
 #   SHARDSWEEP_KILLS=100 SHARDSWEEP_KILL_LAYOUTS="2x1 1x2" \
@@ -22,7 +22,7 @@ scratch=$3
 kills_wanted=${SHARDSWEEP_KILLS:-20}
 layouts=${SHARDSWEEP_KILL_LAYOUTS:-2x1}
 seed=${SHARDSWEEP_KILL_SEED:-$((RANDOM * 32768 + RANDOM))}
-scenarios=${SHARDSWEEP_KILL_SCENARIOS:-12000}
+scenarios=${SHARDSWEEP_KILL_SCENARIOS:-60000}
 mpiexec=${MPIEXEC:-mpirun}
 fail() {
     echo "FAIL: $* (seed $seed: rerun with SHARDSWEEP_KILL_SEED=$seed)"
@@ -41,8 +41,8 @@ echo "seed $seed, $kills_wanted kills per layout ($layouts), $scenarios scenario
 RANDOM=$seed
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-# A uniform random time in [0, $1) seconds (15 random bits).
-random_time() { awk -v r=$RANDOM -v t="$1" 'BEGIN { printf "%.3f", r / 32768 * t }'; }
+# A uniform random time in [0, $1) seconds (15 random bits; at least a 50 ms span).
+random_time() { awk -v r=$RANDOM -v t="$1" 'BEGIN { if (t < 0.05) t = 0.05; printf "%.3f", r / 32768 * t }'; }
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | awk '/\(0\):/ { print $2 }' | tr -d '"'; }
 
 # Starts a run of the current layout in a session of its own (so that every process it spawns can

@@ -1,7 +1,9 @@
 // The sweep engine against a serial reference computed inside the test: every dataset of the
 // results file equals the rows a plain loop produces (so 1- and 2-rank runs are bit-identical),
 // a signal stops a run resumably, a resume (also after a torn journal tail) computes only what is
-// missing and gives the same file, and a different configuration is refused.
+// missing and gives the same file, and a different configuration is refused. Issue 21: a rank whose
+// journal is damaged under the run stops every rank in step (no deadlock, journals kept), a
+// scenario journaled twice is kept once, and a run waits for the output's lock.
 #include <atomic>
 #include <cmath>
 #include <csignal>
@@ -16,6 +18,7 @@
 #include <shardsweep/sweep/journal.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <sstream>
+#include <sweep/output_lock.hpp>
 #include <unistd.h>
 
 namespace Test
@@ -31,6 +34,11 @@ struct EngineFixture
     // The engine may evaluate a batch's tiles on several threads at once: counters are atomic.
     std::atomic<std::int64_t> evaluated{ 0 }; // scenarios this rank evaluated (all runs)
     int signal_at_call = -1; // raise SIGUSR1 during this evaluate call of this rank
+    // During this evaluate call of this rank, overwrite 8 bytes inside the first record's rows of
+    // `damage_path` (this rank's journal: its first record is on disk once the third batch is
+    // computed), so that the results writer finds it damaged.
+    int damage_at_call = -1;
+    std::string damage_path;
     std::atomic<int> calls{ 0 };
     std::atomic<std::size_t> largest_call{ 0 }; // most scenarios in one evaluate call of this rank
 
@@ -150,8 +158,21 @@ struct EngineFixture
     {
         return [this]( const std::vector<ScenarioInput>& inputs )
         {
-            if ( ++calls == signal_at_call )
+            const int call = ++calls;
+            if ( call == signal_at_call )
                 std::raise( SIGUSR1 );
+            if ( call == damage_at_call )
+            {
+                const std::uint64_t garbage = 0x5eed5eed5eed5eedull;
+                std::FILE* f = std::fopen( damage_path.c_str(), "r+b" );
+                EXPECT_NE( f, nullptr ) << damage_path;
+                if ( f )
+                {
+                    std::fseek( f, 64 + 8, SEEK_SET ); // past the 64-byte record header
+                    std::fwrite( &garbage, sizeof( garbage ), 1, f );
+                    std::fclose( f );
+                }
+            }
             evaluated += std::int64_t( inputs.size() );
             for ( std::size_t seen = largest_call;
                   inputs.size() > seen &&
@@ -444,6 +465,157 @@ TEST( TEST_CATEGORY, sweep_detail_scenarios_and_compress )
         file.close();
         std::filesystem::remove( path );
     }
+}
+
+//! The ranks' paths of one journal file of `path`'s run (session 0).
+std::string journalOf( const std::string& path, int rank )
+{
+    return journalDirectory( path ) + "/s0-r" + std::to_string( rank ) + ".jnl";
+}
+
+TEST( TEST_CATEGORY, sweep_failure_of_one_rank_in_the_file_build_stops_every_rank )
+{
+    // The last rank's journal is damaged under the run (its first record, while its third batch
+    // is computed): the results writer on that rank fails inside the window loop. Before issue
+    // 21 that rank closed the file (a collective call) while the others waited in the window's
+    // reduction: a deadlock.
+    EngineFixture fx( 300 );
+    const std::string path = outputPath( "fault" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    const int rank = mpi::rank( MPI_COMM_WORLD ), victim = mpi::size( MPI_COMM_WORLD ) - 1;
+    if ( rank == victim )
+    {
+        fx.damage_at_call = 3;
+        fx.damage_path = journalOf( path, victim );
+    }
+    const double t0 = mpi::wtime();
+    bool thrown = false, origin = false;
+    std::string message;
+    try
+    {
+        fx.run( options, log );
+    }
+    catch ( const CollectiveError& e )
+    {
+        thrown = true;
+        origin = e.origin();
+        message = e.what();
+    }
+    const double seconds = mpi::wtime() - t0;
+    EXPECT_TRUE( thrown );
+    EXPECT_LT( seconds, 30.0 );
+    EXPECT_EQ( origin, rank == victim );
+    if ( rank == victim )
+        EXPECT_NE( message.find( "is damaged at byte 0" ), std::string::npos ) << message;
+    else
+        EXPECT_NE( message.find( "rank " + std::to_string( victim ) + " failed" ),
+                   std::string::npos )
+            << message;
+    mpi::barrier( MPI_COMM_WORLD );
+    // The journals are kept and the file is not complete; the next run names the damage.
+    if ( rank == 0 )
+    {
+        for ( int r = 0; r < mpi::size( MPI_COMM_WORLD ); ++r )
+            EXPECT_TRUE( std::filesystem::exists( journalOf( path, r ) ) ) << r;
+        auto file = h5::File::openSerial( path );
+        {
+            auto root = file.root();
+            EXPECT_FALSE( h5::hasAttribute( root.id(), "complete" ) );
+        }
+        file.close();
+    }
+    try
+    {
+        fx.run( smallOptions( path ), log );
+        ADD_FAILURE() << "a run on a damaged journal was not refused";
+    }
+    catch ( const UsageError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "damaged" ), std::string::npos ) << e.what();
+    }
+    mpi::barrier( MPI_COMM_WORLD );
+    if ( rank == 0 )
+    {
+        std::filesystem::remove_all( journalDirectory( path ) );
+        std::filesystem::remove( path );
+    }
+}
+
+TEST( TEST_CATEGORY, sweep_keeps_one_copy_of_a_scenario_journaled_twice )
+{
+    // Two runs at once (where the output's lock cannot be taken) journal the same scenarios: a
+    // copy of rank 0's journal under a later session's name holds every one of its scenarios a
+    // second time. The resumed run keeps the first journal's copy and gives the reference file,
+    // datasets of the right size included.
+    EngineFixture fx( 300 );
+    const std::string path = outputPath( "twice" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    fx.signal_at_call = 2;
+    auto first = fx.run( options, log );
+    EXPECT_EQ( first.exit_code, kExitResumable );
+    mpi::barrier( MPI_COMM_WORLD );
+    std::int64_t copied = 0;
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        for ( const auto& record : scanJournal( journalOf( path, 0 ) ).records )
+            copied += record.num_scenarios;
+        std::filesystem::copy_file( journalOf( path, 0 ), journalDirectory( path ) + "/s7-r0.jnl" );
+    }
+    copied = mpi::allreduceSum( copied, MPI_COMM_WORLD );
+    EXPECT_GT( copied, 0 );
+    fx.signal_at_call = -1;
+    auto second = fx.run( smallOptions( path ), log );
+    EXPECT_EQ( second.exit_code, 0 );
+    EXPECT_EQ( second.duplicates, std::uint64_t( copied ) );
+    EXPECT_EQ( second.done_before + second.computed, 300u );
+    expectFileMatchesReference( fx, path );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        std::filesystem::remove( path );
+}
+
+TEST( TEST_CATEGORY, sweep_waits_for_the_output_lock_then_refuses )
+{
+    // A process of another run holds the output's lock (as ranks that go on after their mpirun
+    // was killed do): the run waits --lock-wait seconds, then every rank refuses; once the lock
+    // is free the same run goes through.
+    EngineFixture fx( 60 );
+    const std::string path = outputPath( "locked" );
+    std::ostringstream log;
+    auto options = smallOptions( path );
+    options.fresh = true;
+    options.lock_wait_s = 0.4;
+    detail::OutputLock other;
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        other = detail::OutputLock::shared( journalDirectory( path ), 1.0 );
+    mpi::barrier( MPI_COMM_WORLD );
+    const double t0 = mpi::wtime();
+    try
+    {
+        fx.run( options, log );
+        ADD_FAILURE() << "the run did not wait for the lock";
+    }
+    catch ( const UsageError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "another run still works on it" ),
+                   std::string::npos )
+            << e.what();
+    }
+    const double waited = mpi::wtime() - t0;
+    EXPECT_GE( waited, 0.4 );
+    EXPECT_LT( waited, 10.0 );
+    EXPECT_FALSE( std::filesystem::exists( path ) );
+    other = detail::OutputLock();
+    auto report = fx.run( options, log );
+    EXPECT_EQ( report.exit_code, 0 );
+    EXPECT_EQ( report.computed, 60u );
+    mpi::barrier( MPI_COMM_WORLD );
+    EXPECT_FALSE( std::filesystem::exists( journalDirectory( path ) ) );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+        std::filesystem::remove( path );
 }
 
 } // namespace Test
