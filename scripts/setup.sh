@@ -49,8 +49,11 @@ if ((${#missing[@]})); then
     fi
     say "installing ${#missing[@]} Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # A fresh VM often runs its own apt (unattended upgrades) at boot: wait for its lock (up to
+    # 10 min) instead of failing at once.
+    lock_wait=(-o DPkg::Lock::Timeout=600)
+    apt-get "${lock_wait[@]}" update -qq
+    apt-get "${lock_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
     say "all ${#packages[@]} Debian packages already installed"
 fi

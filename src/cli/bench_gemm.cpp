@@ -131,7 +131,7 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
     opts.add_options()( "help,h", "this text" )(
         "data-dir", po::value( &data_dir ),
         "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
-        "$SHARED/data/gemm)" )( "format", po::value( &format ), "table | csv | json" )(
+        "$SHARED/data/gemm)" )( "format,f", po::value( &format ), "table | csv | json" )(
         "table", po::value( &table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
         "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "

@@ -200,7 +200,7 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
         "gemm-model", po::value( &gemm_models )->default_value( gemm_models ),
         "GEMM model of the dense part: analytic | learned | both (learned: inputs/models/gemm.mlp "
         "on every dense case, model/learned_operator.hpp; both: one row each, same run)" )(
-        "format", po::value( &format )->default_value( format ), "output: table | csv | json" )(
+        "format,f", po::value( &format )->default_value( format ), "output: table | csv | json" )(
         "min-seconds", po::value( &min_seconds )->default_value( min_seconds ),
         "repeat each measurement until it has run at least this long" )(
         "batch", po::value( &batch_size )->default_value( batch_size ),

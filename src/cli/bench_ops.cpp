@@ -102,7 +102,7 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
         "data-dir", po::value( &data_dir ), "folder with train/*.csv (default: $SHARED/data/ops)" )(
         "model-dir", po::value( &model_dir ),
         "folder with logo/ops_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
-        "format", po::value( &format ), "table | csv | json" );
+        "format,f", po::value( &format ), "table | csv | json" );
     po::variables_map vm;
     try
     {

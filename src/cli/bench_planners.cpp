@@ -66,7 +66,7 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         "locality", po::value( &locality_file ),
         "dlrm_datasets locality file the synthetic pool is fitted to (default "
         "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
-        "format", po::value( &format )->default_value( format ), "table | csv | json" );
+        "format,f", po::value( &format )->default_value( format ), "table | csv | json" );
     po::variables_map vm;
     po::store( po::command_line_parser( args ).options( options ).run(), vm );
     if ( vm.count( "help" ) )

@@ -271,7 +271,7 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
           "only this detail level in the throughput case (scenarios | gpus | all; default: all "
           "and scenarios)" )
         ( "dir", po::value( &dir ), "where the temporary results files go (default: $TMPDIR or /tmp)" )
-        ( "format", po::value( &format_text )->default_value( format_text ), "table | csv | json" );
+        ( "format,f", po::value( &format_text )->default_value( format_text ), "table | csv | json" );
     // clang-format on
     po::variables_map vm;
     try

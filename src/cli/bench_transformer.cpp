@@ -120,7 +120,7 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
         "platform", po::value( &platform_path ),
         "platform of the vTrain runs (default inputs/platforms/dgx-a100-hdr800.yaml)" )(
-        "gpus", po::value( &catalog_dir ), "GPU catalog folder" )( "format", po::value( &format ),
+        "gpus", po::value( &catalog_dir ), "GPU catalog folder" )( "format,f", po::value( &format ),
                                                                    "table | csv | json" )(
         "table", po::value( &table ), "errors | fastest | feasible | constants | rows | nccl" )(
         "folds", po::value( &folds ), "cross-validation folds on vTrain (default 4)" )(

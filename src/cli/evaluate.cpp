@@ -103,7 +103,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     std::string format = "table", cost_model, cost_model_file, gemm_model = "analytic";
     long long batch = 0;
     options.add_options()( "help,h", "show this help" )(
-        "format", po::value( &format )->default_value( format ),
+        "format,f", po::value( &format )->default_value( format ),
         "output: table (summary + per-GPU breakdown), csv or json (the breakdown: one row per "
         "GPU, a last row 'critical_path')" )(
         "cost-model", po::value( &cost_model ),

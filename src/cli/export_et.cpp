@@ -81,7 +81,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     options.add_options()( "help,h", "show this help" )(
         "output,o", po::value( &out_dir ),
         "directory to write into (created if missing; files of the same names are replaced)" )(
-        "format", po::value( &format )->default_value( format ),
+        "format,f", po::value( &format )->default_value( format ),
         "output: table, csv (one header line, one row) or json" )(
         "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
     std::string scenario_path;
@@ -216,7 +216,7 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         "ASTRA-sim's regression defaults as in 'predict collective')" )(
         "comm-groups", po::value( &groups_path ),
         "ASTRA-sim --comm-group-configuration (default: comm_groups.json next to the traces if "
-        "present)" )( "format", po::value( &format )->default_value( format ),
+        "present)" )( "format,f", po::value( &format )->default_value( format ),
                       "output: table, csv or json" );
     std::string prefix;
     if ( !parseArguments(

@@ -170,7 +170,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "DLRM: write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, "
         "ranks per "
         "table)" )(
-        "format", po::value( &format )->default_value( format ),
+        "format,f", po::value( &format )->default_value( format ),
         "table (plan, per-GPU breakdown, comparison; transformer: configuration, phases, "
         "per-stage memory, top K and every planner) | csv | json (the comparison table)" );
     po::options_description hidden;

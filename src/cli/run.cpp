@@ -85,7 +85,7 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
           "per part; the postprocess reader combines the parts' files)" )
         ( "detail", po::value<std::string>( &detail_text )->default_value( "all" ),
           "row groups to store: scenarios | gpus (+ /gpus) | all (+ /shards, the cost-model training rows)" )
-        ( "format", po::value<std::string>( &format_text )->default_value( "table" ),
+        ( "format,f", po::value<std::string>( &format_text )->default_value( "table" ),
           "summary format: table | csv | json" );
     // clang-format on
     po::positional_options_description positional;

@@ -173,7 +173,7 @@ int validate( const CommandContext& ctx, const Arguments& args )
         "'file:line:col: field ...: expected ..., found ...' on standard error. Exit status 0 "
         "when\n"
         "all files are valid, 2 otherwise. docs/INPUTS.md describes the fields.\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )( "format", po::value( &format ),
+    opts.add_options()( "help,h", "this text" )( "format,f", po::value( &format ),
                                                  "table | csv | json (default table)" )(
         "workload", po::value( &workload_file ),
         "workload file to check plan files against (table names, shard bounds)" )(

@@ -83,7 +83,9 @@ std::string formatCell( const ResultTable::Cell& cell, OutputFormat format )
     double v = std::get<double>( cell );
     if ( !std::isfinite( v ) )
         return format == OutputFormat::json ? "null" : fmt::format( "{}", v );
-    return format == OutputFormat::table ? fmt::format( "{:.6g}", v ) : fmt::format( "{:.17g}", v );
+    // Tables: 6 significant digits to read; CSV/JSON: the shortest text that reads back as the
+    // same double (0.1, not 0.10000000000000001).
+    return format == OutputFormat::table ? fmt::format( "{:.6g}", v ) : fmt::format( "{}", v );
 }
 } // namespace
 

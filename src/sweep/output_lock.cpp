@@ -76,8 +76,7 @@ int acquire( const std::string& dir, short first, short then, double wait_s,
         const double waited =
             std::chrono::duration<double>( std::chrono::steady_clock::now() - t0 ).count();
         if ( waited >= wait_s )
-            throw std::runtime_error( "still held after " + std::to_string( int( waited ) ) +
-                                      " s" );
+            throw OutputLock::Busy( "still held after " + std::to_string( int( waited ) ) + " s" );
         if ( waiting && waited >= next_report )
         {
             waiting( waited );

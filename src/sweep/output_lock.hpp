@@ -1,6 +1,7 @@
 #pragma once
 // The lock that keeps two runs off one output at the same time (not installed).
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace shardsweep
@@ -17,6 +18,12 @@ namespace detail
 class OutputLock
 {
   public:
+    //! Thrown when the lock is still held by another run after the wait.
+    struct Busy : std::runtime_error
+    {
+        using std::runtime_error::runtime_error;
+    };
+
     OutputLock() = default;
     ~OutputLock();
     OutputLock( OutputLock&& other ) noexcept;
@@ -26,7 +33,8 @@ class OutputLock
 
     //! Takes the lock of `dir` (created if missing) exclusive and then shared, waiting up to
     //! `wait_s` seconds for holders to go and calling `waiting( seconds_so_far )` about every
-    //! 10 s while it waits. Throws std::runtime_error when it is still held then. A file system
+    //! 10 s while it waits. Throws Busy when it is still held then, std::runtime_error when the
+    //! lock file cannot be created. A file system
     //! without such locks (some network ones) gives an unlocked OutputLock and a warning in
     //! `warning()`.
     static OutputLock exclusiveThenShared( const std::string& dir, double wait_s,

@@ -226,12 +226,16 @@ detail::OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::
             if ( !lock.warning().empty() )
                 std::cerr << "shardsweep: warning: " << lock.warning() << std::endl;
         }
-        catch ( const std::exception& e )
+        catch ( const detail::OutputLock::Busy& e )
         {
             verdict = fmt::format( "refusing to run on {}: another run still works on it: its "
                                    "lock {} is {} ({} lists its processes); wait for it to end or "
                                    "stop it, then rerun (--lock-wait S waits longer)",
                                    options.output, file, e.what(), "`fuser -v " + file + "`" );
+        }
+        catch ( const std::exception& e )
+        {
+            verdict = fmt::format( "cannot run on {}: {}", options.output, e.what() );
         }
     }
     mpi::barrierYielding( comm ); // the other ranks wait here while rank 0 waits for the lock
@@ -248,12 +252,14 @@ std::string progressLine( std::uint64_t total_done, std::uint64_t total, std::ui
                           double elapsed, int ranks, std::int64_t no_plan, std::int64_t failed )
 {
     const double rate = double( done_now ) / std::max( elapsed, 1e-9 );
+    // No rate before this run's first journaled batch (a resumed run starts with many done).
+    const std::string eta =
+        done_now > 0 ? clock( double( total - total_done ) / rate ) : std::string( "-" );
     return fmt::format(
         "[{:5.1f}%] {}/{} scenarios | {:.1f} scen/s ({:.1f}/rank) | elapsed {} | ETA {} | no plan "
         "{} | failed {}\n",
         100.0 * double( total_done ) / double( std::max<std::uint64_t>( total, 1 ) ), total_done,
-        total, rate, rate / ranks, clock( elapsed ),
-        clock( double( total - total_done ) / std::max( rate, 1e-9 ) ), no_plan, failed );
+        total, rate, rate / ranks, clock( elapsed ), eta, no_plan, failed );
 }
 
 } // namespace

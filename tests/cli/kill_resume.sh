@@ -1,20 +1,20 @@
-# The kill harness (issue 21): a sweep is killed with SIGKILL (mpirun and every rank at once, like
-# a node that loses power) at random moments spread over its whole run - before the first batch,
-# mid-batch, mid-append, between an append and its fsync, while the results file is laid out and
-# while it is closed - and rerun; every rerun must finish within a timeout and give a file whose
-# every dataset is identical (h5diff, exact) to an uninterrupted run's. Half of the reruns are
-# killed again at a random moment before the final one, so that resumed runs (several sessions of
-# journals) are killed too.
+# The kill harness (issue 21): a sweep is killed with SIGKILL at random moments spread over its
+# whole run - before the first batch, mid-batch, mid-append, between an append and its fsync,
+# while the results file is laid out and while it is closed - either every process at once (a
+# node that loses power) or mpirun's process group alone (the ranks live on as orphans), and
+# rerun; every rerun must finish within a timeout and give a file whose every dataset is
+# identical (h5diff, exact) to an uninterrupted run's, with no journal left. Half of the reruns
+# are killed again before the final one, so that resumed runs (several sessions of journals) are
+# killed too.
 #
 # Usage: bash kill_resume.sh <shardsweep> <source-dir> <scratch-dir>
 #   env: MPIEXEC (mpirun), SHARDSWEEP_KILLS (kills per layout, default 20),
 #        SHARDSWEEP_KILL_LAYOUTS (default "2x1": ranks x threads; the long run by hand uses
 #        "2x1 1x2"), SHARDSWEEP_KILL_SEED (default: random, printed), SHARDSWEEP_KILL_SCENARIOS
-#        (scenarios swept, default 60000: inputs/sweeps/resume_check.yaml
-#        with other counts)
-# The long run of docs/HDF5_LAYOUT.md ("Resume"):
+#        (scenarios swept, default 60000: inputs/sweeps/resume_check.yaml with other counts)
+# The long run of docs/HDF5_LAYOUT.md ("Resume under SIGKILL"):
 #   SHARDSWEEP_KILLS=100 SHARDSWEEP_KILL_LAYOUTS="2x1 1x2" \
-#       bash tests/cli/kill_resume.sh build/src/shardsweep . /tmp/kills
+#       bash tests/cli/kill_resume.sh build-tests/src/shardsweep . /tmp/kills
 set -u
 exe=$1
 src=$(cd "$2" && pwd)
@@ -53,28 +53,11 @@ start() {
         -o "$out" --progress-interval 0 >>"$out.log" 2>&1 &
     job=$!
 }
-# SIGKILL to mpirun's process group alone, as `kill -9 -PGID` of a job does: the ranks (process
-# groups of their own, Open MPI's choice) live on as orphans and go on with the sweep. A rerun
-# must wait for them, not work on the same journals and file at the same time.
-killgroup9() {
-    kill -9 -- "-$job" 2>/dev/null
-    wait "$job" 2>/dev/null
-}
-# SIGKILL to mpirun and every rank at once (a node that loses power); waits until all are gone.
-killall9() {
-    local pids
-    pids=$(ps -o pid= -s "$job" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    wait "$job" 2>/dev/null
-    for _ in $(seq 100); do
-        [ -z "$(ps -o pid= -s "$job" 2>/dev/null)" ] && return 0
-        sleep 0.05
-    done
-    fail "processes of session $job survive SIGKILL"
-}
+# killall9 (a node that loses power), killgroup9 (mpirun's process group alone: orphaned ranks)
+source "$src/tests/cli/lib/mpi_session.sh"
 # Runs to the end within $limit seconds (a hung rank fails the harness instead of the job's time
-# limit); returns the run's exit status.
-# Sets t_journal and t_file: when the first journal record and the results file appeared.
+# limit); returns the run's exit status and sets t_journal and t_file: when the first journal
+# record and the results file appeared.
 finish() {
     local out=$1 t0
     t0=$(now)

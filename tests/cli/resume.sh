@@ -44,19 +44,8 @@ start() {
         >>"$out.log" 2>&1 &
     job=$!
 }
-# SIGKILL to mpirun and every rank at once (the ranks are in process groups of their own, in
-# mpirun's session), like a node that loses power; waits until all are gone.
-killall9() {
-    local pids
-    pids=$(ps -o pid= -s "$job" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    wait "$job" 2>/dev/null
-    for _ in $(seq 100); do
-        [ -z "$(ps -o pid= -s "$job" 2>/dev/null)" ] && return 0
-        sleep 0.1
-    done
-    fail "processes of session $job survive SIGKILL"
-}
+# killall9
+source "$src/tests/cli/lib/mpi_session.sh"
 # Waits (at most $2 s) until the command $1 succeeds; fails if the run ended first.
 waitfor() {
     local cond=$1 limit=$2 t0

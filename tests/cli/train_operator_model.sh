@@ -9,7 +9,7 @@ py=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }
 shared=${SHARDSWEEP_SHARED_DIR:-$src/../shared}
 [ -d "$shared/data/gemm/train" ] && [ -d "$shared/data/ops/train" ] || {
-    echo "SKIP: no $shared/data/{gemm,ops}/train"; exit 0; }
+    echo "SKIP: no $shared/data/{gemm,ops}/train"; exit 77; }
 $py -c "import sklearn, pandas, yaml" 2>/dev/null || fail "$py lacks sklearn/pandas/yaml"
 rm -rf "$scratch"
 mkdir -p "$scratch"

@@ -14,11 +14,17 @@ TEST( TEST_CATEGORY, result_table_formats )
     table.addRow( { std::string( "a,b" ), 0.1, 3LL } );
     std::ostringstream csv;
     table.print( csv, shardsweep::OutputFormat::csv );
-    EXPECT_EQ( csv.str(), "name,time_ms,count\n\"a,b\",0.10000000000000001,3\n" );
+    // The shortest text that reads back as the same double.
+    EXPECT_EQ( csv.str(), "name,time_ms,count\n\"a,b\",0.1,3\n" );
+    shardsweep::ResultTable thirds( { "x" } );
+    thirds.addRow( { 1.0 / 3.0 } );
+    std::ostringstream third;
+    thirds.print( third, shardsweep::OutputFormat::csv );
+    EXPECT_EQ( third.str(), "x\n0.3333333333333333\n" );
+    EXPECT_EQ( std::stod( third.str().substr( 2 ) ), 1.0 / 3.0 );
     std::ostringstream json;
     table.print( json, shardsweep::OutputFormat::json );
-    EXPECT_EQ( json.str(),
-               "[\n {\"name\": \"a,b\", \"time_ms\": 0.10000000000000001, \"count\": 3}\n]\n" );
+    EXPECT_EQ( json.str(), "[\n {\"name\": \"a,b\", \"time_ms\": 0.1, \"count\": 3}\n]\n" );
     std::ostringstream text;
     table.print( text, shardsweep::OutputFormat::table );
     EXPECT_EQ( text.str(), "name  time_ms  count\na,b       0.1      3\n" );
