@@ -1,6 +1,8 @@
-# --help, --version and exit codes of the program itself.
+# --help, --version and exit codes of the program itself; every subcommand's option errors are
+# usage errors (exit 2, naming the subcommand), and -f is --format everywhere.
 set -u
 exe=$1
+src=$2
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$exe" --help) || fail "--help exit $?"
@@ -17,4 +19,19 @@ grep -q "default execution space" <<<"$ver" || fail "no Kokkos backend in: $ver"
 grep -q "MPI" <<<"$ver" || fail "no MPI library in: $ver"
 grep -q "predict gemm" <<<"$("$exe" predict --help)" || fail "predict --help"
 err=$("$exe" predict nope 2>&1); [ $? -eq 2 ] || fail "unknown predict kind must exit 2"
+for sub in run plan evaluate export-et inspect-et validate "bench kernel" "bench planners" \
+    "bench sweep" "predict gemm"; do
+    err=$("$exe" $sub --bogus 2>&1)
+    rc=$?
+    [ $rc -eq 2 ] || fail "$sub --bogus: exit $rc, expected 2: $err"
+    grep -q "usage error: ${sub%% *}.*unrecognised option '--bogus'" <<<"$err" ||
+        fail "$sub --bogus: message: $err"
+done
+wl=$src/inputs/workloads/mlperf-dlrm-criteo-1tb.yaml
+pf=$src/inputs/platforms/dgx-a100.yaml
+err=$("$exe" plan "$wl" "$pf" --top abc 2>&1)
+[ $? -eq 2 ] || fail "plan --top abc must exit 2: $err"
+out=$("$exe" plan "$wl" "$pf" -f csv) || fail "plan -f csv exit $?"
+[ "$(head -1 <<<"$out" | cut -d, -f1-3)" = "planner,feasible,iteration_ms" ] ||
+    fail "plan -f csv header: $(head -1 <<<"$out")"
 echo "program basics OK"
