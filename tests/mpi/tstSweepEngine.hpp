@@ -414,7 +414,20 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
 
     fx.signal_at_call = -1;
     const std::int64_t before = mpi::allreduceSum( fx.evaluated.load(), MPI_COMM_WORLD );
-    auto second = fx.run( smallOptions( path ), log );
+    // With a progress line after every batch: the first one comes before this run has a rate
+    // (its first batch is journaled in the background), and says so instead of a made-up ETA.
+    auto resume_options = smallOptions( path );
+    resume_options.quiet = false;
+    resume_options.progress_interval_s = 1e-9;
+    std::ostringstream progress;
+    auto second = fx.run( resume_options, progress );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        const std::string text = progress.str();
+        const auto first = text.find( "ETA " );
+        ASSERT_NE( first, std::string::npos ) << text;
+        EXPECT_EQ( text.substr( first, 6 ), "ETA - " ) << text;
+    }
     EXPECT_EQ( second.exit_code, 0 );
     EXPECT_EQ( second.done_before, first.computed - torn );
     EXPECT_EQ( second.computed, 300u - second.done_before );
