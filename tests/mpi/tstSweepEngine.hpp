@@ -433,7 +433,9 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
                 EXPECT_NE( line.find( "ETA - " ), std::string::npos ) << line;
             }
         if ( mpi::size( MPI_COMM_WORLD ) == 1 )
+        {
             EXPECT_GE( without_rate, 1 ) << progress.str();
+        }
     }
     EXPECT_EQ( second.exit_code, 0 );
     EXPECT_EQ( second.done_before, first.computed - torn );
@@ -528,11 +530,15 @@ TEST( TEST_CATEGORY, sweep_failure_of_one_rank_in_the_file_build_stops_every_ran
     EXPECT_LT( seconds, 30.0 );
     EXPECT_EQ( origin, rank == victim );
     if ( rank == victim )
+    {
         EXPECT_NE( message.find( "is damaged at byte 0" ), std::string::npos ) << message;
+    }
     else
+    {
         EXPECT_NE( message.find( "rank " + std::to_string( victim ) + " failed" ),
                    std::string::npos )
             << message;
+    }
     mpi::barrier( MPI_COMM_WORLD );
     // The journals are kept and the file is not complete; the next run names the damage.
     if ( rank == 0 )
