@@ -5,6 +5,7 @@
 #include <fstream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
+#include <shardsweep/io/input_text.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -190,25 +191,27 @@ std::optional<double> CsvTable::getOptionalDouble( std::size_t row,
 void CsvTable::checkColumns( const std::vector<std::string>& required,
                              const std::vector<std::string>& optional ) const
 {
+    std::vector<std::string> known = required;
+    known.insert( known.end(), optional.begin(), optional.end() );
+    // Unknown columns first: a misspelt required column is reported where it is, with the name
+    // it resembles, rather than as a missing one.
+    for ( std::size_t c = 0; c < _header.size(); ++c )
+    {
+        const auto& h = _header[c];
+        if ( std::find( known.begin(), known.end(), h ) == known.end() )
+        {
+            std::string all;
+            for ( const auto& n : known )
+                all += ( all.empty() ? "" : ", " ) + n;
+            throw InputError( _name, 1, static_cast<int>( c ) + 1, h,
+                              "one of the known columns (" + all + ")",
+                              "'" + h + "'" + didYouMean( h, known ) );
+        }
+    }
     for ( const auto& r : required )
         if ( columnIndex( r ) < 0 )
             throw InputError( _name, 1, 1, r, "a required column '" + r + "' in the header",
                               "no such column" );
-    for ( std::size_t c = 0; c < _header.size(); ++c )
-    {
-        const auto& h = _header[c];
-        if ( std::find( required.begin(), required.end(), h ) == required.end() &&
-             std::find( optional.begin(), optional.end(), h ) == optional.end() )
-        {
-            std::string all;
-            for ( const auto& n : required )
-                all += ( all.empty() ? "" : ", " ) + n;
-            for ( const auto& n : optional )
-                all += ( all.empty() ? "" : ", " ) + n;
-            throw InputError( _name, 1, static_cast<int>( c ) + 1, h,
-                              "one of the known columns (" + all + ")", "'" + h + "'" );
-        }
-    }
 }
 
 } // namespace shardsweep

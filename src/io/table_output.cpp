@@ -118,9 +118,11 @@ void ResultTable::print( std::ostream& out, OutputFormat format ) const
         out << "\n]\n";
         return;
     }
-    // Aligned table: numbers right-aligned, text left-aligned.
+    // Aligned table: numbers right-aligned, text left-aligned; a text column empty in every row
+    // is left out (CSV and JSON keep every column: they are contracts).
     std::vector<std::vector<std::string>> cells;
     std::vector<std::size_t> width( _columns.size() );
+    std::vector<bool> shown( _columns.size(), _rows.empty() );
     for ( std::size_t c = 0; c < _columns.size(); ++c )
         width[c] = _columns[c].size();
     for ( const auto& row : _rows )
@@ -130,22 +132,32 @@ void ResultTable::print( std::ostream& out, OutputFormat format ) const
         {
             cells.back().push_back( formatCell( row[c], format ) );
             width[c] = std::max( width[c], cells.back().back().size() );
+            const auto* text = std::get_if<std::string>( &row[c] );
+            if ( !text || !text->empty() )
+                shown[c] = true;
         }
     }
-    for ( std::size_t c = 0; c < _columns.size(); ++c )
-        out << ( c ? "  " : "" ) << fmt::format( "{:<{}}", _columns[c], width[c] );
-    out << '\n';
-    for ( std::size_t r = 0; r < cells.size(); ++r )
+    const auto printRow = [&]( const auto& cell )
     {
-        for ( std::size_t c = 0; c < cells[r].size(); ++c )
+        bool first = true;
+        for ( std::size_t c = 0; c < _columns.size(); ++c )
         {
-            bool text = std::holds_alternative<std::string>( _rows[r][c] );
-            out << ( c ? "  " : "" )
-                << ( text ? fmt::format( "{:<{}}", cells[r][c], width[c] )
-                          : fmt::format( "{:>{}}", cells[r][c], width[c] ) );
+            if ( !shown[c] )
+                continue;
+            out << ( first ? "" : "  " ) << cell( c );
+            first = false;
         }
         out << '\n';
-    }
+    };
+    printRow( [&]( std::size_t c ) { return fmt::format( "{:<{}}", _columns[c], width[c] ); } );
+    for ( std::size_t r = 0; r < cells.size(); ++r )
+        printRow(
+            [&]( std::size_t c )
+            {
+                const bool text = std::holds_alternative<std::string>( _rows[r][c] );
+                return text ? fmt::format( "{:<{}}", cells[r][c], width[c] )
+                            : fmt::format( "{:>{}}", cells[r][c], width[c] );
+            } );
 }
 
 } // namespace shardsweep

@@ -29,6 +29,17 @@ TEST( TEST_CATEGORY, result_table_formats )
     table.print( text, shardsweep::OutputFormat::table );
     EXPECT_EQ( text.str(), "name  time_ms  count\na,b       0.1      3\n" );
     EXPECT_THROW( table.addRow( { 1.0 } ), std::logic_error );
+    // A text column empty in every row is left out of the aligned table, kept in CSV.
+    shardsweep::ResultTable sparse( { "planner", "reason", "ms" } );
+    sparse.addRow( { std::string( "a" ), std::string(), 1.5 } );
+    sparse.addRow( { std::string( "bb" ), std::string(), 2.0 } );
+    std::ostringstream sparse_text, sparse_csv;
+    sparse.print( sparse_text, shardsweep::OutputFormat::table );
+    EXPECT_EQ( sparse_text.str(), "planner  ms \n"
+                                  "a        1.5\n"
+                                  "bb         2\n" );
+    sparse.print( sparse_csv, shardsweep::OutputFormat::csv );
+    EXPECT_EQ( sparse_csv.str(), "planner,reason,ms\na,,1.5\nbb,,2\n" );
     EXPECT_THROW( shardsweep::parseOutputFormat( "xml" ), shardsweep::UsageError );
 }
 
@@ -53,6 +64,20 @@ TEST( TEST_CATEGORY, csv_reader_values_and_errors )
     }
     EXPECT_THROW( csv.checkColumns( { "rows", "dim" }, {} ), shardsweep::InputError );
     EXPECT_NO_THROW( csv.checkColumns( { "rows", "dim" }, { "flag" } ) );
+    // A misspelt column is named where it is, with the known name it resembles.
+    auto typo = shardsweep::CsvTable::parse( "rows,dmi\n1,2\n", "t.csv" );
+    try
+    {
+        typo.checkColumns( { "rows", "dim" }, { "flag" } );
+        ADD_FAILURE() << "no error";
+    }
+    catch ( const shardsweep::InputError& e )
+    {
+        EXPECT_EQ( e.column(), 2 );
+        EXPECT_NE( std::string( e.what() ).find( "found 'dmi' (did you mean 'dim'?)" ),
+                   std::string::npos )
+            << e.what();
+    }
     EXPECT_THROW( shardsweep::CsvTable::parse( "a,b\n1\n", "x.csv" ), shardsweep::InputError );
 }
 
