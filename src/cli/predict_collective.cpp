@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
@@ -139,19 +140,29 @@ void readVolumes( const std::string& path, int num_gpus, std::vector<double>& se
         }
     }
 }
+//! True when `path` reads as a shardsweep platform file (a line `kind: platform`): the usual
+//! mistake of passing one as an ASTRA-sim network file.
+bool isPlatformFile( const std::string& path )
+{
+    std::ifstream in( path );
+    for ( std::string line; std::getline( in, line ); )
+        if ( line.rfind( "kind:", 0 ) == 0 && line.find( "platform" ) != std::string::npos )
+            return true;
+    return false;
+}
 } // namespace
 
 int predictCollective( const CommandContext& ctx, const Arguments& args )
 {
-    std::string network_path, system_path, dims_text, volumes_path;
+    std::string network_path, system_path, platform_path, dims_text, volumes_path;
     std::vector<std::string> collective_texts, bytes_texts;
     PredictCli cli(
         "predict collective",
-        "Usage: shardsweep predict collective --network NET.yml [--system SYS.json]\n"
-        "           --collective KIND [--collective KIND ...] --bytes S [--bytes S ...]\n"
-        "           [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
-        "       shardsweep predict collective --network NET.yml [--system SYS.json]\n"
-        "           --volumes GPUS.csv [--format table|csv|json]\n\n"
+        "Usage: shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
+        "           --platform P.yaml) --collective KIND [--collective KIND ...]\n"
+        "           --bytes S [--bytes S ...] [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
+        "       shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
+        "           --platform P.yaml) --volumes GPUS.csv [--format table|csv|json]\n\n"
         "Time of one collective with ASTRA-sim 2.0's congestion-unaware analytical semantics\n"
         "(model/collectives.hpp, docs/model/collectives.md): per-dimension ring / direct /\n"
         "halving-doubling / double-binary-tree phases, localBWAware or baseline composition over\n"
@@ -170,6 +181,9 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "network", po::value( &network_path ),
         "ASTRA-sim analytical network .yml (topology, npus_count, bandwidth GB/s with GB = 2^30 "
         "B, latency ns per hop; one entry per dimension, dimension 0 innermost)" )(
+        "platform", po::value( &platform_path ),
+        "a shardsweep platform file (inputs/platforms/): its network: and system: sections, "
+        "instead of --network and --system" )(
         "system", po::value( &system_path ),
         "ASTRA-sim system .json (endpoint-delay, active-chunks-per-dimension, "
         "preferred-dataset-splits, *-implementation, collective-optimization, local-mem-bw GB/s "
@@ -191,11 +205,14 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         "Equal volumes v give the all_to_all of --bytes v*P/(P-1)" );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    if ( network_path.empty() ||
+    if ( !platform_path.empty() && ( !network_path.empty() || !system_path.empty() ) )
+        throw UsageError( "predict collective: --platform takes the network and system from the "
+                          "platform file: give it or --network/--system, not both" );
+    if ( ( network_path.empty() && platform_path.empty() ) ||
          ( volumes_path.empty() && ( collective_texts.empty() || bytes_texts.empty() ) ) ||
          collective_texts.empty() != bytes_texts.empty() )
-        throw UsageError( "predict collective: --network and --collective with --bytes, or "
-                          "--volumes, are required (see --help)" );
+        throw UsageError( "predict collective: --network (or --platform) and --collective with "
+                          "--bytes, or --volumes, are required (see --help)" );
     if ( !volumes_path.empty() && !dims_text.empty() )
         throw UsageError( "predict collective: --dims does not apply to --volumes (the per-GPU "
                           "all-to-all spans the whole network)" );
@@ -207,9 +224,25 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
     for ( const std::string& text : bytes_texts )
         sizes.push_back( parseBytes( text ) );
 
-    const Network net = readAstraNetworkFile( network_path );
-    const SystemConfig sys =
-        system_path.empty() ? SystemConfig{} : readAstraSystemFile( system_path, net.num_dims );
+    if ( !network_path.empty() && isPlatformFile( network_path ) )
+        throw UsageError(
+            "predict collective: --network " + network_path +
+            " is a shardsweep platform file (kind: platform): pass it as --platform " +
+            network_path + ", or an ASTRA-sim network .yml as --network" );
+    Network net;
+    SystemConfig sys;
+    if ( !platform_path.empty() )
+    {
+        const Platform platform = readPlatformFile( platform_path ).platform;
+        net = platform.network;
+        sys = platform.system;
+    }
+    else
+    {
+        net = readAstraNetworkFile( network_path );
+        if ( !system_path.empty() )
+            sys = readAstraSystemFile( system_path, net.num_dims );
+    }
     int first = 0, count = net.num_dims;
     if ( !dims_text.empty() )
         parseDims( dims_text, net.num_dims, first, count );

@@ -143,4 +143,31 @@ printf 'topology: [ Ring ]\nnpus_count: [ 1 ]\nbandwidth: [ 50.0 ]\nlatency: [ 5
 expect2 "npus_count 1" "bad.yml" --network bad.yml --collective all_reduce --bytes 1
 sed 's/"local-mem-bw": 3350/"local-mem-bw": -1/' one_chunk.json >bad.json
 expect2 "negative local-mem-bw" "local-mem-bw" "${ok[@]}" --system bad.json
+# --platform: a shardsweep platform's network: and system: sections give the numbers of the same
+# keys written out as ASTRA-sim files; a platform file passed as --network gets a hint.
+dgx=$src/inputs/platforms/dgx-a100.yaml
+printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 300.0 ]\nlatency: [ 500.0 ]\n' >dgx.yml
+cat >dgx.json <<'JSON'
+{
+    "endpoint-delay": 10,
+    "active-chunks-per-dimension": 2,
+    "preferred-dataset-splits": 4,
+    "all-reduce-implementation": ["ring"],
+    "all-gather-implementation": ["ring"],
+    "reduce-scatter-implementation": ["ring"],
+    "all-to-all-implementation": ["direct"],
+    "collective-optimization": "localBWAware",
+    "local-mem-bw": 2039
+}
+JSON
+by_platform=$(pc --platform "$dgx" --collective all --bytes 1MiB --bytes 64MiB -f csv) ||
+    fail "--platform exit $?"
+by_files=$(pc --network dgx.yml --system dgx.json --collective all --bytes 1MiB --bytes 64MiB -f csv) ||
+    fail "dgx.yml/dgx.json exit $?"
+[ "$by_platform" = "$by_files" ] || fail "--platform: $by_platform, the same as files: $by_files"
+[ "$(wc -l <<<"$by_platform")" = 9 ] || fail "--platform rows: $by_platform"
+expect2 "platform file as --network" "pass it as --platform" --network "$dgx" \
+    --collective all_reduce --bytes 1
+expect2 "--platform and --network" "not both" --platform "$dgx" --network dgx.yml \
+    --collective all_reduce --bytes 1
 echo "predict collective OK"
