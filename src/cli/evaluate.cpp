@@ -101,7 +101,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep evaluate'" );
     std::string format = "table", cost_model, cost_model_file, gemm_model = "analytic";
-    long long batch = 0;
+    long long batch = 0, global_batch = 0;
     options.add_options()( "help,h", "show this help" )(
         "format,f", po::value( &format )->default_value( format ),
         "output: table (summary + per-GPU breakdown), csv or json (the breakdown: one row per "
@@ -114,7 +114,8 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         "cost_model_file" )( "gemm-model", po::value( &gemm_model )->default_value( gemm_model ),
                              "GEMMs of the DLRM dense part: analytic | learned "
                              "(<models>/gemm.mlp on the GPUs it was trained on, else analytic)" )(
-        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
+        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" )(
+        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" );
     po::options_description hidden;
     std::string scenario_path;
     hidden.add_options()( "scenario", po::value( &scenario_path ) );
@@ -145,6 +146,8 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     if ( scenario_path.empty() )
         throw UsageError(
             "evaluate: a scenario file is required (see 'shardsweep evaluate --help')" );
+    if ( vm.count( "batch" ) && vm.count( "global-batch" ) && batch != global_batch )
+        throw UsageError( "evaluate: --batch and --global-batch name the same setting: give one" );
     const OutputFormat out_format = parseOutputFormat( format );
 
     const ScenarioFile scenario = readScenarioFile( scenario_path );
@@ -152,7 +155,9 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     input.workload = &scenario.workload;
     input.platform = &scenario.platform.platform;
     input.plan = &scenario.plan;
-    input.global_batch = vm.count( "batch" ) ? batch : scenario.global_batch;
+    input.global_batch = vm.count( "batch" )          ? batch
+                         : vm.count( "global-batch" ) ? global_batch
+                                                      : scenario.global_batch;
     const int gpus = scenario.platform.platform.numGpus();
     if ( scenario.workload.isTransformer() )
     {

@@ -77,13 +77,14 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
 {
     po::options_description options( "Options of 'shardsweep export-et'" );
     std::string format = "table", out_dir;
-    long long batch = 0;
+    long long batch = 0, global_batch = 0;
     options.add_options()( "help,h", "show this help" )(
         "output,o", po::value( &out_dir ),
         "directory to write into (created if missing; files of the same names are replaced)" )(
         "format,f", po::value( &format )->default_value( format ),
         "output: table, csv (one header line, one row) or json" )(
-        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" );
+        "batch", po::value( &batch ), "global batch size: overrides the scenario file's" )(
+        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" );
     std::string scenario_path;
     if ( !parseArguments(
              ctx, args, options, "scenario", scenario_path,
@@ -119,6 +120,10 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
                           "--help')" );
     if ( out_dir.empty() )
         throw UsageError( "export-et: -o DIR is required" );
+    if ( batch != 0 && global_batch != 0 && batch != global_batch )
+        throw UsageError( "export-et: --batch and --global-batch name the same setting: give one" );
+    if ( batch == 0 )
+        batch = global_batch;
     const OutputFormat out_format = parseOutputFormat( format );
 
     const ScenarioFile scenario = readScenarioFile( scenario_path );

@@ -76,6 +76,20 @@ sed 's/plan.yaml/plan.json/' s.yaml > sj.yaml
 "$exe" evaluate sj.yaml --format json > eval.json || fail "evaluate json plan"
 $py -c "import json; d=json.load(open('eval.json')); assert d[-1]['gpu']=='critical_path'" || fail "json output"
 
+# --global-batch (plan's name) is --batch in evaluate and export-et: the same answer, and another
+# batch than the scenario's changes it; both names with different values are a usage error.
+"$exe" evaluate s.yaml --batch 8192 -f csv >b1.csv || fail "evaluate --batch exit $?"
+"$exe" evaluate s.yaml --global-batch 8192 -f csv >b2.csv || fail "evaluate --global-batch exit $?"
+cmp -s b1.csv b2.csv || fail "evaluate --global-batch differs from --batch"
+cmp -s b1.csv eval.csv && fail "evaluate --batch 8192 gives the scenario's own batch's answer"
+err=$("$exe" evaluate s.yaml --batch 8192 --global-batch 4096 2>&1)
+[ $? -eq 2 ] || fail "evaluate --batch with another --global-batch must exit 2: $err"
+"$exe" export-et s.yaml -o et1 --batch 8192 -f csv >e1.csv || fail "export-et --batch exit $?"
+"$exe" export-et s.yaml -o et2 --global-batch 8192 -f csv >e2.csv || fail "export-et --global-batch"
+[ "$(cut -d, -f2- e1.csv)" = "$(cut -d, -f2- e2.csv)" ] || fail "export-et --global-batch: $(cat e1.csv e2.csv)"
+err=$("$exe" export-et s.yaml -o et3 --batch 8192 --global-batch 4096 2>&1)
+[ $? -eq 2 ] || fail "export-et --batch with another --global-batch must exit 2: $err"
+
 # Bad input: exit 2, the message names the file.
 printf 'kind: scenario\nname: x\nworkload: w.yaml\nplatform: p.yaml\nplan: missing.yaml\n' > bad.yaml
 err=$("$exe" evaluate bad.yaml 2>&1); rc=$?
