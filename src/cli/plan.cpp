@@ -15,6 +15,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/plan/planner.hpp>
+#include <shardsweep/scenario/scenario_space.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep
@@ -145,8 +146,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "global-batch", po::value( &transformer.global_batch ),
         "the same as --batch (sequences per optimizer step for a transformer)" )(
         "gpus", po::value( &transformer.gpus ),
-        "transformer: plan on N GPUs (the platform resized: nodes of its GPUs per node; "
-        "default: the platform's own count)" )(
+        "plan on N GPUs (the platform resized as a sweep's gpu_counts resize it: N up to a "
+        "node's GPUs on one node, else whole nodes; default: the platform's own count)" )(
         "top", po::value( &transformer.top )->default_value( transformer.top ),
         "transformer: list the chosen planner's K best configurations" )(
         "seed", po::value( &seed )->default_value( seed ),
@@ -213,7 +214,7 @@ int plan( const CommandContext& ctx, const Arguments& args )
         batch = transformer.global_batch;
 
     const Workload workload = readWorkloadFile( files[0] );
-    const NamedPlatform platform = readPlatformFile( files[1] );
+    NamedPlatform platform = readPlatformFile( files[1] );
     if ( workload.isTransformer() )
     {
         transformer.planner = planner_name;
@@ -233,8 +234,20 @@ int plan( const CommandContext& ctx, const Arguments& args )
             throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
         return planTransformerWorkload( ctx, workload, platform, transformer );
     }
-    if ( vm.count( "gpus" ) || !vm["top"].defaulted() )
-        throw UsageError( "--gpus and --top apply to transformer workloads" );
+    if ( !vm["top"].defaulted() )
+        throw UsageError( "--top applies to transformer workloads" );
+    if ( vm.count( "gpus" ) )
+    {
+        // As a sweep's gpu_counts do (docs/SWEEPS.md, "GPU counts").
+        try
+        {
+            platform.platform = resizePlatform( platform.platform, transformer.gpus );
+        }
+        catch ( const std::invalid_argument& e )
+        {
+            throw UsageError( fmt::format( "--gpus {}: {}", transformer.gpus, e.what() ) );
+        }
+    }
     if ( !plannerPlans( chosen, workload.kind ) )
         throw UsageError( fmt::format( "--planner {}: plans transformer workloads; '{}' is a DLRM",
                                        planner_name, workload.name ) );

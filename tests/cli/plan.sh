@@ -120,4 +120,14 @@ grep -Eq "no feasible plan: no plan fits in memory: the best one found needs [0-
 grep -q "(0 of 8 have a plan that fits in memory)" <<<"$out" || fail "fitting count: $out"
 grep -Eq "^size_greedy +0 .*GPU [0-3] needs [0-9.]+ GiB, [0-9.]+ GiB more than its 40.000 GiB" <<<"$out" ||
     fail "size_greedy's overflow: $out"
-echo "plan OK (full memory model)"
+# --gpus N resizes a DLRM platform as a sweep's gpu_counts do: 4 of a DGX-A100's 8 GPUs (one
+# node of 4), round_robin puts table t on GPU t mod 4; 12 is not whole nodes of 8.
+out=$("$exe" plan "$src/inputs/workloads/mlperf-dlrm-criteo-1tb.yaml" \
+    "$src/inputs/platforms/dgx-a100.yaml" --gpus 4 --planner round_robin) || fail "--gpus 4 exit $?"
+grep -q "platform DGX-A100 (4 GPUs)" <<<"$out" || fail "--gpus 4: $(head -2 <<<"$out")"
+grep -Eq "^ +5 +cat_5 +table_wise +fused +1 *$" <<<"$out" || fail "--gpus 4 placement: $out"
+err=$("$exe" plan "$src/inputs/workloads/mlperf-dlrm-criteo-1tb.yaml" \
+    "$src/inputs/platforms/dgx-a100.yaml" --gpus 12 2>&1)
+[ $? -eq 2 ] || fail "--gpus 12 on 8-GPU nodes must exit 2: $err"
+grep -q "not a multiple of 8 GPUs per node" <<<"$err" || fail "--gpus 12 message: $err"
+echo "plan OK (full memory model, --gpus)"
