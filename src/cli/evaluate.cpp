@@ -244,6 +244,11 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                                                scenario.platform.platform.gpu.memory_GiB ) );
     }
     breakdownTable( result ).print( out, out_format );
+    if ( out_format == OutputFormat::table )
+        out << "\ntotal_ms adds up a GPU's busy time in every phase, so it can exceed the "
+               "iteration: phases that\nrun beside others (the input distribution, the bottom "
+               "MLP, the dense all-reduce) count there\nin full. The critical_path row holds "
+               "each phase's share of the step's critical path and sums\nto the iteration.\n";
     return 0;
 }
 

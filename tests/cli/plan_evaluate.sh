@@ -70,6 +70,9 @@ for r in rows[:-1]:
     if not float(r["memory_GiB"]) > 0:
         print("FAIL: memory", r); sys.exit(1)
 PY
+# The table explains why a GPU's total_ms may exceed the iteration; CSV stays data only.
+"$exe" evaluate s.yaml | grep -q "^total_ms adds up a GPU's busy time" || fail "no total_ms note"
+grep -q "adds up" eval.csv && fail "the total_ms note leaked into CSV"
 # JSON plans are read back too (JSON is YAML).
 "$exe" plan w.yaml p.yaml --planner shardsweep -o plan.json >/dev/null || fail "plan -o json"
 sed 's/plan.yaml/plan.json/' s.yaml > sj.yaml
