@@ -37,6 +37,8 @@ from summarize import with_gaps  # noqa: E402
 
 
 def planner_comparison(df, path):
+    """Writes the figure; returns "all feasible" when no planner left a scenario infeasible (the
+    bar panel then says so instead of drawing an empty axis), else None."""
     planners = sorted(df["planner_name"].dropna().unique())
     ok = df[df["ok"]]
     gaps = [ok.loc[ok["planner_name"] == p, "gap_pct"].to_numpy() for p in planners]
@@ -47,13 +49,20 @@ def planner_comparison(df, path):
     a.set_title(f"iteration time vs best plan ({len(ok)} feasible scenarios)")
     a.tick_params(axis="x", rotation=30)
     a.grid(axis="y", alpha=0.3)
-    b.bar(planners, infeasible, color="tab:red")
-    b.set_ylabel("infeasible scenarios (%)")
-    b.set_title("no plan / memory overflow")
-    b.tick_params(axis="x", rotation=60)
+    all_feasible = max(infeasible, default=0.0) == 0.0
+    if all_feasible:
+        b.set_axis_off()
+        b.text(0.5, 0.5, f"all feasible\n({len(df)} scenarios)", ha="center", va="center",
+               transform=b.transAxes, fontsize=12)
+    else:
+        b.bar(planners, infeasible, color="tab:red")
+        b.set_ylabel("infeasible scenarios (%)")
+        b.set_title("no plan / memory overflow")
+        b.tick_params(axis="x", rotation=60)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return "all feasible" if all_feasible else None
 
 
 def choose_scenario(df):
@@ -168,8 +177,8 @@ def main(argv: List[str]) -> int:
     os.makedirs(args.out_dir, exist_ok=True)
     out = lambda name: os.path.join(args.out_dir, name)  # noqa: E731
 
-    planner_comparison(df, out("planner_comparison.png"))
-    print(f"wrote {out('planner_comparison.png')}")
+    note = planner_comparison(df, out("planner_comparison.png"))
+    print(f"wrote {out('planner_comparison.png')}" + (f" ({note})" if note else ""))
     sid = args.scenario if args.scenario is not None else choose_scenario(df)
     if sid is None or sid not in df.index:
         print(f"plot.py: scenario {sid} is not a computed scenario", file=sys.stderr)

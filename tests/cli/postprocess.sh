@@ -187,6 +187,19 @@ $py "$pp/plot.py" "$out" -o figs2 >plot2.txt 2>&1 || fail "plot without --log ex
 grep -q "sweep_throughput.png skipped" plot2.txt || fail "no skip message without --log"
 [ ! -e figs2/sweep_throughput.png ] || fail "sweep_throughput.png without a log"
 $py "$pp/plot.py" "$out" -o figs3 --scenario 99999 >/dev/null 2>&1 && fail "a bad --scenario is accepted"
+# With nothing infeasible the bar panel says "all feasible" instead of an empty axis (and with
+# something infeasible it draws the bars).
+$py - "$pp" <<'PY' || fail "planner_comparison's all-feasible panel"
+import sys
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+import plot
+df = pd.DataFrame({"planner_name": ["a", "a", "b"], "ok": [True] * 3, "gap_pct": [0.0, 1.0, 2.0]})
+assert plot.planner_comparison(df, "all_ok.png") == "all feasible"
+df.loc[2, "ok"] = False
+assert plot.planner_comparison(df, "one_bad.png") is None
+PY
+[ -s all_ok.png ] && [ -s one_bad.png ] || fail "planner_comparison wrote no figure"
 # A file without /gpus and /shards (--detail scenarios): per-GPU figure and training refused
 # with a message, the rest works.
 ${MPIEXEC:-mpirun} --oversubscribe -np 2 "$exe" run "$src/tests/cli/postprocess_sweep.yaml" \
