@@ -154,8 +154,9 @@ StartState prepareOutput( const ExpectedIdentity& id, const std::string& output,
     const fs::path dir = journalDir( output );
     if ( fresh )
     {
-        // Everything but the lock, which this run holds.
-        for ( const auto& entry : fs::directory_iterator( dir ) )
+        // Everything but the lock, which this run holds (no directory: nothing to delete).
+        std::error_code missing;
+        for ( const auto& entry : fs::directory_iterator( dir, missing ) )
             if ( entry.path().filename() != "lock" )
                 fs::remove_all( entry.path() );
         fs::remove( output );
