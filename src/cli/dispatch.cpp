@@ -198,13 +198,6 @@ int dispatch( const CommandContext& ctx, const Arguments& words )
     throw UsageError( fmt::format( "unknown subcommand '{}'; see 'shardsweep --help'", words[0] ) );
 }
 
-//! "shardsweep: error on rank R: " when several ranks run, else "shardsweep: error: ".
-std::string errorPrefix( const CommandContext& ctx )
-{
-    return ctx.size > 1 ? fmt::format( "shardsweep: error on rank {}: ", ctx.rank )
-                        : std::string( "shardsweep: error: " );
-}
-
 } // namespace
 
 int runMain( int argc, char* argv[] )
@@ -295,13 +288,13 @@ int runMain( int argc, char* argv[] )
         // Every rank threw it at the same agreement point, so none is left inside a collective
         // call: the ranks end normally. The failing ranks say why, rank 0 also when it did not.
         if ( e.origin() || ctx.rank == 0 )
-            std::cerr << errorPrefix( ctx ) << e.what() << std::endl;
+            std::cerr << errorPrefix( ctx.rank, ctx.size ) << e.what() << std::endl;
         status = kExitFailure;
     }
     catch ( const std::exception& e )
     {
         // A failure that may be local to one rank: report it with the rank and stop every rank.
-        std::cerr << errorPrefix( ctx ) << e.what() << std::endl;
+        std::cerr << errorPrefix( ctx.rank, ctx.size ) << e.what() << std::endl;
         if ( ctx.size > 1 )
             MpiEnvironment::abort( kExitFailure );
         status = kExitFailure;

@@ -105,13 +105,17 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     {
         ctx.print() << desc
                     << "\nExit status: 0 done, 2 bad input or a refused resume (other "
-                       "sweep, schema or damaged file: use --fresh),\n3 stopped by a "
-                       "signal and resumable (rerun the same command).\n";
+                       "sweep, schema or damaged file: use --fresh; or another run still\n"
+                       "holds the output's lock after --lock-wait s), 3 stopped by a signal or by "
+                       "the death of\nthe MPI launcher, resumable (rerun the same command).\n";
         return 0;
     }
     if ( sweep_file.empty() || output.empty() )
         throw UsageError( "run: needs SWEEP.yaml and -o OUT.h5 (see 'shardsweep run --help')" );
     const OutputFormat format = parseOutputFormat( format_text );
+    if ( !( options.lock_wait_s >= 0 ) )
+        throw UsageError( fmt::format( "run: --lock-wait: expected seconds >= 0, found {}",
+                                       options.lock_wait_s ) );
     options.detail = parseSweepDetail( detail_text );
     if ( !slice_text.empty() )
         parseSlice( slice_text, "run: --slice", options.slice_index, options.slice_count );

@@ -164,10 +164,7 @@ void throwIfAnyFailed( const std::string& failure, MPI_Comm comm )
 
 void abortJob( const std::string& message, int code, MPI_Comm comm )
 {
-    std::cerr << ( size( comm ) > 1
-                       ? "shardsweep: error on rank " + std::to_string( rank( comm ) ) + ": "
-                       : std::string( "shardsweep: error: " ) )
-              << message << std::endl;
+    std::cerr << errorPrefix( rank( comm ), size( comm ) ) << message << std::endl;
     MPI_Abort( comm, code );
     std::abort(); // MPI_Abort does not return
 }

@@ -130,6 +130,17 @@ std::map<std::string, std::string> fileIdentity( const std::string& path, bool& 
     return kv;
 }
 
+//! Removes every entry of `dir` but `kept` (a missing directory: nothing to remove). Throws
+//! std::filesystem::filesystem_error when an entry cannot be removed: --fresh must not go on
+//! with old journals left behind.
+void removeAllBut( const fs::path& dir, const char* kept )
+{
+    std::error_code missing;
+    for ( const auto& entry : fs::directory_iterator( dir, missing ) )
+        if ( entry.path().filename() != kept )
+            fs::remove_all( entry.path() );
+}
+
 //! Removes the journal directory when it holds nothing but the lock file.
 void removeUnusedJournalDir( const fs::path& dir )
 {
@@ -137,8 +148,7 @@ void removeUnusedJournalDir( const fs::path& dir )
     for ( const auto& entry : fs::directory_iterator( dir, ec ) )
         if ( entry.path().filename() != "lock" )
             return;
-    fs::remove( dir / "lock", ec );
-    fs::remove( dir, ec );
+    fs::remove_all( dir, ec );
 }
 
 } // namespace
@@ -154,11 +164,7 @@ StartState prepareOutput( const ExpectedIdentity& id, const std::string& output,
     const fs::path dir = journalDir( output );
     if ( fresh )
     {
-        // Everything but the lock, which this run holds (no directory: nothing to delete).
-        std::error_code missing;
-        for ( const auto& entry : fs::directory_iterator( dir, missing ) )
-            if ( entry.path().filename() != "lock" )
-                fs::remove_all( entry.path() );
+        removeAllBut( dir, "lock" ); // which this run holds
         fs::remove( output );
     }
     bool readable = false, complete = false;
@@ -245,10 +251,15 @@ void removeJournals( const std::string& output )
     const fs::path dir = journalDir( output );
     // Journals first, the manifest last: a kill in between leaves a manifest that a rerun
     // recognises next to the complete file.
+    try
+    {
+        removeAllBut( dir, "manifest" );
+    }
+    catch ( const fs::filesystem_error& )
+    {
+        return; // the file is complete: a journal left over is removed by the next run
+    }
     std::error_code ec;
-    for ( const auto& entry : fs::directory_iterator( dir, ec ) )
-        if ( entry.path().filename() != "manifest" )
-            fs::remove( entry.path(), ec );
     fs::remove_all( dir, ec );
 }
 

@@ -137,11 +137,6 @@ void writeRootAttributes( h5::Id id, MPI_Comm comm, const SweepProblem& problem,
     h5::writeAttribute( id, "complete", std::int64_t( 1 ) );
 }
 
-} // namespace
-
-namespace
-{
-
 //! Everything of the results file but its creation and close. Returns the scenarios found twice.
 std::uint64_t buildResultsFile( const h5::File& file, MPI_Comm comm, const SweepProblem& problem,
                                 const SweepOptions& options, std::uint64_t num_scenarios,

@@ -33,7 +33,8 @@ struct Held
     std::uint32_t row = 0;   //!< index into that batch's scenario rows
     std::int32_t gpus = 0, shards = 0;
     std::size_t gpu_begin = 0, shard_begin = 0;
-    std::int64_t copy = 0; //!< which copy of the scenario: its journal, then its record's offset
+    //! Which copy of the scenario: journal index << 40 | record offset (journals below 1 TiB).
+    std::int64_t copy = 0;
 };
 
 //! Runs `step` unless this rank already failed since the last agreement; an exception becomes

@@ -43,6 +43,8 @@ now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
 # A uniform random time in [0, $1) seconds (15 random bits; at least a 50 ms span).
 random_time() { awk -v r=$RANDOM -v t="$1" 'BEGIN { if (t < 0.05) t = 0.05; printf "%.3f", r / 32768 * t }'; }
+# True once more than $limit seconds have passed since $1.
+past_limit() { awk -v a="$1" -v b="$(now)" -v l="$limit" 'BEGIN { exit !(b - a > l) }'; }
 attr() { h5dump -a "/$2" "$1" 2>/dev/null | awk '/\(0\):/ { print $2 }' | tr -d '"'; }
 
 # Starts a run of the current layout in a session of its own (so that every process it spawns can
@@ -68,7 +70,7 @@ finish() {
         [ -z "$t_journal" ] && [ -n "$(find "$out.journal" -name '*.jnl' -size +0 2>/dev/null)" ] &&
             t_journal=$(elapsed "$t0")
         [ -z "$t_file" ] && [ -e "$out" ] && t_file=$(elapsed "$t0")
-        awk -v a="$t0" -v b="$(now)" -v l="$limit" 'BEGIN { exit !(b - a > l) }' && {
+        past_limit "$t0" && {
             killall9
             fail "a rerun did not finish within $limit s (deadlock?): $(tail -5 "$out.log")"
         }
@@ -100,7 +102,7 @@ kill_random() {
             'BEGIN { exit !(m >= t) }' ;;
         esac; do
         kill -0 "$job" 2>/dev/null || break
-        awk -v a="$t0" -v b="$(now)" -v l="$limit" 'BEGIN { exit !(b - a > l) }' &&
+        past_limit "$t0" &&
             fail "a run stayed more than $limit s before its phase $phase (deadlock?): $(tail -5 "$out.log")"
         sleep 0.01
     done

@@ -80,7 +80,7 @@ grep -q "already complete" "$scratch/np2t1.h5.log" || fail "rerun: $(cat "$scrat
 # ---- --help ---------------------------------------------------------------------------------------
 help=$("$exe" run --help) || fail "run --help exit $?"
 for opt in --output --batch-size --progress-interval --fresh --compress --max-scenarios --detail \
-    --format; do
+    --format --lock-wait; do
     grep -q -- "$opt" <<<"$help" || fail "run --help does not explain $opt"
 done
 grep -q "3 stopped by a signal" <<<"$help" || fail "run --help does not document exit status 3"
@@ -107,6 +107,7 @@ bad negative_count "count" "$scratch/negative_count.yaml"
 bad missing_platform "nowhere.yaml" "$scratch/missing_platform.yaml"
 bad bad_detail "detail" "$sweep" --detail everything
 bad bad_format "format" "$sweep" --format xml
+bad negative_lock_wait "--lock-wait: expected seconds >= 0, found -1" "$sweep" --lock-wait=-1
 $mpiexec --oversubscribe -np 1 "$exe" run "$sweep" >"$scratch/no_output.log" 2>&1
 [ $? -eq 2 ] || fail "run without -o must exit 2"
 

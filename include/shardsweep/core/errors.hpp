@@ -23,6 +23,14 @@ class UsageError : public std::runtime_error
     using std::runtime_error::runtime_error;
 };
 
+//! How a runtime failure starts on stderr: "shardsweep: error on rank R: " when several ranks run,
+//! else "shardsweep: error: ".
+inline std::string errorPrefix( int rank, int size )
+{
+    return size > 1 ? "shardsweep: error on rank " + std::to_string( rank ) + ": "
+                    : std::string( "shardsweep: error: " );
+}
+
 //! A failure that every rank of a communicator learnt of at the same point and throws together
 //! (an error flag reduced over the ranks), so that each rank leaves its collective calls in step
 //! and none waits for another. Only the ranks where it happened (`origin()`) hold its message;
