@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shardsweep_results import PHASES, load  # noqa: E402
+from shardsweep_results import load  # noqa: E402
 from summarize import with_gaps  # noqa: E402
 
 
@@ -82,8 +82,8 @@ def phase_breakdown(r, df, sid, path):
     x = g["gpu"].to_numpy()
     fig, ax = plt.subplots(figsize=(max(9, 0.35 * len(x) + 6), 4.5))
     bottom = np.zeros(len(x))
-    colors = plt.cm.tab10(np.linspace(0, 1, len(PHASES)))
-    for phase, color in zip(PHASES, colors):
+    colors = plt.cm.tab10(np.linspace(0, 1, len(r.phases)))
+    for phase, color in zip(r.phases, colors):
         v = g[f"{phase}_ms"].to_numpy()
         ax.bar(x, v, bottom=bottom, label=phase, color=color, width=0.8)
         bottom += v

@@ -28,19 +28,6 @@ import h5py
 import numpy as np
 import pandas as pd
 
-PHASES = [
-    "input_dist",
-    "embedding_fwd",
-    "bottom_mlp_fwd",
-    "embedding_comm_fwd",
-    "top_fwd",
-    "top_bwd",
-    "embedding_comm_bwd",
-    "bottom_mlp_bwd",
-    "embedding_bwd",
-    "dense_allreduce",
-]
-
 # Coded /scenarios and /shards columns and the /names table each one indexes.
 CODED = {
     "workload": "workloads",
@@ -62,6 +49,12 @@ class Results:
     names: Dict[str, List[str]]
     attrs: Dict[str, object]
     tables: pd.DataFrame = dataclasses.field(default_factory=pd.DataFrame)  # /tables
+
+    @property
+    def phases(self) -> List[str]:
+        """The DLRM step's phases in execution order, as the file lists them (/names/phases): the
+        /gpus columns are these names + "_ms"."""
+        return self.names.get("phases", [])
 
 
 # The /tables columns joined into every shard row (the catalogue's own bookkeeping columns,

@@ -87,8 +87,8 @@ normalised() {
   case $1 in
     *.h5)
       h5dump -m %.17g "$1" | awk '
-        /ATTRIBUTE "(git_hash|shardsweep_version|command_line)"/ { skip = 1 }
-        skip && /^ *}$/ && ++closed == 2 { skip = 0; closed = 0; next }
+        /ATTRIBUTE "(git_hash|shardsweep_version|command_line)"/ { match($0, /^ */); end = substr($0, 1, RLENGTH) "}"; skip = 1 }
+        skip && $0 == end { skip = 0; next }
         !skip' | sed "s|$2|DIR|g"
       ;;
     */plan.*.json) sed -E 's/"plan_seconds": [^,}]*/"plan_seconds": T/' "$1" ;;

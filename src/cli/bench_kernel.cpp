@@ -11,8 +11,8 @@
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
-#include <shardsweep/scenario/rng.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/rng.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
 {

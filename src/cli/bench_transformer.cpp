@@ -9,6 +9,7 @@
 #include <shardsweep/calibration/transformer_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
@@ -203,9 +204,12 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
 
     if ( table == "rows" )
     {
-        ResultTable t( { "set", "gpu", "line", "case", "measured_ms", "predicted_ms", "error_pct",
-                         "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
-                         "optimizer_ms", "peak_memory_GiB" } );
+        std::vector<std::string> columns = { "set",         "gpu",          "line",     "case",
+                                             "measured_ms", "predicted_ms", "error_pct" };
+        for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
+            columns.push_back( c );
+        columns.emplace_back( "peak_memory_GiB" );
+        ResultTable t( columns );
         for ( const Rows* set : { &single, &multi, &neusight } )
             for ( const TransformerMeasurement& m : *set )
             {

@@ -5,11 +5,12 @@
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
@@ -22,7 +23,7 @@ ResultTable breakdownTable( const ScenarioResult& r )
 {
     std::vector<std::string> columns = { "gpu" };
     for ( int k = 0; k < kNumPhases; ++k )
-        columns.push_back( std::string( phaseName( static_cast<Phase>( k ) ) ) + "_ms" );
+        columns.push_back( std::string( nameOf( static_cast<Phase>( k ) ) ) + "_ms" );
     columns.insert( columns.end(), { "total_ms", "memory_GiB" } );
     ResultTable table( columns );
     for ( int g = 0; g < r.num_gpus; ++g )
@@ -56,8 +57,6 @@ ResultTable breakdownTable( const ScenarioResult& r )
     table.addRow( std::move( path ) );
     return table;
 }
-const char* const kTransformerPhaseColumns[kNumTransformerPhases] = {
-    "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms", "optimizer_ms" };
 
 //! A transformer scenario: one row per pipeline stage (its layers, the busy time of its GPUs and
 //! the memory of one of them) and a last row 'critical_path' with the phase breakdown of the
@@ -65,7 +64,7 @@ const char* const kTransformerPhaseColumns[kNumTransformerPhases] = {
 ResultTable transformerBreakdownTable( const ScenarioResult& r, const TransformerSpec& model )
 {
     std::vector<std::string> columns = { "stage", "layers", "busy_ms" };
-    for ( const char* c : kTransformerPhaseColumns )
+    for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
         columns.push_back( c );
     columns.insert( columns.end(), { "iteration_ms", "memory_GiB" } );
     ResultTable table( columns );
@@ -233,7 +232,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                             scenario_path, scenario.workload.name, scenario.workload.tables.size(),
                             scenario.platform.name, scenario.platform.platform.num_nodes,
                             scenario.platform.platform.gpus_per_node, input.global_batch,
-                            costModelName( input.model ) );
+                            nameOf( input.model ) );
         out << fmt::format( "iteration {:.4f} ms, exposed communication {:.4f} ms, {}\n\n",
                             result.iteration_ms, result.exposed_comm_ms,
                             result.feasible

@@ -11,8 +11,8 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {

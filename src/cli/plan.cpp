@@ -10,6 +10,7 @@
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -70,8 +71,8 @@ std::string planToJson( const Plan& plan, const Workload& workload )
         const TablePlan& tp = plan.tables[t];
         out += fmt::format(
             "{}\n    {{\"table\": {}, \"sharding\": \"{}\", \"compute_kernel\": \"{}\"",
-            t ? "," : "", jsonString( workload.table_names[t] ), shardingTypeName( tp.sharding ),
-            computeKernelName( tp.kernel ) );
+            t ? "," : "", jsonString( workload.table_names[t] ), nameOf( tp.sharding ),
+            nameOf( tp.kernel ) );
         if ( tp.kernel == ComputeKernel::uvm_caching )
             out += fmt::format( ", \"cache_fraction\": {}", tp.cache_fraction );
         out += ", \"shards\": [";
@@ -104,12 +105,11 @@ std::string torchrecConstraints( const Plan& plan, const Workload& workload )
         std::string rank_list;
         for ( int r : ranks )
             rank_list += fmt::format( "{}{}", rank_list.empty() ? "" : ", ", r );
-        out +=
-            fmt::format( "{}\n  {}: {{\"sharding_types\": [\"{}\"], \"compute_kernels\": [\"{}\"], "
-                         "\"ranks\": [{}]}}",
-                         t ? "," : "", jsonString( workload.table_names[t] ),
-                         shardingTypeName( plan.tables[t].sharding ),
-                         computeKernelName( plan.tables[t].kernel ), rank_list );
+        out += fmt::format(
+            "{}\n  {}: {{\"sharding_types\": [\"{}\"], \"compute_kernels\": [\"{}\"], "
+            "\"ranks\": [{}]}}",
+            t ? "," : "", jsonString( workload.table_names[t] ), nameOf( plan.tables[t].sharding ),
+            nameOf( plan.tables[t].kernel ), rank_list );
     }
     return out + "\n}\n";
 }
@@ -350,8 +350,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
             ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
             for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
                 placement.addRow( { static_cast<long long>( t ), workload.table_names[t],
-                                    std::string( shardingTypeName( best.plan.tables[t].sharding ) ),
-                                    std::string( computeKernelName( best.plan.tables[t].kernel ) ),
+                                    std::string( nameOf( best.plan.tables[t].sharding ) ),
+                                    std::string( nameOf( best.plan.tables[t].kernel ) ),
                                     gpuListText( best.plan, static_cast<int>( t ), gpus ) } );
             placement.print( out, OutputFormat::table );
             const ScenarioResult r =

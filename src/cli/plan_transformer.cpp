@@ -8,13 +8,14 @@
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
-#include <shardsweep/scenario/task.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,9 +23,6 @@ namespace shardsweep
 {
 namespace
 {
-
-const char* const kPhaseNames[kNumTransformerPhases] = { "compute", "tp_comm", "pp_comm",
-                                                         "dp_comm", "bubble",  "optimizer" };
 
 //! Dense peak of the model's dtype, TFLOP/s per GPU (model-FLOPs utilisation).
 double peakTFLOPs( const GpuSpec& gpu, DataType dtype )
@@ -87,10 +85,10 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
              static_cast<long long>( k.pp ),
              static_cast<long long>( k.dp ),
              static_cast<long long>( k.micro_batch ),
-             std::string( recomputeName( k.recompute ) ),
+             std::string( nameOf( k.recompute ) ),
              static_cast<long long>( k.zero ),
              static_cast<long long>( k.sequence_parallel ),
-             std::string( pipelineScheduleName( k.schedule ) ),
+             std::string( nameOf( k.schedule ) ),
              c->summary.peak_memory_GiB,
              static_cast<long long>( r.stats.priced ),
              static_cast<long long>( r.stats.space ),
@@ -203,7 +201,8 @@ int planTransformerWorkload( const CommandContext& ctx, const Workload& workload
                 best->stats.stage_bounds );
             ResultTable phases( { "phase", "ms", "share_pct" } );
             for ( int k = 0; k < kNumTransformerPhases; ++k )
-                phases.addRow( { std::string( kPhaseNames[k] ), c.summary.phase_ms[k],
+                phases.addRow( { std::string( nameOf( TransformerPhase( k ) ) ),
+                                 c.summary.phase_ms[k],
                                  100.0 * c.summary.phase_ms[k] / c.summary.iteration_ms } );
             phases.print( out, OutputFormat::table );
             out << "\n";

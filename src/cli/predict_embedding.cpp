@@ -1,65 +1,52 @@
 // shardsweep predict embedding: the embedding-lookup model (model/embedding.hpp) for the tables of
 // a CSV file, one whole table per row on one GPU.
 #include <cmath>
+#include <fmt/format.h>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/embedding.hpp>
+#include <utility>
 
 namespace shardsweep
 {
 
 namespace
 {
-DataType parseTableDtype( const CsvTable& t, std::size_t row )
-{
-    if ( t.isEmpty( row, "dtype" ) )
-        return DataType::fp32;
-    const std::string& s = t.text( row, "dtype" );
-    if ( s == "fp32" )
-        return DataType::fp32;
-    if ( s == "fp16" )
-        return DataType::fp16;
-    if ( s == "bf16" )
-        return DataType::bf16;
-    if ( s == "int8" )
-        return DataType::int8;
-    t.fail( row, "dtype", "one of fp32, fp16, bf16, int8" );
-}
-
-Optimizer parseOptimizer( const CsvTable& t, std::size_t row )
-{
-    if ( t.isEmpty( row, "optimizer" ) )
-        return Optimizer::sgd;
-    const std::string& s = t.text( row, "optimizer" );
-    if ( s == "sgd" )
-        return Optimizer::sgd;
-    if ( s == "rowwise_adagrad" )
-        return Optimizer::rowwise_adagrad;
-    if ( s == "adam" )
-        return Optimizer::adam;
-    t.fail( row, "optimizer", "one of sgd, rowwise_adagrad, adam" );
-}
-
-//! Kernel column; default hbm, or uvm_caching when cache_rows is given.
+//! Kernel column: TorchRec's names (domain/names.hpp), or this command's names before issue 22
+//! (hbm, uvm, uvm_caching) with a deprecation note; default fused, or fused_uvm_caching when
+//! cache_rows is given.
 ComputeKernel parseKernel( const CsvTable& t, std::size_t row, bool has_cache )
 {
     if ( t.isEmpty( row, "kernel" ) )
         return has_cache ? ComputeKernel::uvm_caching : ComputeKernel::hbm;
+    static const NamePairs<ComputeKernel> legacy = {
+        { "hbm", ComputeKernel::hbm },
+        { "uvm", ComputeKernel::uvm },
+        { "uvm_caching", ComputeKernel::uvm_caching } };
+    ComputeKernel kernel = ComputeKernel::dense;
     const std::string& s = t.text( row, "kernel" );
-    if ( s == "hbm" )
-        return ComputeKernel::hbm;
-    if ( s == "uvm" )
-        return ComputeKernel::uvm;
-    if ( s == "uvm_caching" )
-    {
-        if ( !has_cache )
-            t.fail( row, "kernel", "hbm or uvm (uvm_caching needs cache_rows)" );
-        return ComputeKernel::uvm_caching;
-    }
-    t.fail( row, "kernel", "one of hbm, uvm, uvm_caching" );
+    for ( const auto& [name, value] : legacy )
+        if ( s == name )
+        {
+            static bool noted = false;
+            if ( !std::exchange( noted, true ) )
+                fmt::print( stderr,
+                            "shardsweep: note: {}: kernel '{}' is deprecated; write '{}' (the name "
+                            "plans, sweeps and results files use)\n",
+                            t.name(), name, nameOf( value ) );
+            kernel = value;
+        }
+    if ( kernel == ComputeKernel::dense )
+        kernel = t.getEnumOr( row, "kernel", enumPairs<ComputeKernel>(), kernel );
+    if ( kernel == ComputeKernel::dense )
+        t.fail( row, "kernel", "one of fused, fused_uvm, fused_uvm_caching" );
+    if ( kernel == ComputeKernel::uvm_caching && !has_cache )
+        t.fail( row, "kernel", "fused or fused_uvm (fused_uvm_caching needs cache_rows)" );
+    return kernel;
 }
 
 //! A whole number >= `least` (written as an integer or e.g. 1e6).
@@ -71,22 +58,6 @@ double wholeNumber( const CsvTable& t, std::size_t row, const char* column, doub
     return x;
 }
 
-const char* dtypeName( DataType d )
-{
-    return d == DataType::fp16
-               ? "fp16"
-               : ( d == DataType::bf16 ? "bf16" : ( d == DataType::int8 ? "int8" : "fp32" ) );
-}
-const char* optimizerName( Optimizer o )
-{
-    return o == Optimizer::adam ? "adam"
-                                : ( o == Optimizer::rowwise_adagrad ? "rowwise_adagrad" : "sgd" );
-}
-const char* kernelName( ComputeKernel k )
-{
-    return k == ComputeKernel::uvm ? "uvm"
-                                   : ( k == ComputeKernel::uvm_caching ? "uvm_caching" : "hbm" );
-}
 } // namespace
 
 int predictEmbedding( const CommandContext& ctx, const Arguments& args )
@@ -99,10 +70,12 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
         "the model of model/embedding.hpp (docs/model/embedding.md). Columns:\n"
         "  rows, dim, pooling_factor (mean lookups per sample), batch (samples),\n"
         "  zipf_alpha (p_i ~ i^-alpha over the rows; 0 = uniform),\n"
-        "  optional dtype (fp32 default, fp16, bf16, int8),\n"
+        "  optional dtype (fp32 default, tf32, fp16, bf16, int8),\n"
         "  optional cache_rows (rows of a fully associative LRU cache in HBM),\n"
-        "  optional kernel (hbm; uvm: rows in host memory; uvm_caching: host rows with the\n"
-        "    cache_rows cache; default uvm_caching when cache_rows is given, else hbm),\n"
+        "  optional kernel (fused: rows in HBM; fused_uvm: rows in host memory;\n"
+        "    fused_uvm_caching: host rows with the cache_rows cache; default fused_uvm_caching\n"
+        "    when cache_rows is given, else fused; the older names hbm, uvm, uvm_caching are\n"
+        "    read with a deprecation note),\n"
         "  optional optimizer (sgd default, rowwise_adagrad, adam).\n"
         "The output repeats the input columns and adds expected_unique_rows (distinct rows one\n"
         "batch touches), cache_hit_rate (steady-state LRU hit rate of cache_rows rows, Che's\n"
@@ -144,8 +117,8 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
             t.fail( r, "zipf_alpha", "a number in [0, 10] (0: uniform)" );
         spec.distribution =
             spec.zipf_alpha > 0.0 ? AccessDistribution::zipf : AccessDistribution::uniform;
-        spec.dtype = parseTableDtype( t, r );
-        spec.optimizer = parseOptimizer( t, r );
+        spec.dtype = t.getEnumOr( r, "dtype", enumPairs<DataType>(), DataType::fp32 );
+        spec.optimizer = t.getEnumOr( r, "optimizer", enumPairs<Optimizer>(), Optimizer::sgd );
         const bool has_cache = !t.isEmpty( r, "cache_rows" );
         const double cache_rows = has_cache ? wholeNumber( t, r, "cache_rows", 0.0 ) : 0.0;
         const ComputeKernel kernel = parseKernel( t, r, has_cache );
@@ -163,9 +136,8 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
         }
         result.addRow( { static_cast<long long>( rows ), static_cast<long long>( dim ),
                          spec.pooling_factor, static_cast<long long>( batch ), spec.zipf_alpha,
-                         std::string( dtypeName( spec.dtype ) ), cache_cell,
-                         std::string( kernelName( kernel ) ),
-                         std::string( optimizerName( spec.optimizer ) ),
+                         std::string( nameOf( spec.dtype ) ), cache_cell,
+                         std::string( nameOf( kernel ) ), std::string( nameOf( spec.optimizer ) ),
                          expectedUniqueRows( spec, lookups ), hit_cell, c.fwd_ms, c.bwd_ms } );
     }
     cli.write( ctx, result );

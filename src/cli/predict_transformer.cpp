@@ -5,12 +5,13 @@
 #include <map>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
 {
@@ -38,9 +39,11 @@ std::vector<std::string> optionalColumns()
 std::vector<std::string> outputColumns()
 {
     std::vector<std::string> columns = kCaseColumns;
-    for ( const char* c : { "iteration_ms", "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms",
-                            "bubble_ms", "optimizer_ms", "peak_memory_GiB", "feasible" } )
-        columns.emplace_back( c );
+    columns.emplace_back( "iteration_ms" );
+    for ( const std::string& phase : enumNameList<TransformerPhase>( "_ms" ) )
+        columns.push_back( phase );
+    columns.emplace_back( "peak_memory_GiB" );
+    columns.emplace_back( "feasible" );
     return columns;
 }
 
@@ -58,35 +61,6 @@ std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& col
     if ( v < min )
         t.fail( row, column, "an integer >= " + std::to_string( min ) );
     return v;
-}
-
-//! One of the names of `names` (scenario/transformer_config.hpp's lists), or `fallback` when
-//! empty; anything else fails naming the row, the column and the accepted names.
-template <class Enum>
-Enum choiceCell( const CsvTable& t, std::size_t row, const std::string& column,
-                 const std::vector<std::pair<std::string, Enum>>& names, Enum fallback )
-{
-    if ( t.isEmpty( row, column ) )
-        return fallback;
-    const std::string& s = t.text( row, column );
-    std::string list;
-    for ( const auto& [name, value] : names )
-    {
-        if ( s == name )
-            return value;
-        list += ( list.empty() ? "" : ", " ) + name;
-    }
-    t.fail( row, column, "one of " + list );
-}
-
-//! The name of `value` in `names`.
-template <class Enum>
-std::string choiceName( const std::vector<std::pair<std::string, Enum>>& names, Enum value )
-{
-    for ( const auto& [name, v] : names )
-        if ( v == value )
-            return name;
-    return "?";
 }
 
 bool boolCell( const CsvTable& t, std::size_t row, const std::string& column, bool fallback )
@@ -178,14 +152,14 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
 
         // --- model ---
         TransformerSpec m;
-        m.arch = choiceCell( t, r, "arch", transformerArchNames(), TransformerArch::gpt );
+        m.arch = t.getEnumOr( r, "arch", enumPairs<TransformerArch>(), TransformerArch::gpt );
         m.hidden = int( intCell( t, r, "hidden", 0, 1, true ) );
         m.heads = int( intCell( t, r, "heads", 0, 1, true ) );
         m.layers = int( intCell( t, r, "layers", 0, 1, true ) );
         m.seq_len = int( intCell( t, r, "seq_len", 0, 1, true ) );
         m.vocab = int( intCell( t, r, "vocab", 50257, 1 ) );
         m.ffn_hidden = int( intCell( t, r, "ffn_hidden", 4LL * m.hidden, 1 ) );
-        m.dtype = choiceCell( t, r, "dtype", transformerDataTypeNames(), DataType::bf16 );
+        m.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::bf16 );
         if ( m.hidden % m.heads != 0 )
             t.fail( r, "heads", "a divisor of hidden (" + std::to_string( m.hidden ) + ")" );
 
@@ -211,13 +185,13 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         if ( cfg.global_batch % per_step != 0 )
             t.fail( r, "global_batch",
                     "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
-        cfg.schedule =
-            choiceCell( t, r, "schedule", pipelineScheduleNames(), PipelineSchedule::one_f_one_b );
-        cfg.recompute = choiceCell( t, r, "recompute", recomputeNames(), Recompute::none );
+        cfg.schedule = t.getEnumOr( r, "schedule", enumPairs<PipelineSchedule>(),
+                                    PipelineSchedule::one_f_one_b );
+        cfg.recompute = t.getEnumOr( r, "recompute", enumPairs<Recompute>(), Recompute::none );
         cfg.zero = int( intCell( t, r, "zero", 0, 0 ) );
         if ( cfg.zero > 3 )
             t.fail( r, "zero", "0, 1, 2 or 3" );
-        cfg.mode = choiceCell( t, r, "mode", runModeNames(), RunMode::train );
+        cfg.mode = t.getEnumOr( r, "mode", enumPairs<RunMode>(), RunMode::train );
         cfg.fused = boolCell( t, r, "fused", false );
         cfg.sequence_parallel = boolCell( t, r, "sequence_parallel", false );
         if ( platform_name.empty() && gpus > 1 )
@@ -236,7 +210,7 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
                                             platform_name,
                                             gpu_name,
                                             static_cast<long long>( gpus ),
-                                            std::string( transformerArchName( m.arch ) ),
+                                            std::string( nameOf( m.arch ) ),
                                             static_cast<long long>( m.hidden ),
                                             static_cast<long long>( m.heads ),
                                             static_cast<long long>( m.layers ),
@@ -248,11 +222,11 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
                                             static_cast<long long>( cfg.dp ),
                                             static_cast<long long>( cfg.global_batch ),
                                             static_cast<long long>( cfg.micro_batch ),
-                                            std::string( pipelineScheduleName( cfg.schedule ) ),
-                                            std::string( recomputeName( cfg.recompute ) ),
+                                            std::string( nameOf( cfg.schedule ) ),
+                                            std::string( nameOf( cfg.recompute ) ),
                                             static_cast<long long>( cfg.zero ),
-                                            choiceName( transformerDataTypeNames(), m.dtype ),
-                                            std::string( runModeName( cfg.mode ) ),
+                                            std::string( nameOf( m.dtype ) ),
+                                            std::string( nameOf( cfg.mode ) ),
                                             static_cast<long long>( cfg.fused ),
                                             static_cast<long long>( cfg.sequence_parallel ),
                                             s.iteration_ms };

@@ -6,6 +6,7 @@
 #include <optional>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/mlp_file.hpp>
 #include <shardsweep/io/operator_models.hpp>
@@ -16,7 +17,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -53,7 +54,7 @@ std::string workloadSummary( const Workload& w )
         const TransformerSpec& m = w.transformer;
         return fmt::format( "{} transformer, {} layers x {} hidden, {} heads, seq {}, {:.3g} B "
                             "parameters, batch {}",
-                            transformerArchName( m.arch ), m.layers, m.hidden, m.heads, m.seq_len,
+                            nameOf( m.arch ), m.layers, m.hidden, m.heads, m.seq_len,
                             transformerParameters( m ) / 1e9, w.global_batch );
     }
     double bytes = 0.0;

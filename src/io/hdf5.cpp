@@ -1,9 +1,10 @@
 // RAII wrappers over the HDF5 C API: handles, dataspaces, property lists and files (with
 // hdf5_data.cpp, the only files with raw H5* calls).
+#include "hdf5_detail.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <fcntl.h>
-#include <shardsweep/io/hdf5_detail.hpp>
 #include <stdexcept>
 #include <unistd.h>
 

@@ -1,7 +1,8 @@
 // RAII wrappers over the HDF5 C API: attributes, groups and datasets (with hdf5.cpp, the only
 // files with raw H5* calls).
+#include "hdf5_detail.hpp"
+
 #include <algorithm>
-#include <shardsweep/io/hdf5_detail.hpp>
 #include <stdexcept>
 
 namespace shardsweep

@@ -2,8 +2,9 @@
 #include <ostream>
 #include <set>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -11,21 +12,6 @@ namespace shardsweep
 
 namespace
 {
-const std::vector<std::pair<std::string, ShardingType>> kShardingTypes = {
-    { "table_wise", ShardingType::table_wise },
-    { "column_wise", ShardingType::column_wise },
-    { "row_wise", ShardingType::row_wise },
-    { "table_row_wise", ShardingType::table_row_wise },
-    { "data_parallel", ShardingType::data_parallel },
-    { "table_column_wise", ShardingType::table_column_wise },
-    { "grid_shard", ShardingType::grid_shard } };
-
-const std::vector<std::pair<std::string, ComputeKernel>> kKernels = {
-    { "fused", ComputeKernel::hbm },
-    { "fused_uvm", ComputeKernel::uvm },
-    { "fused_uvm_caching", ComputeKernel::uvm_caching },
-    { "dense", ComputeKernel::dense } };
-
 struct ParsedShard
 {
     ShardSpec spec;
@@ -91,11 +77,11 @@ void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards,
             break;
         }
         if ( !ok )
-            s.node.fail(
-                std::string( "a shard holding " ) + shape + " (" + shardingTypeName( type ) + ")",
-                "rows " + std::to_string( s.spec.row_offset ) + "+" +
-                    std::to_string( s.spec.num_rows ) + ", columns " +
-                    std::to_string( s.spec.col_offset ) + "+" + std::to_string( s.spec.num_cols ) );
+            s.node.fail( std::string( "a shard holding " ) + shape + " (" + nameOf( type ) + ")",
+                         "rows " + std::to_string( s.spec.row_offset ) + "+" +
+                             std::to_string( s.spec.num_rows ) + ", columns " +
+                             std::to_string( s.spec.col_offset ) + "+" +
+                             std::to_string( s.spec.num_cols ) );
     }
     if ( type == ShardingType::table_wise && shards.size() != 1 )
         entry.at( "shards" )
@@ -138,30 +124,14 @@ void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards,
             int node = s.spec.gpu / platform->gpus_per_node;
             auto [it, fresh] = node_of_block.emplace( s.spec.col_offset, node );
             if ( !fresh && it->second != node )
-                s.node.fail(
-                    std::string( "a GPU of node " ) + std::to_string( it->second ) +
-                        " like the block's other shards (" + shardingTypeName( type ) + ")",
-                    "GPU " + std::to_string( s.spec.gpu ) + " on node " + std::to_string( node ) );
+                s.node.fail( std::string( "a GPU of node " ) + std::to_string( it->second ) +
+                                 " like the block's other shards (" + nameOf( type ) + ")",
+                             "GPU " + std::to_string( s.spec.gpu ) + " on node " +
+                                 std::to_string( node ) );
         }
     }
 }
 } // namespace
-
-const char* shardingTypeName( ShardingType t )
-{
-    for ( const auto& n : kShardingTypes )
-        if ( n.second == t )
-            return n.first.c_str();
-    return "table_wise";
-}
-
-const char* computeKernelName( ComputeKernel k )
-{
-    for ( const auto& n : kKernels )
-        if ( n.second == k )
-            return n.first.c_str();
-    return "fused";
-}
 
 ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec* model,
                                     int num_gpus, std::int64_t global_batch )
@@ -176,12 +146,12 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
     c.dp = node.getInt32Or( "dp", derived_dp, degree );
     c.micro_batch = node.getInt32Or( "micro_batch", 1, Range::between( 1, 1.0e7 ) );
     c.global_batch = node.getIntOr( "global_batch", global_batch, Range::between( 1, 1.0e9 ) );
-    c.schedule = node.getEnumOr( "schedule", c.schedule, pipelineScheduleNames() );
-    c.recompute = node.getEnumOr( "recompute", c.recompute, recomputeNames() );
+    c.schedule = node.getEnumOr( "schedule", c.schedule, enumPairs<PipelineSchedule>() );
+    c.recompute = node.getEnumOr( "recompute", c.recompute, enumPairs<Recompute>() );
     c.zero = node.getInt32Or( "zero", 0, Range::between( 0, 3 ) );
     c.sequence_parallel = node.getBoolOr( "sequence_parallel", false );
     c.fused = node.getBoolOr( "fused", true );
-    c.mode = node.getEnumOr( "mode", c.mode, runModeNames() );
+    c.mode = node.getEnumOr( "mode", c.mode, enumPairs<RunMode>() );
     auto at = [&]( const char* key ) { return node.has( key ) ? node.at( key ) : node; };
     auto n = []( std::int64_t x ) { return std::to_string( x ); };
     if ( model )
@@ -213,11 +183,10 @@ std::string parallelConfigYaml( const ParallelConfig& c )
     std::ostringstream out;
     out << "{ tp: " << c.tp << ", pp: " << c.pp << ", dp: " << c.dp
         << ", micro_batch: " << c.micro_batch << ", global_batch: " << c.global_batch
-        << ", schedule: " << pipelineScheduleName( c.schedule )
-        << ", recompute: " << recomputeName( c.recompute ) << ", zero: " << c.zero
+        << ", schedule: " << nameOf( c.schedule ) << ", recompute: " << nameOf( c.recompute )
+        << ", zero: " << c.zero
         << ", sequence_parallel: " << ( c.sequence_parallel ? "true" : "false" )
-        << ", fused: " << ( c.fused ? "true" : "false" ) << ", mode: " << runModeName( c.mode )
-        << " }";
+        << ", fused: " << ( c.fused ? "true" : "false" ) << ", mode: " << nameOf( c.mode ) << " }";
     return out.str();
 }
 
@@ -297,8 +266,8 @@ Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* 
         entry_of[t] = static_cast<int>( e );
 
         TablePlan& tp = plan.tables[t];
-        tp.sharding = entry.at( "sharding" ).asEnum( kShardingTypes );
-        tp.kernel = entry.at( "compute_kernel" ).asEnum( kKernels );
+        tp.sharding = entry.at( "sharding" ).asEnum( enumPairs<ShardingType>() );
+        tp.kernel = entry.at( "compute_kernel" ).asEnum( enumPairs<ComputeKernel>() );
         if ( auto cf = entry.find( "cache_fraction" ) )
         {
             tp.cache_fraction = cf->asDouble( Range::fraction() );
@@ -364,8 +333,8 @@ void writePlanYaml( std::ostream& out, const Plan& plan,
         const TablePlan& tp = plan.tables[t];
         out << "  - table: "
             << quoted( t < table_names.size() ? table_names[t] : "t" + std::to_string( t ) ) << "\n"
-            << "    sharding: " << shardingTypeName( tp.sharding ) << "\n"
-            << "    compute_kernel: " << computeKernelName( tp.kernel ) << "\n";
+            << "    sharding: " << nameOf( tp.sharding ) << "\n"
+            << "    compute_kernel: " << nameOf( tp.kernel ) << "\n";
         if ( tp.kernel == ComputeKernel::uvm_caching )
             out << "    cache_fraction: " << formatNumber( tp.cache_fraction ) << "\n";
         out << "    shards:\n";

@@ -4,10 +4,11 @@
 #include <set>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/rng.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/rng.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -100,7 +101,7 @@ std::vector<PlannerKind> planners( const YamlView& v )
 std::vector<CostModel> costModels( const YamlView& v )
 {
     std::vector<CostModel> out;
-    for ( const std::string& n : nameList( v, ScenarioSpace::costModelNames() ) )
+    for ( const std::string& n : nameList( v, enumNameList<CostModel>() ) )
         out.push_back( parseCostModelName( n ) );
     return out;
 }
@@ -217,9 +218,9 @@ ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts
     if ( auto x = v.find( "micro_batch" ) )
         g.micro_batch = intOrList( *x, Range::between( 1, 1.0e7 ) );
     if ( auto x = v.find( "schedule" ) )
-        g.schedule = enumValues( *x, pipelineScheduleNames() );
+        g.schedule = enumValues( *x, enumPairs<PipelineSchedule>() );
     if ( auto x = v.find( "recompute" ) )
-        g.recompute = enumValues( *x, recomputeNames() );
+        g.recompute = enumValues( *x, enumPairs<Recompute>() );
     if ( auto x = v.find( "zero" ) )
         g.zero = intOrList( *x, Range::between( 0, 3 ) );
     if ( auto x = v.find( "sequence_parallel" ) )
@@ -227,7 +228,7 @@ ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts
     if ( auto x = v.find( "fused" ) )
         g.fused = boolValues( *x );
     if ( auto x = v.find( "mode" ) )
-        g.mode = enumValues( *x, runModeNames() );
+        g.mode = enumValues( *x, enumPairs<RunMode>() );
     return g;
 }
 

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/torchrec_csv.hpp>
 
 namespace shardsweep
@@ -7,9 +8,6 @@ namespace shardsweep
 
 namespace
 {
-const char* const kShardingNames[kNumShardingTypes] = {
-    "table_wise",    "column_wise",       "row_wise",  "table_row_wise",
-    "data_parallel", "table_column_wise", "grid_shard" };
 const char* const kKernelNames[kNumTorchrecKernels] = {
     "dense", "fused",     "fused_uvm",         "fused_uvm_caching",
     "quant", "quant_uvm", "quant_uvm_caching", "key_value" };
@@ -22,19 +20,6 @@ std::string joined( const char* const* names, int n )
     return s;
 }
 } // namespace
-
-const char* torchrecShardingName( ShardingType type )
-{
-    return kShardingNames[static_cast<int>( type )];
-}
-
-std::optional<ShardingType> parseTorchrecSharding( const std::string& name )
-{
-    for ( int i = 0; i < kNumShardingTypes; ++i )
-        if ( name == kShardingNames[i] )
-            return static_cast<ShardingType>( i );
-    return std::nullopt;
-}
 
 const char* torchrecKernelName( TorchrecKernel kernel )
 {
@@ -83,10 +68,9 @@ std::vector<TorchrecCsvRow> readTorchrecShards( const CsvTable& table )
         };
         TorchrecCsvRow row;
         TorchrecShard& s = row.shard;
-        const auto type = parseTorchrecSharding( table.text( r, "sharding_type" ) );
+        const auto type = enumFromName<ShardingType>( table.text( r, "sharding_type" ) );
         if ( !type )
-            table.fail( r, "sharding_type",
-                        "one of " + joined( kShardingNames, kNumShardingTypes ) );
+            table.fail( r, "sharding_type", "one of " + enumChoices<ShardingType>( ", " ) );
         const auto kernel = parseTorchrecKernel( table.text( r, "compute_kernel" ) );
         if ( !kernel )
             table.fail( r, "compute_kernel",
@@ -104,8 +88,7 @@ std::vector<TorchrecCsvRow> readTorchrecShards( const CsvTable& table )
             table.fail( r, "shard_rows", fmt::format( "0 <= shard_rows <= rows ({})", s.rows ) );
         if ( whole_rows && s.shard_rows != s.rows )
             table.fail( r, "shard_rows",
-                        fmt::format( "rows ({}) for a {} shard", s.rows,
-                                     torchrecShardingName( s.sharding ) ) );
+                        fmt::format( "rows ({}) for a {} shard", s.rows, nameOf( s.sharding ) ) );
         const std::int64_t shard_dim = table.getInt( r, "shard_dim" );
         if ( shard_dim <= 0 || shard_dim > s.dim )
             table.fail( r, "shard_dim", fmt::format( "1 <= shard_dim <= dim ({})", s.dim ) );
@@ -115,8 +98,7 @@ std::vector<TorchrecCsvRow> readTorchrecShards( const CsvTable& table )
                s.sharding == ShardingType::data_parallel ) &&
              s.shard_dim != s.dim )
             table.fail( r, "shard_dim",
-                        fmt::format( "dim ({}) for a {} shard", s.dim,
-                                     torchrecShardingName( s.sharding ) ) );
+                        fmt::format( "dim ({}) for a {} shard", s.dim, nameOf( s.sharding ) ) );
         const double pf = table.getDouble( r, "pooling_factor" );
         if ( !( pf >= 0.0 ) )
             table.fail( r, "pooling_factor", "a number >= 0" );

@@ -2,29 +2,16 @@
 #include <filesystem>
 #include <map>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
 {
 
 namespace
 {
-const std::vector<std::pair<std::string, DataType>> kTableTypes = { { "fp32", DataType::fp32 },
-                                                                    { "fp16", DataType::fp16 },
-                                                                    { "bf16", DataType::bf16 },
-                                                                    { "int8", DataType::int8 },
-                                                                    { "tf32", DataType::tf32 } };
-const std::vector<std::pair<std::string, DataType>> kDenseTypes = { { "fp32", DataType::fp32 },
-                                                                    { "tf32", DataType::tf32 },
-                                                                    { "fp16", DataType::fp16 },
-                                                                    { "bf16", DataType::bf16 } };
-const std::vector<std::pair<std::string, Optimizer>> kOptimizers = {
-    { "sgd", Optimizer::sgd },
-    { "rowwise_adagrad", Optimizer::rowwise_adagrad },
-    { "adam", Optimizer::adam } };
-
 // Physical bounds: catch unit slips and typos, not unusual but real models.
 const Range kRows = Range::between( 1, 1.0e13 );
 const Range kDim = Range::between( 1, 65536 );
@@ -60,9 +47,9 @@ void parseTableFields( const YamlView& node, TableSpec& t )
     if ( auto v = node.find( "pooling_factor" ) )
         t.pooling_factor = v->asDouble( kPooling );
     if ( auto v = node.find( "dtype" ) )
-        t.dtype = v->asEnum( kTableTypes );
+        t.dtype = v->asEnum( enumPairs<DataType>() );
     if ( auto v = node.find( "optimizer" ) )
-        t.optimizer = v->asEnum( kOptimizers );
+        t.optimizer = v->asEnum( enumPairs<Optimizer>() );
     if ( auto v = node.find( "weighted" ) )
         t.weighted = v->asBool();
     if ( auto v = node.find( "histogram_batch" ) )
@@ -123,26 +110,10 @@ void parseDense( const YamlView& node, DenseModel& d )
     d.interaction =
         node.getEnumOr<Interaction>( "interaction", d.interaction,
                                      { { "dot", Interaction::dot }, { "cat", Interaction::cat } } );
-    d.dtype = node.getEnumOr( "dtype", d.dtype, kDenseTypes );
-    d.optimizer = node.getEnumOr( "optimizer", d.optimizer, kOptimizers );
+    d.dtype = node.getEnumOr( "dtype", d.dtype, computeDataTypeNames() );
+    d.optimizer = node.getEnumOr( "optimizer", d.optimizer, enumPairs<Optimizer>() );
 }
 } // namespace
-
-const char* dataTypeName( DataType t )
-{
-    for ( const auto& n : kTableTypes )
-        if ( n.second == t )
-            return n.first.c_str();
-    return "fp32";
-}
-
-const char* optimizerName( Optimizer o )
-{
-    for ( const auto& n : kOptimizers )
-        if ( n.second == o )
-            return n.first.c_str();
-    return "sgd";
-}
 
 void readTablesCsv( const std::string& path, const TableSpec& defaults,
                     std::vector<std::string>& names, std::vector<TableSpec>& tables )
@@ -188,9 +159,9 @@ void readTablesCsv( const std::string& path, const TableSpec& defaults,
             t.pooling_factor = inRange( r, "pooling_factor", csv.getDouble( r, "pooling_factor" ),
                                         kPooling, "a number" );
         if ( !csv.isEmpty( r, "dtype" ) )
-            t.dtype = enumFromCsv( csv, r, "dtype", kTableTypes );
+            t.dtype = enumFromCsv( csv, r, "dtype", enumPairs<DataType>() );
         if ( !csv.isEmpty( r, "optimizer" ) )
-            t.optimizer = enumFromCsv( csv, r, "optimizer", kOptimizers );
+            t.optimizer = enumFromCsv( csv, r, "optimizer", enumPairs<Optimizer>() );
         if ( !csv.isEmpty( r, "weighted" ) )
             t.weighted = csv.getBool( r, "weighted" );
         if ( !csv.isEmpty( r, "histogram_batch" ) )
@@ -235,14 +206,14 @@ Workload parseTransformerWorkload( const YamlView& root )
     w.name = root.find( "name" ) ? root.at( "name" ).asName()
                                  : std::filesystem::path( root.file() ).stem().string();
     TransformerSpec& m = w.transformer;
-    m.arch = root.getEnum( "arch", transformerArchNames() );
+    m.arch = root.getEnum( "arch", enumPairs<TransformerArch>() );
     m.hidden = root.getInt32( "hidden", Range::between( 1, 1.0e6 ) );
     m.heads = root.getInt32( "heads", Range::between( 1, 1.0e5 ) );
     m.layers = root.getInt32( "layers", Range::between( 1, 1.0e5 ) );
     m.seq_len = root.getInt32( "seq_len", Range::between( 1, 1.0e7 ) );
     m.vocab = root.getInt32( "vocab", Range::between( 1, 1.0e8 ) );
     m.ffn_hidden = root.getInt32Or( "ffn_hidden", 0, Range::between( 1, 1.0e7 ) );
-    m.dtype = root.getEnumOr( "dtype", DataType::bf16, transformerDataTypeNames() );
+    m.dtype = root.getEnumOr( "dtype", DataType::bf16, computeDataTypeNames() );
     w.global_batch = root.getInt( "global_batch", Range::between( 1, 1.0e9 ) );
     if ( m.hidden % m.heads != 0 )
         root.at( "heads" ).fail( "a head count dividing hidden " + std::to_string( m.hidden ),

@@ -8,22 +8,13 @@
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <stdexcept>
 #include <type_traits>
 #include <unordered_map>
 
 namespace shardsweep
 {
-
-const char* phaseName( Phase phase )
-{
-    static const char* const names[kNumPhases] = {
-        "input_dist",    "embedding_fwd",  "bottom_mlp_fwd",     "embedding_comm_fwd",
-        "top_fwd",       "top_bwd",        "embedding_comm_bwd", "bottom_mlp_bwd",
-        "embedding_bwd", "dense_allreduce" };
-    return names[static_cast<int>( phase )];
-}
 
 namespace
 {

@@ -1,17 +1,19 @@
 // The sharding papers' baselines (reference/sharding.md §2), planner names and makePlan.
+#include "planner_detail.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp> // predictStep, predictStepTorchrec
 #include <shardsweep/model/memory.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/plan/planner.hpp>
-#include <shardsweep/plan/planner_detail.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
-#include <shardsweep/scenario/rng.hpp>
 #include <stdexcept>
 
 namespace shardsweep
@@ -273,7 +275,7 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
     if ( !plannerPlans( kind, workload.kind ) )
     {
         result.reason = fmt::format( "planner {} does not plan {} workloads", plannerName( kind ),
-                                     workloadKindName( workload.kind ) );
+                                     nameOf( workload.kind ) );
         return result;
     }
     if ( workload.isTransformer() )

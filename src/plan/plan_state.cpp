@@ -1,4 +1,6 @@
 // Incremental per-GPU bookkeeping of a plan under the native step model (plan_state.hpp).
+#include "plan_state.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -6,7 +8,6 @@
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/model/step.hpp>
-#include <shardsweep/plan/plan_state.hpp>
 
 namespace shardsweep
 {

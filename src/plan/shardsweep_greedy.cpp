@@ -1,14 +1,15 @@
 // shardsweep's planner, step 1: the greedy placement, and the shard moves and row re-shardings
 // that the search (shardsweep_search.cpp) shares (docs/PLANNERS.md).
+#include "plan_state.hpp"
+#include "planner_detail.hpp"
+#include "shardsweep_search.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
 #include <numeric>
 #include <shardsweep/model/memory.hpp>
-#include <shardsweep/plan/plan_state.hpp>
-#include <shardsweep/plan/planner_detail.hpp>
-#include <shardsweep/plan/shardsweep_search.hpp>
 
 namespace shardsweep
 {

@@ -2,14 +2,15 @@
 // column/row/table-row re-sharding) priced incrementally on the native model (docs/PLANNERS.md).
 // This file seeds the search with every baseline's plan and lets the kernel's own step decide;
 // the steps are in shardsweep_greedy.cpp and shardsweep_search.cpp.
+#include "plan_state.hpp"
+#include "planner_detail.hpp"
+#include "shardsweep_search.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <functional>
 #include <shardsweep/kernel/learned_cost_model.hpp>
-#include <shardsweep/plan/plan_state.hpp>
-#include <shardsweep/plan/planner_detail.hpp>
-#include <shardsweep/plan/shardsweep_search.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
 
 namespace shardsweep

@@ -1,15 +1,17 @@
 // shardsweep's planner, steps 3-4: the local search (moves, swaps, re-sharding) priced
 // incrementally on PlanState, the memory repair and the iterated restarts (docs/PLANNERS.md).
+#include "shardsweep_search.hpp"
+
+#include "plan_state.hpp"
+#include "planner_detail.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <numeric>
-#include <shardsweep/plan/plan_state.hpp>
-#include <shardsweep/plan/planner_detail.hpp>
-#include <shardsweep/plan/shardsweep_search.hpp>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 
 namespace shardsweep
 {

@@ -2,13 +2,14 @@
 // partitioned and rated) and its adapter to shardsweep's types; the enumerator, partitioner and
 // proposers are in torchrec_enumerator.cpp, torchrec_partitioner.cpp, torchrec_proposers.cpp.
 // reference/torchrec_estimator.md §4.
+#include "torchrec_proposers.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
 #include <map>
 #include <shardsweep/model/torchrec/adapter.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
-#include <shardsweep/plan/torchrec_proposers.hpp>
 
 namespace shardsweep
 {

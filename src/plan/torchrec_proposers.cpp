@@ -1,8 +1,9 @@
 // TorchRec's proposers over the enumerated options: GreedyProposer (by depth or sum), Uniform
 // and GridSearch; reference/torchrec_estimator.md §4.
+#include "torchrec_proposers.hpp"
+
 #include <algorithm>
 #include <numeric>
-#include <shardsweep/plan/torchrec_proposers.hpp>
 #include <tuple>
 
 namespace shardsweep

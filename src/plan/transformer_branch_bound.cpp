@@ -1,11 +1,12 @@
 // shardsweep's transformer planner: branch and bound over the configurations, exhaustive's top K
 // with few configurations priced (docs/model/transformer_planner.md, "shardsweep: branch and
 // bound").
+#include "transformer_planner_detail.hpp"
+
 #include <algorithm>
 #include <map>
 #include <shardsweep/model/transformer.hpp>
-#include <shardsweep/plan/transformer_planner_detail.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <tuple>
 
 namespace shardsweep

@@ -1,12 +1,13 @@
 // Transformer parallelisation planners: megatron's rule, exhaustive enumeration through the
 // batched kernel, the shared pieces and the dispatch; shardsweep's branch and bound is in
 // transformer_branch_bound.cpp (docs/model/transformer_planner.md).
+#include "transformer_planner_detail.hpp"
+
 #include <chrono>
 #include <fmt/format.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
-#include <shardsweep/plan/transformer_planner_detail.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <stdexcept>
 
 namespace shardsweep

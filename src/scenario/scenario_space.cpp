@@ -1,7 +1,8 @@
 #include <algorithm>
 #include <limits>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <stdexcept>
 #include <string>
@@ -309,11 +310,6 @@ std::vector<CatalogTable> ScenarioSpace::tableCatalog() const
 std::vector<std::string> ScenarioSpace::plannerNames()
 {
     return kPlannerNames;
-}
-
-std::vector<std::string> ScenarioSpace::costModelNames()
-{
-    return { "native", "torchrec", "learned" };
 }
 
 std::vector<std::string> ScenarioSpace::protocolNames()

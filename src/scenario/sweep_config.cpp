@@ -1,24 +1,10 @@
 #include <algorithm>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 
 namespace shardsweep
 {
-
-const char* costModelName( CostModel model )
-{
-    switch ( model )
-    {
-    case CostModel::torchrec:
-        return "torchrec";
-    case CostModel::learned:
-        return "learned";
-    case CostModel::native:
-        break;
-    }
-    return "native";
-}
 
 CostModel parseCostModelName( const std::string& name )
 {

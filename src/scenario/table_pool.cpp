@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
 #include <stdexcept>
 

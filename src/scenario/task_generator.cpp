@@ -1,6 +1,6 @@
 #include <algorithm>
 #include <shardsweep/core/errors.hpp>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
 #include <stdexcept>
 #include <string>

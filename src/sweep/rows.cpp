@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/sweep/rows.hpp>
 
 namespace shardsweep
@@ -37,21 +38,6 @@ void arrayColumns( std::vector<ColumnSpec>& out, double ( Row::*member )[N],
                                    "" } );
 }
 
-//! phaseName() in Phase order, fixed by docs/HDF5_LAYOUT.md (schema 1). Kept here so that the
-//! file layout does not change if a phase is renamed in the kernel (that needs a new schema).
-const char* const kPhaseColumnNames[kNumPhases] = {
-    "input_dist", "embedding_fwd",      "bottom_mlp_fwd", "embedding_comm_fwd", "top_fwd",
-    "top_bwd",    "embedding_comm_bwd", "bottom_mlp_bwd", "embedding_bwd",      "dense_allreduce",
-};
-
-std::vector<std::string> phaseColumnNames()
-{
-    std::vector<std::string> names;
-    for ( int p = 0; p < kNumPhases; ++p )
-        names.push_back( std::string( kPhaseColumnNames[p] ) + "_ms" );
-    return names;
-}
-
 } // namespace
 
 std::size_t typeBytes( h5::Type type )
@@ -67,11 +53,6 @@ std::size_t typeBytes( h5::Type type )
     default:
         return 8;
     }
-}
-
-std::vector<std::string> schemaPhaseNames()
-{
-    return std::vector<std::string>( kPhaseColumnNames, kPhaseColumnNames + kNumPhases );
 }
 
 double columnValue( const ColumnSpec& c, const void* row )
@@ -135,7 +116,7 @@ const std::vector<ColumnSpec>& scenarioColumns()
             column( "lower_bound_ms", &R::lower_bound_ms, "ms" ),
             column( "exposed_comm_ms", &R::exposed_comm_ms, "ms" ),
         };
-        arrayColumns( c, &R::phase_ms, phaseColumnNames(), "ms" );
+        arrayColumns( c, &R::phase_ms, enumNameList<Phase>( "_ms" ), "ms" );
         const std::vector<ColumnSpec> transformer = {
             column( "workload_kind", &R::workload_kind, "code", "workload_kinds" ),
             column( "tp", &R::tp, "GPUs" ),
@@ -151,10 +132,7 @@ const std::vector<ColumnSpec>& scenarioColumns()
             column( "peak_memory_stage", &R::peak_memory_stage, "stage" ),
         };
         c.insert( c.end(), transformer.begin(), transformer.end() );
-        arrayColumns(
-            c, &R::transformer_phase_ms,
-            { "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms", "optimizer_ms" },
-            "ms" );
+        arrayColumns( c, &R::transformer_phase_ms, enumNameList<TransformerPhase>( "_ms" ), "ms" );
         c.push_back( column( "model_flops", &R::model_flops, "FLOP" ) );
         return c;
     }();
@@ -168,7 +146,7 @@ const std::vector<ColumnSpec>& gpuColumns()
         using R = GpuRow;
         std::vector<ColumnSpec> c = { column( "scenario_id", &R::scenario_id, "id" ),
                                       column( "gpu", &R::gpu, "GPU" ) };
-        arrayColumns( c, &R::phase_ms, phaseColumnNames(), "ms" );
+        arrayColumns( c, &R::phase_ms, enumNameList<Phase>( "_ms" ), "ms" );
         c.push_back( column( "memory_GiB", &R::memory_GiB, "GiB" ) );
         return c;
     }();

@@ -1,9 +1,10 @@
 // A ScenarioSpace as the engine's SweepProblem, and the per-scenario planner call.
 #include <limits>
 #include <memory>
+#include <shardsweep/domain/names.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
 
 namespace shardsweep
@@ -33,7 +34,7 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     for ( const auto& g : space.config().generators )
         p.generator_names.push_back( g.name );
     p.planner_names = ScenarioSpace::plannerNames();
-    p.cost_model_names = ScenarioSpace::costModelNames();
+    p.cost_model_names = enumNameList<CostModel>();
     p.protocol_names = ScenarioSpace::protocolNames();
     for ( const CatalogTable& t : space.tableCatalog() )
     {

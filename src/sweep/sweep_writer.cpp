@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/version.hpp>
@@ -64,11 +65,6 @@ std::vector<h5::Dataset> createColumns( const h5::Group& group,
     return sets;
 }
 
-std::vector<std::string> enumNames( std::initializer_list<const char*> names )
-{
-    return std::vector<std::string>( names.begin(), names.end() );
-}
-
 //! The /names group: what the code columns' values mean (and the catalogue's table names when
 //! /tables is written).
 void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_tables )
@@ -80,16 +76,13 @@ void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_t
     names.createStringDataset( "planners", problem.planner_names );
     names.createStringDataset( "cost_models", problem.cost_model_names );
     names.createStringDataset( "task_protocols", problem.protocol_names );
-    names.createStringDataset( "phases", schemaPhaseNames() );
-    names.createStringDataset(
-        "sharding_types", enumNames( { "table_wise", "column_wise", "row_wise", "table_row_wise",
-                                       "data_parallel", "table_column_wise", "grid_shard" } ) );
-    names.createStringDataset( "compute_kernels",
-                               enumNames( { "hbm", "uvm", "uvm_caching", "dense" } ) );
-    names.createStringDataset( "workload_kinds", enumNames( { "dlrm", "transformer" } ) );
-    names.createStringDataset( "schedules", enumNames( { "1f1b", "gpipe" } ) );
-    names.createStringDataset( "recomputes", enumNames( { "none", "selective", "full" } ) );
-    names.createStringDataset( "modes", enumNames( { "train", "infer" } ) );
+    names.createStringDataset( "phases", enumNameList<Phase>() );
+    names.createStringDataset( "sharding_types", enumNameList<ShardingType>() );
+    names.createStringDataset( "compute_kernels", enumNameList<ComputeKernel>() );
+    names.createStringDataset( "workload_kinds", enumNameList<WorkloadKind>() );
+    names.createStringDataset( "schedules", enumNameList<PipelineSchedule>() );
+    names.createStringDataset( "recomputes", enumNameList<Recompute>() );
+    names.createStringDataset( "modes", enumNameList<RunMode>() );
     if ( with_tables )
         names.createStringDataset( "tables", problem.table_names );
 }

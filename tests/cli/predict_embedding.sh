@@ -44,15 +44,15 @@ END {
     if (rel(u[2], U) > 1e-12) { print "row 1 U " u[2] " want " U; bad = 1 }
     if (rel(fwd[2], f) > 1e-12) { print "row 1 fwd " fwd[2] " want " f; bad = 1 }
     if (rel(bwd[2], b) > 1e-12) { print "row 1 bwd " bwd[2] " want " b; bad = 1 }
-    if (kern[2] != "hbm" || opt[2] != "sgd" || hit[2] != "") { print "row 1 defaults"; bad = 1 }
+    if (kern[2] != "fused" || opt[2] != "sgd" || hit[2] != "") { print "row 1 defaults"; bad = 1 }
     ba = max((2 * U * (512 + 1024) + 544000) / dram, 512000 / l2)
     if (rel(bwd[5], ba) > 1e-12 || opt[5] != "adam") { print "adam bwd " bwd[5] " want " ba; bad = 1 }
     if (fwd[5] != fwd[2]) { print "optimizer changed fwd"; bad = 1 }
     h = 0; for (i = 1; i <= 1000; i++) h += i ^ -1.05
     Z = 0; for (i = 1; i <= 1000; i++) Z += 1 - (1 - i ^ -1.05 / h) ^ 5000
     if (rel(u[3], Z) > 1e-9) { print "zipf U " u[3] " brute force " Z; bad = 1 }
-    if (rel(hit[4], 0.25) > 1e-9 || kern[4] != "uvm_caching") { print "LRU " hit[4] " " kern[4]; bad = 1 }
-    if (!(fwd[4] > fwd[2])) { print "uvm_caching not slower than hbm"; bad = 1 }
+    if (rel(hit[4], 0.25) > 1e-9 || kern[4] != "fused_uvm_caching") { print "LRU " hit[4] " " kern[4]; bad = 1 }
+    if (!(fwd[4] > fwd[2])) { print "fused_uvm_caching not slower than fused"; bad = 1 }
     exit bad
 }' <<<"$out" || fail "values: $out"
 
@@ -76,8 +76,20 @@ check_bad() { # name, csv text, pattern
 }
 check_bad rows 'rows,dim,pooling_factor,batch,zipf_alpha\n10,8,1,4,0\nabc,8,1,4,0\n' "3:1:.*'rows'"
 check_bad alpha 'rows,dim,pooling_factor,batch,zipf_alpha\n10,8,1,4,-1\n' "2:.*'zipf_alpha'"
-check_bad kernel 'rows,dim,pooling_factor,batch,zipf_alpha,kernel\n10,8,1,4,0,uvm_caching\n' \
+check_bad kernel 'rows,dim,pooling_factor,batch,zipf_alpha,kernel\n10,8,1,4,0,fused_uvm_caching\n' \
     "2:.*'kernel'"
+check_bad kernel_name 'rows,dim,pooling_factor,batch,zipf_alpha,kernel\n10,8,1,4,0,fused\n10,8,1,4,0,hbmx\n' \
+    "3:.*'kernel'"
+# The names before issue 22 (hbm, uvm, uvm_caching) still read, with one note, as the names every
+# other file uses.
+printf 'rows,dim,pooling_factor,batch,zipf_alpha,kernel,cache_rows\n10,8,1,4,0,hbm,\n10,8,1,4,0,uvm,\n10,8,1,4,0,uvm_caching,5\n' \
+    >"$scratch/legacy.csv"
+out=$("$exe" predict embedding --gpu A100-PCIe-40GB --input "$scratch/legacy.csv" -f csv 2>"$scratch/legacy.err") ||
+    fail "legacy kernel names: exit $?"
+[ "$(cut -d, -f8 <<<"$out" | tr '\n' ' ')" = "kernel fused fused_uvm fused_uvm_caching " ] ||
+    fail "legacy kernel names: $out"
+[ "$(grep -c "kernel 'hbm' is deprecated; write 'fused'" "$scratch/legacy.err")" = 1 ] ||
+    fail "legacy note: $(cat "$scratch/legacy.err")"
 check_bad column 'rows,dim,pooling_factor,batch,zipf_alpha,alpha\n10,8,1,4,0,1\n' ".*alpha"
 "$exe" predict embedding --gpu NoSuchGpu --input "$scratch/tables.csv" >/dev/null 2>&1
 [ $? -eq 2 ] || fail "unknown GPU must exit 2"

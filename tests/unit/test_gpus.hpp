@@ -1,7 +1,7 @@
 #pragma once
 // The A100 that the unit tests price on (datasheet rates, PCIe 4 x16), with its memory size and
 // bandwidth as parameters: 40 GB / 1555 GB/s (SXM4-40GB) or 80 GB / 2039 GB/s (SXM4-80GB).
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 
 namespace Test
 {

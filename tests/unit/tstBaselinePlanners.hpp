@@ -4,8 +4,8 @@
 // case. shardsweep's own planner is tested in tstShardsweepPlanner.hpp.
 #include <gtest/gtest.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/plan/planner.hpp>
-#include <shardsweep/scenario/rng.hpp>
 #include <vector>
 
 namespace Test

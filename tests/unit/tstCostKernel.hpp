@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
-#include <shardsweep/scenario/rng.hpp>
 #include <vector>
 
 namespace Test

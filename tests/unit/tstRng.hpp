@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <gtest/gtest.h>
 #include <set>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <vector>
 
 namespace Test

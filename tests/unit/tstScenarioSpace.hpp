@@ -8,7 +8,7 @@
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <string>
 

@@ -6,15 +6,15 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <plan/plan_state.hpp>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/memory.hpp>
-#include <shardsweep/plan/plan_state.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <shardsweep/plan/planner.hpp>
-#include <shardsweep/scenario/rng.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
 #include <shardsweep/scenario/task_generator.hpp>

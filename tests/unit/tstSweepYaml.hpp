@@ -3,7 +3,7 @@
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
-#include <shardsweep/scenario/rng.hpp>
+#include <shardsweep/model/rng.hpp>
 #include <string>
 
 namespace Test

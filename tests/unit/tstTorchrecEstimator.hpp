@@ -2,8 +2,8 @@
 // relative 1e-12, multi-node branches checked against hand arithmetic, and the same shards
 // evaluated inside a Kokkos kernel (bit-for-bit equal to the host).
 #include <gtest/gtest.h>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/torchrec/adapter.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <vector>
 
 namespace Test

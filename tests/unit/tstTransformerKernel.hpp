@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <stdexcept>
 #include <vector>
 

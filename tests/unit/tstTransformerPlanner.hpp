@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 #include <set>
 #include <shardsweep/model/transformer.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
-#include <shardsweep/scenario/transformer_config.hpp>
 #include <string>
 #include <tuple>
 #include <vector>

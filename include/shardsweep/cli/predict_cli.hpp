@@ -36,10 +36,10 @@
 #include <boost/program_options.hpp>
 #include <memory>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <string>
 #include <vector>
 

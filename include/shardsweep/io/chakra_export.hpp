@@ -5,8 +5,8 @@
 //! docs/model/chakra.md describes the mapping.
 
 #include <map>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/chakra_et.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
 #include <string>
 #include <vector>

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardsweep
@@ -40,6 +41,25 @@ class CsvTable
     bool getBool( std::size_t row, const std::string& column ) const;
     //! Empty or absent cell: nullopt.
     std::optional<double> getOptionalDouble( std::size_t row, const std::string& column ) const;
+
+    //! The value whose name is in the cell (`names`: e.g. enumPairs<E>() of domain/names.hpp);
+    //! an empty or absent cell gives `fallback`, another name fails with the list.
+    template <class E>
+    E getEnumOr( std::size_t row, const std::string& column,
+                 const std::vector<std::pair<std::string, E>>& names, E fallback ) const
+    {
+        if ( isEmpty( row, column ) )
+            return fallback;
+        const std::string& s = text( row, column );
+        std::string list;
+        for ( const auto& [name, value] : names )
+        {
+            if ( s == name )
+                return value;
+            list += ( list.empty() ? "" : ", " ) + name;
+        }
+        fail( row, column, "one of " + list );
+    }
 
     //! Throws InputError (naming the cell) with the given expectation; for range checks by callers.
     [[noreturn]] void fail( std::size_t row, const std::string& column,

@@ -6,8 +6,8 @@
 //! ("NVIDIA H100 80GB HBM3", file stems such as "Tesla_T4") find the entries listing them as
 //! aliases. docs/INPUTS.md lists the fields.
 
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <string>
 #include <vector>
 

@@ -10,7 +10,7 @@
 //! loadNeuSightGemmDataset replaces them by the GPU catalog entry whose alias is the JSON's
 //! "Device" name (what `predict gemm` uses), keeping the JSON only for GPUs the catalog lacks.
 
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <string>
 #include <vector>
 

@@ -7,8 +7,8 @@
 //! `evaluate` reads them back (docs/INPUTS.md).
 
 #include <iosfwd>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 #include <vector>
 
@@ -50,9 +50,5 @@ void writeTransformerPlanYaml( std::ostream& out, const ParallelConfig& config,
 
 std::string planToYaml( const Plan& plan, const std::vector<std::string>& table_names,
                         const std::string& workload_name = "" );
-
-//! TorchRec's names: "table_wise", ... and "fused", "fused_uvm", "fused_uvm_caching", "dense".
-const char* shardingTypeName( ShardingType t );
-const char* computeKernelName( ComputeKernel k );
 
 } // namespace shardsweep

@@ -8,9 +8,9 @@
 //! file; `system:` likewise takes ASTRA-sim's system JSON keys inline or a .json path.
 //! docs/INPUTS.md documents every field.
 
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 
 namespace shardsweep

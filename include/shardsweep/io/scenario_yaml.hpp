@@ -6,9 +6,9 @@
 //! divisible by the GPU count.
 
 #include <cstdint>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 
 namespace shardsweep

@@ -12,10 +12,6 @@
 namespace shardsweep
 {
 
-//! TorchRec's ShardingType value: "table_wise", "row_wise", ..., "grid_shard".
-const char* torchrecShardingName( ShardingType type );
-std::optional<ShardingType> parseTorchrecSharding( const std::string& name );
-
 //! TorchRec's EmbeddingComputeKernel value: "dense", "fused", "fused_uvm", ...
 const char* torchrecKernelName( TorchrecKernel kernel );
 std::optional<TorchrecKernel> parseTorchrecKernel( const std::string& name );

@@ -5,8 +5,8 @@
 //! OPT model (arch, hidden, heads, layers, seq_len, vocab, ffn_hidden, dtype, global_batch).
 //! docs/INPUTS.md documents every field.
 
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 
 namespace shardsweep
@@ -24,9 +24,5 @@ Workload parseWorkloadString( const std::string& text, const std::string& name )
 //! subset), filling absent cells from `defaults`; appends to names/tables.
 void readTablesCsv( const std::string& path, const TableSpec& defaults,
                     std::vector<std::string>& names, std::vector<TableSpec>& tables );
-
-//! Names used in files for the enums.
-const char* dataTypeName( DataType t );
-const char* optimizerName( Optimizer o );
 
 } // namespace shardsweep

@@ -11,8 +11,8 @@
 //! n_h lookups equal S (Illinois root finding). Other batches (the rescaling) and the LRU hit rate
 //! use that Zipf distribution, so they reproduce S at the measured batch.
 //!
+#include <shardsweep/domain/dlrm_spec.hpp>
 #include <shardsweep/model/math.hpp>
-#include <shardsweep/model/workload.hpp>
 #include <shardsweep/model/zipf_sums.hpp>
 
 namespace shardsweep

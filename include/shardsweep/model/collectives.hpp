@@ -13,7 +13,7 @@
 //! several dimensions the chunks pipeline through per-phase queues of `active` slots (FIFO flow
 //! shop of identical chunks, evaluated in closed form), which reproduces the one-dimensional rule
 //! exactly.
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep

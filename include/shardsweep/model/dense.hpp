@@ -8,10 +8,10 @@
 //! (M=b, N=out, K=in) and two backward GEMMs: dX = dY·Wᵀ (M=b, N=in, K=out) and dW = xᵀ·dY
 //! (M=in, N=out, K=b). The forward GEMM is priced as a linear layer (bias epilogue: the GEMM
 //! model's linear launch overhead); ReLU and other element-wise work is small next to the GEMMs.
+#include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/gemm.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/learned_operator.hpp>
-#include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
 {

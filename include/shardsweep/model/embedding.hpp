@@ -14,10 +14,10 @@
 //! The expensive part — distinct rows and cache hit rate of the whole table — is split out
 //! (embeddingTableStats) so the batched kernel computes it once per distinct (table, batch,
 //! cache) and every shard reuses it (embeddingShardCostFromStats, O(1)).
+#include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/access_distribution.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/math.hpp>
-#include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
 {

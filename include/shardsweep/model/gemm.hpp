@@ -32,7 +32,7 @@
 //! callable inside Kokkos kernels.
 
 #include <Kokkos_Core.hpp>
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep

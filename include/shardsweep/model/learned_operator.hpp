@@ -15,8 +15,8 @@
 //! `check` records pin the arithmetic. Design and errors: docs/model/learned_operators.md.
 //! Everything here is a pure function callable inside Kokkos kernels.
 
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/gemm.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/mlp.hpp>
 

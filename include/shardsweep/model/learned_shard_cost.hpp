@@ -13,10 +13,10 @@
 //! dense part and the memory: only the shard's total compute time is replaced.
 //! Everything here is a pure function callable inside Kokkos kernels.
 
+#include <shardsweep/domain/dlrm_spec.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/mlp.hpp>
-#include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
 {

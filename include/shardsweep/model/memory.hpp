@@ -4,9 +4,9 @@
 //!
 //! Optimizer state is explicit for every optimizer (never silently zero): SGD keeps none,
 //! row-wise Adagrad one fp32 per row, Adam two fp32 per element (first and second moments).
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/math.hpp>
-#include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
 {

@@ -3,8 +3,8 @@
 //! \brief One interface for every sharding planner (baselines, TorchRec-like, shardsweep's own).
 #include <cstdint>
 #include <memory>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 #include <vector>
 

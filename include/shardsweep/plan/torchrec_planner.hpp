@@ -10,9 +10,9 @@
 //!    Inside the batched kernel use the per-shard KOKKOS_INLINE_FUNCTION torchrecShardPerf()
 //!    of model/torchrec/adapter.hpp instead (same numbers).
 #include <cstdint>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/torchrec/storage.hpp>
 #include <shardsweep/plan/planner.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 #include <vector>
 

@@ -17,7 +17,7 @@
 //! first), then by configuration key (tp, pp, micro-batch, recompute, ZeRO, SP, schedule,
 //! ascending): the result is the same for any thread count.
 #include <cstdint>
-#include <shardsweep/model/transformer_spec.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <string>
 #include <vector>

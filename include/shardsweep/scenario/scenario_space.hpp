@@ -16,11 +16,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
 #include <string>
 #include <vector>
@@ -127,8 +127,7 @@ class ScenarioSpace
     const std::vector<std::string>& platformNames() const { return _platform_names; }
     //! index = PlannerKind, then "given" (kGivenPlannerCode)
     static std::vector<std::string> plannerNames();
-    static std::vector<std::string> costModelNames(); //!< index = CostModel
-    static std::vector<std::string> protocolNames();  //!< index = TaskProtocol ("none" first)
+    static std::vector<std::string> protocolNames(); //!< index = TaskProtocol ("none" first)
     //! Every table a scenario can hold, once: the grid workloads' tables in order, then each
     //! generator's pool (ScenarioSpec::tableCatalogRow() indexes it). Valid while the space is.
     std::vector<CatalogTable> tableCatalog() const;

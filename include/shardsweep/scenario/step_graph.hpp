@@ -14,8 +14,8 @@
 //! tensor-, data-parallel and tied-embedding sub-groups).
 
 #include <cstdint>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <string>
 #include <vector>
 

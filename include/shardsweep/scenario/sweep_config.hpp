@@ -6,8 +6,8 @@
 //! paths already resolved against the sweep file), scenario/scenario_space.hpp numbers it.
 
 #include <cstdint>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/model/transformer_spec.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
@@ -17,8 +17,6 @@
 namespace shardsweep
 {
 
-//! "native" / "torchrec" / "learned".
-const char* costModelName( CostModel model );
 //! Inverse of costModelName; throws UsageError on unknown names.
 CostModel parseCostModelName( const std::string& name );
 

@@ -6,10 +6,10 @@
 //! dlrm_datasets batch. Those per-table statistics are not public (embedding_lookup.md §5), so a
 //! pool is either read from a CSV (io/table_pool_csv.hpp) or synthesised here so that its
 //! aggregate reuse histograms match the published locality statistics (docs/model/table_pool.md).
-//! Everything random is a pure function of (seed, table index) through scenario/rng.hpp.
+//! Everything random is a pure function of (seed, table index) through model/rng.hpp.
 
 #include <cstdint>
-#include <shardsweep/model/workload.hpp>
+#include <shardsweep/domain/dlrm_spec.hpp>
 #include <string>
 #include <vector>
 
@@ -28,7 +28,7 @@ struct TablePool
 };
 
 //! Aggregate locality of a dlrm_datasets batch (one block of a locality_stats.txt file):
-//! what a synthetic pool is fitted to. Histograms use the 17 reuse bins of workload.hpp.
+//! what a synthetic pool is fitted to. Histograms use the 17 reuse bins of domain/dlrm_spec.hpp.
 struct LocalityTarget
 {
     std::string source;                  //!< e.g. "fbgemm_t856_bs65536.pt"

@@ -15,12 +15,12 @@
 //! | none, fp32 |
 //!
 //! A task is a pure function of (protocol, pool, seed, task index): the random streams are keyed by
-//! (seed, task index) through scenario/rng.hpp, so task i is the same whichever scenario, rank or
+//! (seed, task index) through model/rng.hpp, so task i is the same whichever scenario, rank or
 //! order asks for it. The global batch is 65536 (the papers' B) unless the caller overrides it.
 
 #include <cstdint>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
-#include <shardsweep/scenario/task.hpp>
 #include <string>
 #include <vector>
 

@@ -5,10 +5,10 @@
 //! 1-D dataset through the column tables below.
 
 #include <cstdint>
+#include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/model/transformer_spec.hpp>
-#include <shardsweep/model/workload.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <string>
 #include <vector>
@@ -148,9 +148,6 @@ const std::vector<ColumnSpec>& scenarioColumns();
 const std::vector<ColumnSpec>& gpuColumns();
 const std::vector<ColumnSpec>& shardColumns();
 const std::vector<ColumnSpec>& tableColumns();
-
-//! The 10 phase names of the schema (= phaseName() in Phase order).
-std::vector<std::string> schemaPhaseNames();
 
 //! Bytes of one element of `type`.
 std::size_t typeBytes( h5::Type type );

@@ -64,7 +64,7 @@ KOKKOS_INLINE_FUNCTION TorchrecTopology torchrecTopologyFor( const Platform& p )
 }
 
 //! The TorchrecShard TorchRec's estimator sees for shardsweep shard `s` of table `t`.
-//! `TablePlanT` is scenario/task.hpp's TablePlan (fields sharding, kernel, cache_fraction); a
+//! `TablePlanT` is domain/scenario.hpp's TablePlan (fields sharding, kernel, cache_fraction); a
 //! template so that the model layer does not include the host-side scenario headers.
 template <class TablePlanT>
 KOKKOS_INLINE_FUNCTION TorchrecShard torchrecShardOf( const TableSpec& t, const ShardSpec& s,

@@ -10,9 +10,9 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/math.hpp>
-#include <shardsweep/model/workload.hpp>
 
 namespace shardsweep
 {

@@ -4,9 +4,9 @@
 //! gradients and Adam states (with ZeRO), activations per micro-batch in flight (Korthikanti et
 //! al. 2022), workspaces (reference/transformer.md §4; docs/model/transformer.md).
 #include <Kokkos_Core.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/transformer/operators.hpp>
-#include <shardsweep/model/transformer_spec.hpp>
 
 namespace shardsweep
 {

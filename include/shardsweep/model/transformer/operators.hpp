@@ -18,10 +18,10 @@
 //! in eager PyTorch; `fused` replaces scores, softmax, dropout and context by one
 //! FlashAttention kernel.
 #include <Kokkos_Core.hpp>
+#include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/model/gemm.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/math.hpp>
-#include <shardsweep/model/transformer_spec.hpp>
 
 namespace shardsweep
 {

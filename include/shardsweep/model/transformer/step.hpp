@@ -12,12 +12,12 @@
 //! neighbours are tp·dp ranks apart. The platform's last network dimension is taken as large as
 //! the configuration needs (the GPU count sets the node count).
 #include <Kokkos_Core.hpp>
+#include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/model/collectives.hpp>
-#include <shardsweep/model/hardware.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/transformer/memory.hpp>
 #include <shardsweep/model/transformer/operators.hpp>
-#include <shardsweep/model/transformer_spec.hpp>
 
 namespace shardsweep
 {

@@ -1,31 +1,18 @@
 #pragma once
-//! \file transformer_config.hpp
-//! \brief Host-side rules of transformer parallel configurations: the names files use for the
-//! enums of model/transformer_spec.hpp, which (tp, pp, dp, micro-batch, ...) can run a model on N
-//! GPUs (Megatron-LM's constraints, reference/transformer.md §1-§3), and the enumeration of the
-//! valid ones that sweeps ("every layout") and the transformer planners walk.
+//! \file parallel_rules.hpp
+//! \brief Host-side rules of transformer parallel configurations: which (tp, pp, dp,
+//! micro-batch, ...) can run a model on N GPUs (Megatron-LM's constraints: Narayanan et al.,
+//! SC'21, §2-§3), and the enumeration of the layouts that sweeps ("every layout") and the
+//! transformer planners walk.
 
 #include <cstdint>
-#include <shardsweep/model/transformer_spec.hpp>
-#include <shardsweep/scenario/task.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace shardsweep
 {
-
-// ---- names used in YAML, CSV and result files ------------------------------------------------
-const char* transformerArchName( TransformerArch arch );       //!< "gpt", "bert", "opt"
-const char* pipelineScheduleName( PipelineSchedule schedule ); //!< "1f1b", "gpipe"
-const char* recomputeName( Recompute recompute );              //!< "none", "selective", "full"
-const char* runModeName( RunMode mode );                       //!< "train", "infer"
-const std::vector<std::pair<std::string, TransformerArch>>& transformerArchNames();
-const std::vector<std::pair<std::string, PipelineSchedule>>& pipelineScheduleNames();
-const std::vector<std::pair<std::string, Recompute>>& recomputeNames();
-const std::vector<std::pair<std::string, RunMode>>& runModeNames();
-//! Element types a transformer trains in: fp32, tf32, fp16, bf16.
-const std::vector<std::pair<std::string, DataType>>& transformerDataTypeNames();
 
 //! One line for messages and tables: "tp 8 x pp 16 x dp 8, micro-batch 1, 1f1b, recompute full,
 //! ZeRO-1, SP, fused, train".

@@ -1,92 +1,17 @@
-// Names and validity rules of transformer parallel configurations.
-#include <shardsweep/scenario/transformer_config.hpp>
+// Validity rules of transformer parallel configurations.
+#include <shardsweep/domain/names.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
 {
-
-namespace
-{
-template <class E>
-const char* nameOf( const std::vector<std::pair<std::string, E>>& names, E value )
-{
-    for ( const auto& n : names )
-        if ( n.second == value )
-            return n.first.c_str();
-    return "?";
-}
-} // namespace
-
-const char* workloadKindName( WorkloadKind kind )
-{
-    return kind == WorkloadKind::transformer ? "transformer" : "dlrm";
-}
-
-const std::vector<std::pair<std::string, TransformerArch>>& transformerArchNames()
-{
-    static const std::vector<std::pair<std::string, TransformerArch>> names = {
-        { "gpt", TransformerArch::gpt },
-        { "bert", TransformerArch::bert },
-        { "opt", TransformerArch::opt } };
-    return names;
-}
-
-const std::vector<std::pair<std::string, PipelineSchedule>>& pipelineScheduleNames()
-{
-    static const std::vector<std::pair<std::string, PipelineSchedule>> names = {
-        { "1f1b", PipelineSchedule::one_f_one_b }, { "gpipe", PipelineSchedule::gpipe } };
-    return names;
-}
-
-const std::vector<std::pair<std::string, Recompute>>& recomputeNames()
-{
-    static const std::vector<std::pair<std::string, Recompute>> names = {
-        { "none", Recompute::none },
-        { "selective", Recompute::selective },
-        { "full", Recompute::full } };
-    return names;
-}
-
-const std::vector<std::pair<std::string, RunMode>>& runModeNames()
-{
-    static const std::vector<std::pair<std::string, RunMode>> names = {
-        { "train", RunMode::train }, { "infer", RunMode::infer } };
-    return names;
-}
-
-const std::vector<std::pair<std::string, DataType>>& transformerDataTypeNames()
-{
-    static const std::vector<std::pair<std::string, DataType>> names = {
-        { "fp32", DataType::fp32 },
-        { "tf32", DataType::tf32 },
-        { "fp16", DataType::fp16 },
-        { "bf16", DataType::bf16 } };
-    return names;
-}
-
-const char* transformerArchName( TransformerArch arch )
-{
-    return nameOf( transformerArchNames(), arch );
-}
-const char* pipelineScheduleName( PipelineSchedule schedule )
-{
-    return nameOf( pipelineScheduleNames(), schedule );
-}
-const char* recomputeName( Recompute recompute )
-{
-    return nameOf( recomputeNames(), recompute );
-}
-const char* runModeName( RunMode mode )
-{
-    return nameOf( runModeNames(), mode );
-}
 
 std::string parallelConfigSummary( const ParallelConfig& c )
 {
     return "tp " + std::to_string( c.tp ) + " x pp " + std::to_string( c.pp ) + " x dp " +
            std::to_string( c.dp ) + ", micro-batch " + std::to_string( c.micro_batch ) + ", " +
-           pipelineScheduleName( c.schedule ) + ", recompute " + recomputeName( c.recompute ) +
-           ", ZeRO-" + std::to_string( c.zero ) + ( c.sequence_parallel ? ", SP" : ", no SP" ) +
-           ( c.fused ? ", fused" : ", unfused" ) + ", " + runModeName( c.mode );
+           nameOf( c.schedule ) + ", recompute " + nameOf( c.recompute ) + ", ZeRO-" +
+           std::to_string( c.zero ) + ( c.sequence_parallel ? ", SP" : ", no SP" ) +
+           ( c.fused ? ", fused" : ", unfused" ) + ", " + nameOf( c.mode );
 }
 
 int ffnHidden( const TransformerSpec& model )

@@ -1,9 +1,9 @@
 #pragma once
-//! \file workload.hpp
+//! \file dlrm_spec.hpp
 //! \brief Plain structs describing a DLRM workload (tables + dense model) and a sharding plan.
 
 #include <cstdint>
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 
 namespace shardsweep
 {

@@ -4,9 +4,10 @@
 //! sources: the greedy placement and the shard moves (src/plan/shardsweep_greedy.cpp), the local
 //! and iterated search (src/plan/shardsweep_search.cpp), and planShardsweep, which seeds and
 //! checks them (src/plan/shardsweep_planner.cpp). Not part of the public API.
+#include "plan_state.hpp"
+
 #include <cstdint>
 #include <functional>
-#include <shardsweep/plan/plan_state.hpp>
 #include <string>
 
 namespace shardsweep

@@ -6,7 +6,7 @@
 //!
 //! Plain-old-data only: copied by value into Kokkos kernels. Units are in the field names.
 #include <cstdint>
-#include <shardsweep/model/hardware.hpp>
+#include <shardsweep/domain/hardware.hpp>
 
 namespace shardsweep
 {

@@ -1,0 +1,224 @@
+#pragma once
+//! \file names.hpp
+//! \brief The one descriptor table of every enum of the vocabulary: the name that files (YAML,
+//! CSV, HDF5 /names tables), printers and `--help` use for each value, and one help line.
+//!
+//! Each table lists its values in code order (entry i has code i), so that an HDF5 /names table
+//! is the list of names as it stands: tests/unit/tstDomainNames.hpp checks the order. Readers
+//! that take only part of an enum (a transformer's dtype excludes int8) filter the table; a file
+//! format that once used other names accepts them through `legacy` (ComputeKernel's TorchRec
+//! names).
+//!
+//! Adding an enum value: the enumerator, then its row here. Every parser, printer, HDF5 /names
+//! table and help text follows.
+
+#include <cstddef>
+#include <optional>
+#include <shardsweep/domain/scenario.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! One value of an enum: its name in every file format and printout, one help line.
+template <class E>
+struct EnumEntry
+{
+    E value;
+    const char* name;
+    const char* help;
+};
+
+//! Specialised once per enum below: `what` names the enum in messages, `entries` its values.
+template <class E>
+struct EnumNames;
+
+#define SHARDSWEEP_ENUM_NAMES( E, WHAT, ... )                                                      \
+    template <>                                                                                    \
+    struct EnumNames<E>                                                                            \
+    {                                                                                              \
+        static constexpr const char* what = WHAT;                                                  \
+        static constexpr EnumEntry<E> entries[] = { __VA_ARGS__ };                                 \
+    }
+
+SHARDSWEEP_ENUM_NAMES( WorkloadKind, "workload kind",
+                       { WorkloadKind::dlrm, "dlrm", "embedding tables and dense MLPs (DLRM)" },
+                       { WorkloadKind::transformer, "transformer",
+                         "GPT / BERT / OPT under Megatron-LM parallelism" } );
+
+SHARDSWEEP_ENUM_NAMES( DataType, "data type", { DataType::fp32, "fp32", "32-bit float" },
+                       { DataType::tf32, "tf32", "fp32 storage, TF32 tensor-core math" },
+                       { DataType::fp16, "fp16", "16-bit float" },
+                       { DataType::bf16, "bf16", "bfloat16" },
+                       { DataType::int8, "int8", "8-bit integer (quantised tables)" } );
+
+SHARDSWEEP_ENUM_NAMES( Optimizer, "optimizer", { Optimizer::sgd, "sgd", "no optimizer state" },
+                       { Optimizer::rowwise_adagrad, "rowwise_adagrad", "one fp32 state per row" },
+                       { Optimizer::adam, "adam", "two states per element" } );
+
+SHARDSWEEP_ENUM_NAMES(
+    ShardingType, "sharding type",
+    { ShardingType::table_wise, "table_wise", "whole table on one GPU" },
+    { ShardingType::column_wise, "column_wise", "column blocks on several GPUs" },
+    { ShardingType::row_wise, "row_wise", "row blocks over all GPUs" },
+    { ShardingType::table_row_wise, "table_row_wise", "row blocks over the GPUs of one node" },
+    { ShardingType::data_parallel, "data_parallel", "replicated on every GPU" },
+    { ShardingType::table_column_wise, "table_column_wise", "column blocks, each table-wise" },
+    { ShardingType::grid_shard, "grid_shard", "column blocks, each table-row-wise" } );
+
+SHARDSWEEP_ENUM_NAMES( ComputeKernel, "compute kernel",
+                       { ComputeKernel::hbm, "fused", "rows in HBM (TorchRec's fused kernel)" },
+                       { ComputeKernel::uvm, "fused_uvm", "rows in host memory, read over PCIe" },
+                       { ComputeKernel::uvm_caching, "fused_uvm_caching",
+                         "host rows with an HBM cache of cache_fraction of them" },
+                       { ComputeKernel::dense, "dense", "unfused lookups, rows in HBM" } );
+
+SHARDSWEEP_ENUM_NAMES( CostModel, "cost model",
+                       { CostModel::native, "native",
+                         "shardsweep's critical path, distribution-aware lookups, ASTRA-sim "
+                         "collectives" },
+                       { CostModel::torchrec, "torchrec", "TorchRec's planner estimator" },
+                       { CostModel::learned, "learned",
+                         "native, with each shard's compute time from a learned MLP" } );
+
+SHARDSWEEP_ENUM_NAMES( Phase, "DLRM phase",
+                       { Phase::input_dist, "input_dist", "sparse-index all-to-all" },
+                       { Phase::embedding_fwd, "embedding_fwd", "embedding lookups" },
+                       { Phase::bottom_mlp_fwd, "bottom_mlp_fwd", "bottom MLP forward" },
+                       { Phase::embedding_comm_fwd, "embedding_comm_fwd",
+                         "pooled-embedding all-to-all / reduce-scatter / all-gather" },
+                       { Phase::top_fwd, "top_fwd", "interaction and top MLP forward" },
+                       { Phase::top_bwd, "top_bwd", "interaction and top MLP backward" },
+                       { Phase::embedding_comm_bwd, "embedding_comm_bwd",
+                         "gradient all-to-all back to the shard owners" },
+                       { Phase::bottom_mlp_bwd, "bottom_mlp_bwd", "bottom MLP backward" },
+                       { Phase::embedding_bwd, "embedding_bwd",
+                         "embedding backward and optimizer update" },
+                       { Phase::dense_allreduce, "dense_allreduce",
+                         "dense-gradient all-reduce, overlapped with backward compute" } );
+
+SHARDSWEEP_ENUM_NAMES( TransformerArch, "architecture",
+                       { TransformerArch::gpt, "gpt", "decoder with GELU" },
+                       { TransformerArch::bert, "bert", "encoder with GELU" },
+                       { TransformerArch::opt, "opt", "decoder with ReLU" } );
+
+SHARDSWEEP_ENUM_NAMES( PipelineSchedule, "pipeline schedule",
+                       { PipelineSchedule::one_f_one_b, "1f1b",
+                         "PipeDream-Flush (Megatron's default)" },
+                       { PipelineSchedule::gpipe, "gpipe", "all forwards, then all backwards" } );
+
+SHARDSWEEP_ENUM_NAMES( Recompute, "recompute", { Recompute::none, "none", "keep every activation" },
+                       { Recompute::selective, "selective",
+                         "recompute the attention core in the backward" },
+                       { Recompute::full, "full",
+                         "repeat every layer's forward in the backward" } );
+
+SHARDSWEEP_ENUM_NAMES( RunMode, "mode", { RunMode::train, "train", "forward, backward, optimizer" },
+                       { RunMode::infer, "infer", "forward only" } );
+
+SHARDSWEEP_ENUM_NAMES( TransformerPhase, "transformer phase",
+                       { TransformerPhase::compute, "compute",
+                         "forward, backward and recompute of the slowest stage" },
+                       { TransformerPhase::tp_comm, "tp_comm",
+                         "exposed tensor-parallel collectives" },
+                       { TransformerPhase::pp_comm, "pp_comm", "exposed pipeline send/recv" },
+                       { TransformerPhase::dp_comm, "dp_comm",
+                         "exposed data-parallel gradient (ZeRO) collectives" },
+                       { TransformerPhase::bubble, "bubble", "pipeline fill and drain" },
+                       { TransformerPhase::optimizer, "optimizer", "the optimizer step" } );
+
+#undef SHARDSWEEP_ENUM_NAMES
+
+//! Number of values of E.
+template <class E>
+constexpr std::size_t enumCount()
+{
+    return std::size( EnumNames<E>::entries );
+}
+
+//! The name of `value` ("?" for a code outside the table).
+template <class E>
+constexpr const char* nameOf( E value )
+{
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        if ( e.value == value )
+            return e.name;
+    return "?";
+}
+
+//! The value named `name`, if any.
+template <class E>
+std::optional<E> enumFromName( std::string_view name )
+{
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        if ( name == e.name )
+            return e.value;
+    return std::nullopt;
+}
+
+//! Every name, in code order (an HDF5 /names table; index = code).
+template <class E>
+std::vector<std::string> enumNameList()
+{
+    std::vector<std::string> names;
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        names.emplace_back( e.name );
+    return names;
+}
+
+//! The names joined by `separator` ("none | selective | full"), for help texts and messages.
+template <class E>
+std::string enumChoices( const char* separator = " | " )
+{
+    std::string s;
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        s += ( s.empty() ? "" : separator ) + std::string( e.name );
+    return s;
+}
+
+//! (name, value) pairs in code order: what the YAML and CSV readers match cells against.
+template <class E>
+using NamePairs = std::vector<std::pair<std::string, E>>;
+
+template <class E>
+const NamePairs<E>& enumPairs()
+{
+    static const NamePairs<E> pairs = []
+    {
+        NamePairs<E> p;
+        for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+            p.emplace_back( e.name, e.value );
+        return p;
+    }();
+    return pairs;
+}
+
+//! The element types a model computes in (every DataType but int8): transformer and dense dtypes.
+inline const NamePairs<DataType>& computeDataTypeNames()
+{
+    static const NamePairs<DataType> pairs = []
+    {
+        NamePairs<DataType> p;
+        for ( const auto& n : enumPairs<DataType>() )
+            if ( n.second != DataType::int8 )
+                p.push_back( n );
+        return p;
+    }();
+    return pairs;
+}
+
+//! Names of values that end in a suffix, e.g. the transformer phases as CSV columns
+//! ("compute_ms", ...).
+template <class E>
+std::vector<std::string> enumNameList( const char* suffix )
+{
+    std::vector<std::string> names;
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        names.push_back( std::string( e.name ) + suffix );
+    return names;
+}
+
+} // namespace shardsweep

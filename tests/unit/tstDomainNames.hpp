@@ -1,0 +1,87 @@
+// The vocabulary's descriptor tables (domain/names.hpp): row i is code i for every enum (the HDF5
+// /names tables are these lists as they stand), the names the results files' schema fixes, and the
+// lookups parsers and printers use.
+#include <gtest/gtest.h>
+#include <shardsweep/domain/names.hpp>
+#include <string>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+
+template <class E>
+void expectCodeOrder()
+{
+    int code = 0;
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+    {
+        EXPECT_EQ( static_cast<int>( e.value ), code ) << EnumNames<E>::what << " " << e.name;
+        EXPECT_EQ( enumFromName<E>( e.name ), e.value ) << e.name;
+        EXPECT_STREQ( nameOf( e.value ), e.name );
+        EXPECT_GT( std::string( e.help ).size(), 3u ) << e.name;
+        ++code;
+    }
+}
+
+TEST( TEST_CATEGORY, domain_names_in_code_order )
+{
+    expectCodeOrder<WorkloadKind>();
+    expectCodeOrder<DataType>();
+    expectCodeOrder<Optimizer>();
+    expectCodeOrder<ShardingType>();
+    expectCodeOrder<ComputeKernel>();
+    expectCodeOrder<CostModel>();
+    expectCodeOrder<Phase>();
+    expectCodeOrder<TransformerArch>();
+    expectCodeOrder<PipelineSchedule>();
+    expectCodeOrder<Recompute>();
+    expectCodeOrder<RunMode>();
+    expectCodeOrder<TransformerPhase>();
+    EXPECT_EQ( enumCount<Phase>(), std::size_t( kNumPhases ) );
+    EXPECT_EQ( enumCount<TransformerPhase>(), std::size_t( kNumTransformerPhases ) );
+    EXPECT_EQ( enumCount<ShardingType>(), std::size_t( kNumShardingTypes ) );
+    EXPECT_EQ( enumCount<ComputeKernel>(), std::size_t( kNumComputeKernels ) );
+}
+
+// The names results files and CSV headers carry (docs/HDF5_LAYOUT.md): renaming one changes the
+// file format and must be a deliberate schema change.
+TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
+{
+    using V = std::vector<std::string>;
+    EXPECT_EQ( enumNameList<Phase>(),
+               ( V{ "input_dist", "embedding_fwd", "bottom_mlp_fwd", "embedding_comm_fwd",
+                    "top_fwd", "top_bwd", "embedding_comm_bwd", "bottom_mlp_bwd", "embedding_bwd",
+                    "dense_allreduce" } ) );
+    EXPECT_EQ( enumNameList<TransformerPhase>( "_ms" ),
+               ( V{ "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
+                    "optimizer_ms" } ) );
+    EXPECT_EQ( enumNameList<ShardingType>(),
+               ( V{ "table_wise", "column_wise", "row_wise", "table_row_wise", "data_parallel",
+                    "table_column_wise", "grid_shard" } ) );
+    EXPECT_EQ( enumNameList<ComputeKernel>(),
+               ( V{ "fused", "fused_uvm", "fused_uvm_caching", "dense" } ) );
+    EXPECT_EQ( enumNameList<CostModel>(), ( V{ "native", "torchrec", "learned" } ) );
+    EXPECT_EQ( enumNameList<WorkloadKind>(), ( V{ "dlrm", "transformer" } ) );
+    EXPECT_EQ( enumNameList<PipelineSchedule>(), ( V{ "1f1b", "gpipe" } ) );
+    EXPECT_EQ( enumNameList<Recompute>(), ( V{ "none", "selective", "full" } ) );
+    EXPECT_EQ( enumNameList<RunMode>(), ( V{ "train", "infer" } ) );
+}
+
+TEST( TEST_CATEGORY, domain_names_lookups )
+{
+    EXPECT_EQ( enumFromName<Recompute>( "selective" ), Recompute::selective );
+    EXPECT_FALSE( enumFromName<Recompute>( "Selective" ).has_value() );
+    EXPECT_FALSE( enumFromName<ComputeKernel>( "hbm" ).has_value() ); // only predict's legacy
+    EXPECT_EQ( enumChoices<Recompute>(), "none | selective | full" );
+    EXPECT_EQ( enumChoices<TransformerArch>( ", " ), "gpt, bert, opt" );
+    EXPECT_STREQ( nameOf( static_cast<RunMode>( 7 ) ), "?" );
+    // A model computes in every type but int8, in code order.
+    std::vector<std::string> compute;
+    for ( const auto& [name, value] : computeDataTypeNames() )
+        compute.push_back( name );
+    EXPECT_EQ( compute, ( std::vector<std::string>{ "fp32", "tf32", "fp16", "bf16" } ) );
+    EXPECT_EQ( enumPairs<DataType>().size(), 5u );
+}
+
+} // namespace Test
