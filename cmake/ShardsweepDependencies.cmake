@@ -1,4 +1,4 @@
-# Every dependency through find_package (reference/hpc_stack.md §1).
+# Every dependency through find_package (Debian 12 packages; Kokkos from the trilinos source package, scripts/setup.sh).
 find_package(MPI REQUIRED COMPONENTS CXX)
 set_package_properties(MPI PROPERTIES TYPE REQUIRED PURPOSE "Distributes scenarios over ranks")
 

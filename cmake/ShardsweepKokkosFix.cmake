@@ -1,5 +1,5 @@
 # Debian's libtrilinos-kokkos-dev 13.2 exports INTERFACE_INCLUDE_DIRECTORIES=/usr/lib/include, which
-# does not exist, so CMake stops at generate time (reference/hpc_stack.md §1.2). Point the target at
+# does not exist, so CMake stops at generate time (Debian bug: the package ships KokkosTargets.cmake without the headers it names). Point the target at
 # the real headers. A no-op for Kokkos installs whose include directory exists.
 if(TARGET Kokkos::kokkos)
   get_target_property(_shardsweep_kokkos_inc Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)

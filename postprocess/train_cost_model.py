@@ -4,7 +4,7 @@
     /usr/bin/python3 postprocess/train_cost_model.py OUT.h5 [MORE.h5 ...] [-o model.joblib]
                      [--model gbt|mlp] [--test-share 0.2] [--seed 0] [--csv errors.csv]
 
-The model follows NeuroShard's compute-cost model (reference sharding.md §3): a per-table model
+The model follows NeuroShard's compute-cost model (Zha et al., NeuroShard, MLSys'23): a per-table model
 maps a table's features to a cost and the costs of the tables a GPU holds are sum-pooled into the
 GPU's embedding cost. Here the per-table model regresses each shard's predicted cost
 (fwd_ms + bwd_ms, the kernel's lookup + backward + optimizer time), and a GPU's embedding time is

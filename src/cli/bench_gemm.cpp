@@ -1,4 +1,6 @@
 // shardsweep bench gemm: the GEMM model against NeuSight's measurements, leave-one-GPU-out.
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <iostream>
@@ -145,22 +147,8 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
         "max-evaluations", po::value( &max_evals ),
         "objective evaluations per fit (default 2500)" );
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "bench gemm: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+    if ( !parseCommandLine( ctx, "bench gemm", args, opts, vm ) )
         return 0;
-    }
     const OutputFormat fmt = parseOutputFormat( format );
     if ( table != "errors" && table != "constants" && table != "learned" )
         throw UsageError(

@@ -1,4 +1,6 @@
 // `shardsweep bench kernel`: throughput of the batched cost kernel against a plain scalar loop.
+#include "command_line.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -206,25 +208,21 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
         "batch", po::value( &batch_size )->default_value( batch_size ),
         "scenarios per kernel launch" );
     po::variables_map vm;
-    po::store( po::command_line_parser( args ).options( options ).run(), vm );
-    if ( vm.count( "help" ) )
-    {
-        ctx.print()
-            << "Usage: shardsweep bench kernel [options]\n\n"
-            << "Shard evaluations and scenarios per second per core of the batched cost\n"
-            << "kernel (default execution space, all its threads) for a 50-table/4-GPU and\n"
-            << "a 500-table/128-GPU case, next to a plain scalar loop over the same packed\n"
-            << "data on one core (the reference). Tables are drawn from a pool of 856, so the\n"
-            << "plan-independent table statistics are shared as in a sweep (column\n"
-            << "distinct_cases); both measurements include computing them.\n"
-            << "The last row prices every valid parallel configuration of GPT-3 175B on 1024\n"
-            << "A100-like GPUs (tp, pp, micro-batch, recompute, sequence parallel), cycled to\n"
-            << "fill a launch: its shard columns count configurations, its distinct_cases the\n"
-            << "transformer operator cases priced once per launch.\n\n"
-            << options << "\n";
+    const CommandHelp help{
+        "Usage: shardsweep bench kernel [options]\n\n"
+        "Shard evaluations and scenarios per second per core of the batched cost\n"
+        "kernel (default execution space, all its threads) for a 50-table/4-GPU and\n"
+        "a 500-table/128-GPU case, next to a plain scalar loop over the same packed\n"
+        "data on one core (the reference). Tables are drawn from a pool of 856, so the\n"
+        "plan-independent table statistics are shared as in a sweep (column\n"
+        "distinct_cases); both measurements include computing them.\n"
+        "The last row prices every valid parallel configuration of GPT-3 175B on 1024\n"
+        "A100-like GPUs (tp, pp, micro-batch, recompute, sequence parallel), cycled to\n"
+        "fill a launch: its shard columns count configurations, its distinct_cases the\n"
+        "transformer operator cases priced once per launch.\n\n",
+        "\n" };
+    if ( !parseCommandLine( ctx, "bench kernel", args, options, vm, help ) )
         return 0;
-    }
-    po::notify( vm );
     const OutputFormat out_format = parseOutputFormat( format );
     if ( gemm_models != "analytic" && gemm_models != "learned" && gemm_models != "both" )
         throw UsageError( "bench kernel: --gemm-model must be analytic, learned or both, found '" +

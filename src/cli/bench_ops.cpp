@@ -1,5 +1,7 @@
 // shardsweep bench ops / bench gemm --table learned: the learned operator models against
 // NeuSight's measurements, leave-one-GPU-out and on unseen shapes, next to the analytic models.
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
@@ -104,22 +106,8 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
         "folder with logo/ops_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
         "format,f", po::value( &format ), "table | csv | json" );
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "bench ops: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+    if ( !parseCommandLine( ctx, "bench ops", args, opts, vm ) )
         return 0;
-    }
     const OutputFormat fmt = parseOutputFormat( format );
     const auto start = std::chrono::steady_clock::now();
 

@@ -1,5 +1,7 @@
 // `shardsweep bench planners`: plan quality and speed of every planner over the papers' task
 // protocols (tables from the synthetic pool), and planning time for 856 tables on 128 GPUs.
+#include "command_line.hpp"
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
@@ -68,29 +70,25 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
         "format,f", po::value( &format )->default_value( format ), "table | csv | json" );
     po::variables_map vm;
-    po::store( po::command_line_parser( args ).options( options ).run(), vm );
-    if ( vm.count( "help" ) )
-    {
-        ctx.print()
-            << "Usage: shardsweep bench planners [options]\n\n"
-            << "For each protocol (NeuroShard: 4 GPUs, 10-59 tables, 4 GB; DreamShard: 4 GPUs,\n"
-            << "50 tables of dim 16, 5 GB; AutoShard: 8 GPUs, 80 tables; reference/sharding.md)\n"
-            << "and each planner: the tasks where its plan fits in memory (the cost kernel's\n"
-            << "full model: tables, activations, buffers, dense replica, reserve) and the share\n"
-            << "where it has no plan that fits; over the tasks where it fits, the mean and worst\n"
-            << "improvement of the predicted iteration time over the best of the six paper\n"
-            << "baselines that fit on the same task, the share of tasks where the planner is\n"
-            << "best of all, the mean gap to the lower bound, and the mean planning time.\n"
-            << "Times are the native model's. 'large-856x128' plans 856 tables on 16 nodes x\n"
-            << "8 GPUs.\n\n"
-            << "--protocol transformer: per transformer planner the tasks (GPT-3 size x GPU\n"
-            << "count x cluster where some configuration fits), the share where it returns\n"
-            << "exhaustive's optimum, its mean improvement of the iteration time over\n"
-            << "megatron's rule, and its mean and worst planning time.\n\n"
-            << options << "\n";
+    const CommandHelp help{
+        "Usage: shardsweep bench planners [options]\n\n"
+        "For each protocol (NeuroShard: 4 GPUs, 10-59 tables, 4 GB; DreamShard: 4 GPUs,\n"
+        "50 tables of dim 16, 5 GB; AutoShard: 8 GPUs, 80 tables; docs/PLANNERS.md)\n"
+        "and each planner: the tasks where its plan fits in memory (the cost kernel's\n"
+        "full model: tables, activations, buffers, dense replica, reserve) and the share\n"
+        "where it has no plan that fits; over the tasks where it fits, the mean and worst\n"
+        "improvement of the predicted iteration time over the best of the six paper\n"
+        "baselines that fit on the same task, the share of tasks where the planner is\n"
+        "best of all, the mean gap to the lower bound, and the mean planning time.\n"
+        "Times are the native model's. 'large-856x128' plans 856 tables on 16 nodes x\n"
+        "8 GPUs.\n\n"
+        "--protocol transformer: per transformer planner the tasks (GPT-3 size x GPU\n"
+        "count x cluster where some configuration fits), the share where it returns\n"
+        "exhaustive's optimum, its mean improvement of the iteration time over\n"
+        "megatron's rule, and its mean and worst planning time.\n\n",
+        "\n" };
+    if ( !parseCommandLine( ctx, "bench planners", args, options, vm, help ) )
         return 0;
-    }
-    po::notify( vm );
     if ( protocol == "transformer" )
     {
         if ( gpu_counts.empty() || *std::min_element( gpu_counts.begin(), gpu_counts.end() ) < 1 )

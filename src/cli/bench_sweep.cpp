@@ -1,6 +1,8 @@
 // `shardsweep bench sweep`: the sweep engine (runSweepEngine with the real planner and cost
 // kernel) on 50-table / 4-GPU round-robin scenarios: throughput per core, the share of I/O, the
 // 1 -> N rank parallel efficiency and the peak RSS as the scenario count grows.
+#include "command_line.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -274,20 +276,8 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
         ( "format,f", po::value( &format_text )->default_value( format_text ), "table | csv | json" );
     // clang-format on
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( desc ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "bench sweep: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        ctx.print() << desc;
+    if ( !parseCommandLine( ctx, "bench sweep", args, desc, vm ) )
         return 0;
-    }
     const OutputFormat format = parseOutputFormat( format_text );
     if ( scenarios < 1 || repeats < 1 || batch_size < 1 )
         throw UsageError( "bench sweep: --scenarios, --repeats and --batch-size must be >= 1" );

@@ -1,4 +1,6 @@
 // shardsweep bench transformer: the transformer step model against measured iterations.
+#include "command_line.hpp"
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
@@ -128,22 +130,8 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         "max-evaluations", po::value( &max_evals ), "objective evaluations per fit (default 600)" )(
         "no-gemm-logo", "NeuSight with the shipped GEMM constants (skip the GEMM refits)" );
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).run(), vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "bench transformer: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+    if ( !parseCommandLine( ctx, "bench transformer", args, opts, vm ) )
         return 0;
-    }
     gemm_logo = !vm.count( "no-gemm-logo" );
     const OutputFormat fmt = parseOutputFormat( format );
     const std::vector<std::string> tables = { "errors",    "fastest", "feasible",

@@ -1,4 +1,6 @@
 // `shardsweep evaluate SCENARIO.yaml`: the per-GPU, per-phase cost of one given plan.
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <ostream>
@@ -120,28 +122,22 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     hidden.add_options()( "scenario", po::value( &scenario_path ) );
     po::positional_options_description positional;
     positional.add( "scenario", 1 );
-    po::options_description all;
-    all.add( options ).add( hidden );
     po::variables_map vm;
-    po::store( po::command_line_parser( args ).options( all ).positional( positional ).run(), vm );
-    if ( vm.count( "help" ) )
-    {
-        ctx.print()
-            << "Usage: shardsweep evaluate SCENARIO.yaml [options]\n\n"
-            << "Predicts one training iteration of the plan in SCENARIO.yaml (kind: scenario:\n"
-            << "workload, platform and plan, as paths or inline; docs/INPUTS.md) and prints its\n"
-            << "per-GPU busy time of every phase, the memory per GPU and the critical path.\n"
-            << "Phases (ms): input_dist, embedding_fwd, bottom_mlp_fwd, embedding_comm_fwd,\n"
-            << "top_fwd, top_bwd, embedding_comm_bwd, bottom_mlp_bwd, embedding_bwd,\n"
-            << "dense_allreduce (docs/model/step.md). Memory in GiB (2^30 B).\n"
-            << "A transformer scenario (parallel: configuration) prints one row per pipeline\n"
-            << "stage (layers, busy time of its GPUs, memory per GPU) and a row 'critical_path'\n"
-            << "with the iteration's phases: compute, tp_comm, pp_comm, dp_comm, bubble,\n"
-            << "optimizer (docs/model/transformer.md).\n\n"
-            << options << "\n";
+    const CommandHelp help{
+        "Usage: shardsweep evaluate SCENARIO.yaml [options]\n\n"
+        "Predicts one training iteration of the plan in SCENARIO.yaml (kind: scenario:\n"
+        "workload, platform and plan, as paths or inline; docs/INPUTS.md) and prints its\n"
+        "per-GPU busy time of every phase, the memory per GPU and the critical path.\n"
+        "Phases (ms): input_dist, embedding_fwd, bottom_mlp_fwd, embedding_comm_fwd,\n"
+        "top_fwd, top_bwd, embedding_comm_bwd, bottom_mlp_bwd, embedding_bwd,\n"
+        "dense_allreduce (docs/model/step.md). Memory in GiB (2^30 B).\n"
+        "A transformer scenario (parallel: configuration) prints one row per pipeline\n"
+        "stage (layers, busy time of its GPUs, memory per GPU) and a row 'critical_path'\n"
+        "with the iteration's phases: compute, tp_comm, pp_comm, dp_comm, bubble,\n"
+        "optimizer (docs/model/transformer.md).\n\n",
+        "\n" };
+    if ( !parseCommandLine( ctx, "evaluate", args, options, vm, help, hidden, positional ) )
         return 0;
-    }
-    po::notify( vm );
     if ( scenario_path.empty() )
         throw UsageError(
             "evaluate: a scenario file is required (see 'shardsweep evaluate --help')" );

@@ -1,5 +1,7 @@
 // `shardsweep export-et SCENARIO.yaml -o DIR` and `shardsweep inspect-et PREFIX`: a scenario's
 // training step as Chakra execution traces that ASTRA-sim replays (docs/model/chakra.md).
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fmt/format.h>
@@ -50,7 +52,7 @@ std::string replayScript( bool with_groups )
 }
 
 //! Parses `args` with one positional argument; returns false after printing --help.
-bool parseArguments( const CommandContext& ctx, const Arguments& args,
+bool parseArguments( const CommandContext& ctx, const std::string& command, const Arguments& args,
                      const po::options_description& options, const std::string& positional_name,
                      std::string& positional, const std::string& help )
 {
@@ -58,17 +60,9 @@ bool parseArguments( const CommandContext& ctx, const Arguments& args,
     hidden.add_options()( positional_name.c_str(), po::value( &positional ) );
     po::positional_options_description pos;
     pos.add( positional_name.c_str(), 1 );
-    po::options_description all;
-    all.add( options ).add( hidden );
     po::variables_map vm;
-    po::store( po::command_line_parser( args ).options( all ).positional( pos ).run(), vm );
-    if ( vm.count( "help" ) )
-    {
-        ctx.print() << help << options << "\n";
-        return false;
-    }
-    po::notify( vm );
-    return true;
+    return parseCommandLine( ctx, command, args, options, vm, CommandHelp{ help, "\n" }, hidden,
+                             pos );
 }
 
 } // namespace
@@ -87,7 +81,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
         "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" );
     std::string scenario_path;
     if ( !parseArguments(
-             ctx, args, options, "scenario", scenario_path,
+             ctx, "export-et", args, options, "scenario", scenario_path,
              "Usage: shardsweep export-et SCENARIO.yaml -o DIR [options]\n\n"
              "Writes the training step of the scenario (anything 'shardsweep evaluate' accepts:\n"
              "a DLRM or transformer workload, platform and plan, e.g. a plan from 'shardsweep\n"
@@ -225,7 +219,7 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
                       "output: table, csv or json" );
     std::string prefix;
     if ( !parseArguments(
-             ctx, args, options, "prefix", prefix,
+             ctx, "inspect-et", args, options, "prefix", prefix,
              "Usage: shardsweep inspect-et PREFIX [options]\n\n"
              "Reads the Chakra traces PREFIX.0.et, PREFIX.1.et, ... (as ASTRA-sim's\n"
              "--workload-configuration=PREFIX does) and prints one row per rank and a\n"

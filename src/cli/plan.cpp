@@ -1,5 +1,7 @@
 // `shardsweep plan WORKLOAD PLATFORM`: the best plan for one workload on one platform, its
 // per-GPU breakdown, its gap to the lower bound and how every other planner compares.
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fmt/format.h>
@@ -31,18 +33,6 @@ bool endsWith( const std::string& s, const std::string& suffix )
            s.compare( s.size() - suffix.size(), suffix.size(), suffix ) == 0;
 }
 
-std::string jsonString( const std::string& s )
-{
-    std::string out = "\"";
-    for ( char c : s )
-    {
-        if ( c == '"' || c == '\\' )
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
-
 //! The GPUs that hold table t's shards: "all" when every GPU holds one (data-parallel, row-wise
 //! over all GPUs), else the distinct GPUs in increasing order ("0,3,5").
 std::string gpuListText( const Plan& plan, int table, int num_gpus )
@@ -65,13 +55,13 @@ std::string planToJson( const Plan& plan, const Workload& workload )
 {
     std::string out =
         fmt::format( "{{\n  \"kind\": \"plan\",\n  \"workload\": {},\n  \"tables\": [",
-                     jsonString( workload.name ) );
+                     jsonQuoted( workload.name ) );
     for ( std::size_t t = 0; t < plan.tables.size(); ++t )
     {
         const TablePlan& tp = plan.tables[t];
         out += fmt::format(
             "{}\n    {{\"table\": {}, \"sharding\": \"{}\", \"compute_kernel\": \"{}\"",
-            t ? "," : "", jsonString( workload.table_names[t] ), nameOf( tp.sharding ),
+            t ? "," : "", jsonQuoted( workload.table_names[t] ), nameOf( tp.sharding ),
             nameOf( tp.kernel ) );
         if ( tp.kernel == ComputeKernel::uvm_caching )
             out += fmt::format( ", \"cache_fraction\": {}", tp.cache_fraction );
@@ -108,7 +98,7 @@ std::string torchrecConstraints( const Plan& plan, const Workload& workload )
         out += fmt::format(
             "{}\n  {}: {{\"sharding_types\": [\"{}\"], \"compute_kernels\": [\"{}\"], "
             "\"ranks\": [{}]}}",
-            t ? "," : "", jsonString( workload.table_names[t] ), nameOf( plan.tables[t].sharding ),
+            t ? "," : "", jsonQuoted( workload.table_names[t] ), nameOf( plan.tables[t].sharding ),
             nameOf( plan.tables[t].kernel ), rank_list );
     }
     return out + "\n}\n";
@@ -179,30 +169,24 @@ int plan( const CommandContext& ctx, const Arguments& args )
     hidden.add_options()( "files", po::value( &files ) );
     po::positional_options_description positional;
     positional.add( "files", 2 );
-    po::options_description all;
-    all.add( options ).add( hidden );
     po::variables_map vm;
-    po::store( po::command_line_parser( args ).options( all ).positional( positional ).run(), vm );
-    if ( vm.count( "help" ) )
-    {
-        ctx.print()
-            << "Usage: shardsweep plan WORKLOAD.yaml PLATFORM.yaml [options]\n\n"
-            << "Plans the workload's embedding tables on the platform with the chosen planner,\n"
-            << "prints the plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown,\n"
-            << "its gap to the lower bound on any plan, and every other planner's result on\n"
-            << "the same task (docs/PLANNERS.md).\n\n"
-            << "For a transformer workload (kind: transformer) it searches the Megatron-LM\n"
-            << "configuration on --gpus N GPUs at --global-batch B: tensor parallel (dividing\n"
-            << "the heads), pipeline parallel (dividing the layers; 1F1B or GPipe), data\n"
-            << "parallel, micro-batch, recompute none/selective/full, ZeRO 0-3 and sequence\n"
-            << "parallelism, keeping configurations that fit in memory. It prints the best one\n"
-            << "with its phases and per-stage memory, the next best (--top K) and every\n"
-            << "transformer planner on the same task; exit 2 when no configuration fits\n"
-            << "(docs/model/transformer_planner.md).\n\n"
-            << options << "\n";
+    const CommandHelp help{
+        "Usage: shardsweep plan WORKLOAD.yaml PLATFORM.yaml [options]\n\n"
+        "Plans the workload's embedding tables on the platform with the chosen planner,\n"
+        "prints the plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown,\n"
+        "its gap to the lower bound on any plan, and every other planner's result on\n"
+        "the same task (docs/PLANNERS.md).\n\n"
+        "For a transformer workload (kind: transformer) it searches the Megatron-LM\n"
+        "configuration on --gpus N GPUs at --global-batch B: tensor parallel (dividing\n"
+        "the heads), pipeline parallel (dividing the layers; 1F1B or GPipe), data\n"
+        "parallel, micro-batch, recompute none/selective/full, ZeRO 0-3 and sequence\n"
+        "parallelism, keeping configurations that fit in memory. It prints the best one\n"
+        "with its phases and per-stage memory, the next best (--top K) and every\n"
+        "transformer planner on the same task; exit 2 when no configuration fits\n"
+        "(docs/model/transformer_planner.md).\n\n",
+        "\n" };
+    if ( !parseCommandLine( ctx, "plan", args, options, vm, help, hidden, positional ) )
         return 0;
-    }
-    po::notify( vm );
     if ( files.size() != 2 )
         throw UsageError(
             "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );

@@ -1,4 +1,6 @@
 // The shared --gpu/--input/--output/--format plumbing of the predict subcommands (predict_cli.hpp).
+#include "command_line.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
@@ -34,22 +36,8 @@ PredictCli::PredictCli( std::string command, const std::string& usage, unsigned 
 
 bool PredictCli::parse( const CommandContext& ctx, const Arguments& args )
 {
-    try
-    {
-        po::store( po::command_line_parser( args ).options( _options ).run(), _given );
-        po::notify( _given );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( _command + ": " + e.what() );
-    }
-    if ( _given.count( "help" ) )
-    {
-        std::ostringstream text;
-        text << _options;
-        ctx.print() << text.str();
+    if ( !parseCommandLine( ctx, _command, args, _options, _given ) )
         return false;
-    }
     const bool need_gpu = ( _taken & kGpu ) && _gpu_name.empty();
     const bool need_input = ( _taken & kInput ) && _input.empty();
     if ( need_gpu || need_input )

@@ -1,4 +1,6 @@
 // shardsweep run SWEEP.yaml -o OUT.h5: the MPI sweep into one resumable HDF5 file.
+#include "command_line.hpp"
+
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
@@ -91,25 +93,15 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     po::positional_options_description positional;
     positional.add( "sweep", 1 );
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( desc ).positional( positional ).run(),
-                   vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "run: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        ctx.print() << desc
-                    << "\nExit status: 0 done, 2 bad input or a refused resume (other "
-                       "sweep, schema or damaged file: use --fresh; or another run still\n"
-                       "holds the output's lock after --lock-wait s), 3 stopped by a signal or by "
-                       "the death of\nthe MPI launcher, resumable (rerun the same command).\n";
+    const CommandHelp help{
+        "",
+        "\nExit status: 0 done, 2 bad input or a refused resume (other sweep, schema or damaged "
+        "file: use --fresh; or another run still\nholds the output's lock after --lock-wait s), "
+        "3 stopped by a signal or by the death of\nthe MPI launcher, resumable (rerun the same "
+        "command).\n" };
+    if ( !parseCommandLine( ctx, "run", args, desc, vm, help, po::options_description(),
+                            positional ) )
         return 0;
-    }
     if ( sweep_file.empty() || output.empty() )
         throw UsageError( "run: needs SWEEP.yaml and -o OUT.h5 (see 'shardsweep run --help')" );
     const OutputFormat format = parseOutputFormat( format_text );

@@ -1,4 +1,6 @@
 // shardsweep validate: checks input files without running anything.
+#include "command_line.hpp"
+
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fmt/format.h>
@@ -184,23 +186,9 @@ int validate( const CommandContext& ctx, const Arguments& args )
     po::positional_options_description positional;
     positional.add( "file", -1 );
     po::variables_map vm;
-    try
-    {
-        po::store( po::command_line_parser( args ).options( opts ).positional( positional ).run(),
-                   vm );
-        po::notify( vm );
-    }
-    catch ( const po::error& e )
-    {
-        throw UsageError( std::string( "validate: " ) + e.what() );
-    }
-    if ( vm.count( "help" ) )
-    {
-        std::ostringstream s;
-        s << opts;
-        ctx.print() << s.str();
+    if ( !parseCommandLine( ctx, "validate", args, opts, vm, CommandHelp{},
+                            po::options_description(), positional ) )
         return 0;
-    }
     const OutputFormat fmt = parseOutputFormat( format );
     if ( files.empty() )
         throw UsageError( "validate: no input files (see 'shardsweep validate --help')" );

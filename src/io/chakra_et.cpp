@@ -1,4 +1,4 @@
-// Chakra ET files in protobuf's wire format (reference/chakra_et.md §3, §7).
+// Chakra ET files in protobuf's wire format (mlcommons/chakra schema/protobuf/et_def.proto; protobuf encoding spec).
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>

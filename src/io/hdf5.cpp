@@ -192,7 +192,7 @@ PropertyList PropertyList::fileAccessMpio( MPI_Comm comm )
 {
     Handle h( check( H5Pcreate( H5P_FILE_ACCESS ), "H5Pcreate" ), Handle::Kind::plist );
     check( H5Pset_fapl_mpio( h.id(), comm, MPI_INFO_NULL ), "H5Pset_fapl_mpio", 0 );
-    // The HDF Group's advice for parallel files (hpc_stack.md §2.1).
+    // The HDF Group's advice for parallel files (the HDF5 parallel I/O tuning guide).
     check( H5Pset_all_coll_metadata_ops( h.id(), true ), "H5Pset_all_coll_metadata_ops", 0 );
     check( H5Pset_coll_metadata_write( h.id(), true ), "H5Pset_coll_metadata_write", 0 );
     return PropertyList( std::move( h ) );

@@ -4,6 +4,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <sstream>
 
@@ -17,19 +18,6 @@ struct ParsedShard
     ShardSpec spec;
     YamlView node;
 };
-
-// A YAML double-quoted scalar.
-std::string quoted( const std::string& s )
-{
-    std::string out = "\"";
-    for ( char c : s )
-    {
-        if ( c == '"' || c == '\\' )
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
 
 bool overlaps( const ShardSpec& a, const ShardSpec& b )
 {
@@ -195,7 +183,7 @@ void writeTransformerPlanYaml( std::ostream& out, const ParallelConfig& config,
 {
     out << "kind: plan\n";
     if ( !workload_name.empty() )
-        out << "workload: " << quoted( workload_name ) << "\n";
+        out << "workload: " << jsonQuoted( workload_name ) << "\n";
     out << "parallel: " << parallelConfigYaml( config ) << "\n";
 }
 
@@ -326,13 +314,14 @@ void writePlanYaml( std::ostream& out, const Plan& plan,
 {
     out << "kind: plan\n";
     if ( !workload_name.empty() )
-        out << "workload: " << quoted( workload_name ) << "\n";
+        out << "workload: " << jsonQuoted( workload_name ) << "\n";
     out << "tables:\n";
     for ( std::size_t t = 0; t < plan.tables.size(); ++t )
     {
         const TablePlan& tp = plan.tables[t];
         out << "  - table: "
-            << quoted( t < table_names.size() ? table_names[t] : "t" + std::to_string( t ) ) << "\n"
+            << jsonQuoted( t < table_names.size() ? table_names[t] : "t" + std::to_string( t ) )
+            << "\n"
             << "    sharding: " << nameOf( tp.sharding ) << "\n"
             << "    compute_kernel: " << nameOf( tp.kernel ) << "\n";
         if ( tp.kernel == ComputeKernel::uvm_caching )

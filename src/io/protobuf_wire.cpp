@@ -1,4 +1,4 @@
-// Protobuf's wire format by hand (reference/chakra_et.md §3).
+// Protobuf's wire format by hand (protobuf.dev/programming-guides/encoding).
 #include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/protobuf_wire.hpp>

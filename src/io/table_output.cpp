@@ -29,25 +29,9 @@ void ResultTable::addRow( std::vector<Cell> row )
     _rows.push_back( std::move( row ) );
 }
 
-namespace
+std::string jsonQuoted( const std::string& s )
 {
-std::string csvEscape( const std::string& s )
-{
-    if ( s.find_first_of( ",\"\n" ) == std::string::npos )
-        return s;
     std::string out = "\"";
-    for ( char c : s )
-    {
-        if ( c == '"' )
-            out += '"';
-        out += c;
-    }
-    return out + "\"";
-}
-
-std::string jsonEscape( const std::string& s )
-{
-    std::string out;
     for ( char c : s )
     {
         switch ( c )
@@ -65,7 +49,23 @@ std::string jsonEscape( const std::string& s )
             out += c;
         }
     }
-    return out;
+    return out + "\"";
+}
+
+namespace
+{
+std::string csvEscape( const std::string& s )
+{
+    if ( s.find_first_of( ",\"\n" ) == std::string::npos )
+        return s;
+    std::string out = "\"";
+    for ( char c : s )
+    {
+        if ( c == '"' )
+            out += '"';
+        out += c;
+    }
+    return out + "\"";
 }
 
 std::string formatCell( const ResultTable::Cell& cell, OutputFormat format )
@@ -75,7 +75,7 @@ std::string formatCell( const ResultTable::Cell& cell, OutputFormat format )
         if ( format == OutputFormat::csv )
             return csvEscape( *s );
         if ( format == OutputFormat::json )
-            return "\"" + jsonEscape( *s ) + "\"";
+            return jsonQuoted( *s );
         return *s;
     }
     if ( const auto* i = std::get_if<long long>( &cell ) )
@@ -111,8 +111,8 @@ void ResultTable::print( std::ostream& out, OutputFormat format ) const
         {
             out << ( r ? ",\n " : "\n " ) << "{";
             for ( std::size_t c = 0; c < _columns.size(); ++c )
-                out << ( c ? ", " : "" ) << "\"" << jsonEscape( _columns[c] )
-                    << "\": " << formatCell( _rows[r][c], format );
+                out << ( c ? ", " : "" ) << jsonQuoted( _columns[c] ) << ": "
+                    << formatCell( _rows[r][c], format );
             out << "}";
         }
         out << "\n]\n";

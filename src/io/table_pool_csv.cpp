@@ -73,7 +73,7 @@ TablePool tablePoolFromCsv( const CsvTable& csv )
                     csv.fail( r, bins[j], "a fraction in [0, 1]" );
                 sum += t.reuse_histogram[j];
             }
-            // Tables never accessed have all-zero bins (embedding_lookup.md §4); keep them
+            // Tables never accessed have all-zero bins (the NeuroShard table features); keep them
             // uniform. Otherwise the bins are fractions of unique rows and must sum to 1.
             if ( sum > 0.0 )
             {

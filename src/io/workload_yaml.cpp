@@ -18,7 +18,7 @@ const Range kDim = Range::between( 1, 65536 );
 const Range kPooling = Range{ 0.0, 1.0e5, false, true };
 const Range kAlpha = Range::between( 0, 10 );
 const Range kBatch = Range::between( 0, 1.0e9 );
-// Histograms are fractions of unique rows; measured ones are rounded (embedding_lookup.md §6).
+// Histograms are fractions of unique rows; measured ones are rounded (dlrm_datasets' locality_stats.txt).
 constexpr double kHistogramTolerance = 0.02;
 
 const std::vector<std::string> kDefaultKeys = {
@@ -195,7 +195,7 @@ void readTablesCsv( const std::string& path, const TableSpec& defaults,
     }
 }
 
-//! A transformer model (reference/transformer.md §0 notation; docs/INPUTS.md).
+//! A transformer model (notation of Narayanan et al., SC'21; docs/INPUTS.md).
 Workload parseTransformerWorkload( const YamlView& root )
 {
     root.checkKeys(

@@ -1,4 +1,4 @@
-// The sharding papers' baselines (reference/sharding.md §2), planner names and makePlan.
+// The sharding papers' baselines (the greedy/random baselines of daochenzha/neuroshard, dreamshard and autoshard, identical in all three), planner names and makePlan.
 #include "planner_detail.hpp"
 
 #include <algorithm>
@@ -25,7 +25,7 @@ const char* const kPlannerNames[kNumPlanners] = {
     "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
     "size_lookup_greedy", "torchrec", "shardsweep", "megatron",    "exhaustive" };
 
-//! The greedy baselines' per-table cost (sharding.md §2).
+//! The greedy baselines' per-table cost (docs/PLANNERS.md).
 double baselineCost( PlannerKind kind, const TableSpec& t )
 {
     switch ( kind )

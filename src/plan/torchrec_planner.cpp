@@ -1,7 +1,7 @@
 // TorchRec's planner loop (GridSearch, Greedy by depth and by sum, Uniform proposals, each
 // partitioned and rated) and its adapter to shardsweep's types; the enumerator, partitioner and
 // proposers are in torchrec_enumerator.cpp, torchrec_partitioner.cpp, torchrec_proposers.cpp.
-// reference/torchrec_estimator.md §4.
+// TorchRec a48cef79, torchrec/distributed/planner/planners.py.
 #include "torchrec_proposers.hpp"
 
 #include <algorithm>

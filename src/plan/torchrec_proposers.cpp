@@ -1,5 +1,5 @@
 // TorchRec's proposers over the enumerated options: GreedyProposer (by depth or sum), Uniform
-// and GridSearch; reference/torchrec_estimator.md §4.
+// and GridSearch; TorchRec a48cef79, torchrec/distributed/planner/proposers.py.
 #include "torchrec_proposers.hpp"
 
 #include <algorithm>

@@ -73,7 +73,7 @@ double uniqueRowsPerBatch( const TableSpec& table, std::int64_t batch_size )
     const double rows = double( table.rows );
     if ( table.distribution == AccessDistribution::histogram )
         return std::min( rows, lookups / histogramMeanCount( table ) );
-    // Uniform ids: rows never touched follow (1 - 1/rows)^lookups (embedding_lookup.md §2.1).
+    // Uniform ids: rows never touched follow (1 - 1/rows)^lookups (Lin et al., HiPC'22, §IV).
     return rows * -std::expm1( lookups * std::log1p( -1.0 / rows ) );
 }
 

@@ -29,7 +29,7 @@ namespace detail
 namespace
 {
 
-constexpr std::uint64_t kChunkElements = 1 << 17; // ~1 MiB of doubles (hpc_stack.md §2.2)
+constexpr std::uint64_t kChunkElements = 1 << 17; // ~1 MiB of doubles (HDF5 1.10 chunk-cache advice: docs/HDF5_LAYOUT.md)
 
 //! The fill value of a column: what a default row holds, NaN for floating point.
 template <class Row>

@@ -3,7 +3,7 @@
 Decodes the traces with Python's protobuf module (chakra_et_def_pb2 compiled by protoc from
 tests/cli/chakra_et_def.proto), checks every node field by field against shardsweep's per-GPU
 phase breakdown (`evaluate --format csv`), recomputes every collective's time from its comm_size
-with ASTRA-sim's congestion-unaware formulas (reference/collectives.md §12, re-implemented here)
+with ASTRA-sim's congestion-unaware formulas (astra-sim 518bd51, re-implemented here)
 and replays the graph to its critical path, which must equal export-et's iteration_ms.
 
 usage: chakra_et_check.py PB2_DIR PREFIX EVALUATE.csv EXPORT.csv [INSPECT.csv]
@@ -51,7 +51,7 @@ def attrs(node):
     return out
 
 
-# ---- ASTRA-sim congestion-unaware collective time (collectives.md §12) -----------------------
+# ---- ASTRA-sim congestion-unaware collective time (astra-sim 518bd51) -----------------------
 def msg(dim, m, h):
     return math.floor(h * dim["latency"] + m / (dim["bandwidth"] * 2**30 / 1e9))
 

@@ -34,6 +34,6 @@ cmake -S "$scratch/consumer" -B "$scratch/consumer/build" -DCMAKE_BUILD_TYPE=Rel
     "-DCMAKE_PREFIX_PATH=$prefix_path" >"$scratch/configure.log" 2>&1 || fail "configure: $(tail -8 "$scratch/configure.log")"
 cmake --build "$scratch/consumer/build" >"$scratch/build.log" 2>&1 || fail "build: $(tail -8 "$scratch/build.log")"
 out=$("$scratch/consumer/build/consumer") || fail "consumer run"
-[ "$out" = "42143" ] || fail "consumer printed '$out', expected 42143 (collectives.md §12)"
+[ "$out" = "42143" ] || fail "consumer printed '$out', expected 42143 (ASTRA-sim congestion-unaware backend)"
 "$scratch/prefix/bin/shardsweep" --version | grep -q "^shardsweep" || fail "installed shardsweep --version"
 echo "install + find_package OK"

@@ -1,4 +1,4 @@
-# shardsweep predict collective: reference/collectives.md §12 goldens through the command line
+# shardsweep predict collective: goldens of the congestion-unaware ASTRA-sim backend (astra-sim 518bd51, run by hand) through the command line
 # with unchanged ASTRA-sim files (inputs/astra-sim/), hand-derived values, formats and errors.
 set -u
 exe=$1
@@ -10,7 +10,7 @@ cd "$scratch" || fail "scratch dir"
 astra=$src/inputs/astra-sim
 pc() { "$exe" predict collective "$@"; }
 
-# upstream examples/network/analytical/Ring_8npus.yml (collectives.md §7).
+# upstream examples/network/analytical/Ring_8npus.yml (astra-sim 518bd51).
 printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]  # GB/s\nlatency: [ 500.0 ]  # ns\n' \
     >Ring_8npus.yml
 # One chunk, local-mem-bw 3350 (the §12 worked examples).

@@ -1,5 +1,5 @@
 # shardsweep predict collective on the ASTRA-sim files shipped in inputs/astra-sim/ (written from
-# reference/collectives.md §2/§7): the §12 goldens and hand-derived values, read unchanged.
+# astra-sim 518bd51 inputs/network/): the goldens and hand-derived values, read unchanged.
 set -u
 exe=$1
 src=$2

@@ -1,4 +1,4 @@
-# shardsweep predict torchrec: golden values of reference/torchrec_estimator.md §5 A-C through the
+# shardsweep predict torchrec: golden values of TorchRec a48cef79 planner/tests/test_shard_estimators.py through the
 # command line, every format, and the file:line:col errors of bad rows.
 set -u
 exe=$1

@@ -1,4 +1,4 @@
-// Chakra ET wire format (byte for byte against reference/chakra_et.md §6), the step graph's
+// Chakra ET wire format (byte for byte against the smallest ETs of mlcommons/chakra's et_def.proto, hand-encoded), the step graph's
 // replay (hand-derived times) and the DLRM graph of the shipped scenario against the model.
 #include <algorithm>
 #include <cmath>

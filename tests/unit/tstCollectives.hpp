@@ -1,4 +1,4 @@
-// ASTRA-sim 2.0 congestion-unaware collectives: reference/collectives.md §12's worked examples
+// ASTRA-sim 2.0 congestion-unaware collectives: worked examples checked against AstraSim_Analytical_Congestion_Unaware (astra-sim 518bd51)
 // and upstream's regression value, exactly, plus hand-derived cases.
 #include <algorithm>
 #include <cmath>
@@ -125,7 +125,7 @@ TEST( TEST_CATEGORY, collectives_in_kernel_bitwise )
 
 } // namespace Test
 
-// ---- collcli: more hand-derived cases (reference/collectives.md §12 formulas) ----
+// ---- collcli: more hand-derived cases (the congestion-unaware backend's formulas) ----
 namespace Test
 {
 namespace collcli
@@ -263,7 +263,7 @@ inline double flowShop( const double* phase, int num_phases, int chunks, int act
     return finish[chunks - 1][num_phases - 1];
 }
 
-//! ASTRA-sim's example input/Ring_FullyConnected_Switch.yml (collectives.md §2):
+//! ASTRA-sim's example input/Ring_FullyConnected_Switch.yml (astra-sim 518bd51):
 //! [Ring 2, FullyConnected 8, Switch 4], [200, 100, 50] GB/s, [50, 500, 2000] ns.
 inline shardsweep::Network ringFcSwitch()
 {

@@ -2,7 +2,7 @@
 //! \file transformer_spec.hpp
 //! \brief Plain structs of the transformer workload kind: the model, its parallel configuration
 //! (Megatron-LM 3D parallelism) and what one predicted step reports. The cost functions that use
-//! them live in model/transformer.hpp (reference/transformer.md, docs/model/transformer.md).
+//! them live in model/transformer.hpp (docs/model/transformer.md).
 //!
 //! Plain-old-data only: copied by value into Kokkos kernels. Units are in the field names.
 #include <cstdint>
@@ -20,7 +20,7 @@ enum class TransformerArch : std::uint8_t
 };
 constexpr int kNumTransformerArchs = 3;
 
-//! One transformer model (notation of reference/transformer.md §0).
+//! One transformer model (notation of Narayanan et al., SC'21, and Korthikanti et al., MLSys'23).
 struct TransformerSpec
 {
     TransformerArch arch = TransformerArch::gpt;

@@ -4,7 +4,7 @@
 //! dataspaces, property lists and attributes. Raw H5* calls live only in src/io/hdf5.cpp and
 //! src/io/hdf5_data.cpp.
 //!
-//! Parallel rules (reference/hpc_stack.md §2.1): creating files, groups, datasets and attributes,
+//! Parallel rules (the HDF5 manual's "Collective Calling Requirements in Parallel HDF5"): creating files, groups, datasets and attributes,
 //! writing attributes, flush and close are collective: every rank calls them with identical
 //! arguments. Dataset writes are collective here too (H5FD_MPIO_COLLECTIVE): a rank with nothing
 //! to write passes no runs and still takes part.

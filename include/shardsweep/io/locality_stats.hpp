@@ -1,6 +1,6 @@
 #pragma once
 //! \file locality_stats.hpp
-//! \brief Parser of dlrm_datasets' `locality_stats.txt` (embedding_lookup.md §6).
+//! \brief Parser of dlrm_datasets' `locality_stats.txt` (facebookresearch/dlrm_datasets 6f46ba79).
 //!
 //! A file is a sequence of 46-line blocks, one per batch file: the file name, "Locality stats
 //! after processing N batches of size B", the index and unique-row totals, then two 17-bin

@@ -25,6 +25,10 @@ enum class OutputFormat
 //! Parses "table" | "csv" | "json"; throws UsageError otherwise.
 OutputFormat parseOutputFormat( const std::string& text );
 
+//! `s` as a JSON string literal: in double quotes, with ", \ and newlines escaped. Also a valid
+//! YAML double-quoted scalar (plan files).
+std::string jsonQuoted( const std::string& s );
+
 class ResultTable
 {
   public:

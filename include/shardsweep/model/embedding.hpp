@@ -2,7 +2,7 @@
 //! \file embedding.hpp
 //! \brief Embedding-lookup cost of one shard (FBGEMM TBE), forward and backward + optimizer,
 //! after Lin et al.'s traffic model with distribution-aware distinct rows
-//! (reference/embedding_lookup.md §2; docs/model/embedding.md).
+//! (Lin et al., HiPC'22 and TPDS'24; docs/model/embedding.md).
 //!
 //! Forward: every lookup reads one row (32-B sectors); the first touch of a row comes from DRAM
 //! (or host memory over the host link for UVM rows), repeats hit L2 while the distinct rows fit
@@ -23,7 +23,7 @@ namespace shardsweep
 {
 
 //! Sustained share of the datasheet DRAM bandwidth: Lin et al.'s measured A100 1391 GB/s of
-//! 1555 and V100 817 of 900 (reference/embedding_lookup.md §3) are both ≈ 0.9.
+//! 1555 and V100 817 of 900 (Lin et al.'s measured peaks, owensgroup/ml_perf_model analysis/utils.py) are both ≈ 0.9.
 constexpr double kEmbeddingDramEfficiency = 0.9;
 //! L2 bandwidth relative to DRAM (measured A100 1.63×, V100 3.5×; the conservative end).
 constexpr double kL2ToDramBandwidth = 2.0;

@@ -9,7 +9,7 @@
 //! `bound` is the roofline with the wave count (gemmWaveBoundMs, operatorBoundMs), so no
 //! prediction is ever faster than the hardware allows. The MLP sees what the analytic model
 //! cannot: the shape, the analytic model's own estimate, wave counts and the GPU's spec features
-//! (NeuSight's idea, reference/gemm.md §2). The features below must match
+//! (NeuSight's idea: Lee et al., ASPLOS'25, arXiv 2407.13853). The features below must match
 //! postprocess/train_operator_model.py, which trains the MLPs and writes the model files; the
 //! file lists the feature names and the reader (io/mlp_file.hpp) rejects any other list, and its
 //! `check` records pin the arithmetic. Design and errors: docs/model/learned_operators.md.

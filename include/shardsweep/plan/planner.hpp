@@ -13,12 +13,12 @@ namespace shardsweep
 
 enum class PlannerKind : std::uint8_t
 {
-    round_robin = 0,        //!< sharding.md baseline (also the sweep's simple placement)
-    random = 1,             //!< sharding.md baseline
-    dim_greedy = 2,         //!< sharding.md baseline
-    size_greedy = 3,        //!< sharding.md baseline
-    lookup_greedy = 4,      //!< sharding.md baseline
-    size_lookup_greedy = 5, //!< sharding.md baseline
+    round_robin = 0,        //!< NeuroShard/DreamShard/AutoShard baseline (also the sweep's simple placement)
+    random = 1,             //!< NeuroShard/DreamShard/AutoShard baseline
+    dim_greedy = 2,         //!< NeuroShard/DreamShard/AutoShard baseline
+    size_greedy = 3,        //!< NeuroShard/DreamShard/AutoShard baseline
+    lookup_greedy = 4,      //!< NeuroShard/DreamShard/AutoShard baseline
+    size_lookup_greedy = 5, //!< NeuroShard/DreamShard/AutoShard baseline
     torchrec = 6,           //!< TorchRec's enumerator + proposers + greedy-perf partitioner
     //! DLRM: cost-guided greedy + improvement search on the native model; transformer: branch
     //! and bound returning exhaustive's optimum (plan/transformer_planner.hpp)

@@ -2,7 +2,7 @@
 //! \file torchrec_planner.hpp
 //! \brief TorchRec's EmbeddingShardingPlanner on the TorchRec-compatible cost model: enumerator
 //! (sharding types x kernels, shard shapes), GridSearch / Greedy / Uniform proposers, the
-//! greedy-perf partitioner and the planner loop (reference/torchrec_estimator.md §4).
+//! greedy-perf partitioner and the planner loop (TorchRec a48cef79, torchrec/distributed/planner/).
 //!
 //! Entry points for the rest of shardsweep:
 //!  * planTorchrec(): the PlannerKind::torchrec planner (makePlan calls it);

@@ -1,6 +1,6 @@
 #pragma once
 //! \file task_generator.hpp
-//! \brief Random sharding tasks as the learned-sharding papers generate them (sharding.md §3–§6).
+//! \brief Random sharding tasks as the learned-sharding papers generate them (NeuroShard MLSys'23, DreamShard NeurIPS'22, AutoShard KDD'22; docs/SWEEPS.md).
 //!
 //! | protocol        | GPUs | tables                                   | dims            | cap,
 //! dtype |

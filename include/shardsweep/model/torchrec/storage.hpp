@@ -2,7 +2,7 @@
 //! \file storage.hpp
 //! \brief TorchRec's storage estimator (calculate_shard_storages), shard shapes
 //! (calculate_shard_sizes_and_offsets) and HBM reservation, at torchrec a48cef79
-//! (reference/torchrec_estimator.md §2, §4.1).
+//! (TorchRec a48cef79, shard_estimators.py: EmbeddingStorageEstimator, calculate_shard_storages).
 //!
 //! Sizes are integral byte counts held in int64. Table-size products are formed in double, as
 //! Python's true division does after an exact integer product: the two agree whenever

@@ -2,7 +2,7 @@
 //! \file memory.hpp
 //! \brief Parameters and memory of one GPU of a Megatron-LM 3D-parallel transformer: weights,
 //! gradients and Adam states (with ZeRO), activations per micro-batch in flight (Korthikanti et
-//! al. 2022), workspaces (reference/transformer.md §4; docs/model/transformer.md).
+//! al. 2022), workspaces (docs/model/transformer.md).
 #include <Kokkos_Core.hpp>
 #include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/model/math.hpp>

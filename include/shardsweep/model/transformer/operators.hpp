@@ -1,7 +1,7 @@
 #pragma once
 //! \file operators.hpp
 //! \brief Operator latencies of one transformer layer, the embedding, the LM head and the loss on
-//! one tensor-parallel rank for one micro-batch (reference/transformer.md §1;
+//! one tensor-parallel rank for one micro-batch (Narayanan et al., SC'21, §3; Korthikanti et al., MLSys'23, §4;
 //! docs/model/transformer.md).
 //!
 //! This is the plan-independent, expensive half of the transformer model: it depends only on

@@ -4,7 +4,7 @@
 //! closed form from the operator costs (model/transformer/operators.hpp): tensor-, pipeline- and
 //! data-parallel communication priced by the ASTRA-sim-exact collectives of model/collectives.hpp
 //! on the network dimensions each group spans, the pipeline schedule with its bubble, the Adam
-//! step and the memory of every stage (reference/transformer.md §2–4; docs/model/transformer.md).
+//! step and the memory of every stage (Narayanan et al., SC'21, §2-§3; docs/model/transformer.md).
 //!
 //! Rank order is Megatron-LM's default (tp-dp-pp): global rank = tp_rank + tp·(dp_rank +
 //! dp·pp_rank), GPUs numbered as the platform's NPUs (network dimension 0 fastest, i.e. GPUs of

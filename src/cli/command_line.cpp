@@ -1,0 +1,40 @@
+// The subcommands' option parsing (command_line.hpp).
+#include "command_line.hpp"
+
+#include <shardsweep/core/errors.hpp>
+#include <sstream>
+
+namespace shardsweep
+{
+
+namespace po = boost::program_options;
+
+bool parseCommandLine( const CommandContext& ctx, const std::string& command, const Arguments& args,
+                       const po::options_description& options, po::variables_map& values,
+                       const CommandHelp& help, const po::options_description& hidden,
+                       const po::positional_options_description& positional )
+{
+    po::options_description all;
+    all.add( options ).add( hidden );
+    try
+    {
+        po::store( po::command_line_parser( args ).options( all ).positional( positional ).run(),
+                   values );
+        if ( values.count( "help" ) )
+        {
+            std::ostringstream text;
+            text << help.usage << options << help.epilog;
+            ctx.print() << text.str();
+            return false;
+        }
+        po::notify( values );
+    }
+    catch ( const po::error& e )
+    {
+        throw UsageError( command + ": " + e.what() + " (see 'shardsweep " + command +
+                          " --help')" );
+    }
+    return true;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,30 @@
+#pragma once
+//! \file command_line.hpp
+//! \brief The one way a subcommand reads its options (src/cli only): Boost.Program_options errors
+//! become a UsageError that names the subcommand (exit 2), `--help` prints the help and stops.
+#include <boost/program_options.hpp>
+#include <shardsweep/cli/commands.hpp>
+#include <string>
+
+namespace shardsweep
+{
+
+//! What `--help` prints: `usage`, then the options' table, then `epilog`.
+struct CommandHelp
+{
+    std::string usage;
+    std::string epilog;
+};
+
+//! Parses `args` into `values` against `options` (shown in --help) and `hidden` ones, positional
+//! arguments going to the hidden options named in `positional`. Returns false after printing
+//! the help for --help (the command then returns 0). Throws UsageError("COMMAND: ...") on an
+//! unknown option, a bad value or a missing positional.
+bool parseCommandLine(
+    const CommandContext& ctx, const std::string& command, const Arguments& args,
+    const boost::program_options::options_description& options,
+    boost::program_options::variables_map& values, const CommandHelp& help = {},
+    const boost::program_options::options_description& hidden = {},
+    const boost::program_options::positional_options_description& positional = {} );
+
+} // namespace shardsweep
