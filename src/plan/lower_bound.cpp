@@ -250,8 +250,9 @@ namespace
 double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
                      LowerBoundCache* cache )
 {
-    // predictStep: iteration ≥ max(input dist, bottom fwd) + max_g fwd + a2a fwd + top fwd + bwd
-    // + max(a2a bwd, bottom bwd) + max_g bwd, with max_g ≥ the mean over the GPUs. The busiest
+    // The step's timeline (stepTimeline, model/step.hpp) is monotone in every duration, and
+    // max_g fwd + max_g bwd ≥ the mean over the GPUs of fwd + bwd: so the timeline of the mean
+    // lookup work, the balanced all-to-alls and no all-reduce bounds every plan. The busiest
     // GPU of an all-to-all receives at least (P−1)/P of the total volume, so each all-to-all
     // takes at least the balanced one of comm_size = the total: Σ pooled bytes (local batch ×
     // dim of every model-parallel table) and Σ id bytes. A data-parallel table has no
@@ -314,16 +315,22 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         by_pooled.push_back( t_pooled );
         by_ids.push_back( t_ids );
     }
+    // Compute that no plan avoids: the GPUs' mean lookup work and the dense part.
     const double fixed = embedding / p + dense.top_fwd_ms + dense.top_bwd_ms;
-    auto withComm = [&]( double pooled_bytes, double id_bytes )
+    auto timeline = [&]( double lookup_ms, double pooled_bytes, double id_bytes )
     {
-        const double index_ms = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes ) : 0.0;
-        const double a2a_ms =
-            gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes ) : 0.0;
-        return std::max( index_ms, dense.bottom_fwd_ms ) + a2a_ms +
-               std::max( a2a_ms, dense.bottom_bwd_ms );
+        StepDurations d;
+        d.input_dist = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes ) : 0.0;
+        d.a2a_fwd = gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes ) : 0.0;
+        d.a2a_bwd = d.a2a_fwd;
+        d.bottom_fwd = dense.bottom_fwd_ms;
+        d.bottom_bwd = dense.bottom_bwd_ms;
+        d.top_fwd = dense.top_fwd_ms;
+        d.top_bwd = dense.top_bwd_ms;
+        d.embedding_fwd = lookup_ms;
+        return stepTimeline( d ).iteration;
     };
-    double bound = fixed + withComm( pooled, ids );
+    double bound = timeline( embedding / p, pooled, ids );
     if ( gpus == 1 || extra.empty() )
         return bound;
     sortSmall( extra, std::less<double>() );
@@ -337,7 +344,7 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
             break; // communication cannot go below zero
         pooled_left = std::max( 0.0, pooled_left - by_pooled[k] );
         ids_left = std::max( 0.0, ids_left - by_ids[k] );
-        bound = std::min( bound, fixed + extra_sum + withComm( pooled_left, ids_left ) );
+        bound = std::min( bound, timeline( embedding / p + extra_sum, pooled_left, ids_left ) );
     }
     return bound;
 }

@@ -77,7 +77,8 @@ PlanState::PlanState( const Workload& workload, const Platform& platform, std::i
                    sum_dims, local_, gemm );
     bottom_fwd_ = dense.bottom_fwd_ms;
     bottom_bwd_ = dense.bottom_bwd_ms;
-    top_ms_ = dense.top_fwd_ms + dense.top_bwd_ms;
+    top_fwd_ms_ = dense.top_fwd_ms;
+    top_bwd_ms_ = dense.top_bwd_ms;
     dense_gradient_bytes_ = dense.parameters * dataTypeBytes( workload.dense.dtype );
     fixed_bytes_ = denseReplicaBytes( workload.dense, dense.parameters ) + dense.activation_bytes +
                    platform.hbm_reserve_GiB * kBytesPerGiB;
@@ -245,12 +246,18 @@ void PlanState::refresh()
 double PlanState::compose( double max_fwd, double max_bwd, double index_ms, double a2a_fwd_ms,
                            double a2a_bwd_ms ) const
 {
-    // predictStep's timeline (model/step.hpp).
-    const double t_lookup_start = std::max( index_ms, bottom_fwd_ );
-    const double t_top_end = t_lookup_start + max_fwd + a2a_fwd_ms + top_ms_;
-    const double t_grad_arrived = t_top_end + a2a_bwd_ms;
-    const double t_update_start = std::max( t_grad_arrived, t_top_end + bottom_bwd_ );
-    return std::max( t_update_start + max_bwd, t_grad_arrived + allreduce_ms_ );
+    StepDurations d;
+    d.input_dist = index_ms;
+    d.bottom_fwd = bottom_fwd_;
+    d.embedding_fwd = max_fwd;
+    d.a2a_fwd = a2a_fwd_ms;
+    d.top_fwd = top_fwd_ms_;
+    d.top_bwd = top_bwd_ms_;
+    d.a2a_bwd = a2a_bwd_ms;
+    d.bottom_bwd = bottom_bwd_;
+    d.embedding_bwd = max_bwd;
+    d.dense_allreduce = allreduce_ms_;
+    return stepTimeline( d ).iteration;
 }
 
 double PlanState::objectiveWith( const GpuDelta& a, const GpuDelta& b ) const

@@ -122,7 +122,8 @@ class PlanState
     double global_ = 0.0, local_ = 0.0, capacity_ = 0.0;
     int num_gpus_ = 0;
     LearnedShardCost learned_; //!< inactive: the native shard cost
-    double bottom_fwd_ = 0.0, bottom_bwd_ = 0.0, top_ms_ = 0.0, allreduce_ms_ = 0.0;
+    double bottom_fwd_ = 0.0, bottom_bwd_ = 0.0, top_fwd_ms_ = 0.0, top_bwd_ms_ = 0.0;
+    double allreduce_ms_ = 0.0;
     double dense_gradient_bytes_ = 0.0;
     double fixed_bytes_ = 0.0; //!< dense replica + its activations + the platform's reserve
     std::vector<TablePlan> tables_;

@@ -11,6 +11,7 @@
 //! kernel, std::vectors on the host), so the same function runs on host and in any Kokkos
 //! backend. The loops run in a fixed order: results do not depend on the backend.
 #include <cstdint>
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/embedding.hpp>
@@ -21,20 +22,20 @@
 namespace shardsweep
 {
 
-//! Phases of an iteration; the numbering matches kernel/cost_kernel.hpp's Phase.
+//! Phases of an iteration as array indices (domain/scenario.hpp's Phase, declared once there).
 namespace step_phase
 {
-constexpr int input_dist = 0;
-constexpr int embedding_fwd = 1;
-constexpr int bottom_mlp_fwd = 2;
-constexpr int embedding_comm_fwd = 3;
-constexpr int top_fwd = 4;
-constexpr int top_bwd = 5;
-constexpr int embedding_comm_bwd = 6;
-constexpr int bottom_mlp_bwd = 7;
-constexpr int embedding_bwd = 8;
-constexpr int dense_allreduce = 9;
-constexpr int count = 10;
+constexpr int input_dist = static_cast<int>( Phase::input_dist );
+constexpr int embedding_fwd = static_cast<int>( Phase::embedding_fwd );
+constexpr int bottom_mlp_fwd = static_cast<int>( Phase::bottom_mlp_fwd );
+constexpr int embedding_comm_fwd = static_cast<int>( Phase::embedding_comm_fwd );
+constexpr int top_fwd = static_cast<int>( Phase::top_fwd );
+constexpr int top_bwd = static_cast<int>( Phase::top_bwd );
+constexpr int embedding_comm_bwd = static_cast<int>( Phase::embedding_comm_bwd );
+constexpr int bottom_mlp_bwd = static_cast<int>( Phase::bottom_mlp_bwd );
+constexpr int embedding_bwd = static_cast<int>( Phase::embedding_bwd );
+constexpr int dense_allreduce = static_cast<int>( Phase::dense_allreduce );
+constexpr int count = kNumPhases;
 } // namespace step_phase
 
 //! Bytes per sparse index sent in the input distribution (int64 ids, TorchRec's default).
@@ -112,6 +113,48 @@ KOKKOS_INLINE_FUNCTION double sumEmbeddingDims( const StepTables& tables )
     for ( int t = 0; t < tables.count; ++t )
         sum_dims += tables.spec[t].dim;
     return sum_dims;
+}
+
+//! The durations one DLRM iteration is composed of (ms): the collectives, the dense part and the
+//! slowest GPU's embedding lookups and updates.
+struct StepDurations
+{
+    double input_dist = 0.0;      //!< sparse-index all-to-all
+    double bottom_fwd = 0.0;      //!< bottom MLP forward
+    double embedding_fwd = 0.0;   //!< the slowest GPU's lookups
+    double a2a_fwd = 0.0;         //!< pooled-embedding all-to-all
+    double top_fwd = 0.0;         //!< interaction + top MLP forward
+    double top_bwd = 0.0;         //!< their backward
+    double a2a_bwd = 0.0;         //!< gradient all-to-all
+    double bottom_bwd = 0.0;      //!< bottom MLP backward
+    double embedding_bwd = 0.0;   //!< the slowest GPU's embedding backward and update
+    double dense_allreduce = 0.0; //!< dense-gradient all-reduce
+};
+
+//! When each part of the iteration starts and ends (ms from the iteration's start).
+struct StepTimeline
+{
+    double lookup_start, top_end, grad_arrived, update_start, compute_end, iteration;
+};
+
+//! The DLRM step's timeline, the one composition that the model (predictStep), the planners'
+//! incremental state (plan/plan_state) and the lower bound on any plan (plan/lower_bound) use.
+//! The bottom MLP needs no sparse input: it runs while the ids are distributed. The embedding
+//! all-to-all starts when the slowest GPU has finished its lookups; the interaction and top MLP
+//! run on every GPU alike; the gradient all-to-all follows, while the bottom MLP's backward runs;
+//! then each GPU updates its shards while the dense all-reduce (issued after the gradient
+//! all-to-all on the same network) proceeds.
+KOKKOS_INLINE_FUNCTION StepTimeline stepTimeline( const StepDurations& d )
+{
+    StepTimeline t{};
+    t.lookup_start = math::fmax( d.input_dist, d.bottom_fwd );
+    const double top_start = t.lookup_start + d.embedding_fwd + d.a2a_fwd;
+    t.top_end = top_start + d.top_fwd + d.top_bwd;
+    t.grad_arrived = t.top_end + d.a2a_bwd;
+    t.update_start = math::fmax( t.grad_arrived, t.top_end + d.bottom_bwd );
+    t.compute_end = t.update_start + d.embedding_bwd;
+    t.iteration = math::fmax( t.compute_end, t.grad_arrived + d.dense_allreduce );
+    return t;
 }
 
 //! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
@@ -228,38 +271,37 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
                                                 Collective::all_reduce, gradient_bytes );
     }
 
-    // Timeline. The bottom MLP needs no sparse input: it runs while the ids are distributed.
-    // The embedding all-to-all starts when the slowest GPU has finished its lookups; the
-    // interaction and top MLP run on every GPU alike; the gradient all-to-all follows, while
-    // the bottom MLP's backward runs; then each GPU updates its shards while the dense
-    // all-reduce (issued after the gradient all-to-all on the same network) proceeds.
-    const double t_lookup_start = math::fmax( index_ms, dense_cost.bottom_fwd_ms );
     double max_fwd = 0.0, max_bwd = 0.0;
     for ( int g = 0; g < num_gpus; ++g )
     {
         max_fwd = math::fmax( max_fwd, gpus.phase_ms[g * ph::count + ph::embedding_fwd] );
         max_bwd = math::fmax( max_bwd, gpus.phase_ms[g * ph::count + ph::embedding_bwd] );
     }
-    const double t_top_start = t_lookup_start + max_fwd + a2a_fwd_ms;
-    const double t_top_end = t_top_start + dense_cost.top_fwd_ms + dense_cost.top_bwd_ms;
-    const double t_grad_arrived = t_top_end + a2a_bwd_ms;
-    const double t_update_start =
-        math::fmax( t_grad_arrived, t_top_end + dense_cost.bottom_bwd_ms );
-    const double t_compute_end = t_update_start + max_bwd;
-    const double t_allreduce_end = t_grad_arrived + allreduce_ms;
-    summary.iteration_ms = math::fmax( t_compute_end, t_allreduce_end );
+    StepDurations d;
+    d.input_dist = index_ms;
+    d.bottom_fwd = dense_cost.bottom_fwd_ms;
+    d.embedding_fwd = max_fwd;
+    d.a2a_fwd = a2a_fwd_ms;
+    d.top_fwd = dense_cost.top_fwd_ms;
+    d.top_bwd = dense_cost.top_bwd_ms;
+    d.a2a_bwd = a2a_bwd_ms;
+    d.bottom_bwd = dense_cost.bottom_bwd_ms;
+    d.embedding_bwd = max_bwd;
+    d.dense_allreduce = allreduce_ms;
+    const StepTimeline t = stepTimeline( d );
+    summary.iteration_ms = t.iteration;
 
     // Critical-path share of each phase (they add up to the iteration time).
     summary.phase_ms[ph::bottom_mlp_fwd] = dense_cost.bottom_fwd_ms;
-    summary.phase_ms[ph::input_dist] = t_lookup_start - dense_cost.bottom_fwd_ms;
+    summary.phase_ms[ph::input_dist] = t.lookup_start - dense_cost.bottom_fwd_ms;
     summary.phase_ms[ph::embedding_fwd] = max_fwd;
     summary.phase_ms[ph::embedding_comm_fwd] = a2a_fwd_ms;
     summary.phase_ms[ph::top_fwd] = dense_cost.top_fwd_ms;
     summary.phase_ms[ph::top_bwd] = dense_cost.top_bwd_ms;
     summary.phase_ms[ph::embedding_comm_bwd] = a2a_bwd_ms;
-    summary.phase_ms[ph::bottom_mlp_bwd] = t_update_start - t_grad_arrived;
+    summary.phase_ms[ph::bottom_mlp_bwd] = t.update_start - t.grad_arrived;
     summary.phase_ms[ph::embedding_bwd] = max_bwd;
-    summary.phase_ms[ph::dense_allreduce] = summary.iteration_ms - t_compute_end;
+    summary.phase_ms[ph::dense_allreduce] = summary.iteration_ms - t.compute_end;
 
     // Per-GPU busy time of each phase and memory.
     const double dense_GiB =
