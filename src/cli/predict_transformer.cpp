@@ -2,10 +2,12 @@
 // (model/transformer.hpp; issue 11's CSV contract).
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <map>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
@@ -18,19 +20,30 @@ namespace shardsweep
 
 namespace
 {
-//! The case columns in output order; the four of kRequired must be present, the rest may be
-//! absent or empty (defaults in --help).
-const std::vector<std::string> kCaseColumns = {
-    "case",         "platform",         "gpu",      "gpus",       "arch", "hidden", "heads",
-    "layers",       "seq_len",          "vocab",    "ffn_hidden", "tp",   "pp",     "dp",
-    "global_batch", "micro_batch",      "schedule", "recompute",  "zero", "dtype",  "mode",
-    "fused",        "sequence_parallel" };
+//! The case columns in output order: the model and layout, then the knobs of parallelFields()
+//! (domain/parallel_fields.hpp) in the order of this command's CSV contract (issue 11; dtype,
+//! a model column, sits among them), then any knob added to the table since. The four of
+//! kRequired must be present, the rest may be absent or empty (defaults in --help).
+std::vector<std::string> caseColumns()
+{
+    std::vector<std::string> columns = {
+        "case",    "platform", "gpu",        "gpus", "arch", "hidden", "heads",       "layers",
+        "seq_len", "vocab",    "ffn_hidden", "tp",   "pp",   "dp",     "global_batch" };
+    const std::vector<std::string> contract = {
+        "micro_batch", "schedule", "recompute", "zero",
+        "dtype",       "mode",     "fused",     "sequence_parallel" };
+    columns.insert( columns.end(), contract.begin(), contract.end() );
+    for ( const ParallelField& f : parallelFields() )
+        if ( std::find( contract.begin(), contract.end(), f.key ) == contract.end() )
+            columns.emplace_back( f.key );
+    return columns;
+}
 const std::vector<std::string> kRequired = { "hidden", "heads", "layers", "seq_len" };
 
 std::vector<std::string> optionalColumns()
 {
     std::vector<std::string> optional;
-    for ( const std::string& c : kCaseColumns )
+    for ( const std::string& c : caseColumns() )
         if ( std::find( kRequired.begin(), kRequired.end(), c ) == kRequired.end() )
             optional.push_back( c );
     return optional;
@@ -38,7 +51,7 @@ std::vector<std::string> optionalColumns()
 
 std::vector<std::string> outputColumns()
 {
-    std::vector<std::string> columns = kCaseColumns;
+    std::vector<std::string> columns = caseColumns();
     columns.emplace_back( "iteration_ms" );
     for ( const std::string& phase : enumNameList<TransformerPhase>( "_ms" ) )
         columns.push_back( phase );
@@ -63,9 +76,53 @@ std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& col
     return v;
 }
 
-bool boolCell( const CsvTable& t, std::size_t row, const std::string& column, bool fallback )
+//! A knob's cell (domain/parallel_fields.hpp): its number, 0/1, or its name; empty: the default.
+int knobCell( const CsvTable& t, std::size_t row, const ParallelField& f )
 {
-    return t.isEmpty( row, column ) ? fallback : t.getBool( row, column );
+    switch ( f.kind )
+    {
+    case ParallelField::flag:
+        return t.isEmpty( row, f.key ) ? f.fallback : int( t.getBool( row, f.key ) );
+    case ParallelField::choice:
+        return t.getEnumOr( row, f.key, parallelFieldChoices( f ), f.fallback );
+    case ParallelField::integer:
+        break;
+    }
+    const std::int64_t v = intCell( t, row, f.key, f.fallback, f.min );
+    if ( v > f.max )
+        t.fail( row, f.key, fmt::format( "an integer in [{}, {}]", f.min, f.max ) );
+    return int( v );
+}
+
+//! A knob's output cell: the number (0/1 for a flag) or the choice's name.
+ResultTable::Cell knobOutput( const ParallelField& f, const ParallelConfig& c )
+{
+    if ( f.kind == ParallelField::choice )
+        return parallelFieldText( f, c );
+    return static_cast<long long>( f.get( c ) );
+}
+
+//! The --help lines of the knobs: key, help, values and default, from the field table.
+std::string knobHelp()
+{
+    std::string text;
+    for ( const ParallelField& f : parallelFields() )
+    {
+        std::string values;
+        if ( f.kind == ParallelField::choice )
+            for ( const std::string& n : f.names() )
+                values += ( values.empty() ? "" : " | " ) + n;
+        else if ( f.kind == ParallelField::flag )
+            values = "0 | 1";
+        else
+            values = fmt::format( "{}..{}", f.min, f.max );
+        ParallelConfig c;
+        f.set( c, f.fallback );
+        const std::string fallback = f.kind == ParallelField::flag ? std::to_string( f.fallback )
+                                                                   : parallelFieldText( f, c );
+        text += fmt::format( "  {:<17} {}: {} (default {})\n", f.key, f.help, values, fallback );
+    }
+    return text;
 }
 } // namespace
 
@@ -92,21 +149,14 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         "  ffn_hidden    default 4*hidden\n"
         "  tp, pp        default 1\n"
         "  dp            default gpus/(tp*pp), or 1\n"
-        "  micro_batch   sequences per micro-batch and replica (default 1)\n"
         "  global_batch  sequences per step (default micro_batch*dp); a multiple of it\n"
-        "  schedule      1f1b | gpipe (default 1f1b)\n"
-        "  recompute     none | selective | full (default none)\n"
-        "  zero          0..3 (default 0)\n"
-        "  dtype         fp32 | tf32 | fp16 | bf16 (default bf16)\n"
-        "  mode          train | infer (default train; infer: forward only)\n"
-        "  fused         0 | 1: one fused (flash) attention kernel (default 0: Megatron's fused\n"
-        "                softmax between batched GEMMs)\n"
-        "  sequence_parallel  0 | 1 (default 0)\n"
-        "Output: the resolved inputs, then iteration_ms, compute_ms, tp_comm_ms, pp_comm_ms,\n"
-        "dp_comm_ms, bubble_ms, optimizer_ms (the critical path, adding up to iteration_ms),\n"
-        "peak_memory_GiB (fullest pipeline stage), feasible (fits the GPU memory less the\n"
-        "platform's hbm_reserve_GiB). A bad row exits with status 2 naming file, line and "
-        "column.\n",
+        "  dtype         fp32 | tf32 | fp16 | bf16 (default bf16)\n" +
+            knobHelp() +
+            "Output: the resolved inputs, then iteration_ms, compute_ms, tp_comm_ms, pp_comm_ms,\n"
+            "dp_comm_ms, bubble_ms, optimizer_ms (the critical path, adding up to iteration_ms),\n"
+            "peak_memory_GiB (fullest pipeline stage), feasible (fits the GPU memory less the\n"
+            "platform's hbm_reserve_GiB). A bad row exits with status 2 naming file, line and "
+            "column.\n",
         PredictCli::kInput | PredictCli::kOutput );
     if ( !cli.parse( ctx, args ) )
         return 0;
@@ -115,6 +165,7 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
     std::map<std::string, NamedPlatform> platforms;
     const std::filesystem::path csv_dir = std::filesystem::path( cli.inputPath() ).parent_path();
 
+    const std::vector<std::string> columns = caseColumns();
     ResultTable result( outputColumns() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
@@ -179,21 +230,13 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             t.fail( r, "tp", "a divisor of heads (" + std::to_string( m.heads ) + ")" );
         if ( m.layers % cfg.pp != 0 )
             t.fail( r, "pp", "a divisor of layers (" + std::to_string( m.layers ) + ")" );
-        cfg.micro_batch = int( intCell( t, r, "micro_batch", 1, 1 ) );
+        for ( const ParallelField& f : parallelFields() )
+            f.set( cfg, knobCell( t, r, f ) );
         const std::int64_t per_step = std::int64_t( cfg.micro_batch ) * cfg.dp;
         cfg.global_batch = intCell( t, r, "global_batch", per_step, 1 );
         if ( cfg.global_batch % per_step != 0 )
             t.fail( r, "global_batch",
                     "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
-        cfg.schedule = t.getEnumOr( r, "schedule", enumPairs<PipelineSchedule>(),
-                                    PipelineSchedule::one_f_one_b );
-        cfg.recompute = t.getEnumOr( r, "recompute", enumPairs<Recompute>(), Recompute::none );
-        cfg.zero = int( intCell( t, r, "zero", 0, 0 ) );
-        if ( cfg.zero > 3 )
-            t.fail( r, "zero", "0, 1, 2 or 3" );
-        cfg.mode = t.getEnumOr( r, "mode", enumPairs<RunMode>(), RunMode::train );
-        cfg.fused = boolCell( t, r, "fused", false );
-        cfg.sequence_parallel = boolCell( t, r, "sequence_parallel", false );
         if ( platform_name.empty() && gpus > 1 )
             t.fail( r, t.hasColumn( "platform" ) ? "platform" : "dp",
                     "a platform file for " + std::to_string( gpus ) +
@@ -220,16 +263,12 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
                                             static_cast<long long>( cfg.tp ),
                                             static_cast<long long>( cfg.pp ),
                                             static_cast<long long>( cfg.dp ),
-                                            static_cast<long long>( cfg.global_batch ),
-                                            static_cast<long long>( cfg.micro_batch ),
-                                            std::string( nameOf( cfg.schedule ) ),
-                                            std::string( nameOf( cfg.recompute ) ),
-                                            static_cast<long long>( cfg.zero ),
-                                            std::string( nameOf( m.dtype ) ),
-                                            std::string( nameOf( cfg.mode ) ),
-                                            static_cast<long long>( cfg.fused ),
-                                            static_cast<long long>( cfg.sequence_parallel ),
-                                            s.iteration_ms };
+                                            static_cast<long long>( cfg.global_batch ) };
+        for ( std::size_t c = row.size(); c < columns.size(); ++c )
+            row.push_back( columns[c] == "dtype"
+                               ? ResultTable::Cell( std::string( nameOf( m.dtype ) ) )
+                               : knobOutput( *findParallelField( columns[c] ), cfg ) );
+        row.emplace_back( s.iteration_ms );
         for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
             row.emplace_back( s.phase_ms[ph] );
         row.emplace_back( s.peak_memory_GiB );

@@ -3,6 +3,7 @@
 #include <set>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
@@ -121,25 +122,40 @@ void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards,
 }
 } // namespace
 
+namespace
+{
+//! One field of a `parallel:` mapping, or its default when absent.
+int parallelFieldValue( const YamlView& node, const ParallelField& f )
+{
+    switch ( f.kind )
+    {
+    case ParallelField::flag:
+        return node.getBoolOr( f.key, f.fallback != 0 ) ? 1 : 0;
+    case ParallelField::choice:
+        return node.getEnumOr( f.key, f.fallback, parallelFieldChoices( f ) );
+    case ParallelField::integer:
+        break;
+    }
+    return node.getInt32Or( f.key, f.fallback, Range::between( f.min, f.max ) );
+}
+} // namespace
+
 ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec* model,
                                     int num_gpus, std::int64_t global_batch )
 {
-    node.checkKeys( {}, { "tp", "pp", "dp", "micro_batch", "global_batch", "schedule", "recompute",
-                          "zero", "sequence_parallel", "fused", "mode" } );
+    std::vector<std::string> keys = { "tp", "pp", "dp", "global_batch" };
+    for ( const ParallelField& f : parallelFields() )
+        keys.emplace_back( f.key );
+    node.checkKeys( {}, keys );
     const Range degree = Range::between( 1, 1 << 20 );
-    ParallelConfig c;
+    ParallelConfig c = defaultParallelConfig();
     c.tp = node.getInt32Or( "tp", 1, degree );
     c.pp = node.getInt32Or( "pp", 1, degree );
     const int derived_dp = num_gpus > 0 ? num_gpus / ( c.tp * c.pp ) : 1;
     c.dp = node.getInt32Or( "dp", derived_dp, degree );
-    c.micro_batch = node.getInt32Or( "micro_batch", 1, Range::between( 1, 1.0e7 ) );
+    for ( const ParallelField& f : parallelFields() )
+        f.set( c, parallelFieldValue( node, f ) );
     c.global_batch = node.getIntOr( "global_batch", global_batch, Range::between( 1, 1.0e9 ) );
-    c.schedule = node.getEnumOr( "schedule", c.schedule, enumPairs<PipelineSchedule>() );
-    c.recompute = node.getEnumOr( "recompute", c.recompute, enumPairs<Recompute>() );
-    c.zero = node.getInt32Or( "zero", 0, Range::between( 0, 3 ) );
-    c.sequence_parallel = node.getBoolOr( "sequence_parallel", false );
-    c.fused = node.getBoolOr( "fused", true );
-    c.mode = node.getEnumOr( "mode", c.mode, enumPairs<RunMode>() );
     auto at = [&]( const char* key ) { return node.has( key ) ? node.at( key ) : node; };
     auto n = []( std::int64_t x ) { return std::to_string( x ); };
     if ( model )
@@ -169,12 +185,14 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
 std::string parallelConfigYaml( const ParallelConfig& c )
 {
     std::ostringstream out;
-    out << "{ tp: " << c.tp << ", pp: " << c.pp << ", dp: " << c.dp
-        << ", micro_batch: " << c.micro_batch << ", global_batch: " << c.global_batch
-        << ", schedule: " << nameOf( c.schedule ) << ", recompute: " << nameOf( c.recompute )
-        << ", zero: " << c.zero
-        << ", sequence_parallel: " << ( c.sequence_parallel ? "true" : "false" )
-        << ", fused: " << ( c.fused ? "true" : "false" ) << ", mode: " << nameOf( c.mode ) << " }";
+    out << "{ tp: " << c.tp << ", pp: " << c.pp << ", dp: " << c.dp;
+    for ( const ParallelField& f : parallelFields() )
+    {
+        out << ", " << f.key << ": " << parallelFieldText( f, c );
+        if ( std::string( f.key ) == "micro_batch" ) // next to the micro-batch that divides it
+            out << ", global_batch: " << c.global_batch;
+    }
+    out << " }";
     return out.str();
 }
 

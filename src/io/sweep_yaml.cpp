@@ -5,6 +5,7 @@
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/model/rng.hpp>
@@ -186,11 +187,28 @@ std::vector<int> boolValues( const YamlView& v )
     return out;
 }
 
+// A knob's value or list of values as ints (domain/parallel_fields.hpp).
+std::vector<int> fieldValues( const YamlView& v, const ParallelField& f )
+{
+    switch ( f.kind )
+    {
+    case ParallelField::flag:
+        return boolValues( v );
+    case ParallelField::choice:
+        return enumValues( v, parallelFieldChoices( f ) );
+    case ParallelField::integer:
+        break;
+    }
+    return intOrList( v, Range::between( f.min, f.max ) );
+}
+
 // The grid's `parallel:` section (docs/SWEEPS.md): each key a value or a list.
 ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts )
 {
-    v.checkKeys( {}, { "tp", "pp", "micro_batch", "schedule", "recompute", "zero",
-                       "sequence_parallel", "fused", "mode" } );
+    std::vector<std::string> keys = { "tp", "pp" };
+    for ( const ParallelField& f : parallelFields() )
+        keys.emplace_back( f.key );
+    v.checkKeys( {}, keys );
     ParallelGrid g;
     const Range degree = Range::between( 1, 1 << 20 );
     const bool every_tp =
@@ -215,20 +233,10 @@ ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts
         if ( auto x = v.find( "pp" ) )
             g.pp = intOrList( *x, degree );
     }
-    if ( auto x = v.find( "micro_batch" ) )
-        g.micro_batch = intOrList( *x, Range::between( 1, 1.0e7 ) );
-    if ( auto x = v.find( "schedule" ) )
-        g.schedule = enumValues( *x, enumPairs<PipelineSchedule>() );
-    if ( auto x = v.find( "recompute" ) )
-        g.recompute = enumValues( *x, enumPairs<Recompute>() );
-    if ( auto x = v.find( "zero" ) )
-        g.zero = intOrList( *x, Range::between( 0, 3 ) );
-    if ( auto x = v.find( "sequence_parallel" ) )
-        g.sequence_parallel = boolValues( *x );
-    if ( auto x = v.find( "fused" ) )
-        g.fused = boolValues( *x );
-    if ( auto x = v.find( "mode" ) )
-        g.mode = enumValues( *x, enumPairs<RunMode>() );
+    const std::vector<ParallelField>& fields = parallelFields();
+    for ( std::size_t k = 0; k < fields.size(); ++k )
+        if ( auto x = v.find( fields[k].key ) )
+            g.values[k] = fieldValues( *x, fields[k] );
     return g;
 }
 

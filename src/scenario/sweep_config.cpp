@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 
@@ -39,16 +40,26 @@ std::uint64_t ParallelGrid::layoutCount( const std::vector<int>& gpu_counts ) co
     return most;
 }
 
+std::vector<std::vector<int>> ParallelGrid::defaultValues()
+{
+    std::vector<std::vector<int>> v;
+    for ( const ParallelField& f : parallelFields() )
+        v.push_back( { f.fallback } );
+    return v;
+}
+
 std::uint64_t ParallelGrid::size( const std::vector<int>& gpu_counts ) const
 {
-    return layoutCount( gpu_counts ) * micro_batch.size() * schedule.size() * recompute.size() *
-           zero.size() * sequence_parallel.size() * fused.size() * mode.size();
+    std::uint64_t n = layoutCount( gpu_counts );
+    for ( const std::vector<int>& v : values )
+        n *= v.size();
+    return n;
 }
 
 ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
                                  std::int64_t global_batch ) const
 {
-    // Mixed radix, mode fastest... layout slowest.
+    // Mixed radix: the last field of parallelFields() fastest, the layout slowest.
     auto take = [&index]( std::size_t radix )
     {
         const std::uint64_t d = index % radix;
@@ -57,13 +68,9 @@ ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
     };
     ParallelConfig c;
     c.global_batch = global_batch;
-    c.mode = mode[take( mode.size() )];
-    c.fused = fused[take( fused.size() )] != 0;
-    c.sequence_parallel = sequence_parallel[take( sequence_parallel.size() )] != 0;
-    c.zero = zero[take( zero.size() )];
-    c.recompute = recompute[take( recompute.size() )];
-    c.schedule = schedule[take( schedule.size() )];
-    c.micro_batch = micro_batch[take( micro_batch.size() )];
+    const std::vector<ParallelField>& fields = parallelFields();
+    for ( std::size_t k = fields.size(); k-- > 0; )
+        fields[k].set( c, values[k][take( values[k].size() )] );
     c.tp = c.pp = c.dp = 0;
     if ( every_layout )
     {

@@ -3,6 +3,7 @@
 // lookups parsers and printers use.
 #include <gtest/gtest.h>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,52 @@ TEST( TEST_CATEGORY, domain_names_lookups )
         compute.push_back( name );
     EXPECT_EQ( compute, ( std::vector<std::string>{ "fp32", "tf32", "fp16", "bf16" } ) );
     EXPECT_EQ( enumPairs<DataType>().size(), 5u );
+}
+
+// The field table of ParallelConfig: its defaults are the struct's (one default everywhere: files,
+// sweep grids and predict transformer read the table), and every field reads back what it sets.
+TEST( TEST_CATEGORY, domain_parallel_fields )
+{
+    const ParallelConfig plain;
+    const ParallelConfig table = defaultParallelConfig();
+    EXPECT_EQ( table.micro_batch, plain.micro_batch );
+    EXPECT_EQ( table.schedule, plain.schedule );
+    EXPECT_EQ( table.recompute, plain.recompute );
+    EXPECT_EQ( table.zero, plain.zero );
+    EXPECT_EQ( table.sequence_parallel, plain.sequence_parallel );
+    EXPECT_EQ( table.fused, plain.fused );
+    EXPECT_TRUE( table.fused );
+    EXPECT_EQ( table.mode, plain.mode );
+
+    std::vector<std::string> keys;
+    for ( const ParallelField& f : parallelFields() )
+    {
+        keys.emplace_back( f.key );
+        EXPECT_EQ( findParallelField( f.key ), &f );
+        const int last = f.kind == ParallelField::choice ? int( f.names().size() ) - 1 : f.max;
+        ParallelConfig c;
+        f.set( c, last );
+        EXPECT_EQ( f.get( c ), last ) << f.key;
+        f.set( c, f.kind == ParallelField::choice ? 0 : f.min );
+        EXPECT_EQ( f.get( c ), f.kind == ParallelField::choice ? 0 : f.min ) << f.key;
+    }
+    // File order = the sweep grid's enumeration order (mode fastest): changing it renumbers the
+    // scenarios of every transformer sweep.
+    EXPECT_EQ( keys, ( std::vector<std::string>{ "micro_batch", "schedule", "recompute", "zero",
+                                                 "sequence_parallel", "fused", "mode" } ) );
+    EXPECT_EQ( findParallelField( "tp" ), nullptr );
+
+    ParallelConfig c;
+    c.recompute = Recompute::selective;
+    c.sequence_parallel = true;
+    c.zero = 2;
+    EXPECT_EQ( parallelFieldText( *findParallelField( "recompute" ), c ), "selective" );
+    EXPECT_EQ( parallelFieldText( *findParallelField( "sequence_parallel" ), c ), "true" );
+    EXPECT_EQ( parallelFieldText( *findParallelField( "zero" ), c ), "2" );
+    const NamePairs<int> modes = parallelFieldChoices( *findParallelField( "mode" ) );
+    ASSERT_EQ( modes.size(), 2u );
+    EXPECT_EQ( modes[1].first, "infer" );
+    EXPECT_EQ( modes[1].second, int( RunMode::infer ) );
 }
 
 } // namespace Test

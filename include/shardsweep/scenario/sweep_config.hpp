@@ -56,13 +56,11 @@ struct ParallelGrid
     bool every_layout = false;
     std::vector<int> tp = { 1 };
     std::vector<int> pp = { 1 };
-    std::vector<int> micro_batch = { 1 };
-    std::vector<PipelineSchedule> schedule = { PipelineSchedule::one_f_one_b };
-    std::vector<Recompute> recompute = { Recompute::none };
-    std::vector<int> zero = { 0 };
-    std::vector<int> sequence_parallel = { 0 };
-    std::vector<int> fused = { 1 };
-    std::vector<RunMode> mode = { RunMode::train };
+    //! The values of each knob of parallelFields() (domain/parallel_fields.hpp), in its order:
+    //! the number, 0/1 for a flag, the enum's code for a choice. Default: the field's default.
+    std::vector<std::vector<int>> values = defaultValues();
+
+    static std::vector<std::vector<int>> defaultValues();
 
     //! Entries of the (tp, pp) axis.
     std::uint64_t layoutCount( const std::vector<int>& gpu_counts ) const;

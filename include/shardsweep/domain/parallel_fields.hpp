@@ -1,0 +1,119 @@
+#pragma once
+//! \file parallel_fields.hpp
+//! \brief The one field table of a transformer's parallel configuration: for every knob of
+//! ParallelConfig its key (YAML, CSV column), kind, valid range, default, the member it sets and
+//! one help line. The plan and scenario YAML readers and writer (io/plan_yaml), the sweep grid's
+//! `parallel:` section (io/sweep_yaml, scenario/sweep_config) and `predict transformer`'s CSV
+//! columns read it: a new knob is one row here plus the model code that uses it.
+//!
+//! tp, pp, dp and global_batch are not rows: each is derived from the others and the GPU count,
+//! and sweeps enumerate (tp, pp) as layouts of the GPU count.
+
+#include <cstddef>
+#include <shardsweep/domain/names.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! One knob of ParallelConfig. Every value is carried as an int: the number itself, 0/1 for a
+//! flag, the enum's code for a choice (its names: `names`).
+struct ParallelField
+{
+    enum Kind
+    {
+        integer,
+        flag,
+        choice,
+    };
+    const char* key;
+    Kind kind;
+    int min, max;     //!< integer: the valid range
+    int fallback;     //!< the default (a code for a choice, 0/1 for a flag)
+    const char* help; //!< one line: what it is (with its unit)
+    int ( *get )( const ParallelConfig& );
+    void ( *set )( ParallelConfig&, int );
+    std::vector<std::string> ( *names )(); //!< choice: the names in code order
+};
+
+//! The knobs in file order. A sweep grid enumerates them last-fastest (mode varies fastest).
+inline const std::vector<ParallelField>& parallelFields()
+{
+    using C = ParallelConfig;
+    static const std::vector<ParallelField> fields = {
+        { "micro_batch", ParallelField::integer, 1, 10000000, 1,
+          "sequences per micro-batch and data-parallel replica",
+          []( const C& c ) { return c.micro_batch; }, []( C& c, int v ) { c.micro_batch = v; },
+          nullptr },
+        { "schedule", ParallelField::choice, 0, 0, 0, "pipeline schedule",
+          []( const C& c ) { return int( c.schedule ); },
+          []( C& c, int v ) { c.schedule = PipelineSchedule( v ); },
+          []() { return enumNameList<PipelineSchedule>(); } },
+        { "recompute", ParallelField::choice, 0, 0, 0, "activation recomputation",
+          []( const C& c ) { return int( c.recompute ); },
+          []( C& c, int v ) { c.recompute = Recompute( v ); },
+          []() { return enumNameList<Recompute>(); } },
+        { "zero", ParallelField::integer, 0, 3, 0,
+          "ZeRO stage over the data-parallel group (0: none)", []( const C& c ) { return c.zero; },
+          []( C& c, int v ) { c.zero = v; }, nullptr },
+        { "sequence_parallel", ParallelField::flag, 0, 1, 0,
+          "Megatron sequence parallelism of LayerNorm and dropout (with tp > 1)",
+          []( const C& c ) { return int( c.sequence_parallel ); },
+          []( C& c, int v ) { c.sequence_parallel = v != 0; }, nullptr },
+        { "fused", ParallelField::flag, 0, 1, 1,
+          "fused attention (flash) and fused softmax / bias-GELU kernels",
+          []( const C& c ) { return int( c.fused ); }, []( C& c, int v ) { c.fused = v != 0; },
+          nullptr },
+        { "mode", ParallelField::choice, 0, 0, 0, "train (forward, backward, optimizer) or infer",
+          []( const C& c ) { return int( c.mode ); }, []( C& c, int v ) { c.mode = RunMode( v ); },
+          []() { return enumNameList<RunMode>(); } },
+    };
+    return fields;
+}
+
+//! The field whose key is `key`, or null.
+inline const ParallelField* findParallelField( const std::string& key )
+{
+    for ( const ParallelField& f : parallelFields() )
+        if ( key == f.key )
+            return &f;
+    return nullptr;
+}
+
+//! The value of `field` in `config` as files write it: "true"/"false" for a flag, the name for a
+//! choice, the number otherwise.
+inline std::string parallelFieldText( const ParallelField& field, const ParallelConfig& config )
+{
+    const int v = field.get( config );
+    switch ( field.kind )
+    {
+    case ParallelField::flag:
+        return v ? "true" : "false";
+    case ParallelField::choice:
+        return field.names()[std::size_t( v )];
+    case ParallelField::integer:
+        break;
+    }
+    return std::to_string( v );
+}
+
+//! A choice field's names with their codes, for the readers' enum lookups.
+inline NamePairs<int> parallelFieldChoices( const ParallelField& field )
+{
+    NamePairs<int> pairs;
+    for ( const std::string& n : field.names() )
+        pairs.emplace_back( n, int( pairs.size() ) );
+    return pairs;
+}
+
+//! A ParallelConfig with every field at its table default (and tp = pp = dp = 1).
+inline ParallelConfig defaultParallelConfig()
+{
+    ParallelConfig c;
+    for ( const ParallelField& f : parallelFields() )
+        f.set( c, f.fallback );
+    return c;
+}
+
+} // namespace shardsweep
