@@ -122,16 +122,18 @@ const std::vector<ColumnSpec>& scenarioColumns()
             column( "tp", &R::tp, "GPUs" ),
             column( "pp", &R::pp, "stages" ),
             column( "dp", &R::dp, "replicas" ),
-            column( "micro_batch", &R::micro_batch, "sequences" ),
-            column( "schedule", &R::schedule, "code", "schedules" ),
-            column( "recompute", &R::recompute, "code", "recomputes" ),
-            column( "zero", &R::zero, "stage" ),
-            column( "sequence_parallel", &R::sequence_parallel, "1" ),
-            column( "fused", &R::fused, "1" ),
-            column( "mode", &R::mode, "code", "modes" ),
-            column( "peak_memory_stage", &R::peak_memory_stage, "stage" ),
         };
         c.insert( c.end(), transformer.begin(), transformer.end() );
+        static const R probe{};
+        const auto* base = reinterpret_cast<const char*>( &probe );
+        for ( int k = 0; k < kNumParallelFields; ++k )
+        {
+            const ParallelField& f = kParallelFields[k];
+            const auto* field = reinterpret_cast<const char*>( &probe.parallel[k] );
+            c.push_back(
+                ColumnSpec{ f.key, h5::Type::i32, std::size_t( field - base ), f.unit, f.table } );
+        }
+        c.push_back( column( "peak_memory_stage", &R::peak_memory_stage, "stage" ) );
         arrayColumns( c, &R::transformer_phase_ms, enumNameList<TransformerPhase>( "_ms" ), "ms" );
         c.push_back( column( "model_flops", &R::model_flops, "FLOP" ) );
         return c;
@@ -284,13 +286,8 @@ void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan*
         row.tp = c.tp;
         row.pp = c.pp;
         row.dp = c.dp;
-        row.micro_batch = c.micro_batch;
-        row.schedule = static_cast<std::int32_t>( c.schedule );
-        row.recompute = static_cast<std::int32_t>( c.recompute );
-        row.zero = c.zero;
-        row.sequence_parallel = c.sequence_parallel ? 1 : 0;
-        row.fused = c.fused ? 1 : 0;
-        row.mode = static_cast<std::int32_t>( c.mode );
+        for ( int k = 0; k < kNumParallelFields; ++k )
+            row.parallel[k] = kParallelFields[k].get( c );
         row.peak_memory_stage = t.peak_memory_stage;
         std::copy( t.phase_ms, t.phase_ms + kNumTransformerPhases, row.transformer_phase_ms );
         row.model_flops = t.model_flops;

@@ -29,7 +29,8 @@ namespace detail
 namespace
 {
 
-constexpr std::uint64_t kChunkElements = 1 << 17; // ~1 MiB of doubles (HDF5 1.10 chunk-cache advice: docs/HDF5_LAYOUT.md)
+constexpr std::uint64_t kChunkElements =
+    1 << 17; // ~1 MiB of doubles (HDF5 1.10 chunk-cache advice: docs/HDF5_LAYOUT.md)
 
 //! The fill value of a column: what a default row holds, NaN for floating point.
 template <class Row>
@@ -80,9 +81,9 @@ void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_t
     names.createStringDataset( "sharding_types", enumNameList<ShardingType>() );
     names.createStringDataset( "compute_kernels", enumNameList<ComputeKernel>() );
     names.createStringDataset( "workload_kinds", enumNameList<WorkloadKind>() );
-    names.createStringDataset( "schedules", enumNameList<PipelineSchedule>() );
-    names.createStringDataset( "recomputes", enumNameList<Recompute>() );
-    names.createStringDataset( "modes", enumNameList<RunMode>() );
+    for ( const ParallelField& f : kParallelFields )
+        if ( f.kind == ParallelField::choice )
+            names.createStringDataset( f.table, f.names() );
     if ( with_tables )
         names.createStringDataset( "tables", problem.table_names );
 }

@@ -10,6 +10,7 @@
 //! and sweeps enumerate (tp, pp) as layouts of the GPU count.
 
 #include <cstddef>
+#include <iterator>
 #include <shardsweep/domain/names.hpp>
 #include <string>
 #include <vector>
@@ -27,48 +28,58 @@ struct ParallelField
         flag,
         choice,
     };
-    const char* key;
+    const char* key; //!< YAML key, CSV column and HDF5 /scenarios column
     Kind kind;
-    int min, max;     //!< integer: the valid range
-    int fallback;     //!< the default (a code for a choice, 0/1 for a flag)
-    const char* help; //!< one line: what it is (with its unit)
+    int min, max;      //!< integer: the valid range
+    int fallback;      //!< the default (a code for a choice, 0/1 for a flag)
+    const char* unit;  //!< the HDF5 column's unit attribute
+    const char* table; //!< choice: the HDF5 /names table of its codes; else ""
+    const char* help;  //!< one line: what it is
     int ( *get )( const ParallelConfig& );
     void ( *set )( ParallelConfig&, int );
     std::vector<std::string> ( *names )(); //!< choice: the names in code order
 };
 
-//! The knobs in file order. A sweep grid enumerates them last-fastest (mode varies fastest).
+//! The knobs in file order (also the HDF5 columns' order). A sweep grid enumerates them
+//! last-fastest (mode varies fastest).
+inline constexpr ParallelField kParallelFields[] = {
+    { "micro_batch", ParallelField::integer, 1, 10000000, 1, "sequences", "",
+      "sequences per micro-batch and data-parallel replica",
+      []( const ParallelConfig& c ) { return c.micro_batch; },
+      []( ParallelConfig& c, int v ) { c.micro_batch = v; }, nullptr },
+    { "schedule", ParallelField::choice, 0, 0, 0, "code", "schedules", "pipeline schedule",
+      []( const ParallelConfig& c ) { return int( c.schedule ); },
+      []( ParallelConfig& c, int v ) { c.schedule = PipelineSchedule( v ); },
+      []() { return enumNameList<PipelineSchedule>(); } },
+    { "recompute", ParallelField::choice, 0, 0, 0, "code", "recomputes", "activation recomputation",
+      []( const ParallelConfig& c ) { return int( c.recompute ); },
+      []( ParallelConfig& c, int v ) { c.recompute = Recompute( v ); },
+      []() { return enumNameList<Recompute>(); } },
+    { "zero", ParallelField::integer, 0, 3, 0, "stage", "",
+      "ZeRO stage over the data-parallel group (0: none)",
+      []( const ParallelConfig& c ) { return c.zero; },
+      []( ParallelConfig& c, int v ) { c.zero = v; }, nullptr },
+    { "sequence_parallel", ParallelField::flag, 0, 1, 0, "1", "",
+      "Megatron sequence parallelism of LayerNorm and dropout (with tp > 1)",
+      []( const ParallelConfig& c ) { return int( c.sequence_parallel ); },
+      []( ParallelConfig& c, int v ) { c.sequence_parallel = v != 0; }, nullptr },
+    { "fused", ParallelField::flag, 0, 1, 1, "1", "",
+      "fused attention (flash) and fused softmax / bias-GELU kernels",
+      []( const ParallelConfig& c ) { return int( c.fused ); },
+      []( ParallelConfig& c, int v ) { c.fused = v != 0; }, nullptr },
+    { "mode", ParallelField::choice, 0, 0, 0, "code", "modes",
+      "train (forward, backward, optimizer) or infer",
+      []( const ParallelConfig& c ) { return int( c.mode ); },
+      []( ParallelConfig& c, int v ) { c.mode = RunMode( v ); },
+      []() { return enumNameList<RunMode>(); } },
+};
+constexpr int kNumParallelFields = int( std::size( kParallelFields ) );
+
+//! The knobs as a range (for loops that want begin/end and size()).
 inline const std::vector<ParallelField>& parallelFields()
 {
-    using C = ParallelConfig;
-    static const std::vector<ParallelField> fields = {
-        { "micro_batch", ParallelField::integer, 1, 10000000, 1,
-          "sequences per micro-batch and data-parallel replica",
-          []( const C& c ) { return c.micro_batch; }, []( C& c, int v ) { c.micro_batch = v; },
-          nullptr },
-        { "schedule", ParallelField::choice, 0, 0, 0, "pipeline schedule",
-          []( const C& c ) { return int( c.schedule ); },
-          []( C& c, int v ) { c.schedule = PipelineSchedule( v ); },
-          []() { return enumNameList<PipelineSchedule>(); } },
-        { "recompute", ParallelField::choice, 0, 0, 0, "activation recomputation",
-          []( const C& c ) { return int( c.recompute ); },
-          []( C& c, int v ) { c.recompute = Recompute( v ); },
-          []() { return enumNameList<Recompute>(); } },
-        { "zero", ParallelField::integer, 0, 3, 0,
-          "ZeRO stage over the data-parallel group (0: none)", []( const C& c ) { return c.zero; },
-          []( C& c, int v ) { c.zero = v; }, nullptr },
-        { "sequence_parallel", ParallelField::flag, 0, 1, 0,
-          "Megatron sequence parallelism of LayerNorm and dropout (with tp > 1)",
-          []( const C& c ) { return int( c.sequence_parallel ); },
-          []( C& c, int v ) { c.sequence_parallel = v != 0; }, nullptr },
-        { "fused", ParallelField::flag, 0, 1, 1,
-          "fused attention (flash) and fused softmax / bias-GELU kernels",
-          []( const C& c ) { return int( c.fused ); }, []( C& c, int v ) { c.fused = v != 0; },
-          nullptr },
-        { "mode", ParallelField::choice, 0, 0, 0, "train (forward, backward, optimizer) or infer",
-          []( const C& c ) { return int( c.mode ); }, []( C& c, int v ) { c.mode = RunMode( v ); },
-          []() { return enumNameList<RunMode>(); } },
-    };
+    static const std::vector<ParallelField> fields( std::begin( kParallelFields ),
+                                                    std::end( kParallelFields ) );
     return fields;
 }
 

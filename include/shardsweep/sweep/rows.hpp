@@ -4,8 +4,10 @@
 //! plain structs: journals hold them byte for byte, and the HDF5 writer turns each field into one
 //! 1-D dataset through the column tables below.
 
+#include <array>
 #include <cstdint>
 #include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/io/hdf5.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
@@ -30,6 +32,15 @@ enum class ScenarioStatus : std::int8_t
     no_plan = 1, //!< the planner found no plan
     error = 2,   //!< materialising or planning threw
 };
+
+//! An array of every knob set to `value` (the rows' "not a transformer" marker).
+constexpr std::array<std::int32_t, kNumParallelFields> filledParallel( std::int32_t value )
+{
+    std::array<std::int32_t, kNumParallelFields> a{};
+    for ( auto& x : a )
+        x = value;
+    return a;
+}
 
 //! One row of /scenarios (every member value-initialised: journals compare byte for byte).
 struct ScenarioRow
@@ -70,13 +81,8 @@ struct ScenarioRow
     std::int32_t tp = -1;
     std::int32_t pp = -1;
     std::int32_t dp = -1;
-    std::int32_t micro_batch = -1;
-    std::int32_t schedule = -1;  //!< PipelineSchedule
-    std::int32_t recompute = -1; //!< Recompute
-    std::int32_t zero = -1;
-    std::int32_t sequence_parallel = -1;
-    std::int32_t fused = -1;
-    std::int32_t mode = -1; //!< RunMode
+    //! The knobs of parallelFields() in its order (domain/parallel_fields.hpp), as ints.
+    std::array<std::int32_t, kNumParallelFields> parallel = filledParallel( -1 );
     std::int32_t peak_memory_stage = -1;
     double transformer_phase_ms[kNumTransformerPhases] = {};
     double model_flops = 0.0;
