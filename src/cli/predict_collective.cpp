@@ -7,6 +7,7 @@
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -18,9 +19,6 @@ namespace shardsweep
 namespace
 {
 namespace po = boost::program_options;
-
-constexpr const char* kCollectiveNames[kNumCollectives] = { "all_reduce", "all_gather",
-                                                            "reduce_scatter", "all_to_all" };
 
 //! Appends the collectives named by `text` ("all" = the four, in enum order); hyphens are
 //! accepted for underscores (all-reduce) because ASTRA-sim's system keys spell them that way.
@@ -36,16 +34,13 @@ void addCollectives( const std::string& text, std::vector<Collective>& out )
             out.push_back( static_cast<Collective>( c ) );
         return;
     }
-    for ( int c = 0; c < kNumCollectives; ++c )
-        if ( name == kCollectiveNames[c] )
-        {
-            out.push_back( static_cast<Collective>( c ) );
-            return;
-        }
-    throw UsageError(
-        "predict collective: --collective: expected all_reduce, all_gather, reduce_scatter, "
-        "all_to_all or all, found '" +
-        text + "'" );
+    if ( const auto c = enumFromName<Collective>( name ) )
+    {
+        out.push_back( *c );
+        return;
+    }
+    throw UsageError( "predict collective: --collective: expected " +
+                      enumChoices<Collective>( ", " ) + " or all, found '" + text + "'" );
 }
 
 //! "1048576", "1MiB", "4KiB", "2GB", "1.5e3B": a whole, positive number of bytes. Binary units
@@ -259,9 +254,8 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
             ResultTable::Cell time = ns;
             if ( ns == std::floor( ns ) && ns < 9.0e18 )
                 time = static_cast<long long>( ns );
-            std::vector<ResultTable::Cell> row = {
-                std::string( kCollectiveNames[static_cast<int>( c )] ),
-                static_cast<long long>( bytes ), time };
+            std::vector<ResultTable::Cell> row = { std::string( nameOf( c ) ),
+                                                   static_cast<long long>( bytes ), time };
             if ( fmt == OutputFormat::table )
                 row.push_back( ns / 1000.0 );
             result.addRow( std::move( row ) );

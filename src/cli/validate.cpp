@@ -40,9 +40,8 @@ std::string platformSummary( const NamedPlatform& p )
 {
     std::string dims;
     for ( int d = 0; d < p.platform.network.num_dims; ++d )
-        dims += ( d ? " x " : "" ) +
-                std::string( topologyName( p.platform.network.dims[d].topology ) ) + "(" +
-                std::to_string( p.platform.network.dims[d].npus_count ) + ")";
+        dims += ( d ? " x " : "" ) + std::string( nameOf( p.platform.network.dims[d].topology ) ) +
+                "(" + std::to_string( p.platform.network.dims[d].npus_count ) + ")";
     return std::to_string( p.platform.numGpus() ) + " x " + p.gpu_name + " (" +
            std::to_string( p.platform.num_nodes ) +
            ( p.platform.num_nodes == 1 ? " node" : " nodes" ) + "), network " +

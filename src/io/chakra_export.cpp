@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/chakra_export.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/yaml_util.hpp>
@@ -271,7 +272,7 @@ std::string astraNetworkYaml( const Network& net )
     for ( int d = 0; d < net.num_dims; ++d )
     {
         const char* sep = d ? ", " : "";
-        topology += fmt::format( "{}{}", sep, topologyName( net.dims[d].topology ) );
+        topology += fmt::format( "{}{}", sep, nameOf( net.dims[d].topology ) );
         npus += fmt::format( "{}{}", sep, net.dims[d].npus_count );
         bandwidth += fmt::format( "{}{}", sep, net.dims[d].bandwidth_GBps );
         latency += fmt::format( "{}{}", sep, net.dims[d].latency_ns );
@@ -285,9 +286,6 @@ std::string astraNetworkYaml( const Network& net )
 
 std::string astraSystemJson( const SystemConfig& sys, int num_dims )
 {
-    static const char* const keys[kNumCollectives] = {
-        "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
-        "all-to-all-implementation" };
     std::string out = "{\n  \"scheduling-policy\": \"LIFO\",\n";
     out += fmt::format( "  \"endpoint-delay\": {},\n", sys.endpoint_delay_ns );
     out +=
@@ -297,13 +295,11 @@ std::string astraSystemJson( const SystemConfig& sys, int num_dims )
     {
         std::string list;
         for ( int d = 0; d < std::max( num_dims, 1 ); ++d )
-            list += fmt::format( "{}\"{}\"", d ? ", " : "",
-                                 collectiveAlgorithmName( sys.algorithm[c][d] ) );
-        out += fmt::format( "  \"{}\": [ {} ],\n", keys[c], list );
+            list += fmt::format( "{}\"{}\"", d ? ", " : "", nameOf( sys.algorithm[c][d] ) );
+        out +=
+            fmt::format( "  \"{}\": [ {} ],\n", astraImplementationKey( Collective( c ) ), list );
     }
-    out += fmt::format( "  \"collective-optimization\": \"{}\",\n",
-                        sys.optimization == CollectiveOptimization::local_bw_aware ? "localBWAware"
-                                                                                   : "baseline" );
+    out += fmt::format( "  \"collective-optimization\": \"{}\",\n", nameOf( sys.optimization ) );
     out += fmt::format( "  \"local-mem-bw\": {},\n", sys.local_mem_bw_GBps );
     out += "  \"boost-mode\": 0,\n  \"roofline-enabled\": 0\n}\n";
     return out;

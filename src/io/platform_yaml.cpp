@@ -1,5 +1,6 @@
 #include <filesystem>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 
 namespace shardsweep
@@ -7,22 +8,6 @@ namespace shardsweep
 
 namespace
 {
-const std::vector<std::pair<std::string, Topology>> kTopologies = {
-    { "Ring", Topology::Ring },
-    { "FullyConnected", Topology::FullyConnected },
-    { "Switch", Topology::Switch } };
-
-const std::vector<std::pair<std::string, CollectiveAlgorithm>> kAlgorithms = {
-    { "ring", CollectiveAlgorithm::ring },
-    { "direct", CollectiveAlgorithm::direct },
-    { "halvingDoubling", CollectiveAlgorithm::halving_doubling },
-    { "doubleBinaryTree", CollectiveAlgorithm::double_binary_tree } };
-
-// ASTRA-sim key of each Collective, in enum order.
-const char* const kImplementationKeys[kNumCollectives] = {
-    "all-reduce-implementation", "all-gather-implementation", "reduce-scatter-implementation",
-    "all-to-all-implementation" };
-
 std::string listText( const std::vector<std::int64_t>& v )
 {
     std::string s = "[";
@@ -36,28 +21,6 @@ std::string fileStem( const std::string& file )
     return std::filesystem::path( file ).stem().string();
 }
 } // namespace
-
-const char* topologyName( Topology t )
-{
-    return t == Topology::Ring             ? "Ring"
-           : t == Topology::FullyConnected ? "FullyConnected"
-                                           : "Switch";
-}
-
-const char* collectiveAlgorithmName( CollectiveAlgorithm a )
-{
-    switch ( a )
-    {
-    case CollectiveAlgorithm::ring:
-        return "ring";
-    case CollectiveAlgorithm::direct:
-        return "direct";
-    case CollectiveAlgorithm::halving_doubling:
-        return "halvingDoubling";
-    default:
-        return "doubleBinaryTree";
-    }
-}
 
 Network parseAstraNetwork( const YamlView& node )
 {
@@ -81,7 +44,7 @@ Network parseAstraNetwork( const YamlView& node )
     for ( std::size_t d = 0; d < dims; ++d )
     {
         NetworkDim& dim = net.dims[d];
-        dim.topology = topology.element( d ).asEnum( kTopologies );
+        dim.topology = topology.element( d ).asEnum( enumPairs<Topology>() );
         // ASTRA-sim rejects a dimension of one NPU (NetworkParser: npus_count <= 1).
         dim.npus_count = node.at( "npus_count" ).element( d ).asInt32( Range::between( 2, 1e6 ) );
         dim.bandwidth_GBps =
@@ -101,8 +64,8 @@ SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
     std::vector<std::string> keys = { "endpoint-delay", "active-chunks-per-dimension",
                                       "preferred-dataset-splits", "collective-optimization",
                                       "local-mem-bw" };
-    for ( const char* k : kImplementationKeys )
-        keys.push_back( k );
+    for ( int c = 0; c < kNumCollectives; ++c )
+        keys.push_back( astraImplementationKey( Collective( c ) ) );
     // Accepted so that ASTRA-sim system files work unchanged; they do not change an analytical,
     // congestion-unaware collective time (docs/INPUTS.md).
     const std::vector<std::string> ignored = { "scheduling-policy",
@@ -130,15 +93,13 @@ SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
         "active-chunks-per-dimension", sys.active_chunks_per_dimension, Range::between( 1, 1e6 ) );
     sys.preferred_dataset_splits = node.getInt32Or(
         "preferred-dataset-splits", sys.preferred_dataset_splits, Range::between( 1, 1e6 ) );
-    sys.optimization = node.getEnumOr<CollectiveOptimization>(
-        "collective-optimization", sys.optimization,
-        { { "baseline", CollectiveOptimization::baseline },
-          { "localBWAware", CollectiveOptimization::local_bw_aware } } );
+    sys.optimization = node.getEnumOr( "collective-optimization", sys.optimization,
+                                       enumPairs<CollectiveOptimization>() );
     sys.local_mem_bw_GBps =
         node.getDoubleOr( "local-mem-bw", sys.local_mem_bw_GBps, Range{ 0.0, 1.0e6, false, true } );
     for ( int c = 0; c < kNumCollectives; ++c )
     {
-        auto list = node.find( kImplementationKeys[c] );
+        auto list = node.find( astraImplementationKey( Collective( c ) ) );
         if ( !list )
             continue;
         list->requireSequence( "a list of algorithms (one per network dimension)" );
@@ -151,7 +112,7 @@ SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
         {
             std::size_t i = std::min<std::size_t>( d, list->size() - 1 );
             YamlView e = list->element( i );
-            CollectiveAlgorithm a = e.asEnum( kAlgorithms );
+            CollectiveAlgorithm a = e.asEnum( enumPairs<CollectiveAlgorithm>() );
             if ( a == CollectiveAlgorithm::double_binary_tree &&
                  c != static_cast<int>( Collective::all_reduce ) )
                 e.fail( "ring, direct or halvingDoubling (doubleBinaryTree is all-reduce only)" );

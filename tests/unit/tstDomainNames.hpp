@@ -39,6 +39,10 @@ TEST( TEST_CATEGORY, domain_names_in_code_order )
     expectCodeOrder<Recompute>();
     expectCodeOrder<RunMode>();
     expectCodeOrder<TransformerPhase>();
+    expectCodeOrder<Collective>();
+    expectCodeOrder<Topology>();
+    expectCodeOrder<CollectiveAlgorithm>();
+    expectCodeOrder<CollectiveOptimization>();
     EXPECT_EQ( enumCount<Phase>(), std::size_t( kNumPhases ) );
     EXPECT_EQ( enumCount<TransformerPhase>(), std::size_t( kNumTransformerPhases ) );
     EXPECT_EQ( enumCount<ShardingType>(), std::size_t( kNumShardingTypes ) );
@@ -67,6 +71,14 @@ TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
     EXPECT_EQ( enumNameList<PipelineSchedule>(), ( V{ "1f1b", "gpipe" } ) );
     EXPECT_EQ( enumNameList<Recompute>(), ( V{ "none", "selective", "full" } ) );
     EXPECT_EQ( enumNameList<RunMode>(), ( V{ "train", "infer" } ) );
+    // ASTRA-sim's spellings (network YAML, system JSON).
+    EXPECT_EQ( enumNameList<Topology>(), ( V{ "Ring", "FullyConnected", "Switch" } ) );
+    EXPECT_EQ( enumNameList<CollectiveAlgorithm>(),
+               ( V{ "ring", "direct", "halvingDoubling", "doubleBinaryTree" } ) );
+    EXPECT_EQ( enumNameList<CollectiveOptimization>(), ( V{ "baseline", "localBWAware" } ) );
+    EXPECT_EQ( astraImplementationKey( Collective::reduce_scatter ),
+               "reduce-scatter-implementation" );
+    EXPECT_EQ( astraImplementationKey( Collective::all_to_all ), "all-to-all-implementation" );
 }
 
 TEST( TEST_CATEGORY, domain_names_lookups )

@@ -130,6 +130,30 @@ SHARDSWEEP_ENUM_NAMES( TransformerPhase, "transformer phase",
                        { TransformerPhase::bubble, "bubble", "pipeline fill and drain" },
                        { TransformerPhase::optimizer, "optimizer", "the optimizer step" } );
 
+SHARDSWEEP_ENUM_NAMES(
+    Collective, "collective", { Collective::all_reduce, "all_reduce", "every GPU gets the sum" },
+    { Collective::all_gather, "all_gather", "every GPU gets every part" },
+    { Collective::reduce_scatter, "reduce_scatter", "every GPU gets its part of the sum" },
+    { Collective::all_to_all, "all_to_all", "every GPU sends a part to every other" } );
+
+// The network's names are ASTRA-sim's own, as its network YAML and system JSON spell them.
+SHARDSWEEP_ENUM_NAMES( Topology, "topology", { Topology::Ring, "Ring", "a ring of NPUs" },
+                       { Topology::FullyConnected, "FullyConnected", "a link between every pair" },
+                       { Topology::Switch, "Switch", "every NPU on one switch" } );
+
+SHARDSWEEP_ENUM_NAMES( CollectiveAlgorithm, "collective algorithm",
+                       { CollectiveAlgorithm::ring, "ring", "ring phases" },
+                       { CollectiveAlgorithm::direct, "direct", "direct sends to every peer" },
+                       { CollectiveAlgorithm::halving_doubling, "halvingDoubling",
+                         "recursive halving and doubling" },
+                       { CollectiveAlgorithm::double_binary_tree, "doubleBinaryTree",
+                         "two binary trees" } );
+
+SHARDSWEEP_ENUM_NAMES( CollectiveOptimization, "collective optimization",
+                       { CollectiveOptimization::baseline, "baseline", "every dimension in turn" },
+                       { CollectiveOptimization::local_bw_aware, "localBWAware",
+                         "the local dimension's bandwidth first" } );
+
 #undef SHARDSWEEP_ENUM_NAMES
 
 //! Number of values of E.
@@ -208,6 +232,17 @@ inline const NamePairs<DataType>& computeDataTypeNames()
         return p;
     }();
     return pairs;
+}
+
+//! ASTRA-sim's system-JSON key of a collective's per-dimension algorithms:
+//! "all-reduce-implementation", ...
+inline std::string astraImplementationKey( Collective c )
+{
+    std::string key = nameOf( c );
+    for ( char& ch : key )
+        if ( ch == '_' )
+            ch = '-';
+    return key + "-implementation";
 }
 
 //! Names of values that end in a suffix, e.g. the transformer phases as CSV columns

@@ -39,8 +39,4 @@ Network readAstraNetworkFile( const std::string& path );
 SystemConfig parseAstraSystem( const YamlView& node, int num_dims );
 SystemConfig readAstraSystemFile( const std::string& path, int num_dims );
 
-//! ASTRA-sim's name of a topology / collective algorithm (for output and plan files).
-const char* topologyName( Topology t );
-const char* collectiveAlgorithmName( CollectiveAlgorithm a );
-
 } // namespace shardsweep
