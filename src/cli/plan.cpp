@@ -112,11 +112,9 @@ void writeFile( const std::string& path, const std::string& text )
         throw UsageError( fmt::format( "cannot write '{}'", path ) );
 }
 
-} // namespace
-
-int plan( const CommandContext& ctx, const Arguments& args )
+//! The options of `plan`, for both workload kinds.
+struct PlanArguments
 {
-    po::options_description options( "Options of 'shardsweep plan'" );
     std::string planner_name = "shardsweep", output, torchrec_output, format = "table",
                 cost_model = "native", cost_model_file, gemm_model = "analytic";
     long long batch = 0;
@@ -124,52 +122,58 @@ int plan( const CommandContext& ctx, const Arguments& args )
     std::uint64_t seed = 0;
     double budget = 0.5;
     int iterations = 100000;
+    std::vector<std::string> files;
+    po::variables_map vm;
+};
+
+//! Parses plan's arguments into `a`; false after printing --help.
+bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanArguments& a )
+{
+    po::options_description options( "Options of 'shardsweep plan'" );
     options.add_options()( "help,h", "show this help" )(
-        "planner", po::value( &planner_name )->default_value( planner_name ),
+        "planner", po::value( &a.planner_name )->default_value( a.planner_name ),
         "DLRM workloads: round_robin | random | dim_greedy | size_greedy | lookup_greedy | "
         "size_lookup_greedy | torchrec | shardsweep; transformer workloads: megatron (TP = GPUs "
         "per node, smallest PP that fits, largest micro-batch that fits with >= PP "
         "micro-batches, full recompute) | exhaustive "
         "(every configuration through the batched kernel) | shardsweep (branch and bound: "
         "exhaustive's optimum, few configurations priced)" )(
-        "batch", po::value( &batch ), "global batch size (default: the workload's)" )(
-        "global-batch", po::value( &transformer.global_batch ),
+        "batch", po::value( &a.batch ), "global batch size (default: the workload's)" )(
+        "global-batch", po::value( &a.transformer.global_batch ),
         "the same as --batch (sequences per optimizer step for a transformer)" )(
-        "gpus", po::value( &transformer.gpus ),
+        "gpus", po::value( &a.transformer.gpus ),
         "plan on N GPUs (the platform resized as a sweep's gpu_counts resize it: N up to a "
         "node's GPUs on one node, else whole nodes; default: the platform's own count)" )(
-        "top", po::value( &transformer.top )->default_value( transformer.top ),
+        "top", po::value( &a.transformer.top )->default_value( a.transformer.top ),
         "transformer: list the chosen planner's K best configurations" )(
-        "seed", po::value( &seed )->default_value( seed ),
+        "seed", po::value( &a.seed )->default_value( a.seed ),
         "DLRM: seed of the random planner and of tie-breaking" )(
-        "budget-s", po::value( &budget )->default_value( budget ),
+        "budget-s", po::value( &a.budget )->default_value( a.budget ),
         "time budget of the shardsweep planner's local search, seconds" )(
-        "max-iterations", po::value( &iterations )->default_value( iterations ),
+        "max-iterations", po::value( &a.iterations )->default_value( a.iterations ),
         "iteration budget of the shardsweep planner's local search" )(
-        "cost-model", po::value( &cost_model )->default_value( cost_model ),
+        "cost-model", po::value( &a.cost_model )->default_value( a.cost_model ),
         "native | torchrec | learned: the model plans are priced (and the shardsweep planner "
-        "searches) with" )( "cost-model-file", po::value( &cost_model_file ),
+        "searches) with" )( "cost-model-file", po::value( &a.cost_model_file ),
                             "the learned model of --cost-model learned (shardsweep-mlp file, "
                             "family dlrm: postprocess/train_cost_model.py --export-mlp)" )(
-        "gemm-model", po::value( &gemm_model )->default_value( gemm_model ),
+        "gemm-model", po::value( &a.gemm_model )->default_value( a.gemm_model ),
         "GEMMs of the dense part: analytic | learned (<models>/gemm.mlp on the GPUs it was "
         "trained on, else analytic)" )(
-        "output,o", po::value( &output ),
+        "output,o", po::value( &a.output ),
         "write the plan to FILE (.yaml or .json; 'shardsweep evaluate' reads it back; for a "
         "transformer a YAML `kind: plan` file with the `parallel:` configuration)" )(
-        "torchrec", po::value( &torchrec_output ),
+        "torchrec", po::value( &a.torchrec_output ),
         "DLRM: write TorchRec ParameterConstraints-style JSON (sharding type, compute kernel, "
         "ranks per "
         "table)" )(
-        "format,f", po::value( &format )->default_value( format ),
+        "format,f", po::value( &a.format )->default_value( a.format ),
         "table (plan, per-GPU breakdown, comparison; transformer: configuration, phases, "
         "per-stage memory, top K and every planner) | csv | json (the comparison table)" );
     po::options_description hidden;
-    std::vector<std::string> files;
-    hidden.add_options()( "files", po::value( &files ) );
+    hidden.add_options()( "files", po::value( &a.files ) );
     po::positional_options_description positional;
     positional.add( "files", 2 );
-    po::variables_map vm;
     const CommandHelp help{
         "Usage: shardsweep plan WORKLOAD.yaml PLATFORM.yaml [options]\n\n"
         "Plans the workload's embedding tables on the platform with the chosen planner,\n"
@@ -185,116 +189,55 @@ int plan( const CommandContext& ctx, const Arguments& args )
         "transformer planner on the same task; exit 2 when no configuration fits\n"
         "(docs/model/transformer_planner.md).\n\n",
         "\n" };
-    if ( !parseCommandLine( ctx, "plan", args, options, vm, help, hidden, positional ) )
-        return 0;
-    if ( files.size() != 2 )
-        throw UsageError(
-            "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
-    const OutputFormat out_format = parseOutputFormat( format );
-    const PlannerKind chosen = parsePlannerName( planner_name );
-    if ( vm.count( "batch" ) && vm.count( "global-batch" ) && batch != transformer.global_batch )
-        throw UsageError( "--batch and --global-batch differ: give one" );
-    if ( vm.count( "global-batch" ) )
-        batch = transformer.global_batch;
+    return parseCommandLine( ctx, "plan", args, options, a.vm, help, hidden, positional );
+}
 
-    const Workload workload = readWorkloadFile( files[0] );
-    NamedPlatform platform = readPlatformFile( files[1] );
-    if ( workload.isTransformer() )
-    {
-        transformer.planner = planner_name;
-        if ( endsWith( output, ".json" ) )
-            throw UsageError( "--output: a transformer plan is written as YAML (FILE.yaml)" );
-        transformer.output = output;
-        transformer.format = format;
-        transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? batch : 0;
-        if ( vm.count( "global-batch" ) + vm.count( "batch" ) > 0 && batch <= 0 )
-            throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", batch ) );
-        if ( !vm["cost-model"].defaulted() && cost_model != "native" )
-            throw UsageError( "--cost-model: transformer workloads have only 'native'" );
-        if ( !vm["gemm-model"].defaulted() && gemm_model != "analytic" )
-            throw UsageError( "--gemm-model: the transformer planners price GEMMs with the "
-                              "analytic model only" );
-        if ( vm.count( "gpus" ) && transformer.gpus < 1 )
-            throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
-        return planTransformerWorkload( ctx, workload, platform, transformer );
-    }
-    if ( !vm["top"].defaulted() )
-        throw UsageError( "--top applies to transformer workloads" );
-    if ( vm.count( "gpus" ) )
-    {
-        // As a sweep's gpu_counts do (docs/SWEEPS.md, "GPU counts").
-        try
-        {
-            platform.platform = resizePlatform( platform.platform, transformer.gpus );
-        }
-        catch ( const std::invalid_argument& e )
-        {
-            throw UsageError( fmt::format( "--gpus {}: {}", transformer.gpus, e.what() ) );
-        }
-    }
-    if ( !plannerPlans( chosen, workload.kind ) )
-        throw UsageError( fmt::format( "--planner {}: plans transformer workloads; '{}' is a DLRM",
-                                       planner_name, workload.name ) );
-    const std::int64_t global_batch = vm.count( "batch" ) ? batch : workload.global_batch;
-    const int gpus = platform.platform.numGpus();
-    if ( global_batch <= 0 || global_batch % gpus != 0 )
-        throw UsageError(
-            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
-                         global_batch ) );
-
-    PlannerOptions popts;
-    popts.seed = seed;
-    popts.time_budget_s = budget;
-    popts.max_iterations = iterations;
-    const CostModelChoice choice =
-        chooseCostModel( ctx, cost_model, cost_model_file, "--cost-model-file", platform.name );
-    popts.model = choice.model;
-    popts.learned = choice.binding;
-    const std::unique_ptr<LearnedGemmModel> learned_gemm =
-        chooseGemmModel( ctx, gemm_model, platform.gpu_name );
-    popts.learned_gemm = learned_gemm.get();
-    // The bound is on the native model's iteration time; under TorchRec's estimator there is
-    // none to compare with.
-    const double bound = popts.model == CostModel::native
-                             ? iterationLowerBoundMs( workload, platform.platform, global_batch )
-                             : NAN;
-
-    // Every planner on the same task; the chosen one is printed in full. Feasibility first: a
-    // plan counts only if it fits under the cost kernel's full memory model (tables,
-    // activations, buffers, dense replica, reserve), whatever the planner's own memory rule.
-    std::map<int, PlanResult> results;
+//! Every planner that plans the workload's kind, on the same task. A plan counts only if it fits
+//! under the cost kernel's full memory model (tables, activations, buffers, dense replica,
+//! reserve), whatever the planner's own memory rule.
+struct PlannerRuns
+{
+    std::map<int, PlanResult> results; //!< by PlannerKind
     int fitting = 0;
     int applicable = 0;
+};
+
+PlannerRuns runEveryPlanner( const Workload& workload, const Platform& platform,
+                             std::int64_t global_batch, const PlannerOptions& popts )
+{
+    PlannerRuns runs;
     for ( int k = 0; k < kNumPlanners; ++k )
     {
         if ( !plannerPlans( static_cast<PlannerKind>( k ), workload.kind ) )
             continue;
-        ++applicable;
-        PlanResult& r = results[k];
-        r = makePlan( static_cast<PlannerKind>( k ), workload, platform.platform, global_batch,
-                      popts );
+        ++runs.applicable;
+        PlanResult& r = runs.results[k];
+        r = makePlan( static_cast<PlannerKind>( k ), workload, platform, global_batch, popts );
         if ( r.feasible )
         {
             const ScenarioResult e =
-                evaluateScenario( { &workload, &platform.platform, &r.plan, global_batch,
-                                    popts.model, popts.learned, popts.learned_gemm } );
+                evaluateScenario( { &workload, &platform, &r.plan, global_batch, popts.model,
+                                    popts.learned, popts.learned_gemm } );
             if ( !e.feasible )
             {
                 r.feasible = false;
-                r.reason =
-                    fmt::format( "GPU {} needs {:.3f} GiB, {:.3f} GiB more than its "
-                                 "{:.3f} GiB",
-                                 e.overflow_gpu, platform.platform.gpu.memory_GiB + e.overflow_GiB,
-                                 e.overflow_GiB, platform.platform.gpu.memory_GiB );
+                r.reason = fmt::format( "GPU {} needs {:.3f} GiB, {:.3f} GiB more than its "
+                                        "{:.3f} GiB",
+                                        e.overflow_gpu, platform.gpu.memory_GiB + e.overflow_GiB,
+                                        e.overflow_GiB, platform.gpu.memory_GiB );
             }
         }
-        fitting += r.feasible ? 1 : 0;
+        runs.fitting += r.feasible ? 1 : 0;
     }
-    const PlanResult& best = results[static_cast<int>( chosen )];
+    return runs;
+}
 
+//! One row per planner: feasibility, time, gap to the bound, difference to the chosen plan.
+ResultTable comparisonTable( const PlannerRuns& runs, const PlanResult& best, double bound )
+{
     ResultTable comparison( { "planner", "feasible", "iteration_ms", "gap_to_bound_pct",
                               "vs_chosen_pct", "plan_seconds", "reason" } );
-    for ( const auto& [k, r] : results )
+    for ( const auto& [k, r] : runs.results )
     {
         const double gap = r.feasible ? 100.0 * ( r.predicted_ms - bound ) / bound : NAN;
         const double vs = r.feasible && best.feasible
@@ -305,18 +248,125 @@ int plan( const CommandContext& ctx, const Arguments& args )
                              r.feasible ? r.predicted_ms : NAN, gap, vs, r.plan_seconds,
                              r.reason } );
     }
+    return comparison;
+}
+
+//! The chosen plan as a table: its placement and its per-GPU breakdown.
+void printChosenPlan( std::ostream& out, const Workload& workload, const Platform& platform,
+                      std::int64_t global_batch, const PlanResult& best,
+                      const PlannerOptions& popts )
+{
+    const int gpus = platform.numGpus();
+    ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
+    for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
+        placement.addRow( { static_cast<long long>( t ), workload.table_names[t],
+                            std::string( nameOf( best.plan.tables[t].sharding ) ),
+                            std::string( nameOf( best.plan.tables[t].kernel ) ),
+                            gpuListText( best.plan, static_cast<int>( t ), gpus ) } );
+    placement.print( out, OutputFormat::table );
+    const ScenarioResult r = evaluateScenario( { &workload, &platform, &best.plan, global_batch,
+                                                 popts.model, popts.learned, popts.learned_gemm } );
+    ResultTable per_gpu(
+        { "gpu", "embedding_fwd_ms", "embedding_bwd_ms", "comm_ms", "memory_GiB" } );
+    for ( int g = 0; g < r.num_gpus; ++g )
+    {
+        auto phase = [&]( Phase p )
+        { return r.gpu_phase_ms[g * kNumPhases + static_cast<int>( p )]; };
+        per_gpu.addRow( { static_cast<long long>( g ), phase( Phase::embedding_fwd ),
+                          phase( Phase::embedding_bwd ),
+                          phase( Phase::input_dist ) + phase( Phase::embedding_comm_fwd ) +
+                              phase( Phase::embedding_comm_bwd ) + phase( Phase::dense_allreduce ),
+                          r.gpu_memory_GiB[g] } );
+    }
+    out << "\n";
+    per_gpu.print( out, OutputFormat::table );
+}
+
+//! `plan` for a transformer workload: the options it takes, then plan_transformer.cpp.
+int planTransformer( const CommandContext& ctx, PlanArguments& a, const Workload& workload,
+                     const NamedPlatform& platform )
+{
+    TransformerPlanRequest& transformer = a.transformer;
+    const po::variables_map& vm = a.vm;
+    transformer.planner = a.planner_name;
+    if ( endsWith( a.output, ".json" ) )
+        throw UsageError( "--output: a transformer plan is written as YAML (FILE.yaml)" );
+    transformer.output = a.output;
+    transformer.format = a.format;
+    transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? a.batch : 0;
+    if ( vm.count( "global-batch" ) + vm.count( "batch" ) > 0 && a.batch <= 0 )
+        throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", a.batch ) );
+    if ( !vm["cost-model"].defaulted() && a.cost_model != "native" )
+        throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+    if ( !vm["gemm-model"].defaulted() && a.gemm_model != "analytic" )
+        throw UsageError( "--gemm-model: the transformer planners price GEMMs with the "
+                          "analytic model only" );
+    if ( vm.count( "gpus" ) && transformer.gpus < 1 )
+        throw UsageError( fmt::format( "--gpus: expected >= 1, found {}", transformer.gpus ) );
+    return planTransformerWorkload( ctx, workload, platform, transformer );
+}
+
+//! `plan` for a DLRM workload: every planner on the task, the chosen plan in full.
+int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload& workload,
+              NamedPlatform platform )
+{
+    const po::variables_map& vm = a.vm;
+    const PlannerKind chosen = parsePlannerName( a.planner_name );
+    const OutputFormat out_format = parseOutputFormat( a.format );
+    if ( !vm["top"].defaulted() )
+        throw UsageError( "--top applies to transformer workloads" );
+    if ( vm.count( "gpus" ) )
+    {
+        // As a sweep's gpu_counts do (docs/SWEEPS.md, "GPU counts").
+        try
+        {
+            platform.platform = resizePlatform( platform.platform, a.transformer.gpus );
+        }
+        catch ( const std::invalid_argument& e )
+        {
+            throw UsageError( fmt::format( "--gpus {}: {}", a.transformer.gpus, e.what() ) );
+        }
+    }
+    if ( !plannerPlans( chosen, workload.kind ) )
+        throw UsageError( fmt::format( "--planner {}: plans transformer workloads; '{}' is a DLRM",
+                                       a.planner_name, workload.name ) );
+    const std::int64_t global_batch = vm.count( "batch" ) ? a.batch : workload.global_batch;
+    const int gpus = platform.platform.numGpus();
+    if ( global_batch <= 0 || global_batch % gpus != 0 )
+        throw UsageError(
+            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
+                         global_batch ) );
+
+    PlannerOptions popts;
+    popts.seed = a.seed;
+    popts.time_budget_s = a.budget;
+    popts.max_iterations = a.iterations;
+    const CostModelChoice choice =
+        chooseCostModel( ctx, a.cost_model, a.cost_model_file, "--cost-model-file", platform.name );
+    popts.model = choice.model;
+    popts.learned = choice.binding;
+    const std::unique_ptr<LearnedGemmModel> learned_gemm =
+        chooseGemmModel( ctx, a.gemm_model, platform.gpu_name );
+    popts.learned_gemm = learned_gemm.get();
+    // The bound is on the native model's iteration time; under TorchRec's estimator there is
+    // none to compare with.
+    const double bound = popts.model == CostModel::native
+                             ? iterationLowerBoundMs( workload, platform.platform, global_batch )
+                             : NAN;
+
+    const PlannerRuns runs = runEveryPlanner( workload, platform.platform, global_batch, popts );
+    const PlanResult& best = runs.results.at( static_cast<int>( chosen ) );
+    const ResultTable comparison = comparisonTable( runs, best, bound );
 
     std::ostream& out = ctx.print();
     if ( out_format != OutputFormat::table )
-    {
         comparison.print( out, out_format );
-    }
     else
     {
         out << fmt::format( "workload {} ({} tables), platform {} ({} GPUs), global batch {}, "
                             "planner {}, cost model {}\n",
                             workload.name, workload.tables.size(), platform.name, gpus,
-                            global_batch, planner_name, cost_model );
+                            global_batch, a.planner_name, a.cost_model );
         if ( !best.feasible )
             out << "no feasible plan: " << best.reason << "\n";
         else
@@ -324,55 +374,57 @@ int plan( const CommandContext& ctx, const Arguments& args )
             if ( std::isnan( bound ) )
                 out << fmt::format( "iteration {:.4f} ms ({} cost model: no lower bound); "
                                     "planned in {:.3f} s\n\n",
-                                    best.predicted_ms, cost_model, best.plan_seconds );
+                                    best.predicted_ms, a.cost_model, best.plan_seconds );
             else
                 out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
                                     "planned in {:.3f} s\n\n",
                                     best.predicted_ms, bound,
                                     100.0 * ( best.predicted_ms - bound ) / bound,
                                     best.plan_seconds );
-            ResultTable placement( { "table", "name", "sharding", "kernel", "gpus" } );
-            for ( std::size_t t = 0; t < best.plan.tables.size(); ++t )
-                placement.addRow( { static_cast<long long>( t ), workload.table_names[t],
-                                    std::string( nameOf( best.plan.tables[t].sharding ) ),
-                                    std::string( nameOf( best.plan.tables[t].kernel ) ),
-                                    gpuListText( best.plan, static_cast<int>( t ), gpus ) } );
-            placement.print( out, OutputFormat::table );
-            const ScenarioResult r =
-                evaluateScenario( { &workload, &platform.platform, &best.plan, global_batch,
-                                    popts.model, popts.learned, popts.learned_gemm } );
-            ResultTable per_gpu(
-                { "gpu", "embedding_fwd_ms", "embedding_bwd_ms", "comm_ms", "memory_GiB" } );
-            for ( int g = 0; g < r.num_gpus; ++g )
-            {
-                auto phase = [&]( Phase p )
-                { return r.gpu_phase_ms[g * kNumPhases + static_cast<int>( p )]; };
-                per_gpu.addRow( { static_cast<long long>( g ), phase( Phase::embedding_fwd ),
-                                  phase( Phase::embedding_bwd ),
-                                  phase( Phase::input_dist ) + phase( Phase::embedding_comm_fwd ) +
-                                      phase( Phase::embedding_comm_bwd ) +
-                                      phase( Phase::dense_allreduce ),
-                                  r.gpu_memory_GiB[g] } );
-            }
-            out << "\n";
-            per_gpu.print( out, OutputFormat::table );
+            printChosenPlan( out, workload, platform.platform, global_batch, best, popts );
         }
         out << fmt::format( "\nall planners on this task ({} of {} have a plan that fits in "
                             "memory):\n",
-                            fitting, applicable );
+                            runs.fitting, runs.applicable );
         comparison.print( out, OutputFormat::table );
     }
 
     if ( best.feasible && ctx.isRoot() )
     {
-        if ( !output.empty() )
-            writeFile( output, endsWith( output, ".json" )
-                                   ? planToJson( best.plan, workload )
-                                   : planToYaml( best.plan, workload.table_names, workload.name ) );
-        if ( !torchrec_output.empty() )
-            writeFile( torchrec_output, torchrecConstraints( best.plan, workload ) );
+        if ( !a.output.empty() )
+            writeFile( a.output,
+                       endsWith( a.output, ".json" )
+                           ? planToJson( best.plan, workload )
+                           : planToYaml( best.plan, workload.table_names, workload.name ) );
+        if ( !a.torchrec_output.empty() )
+            writeFile( a.torchrec_output, torchrecConstraints( best.plan, workload ) );
     }
     return best.feasible ? 0 : 1;
+}
+
+} // namespace
+
+int plan( const CommandContext& ctx, const Arguments& args )
+{
+    PlanArguments a;
+    if ( !parsePlanArguments( ctx, args, a ) )
+        return 0;
+    if ( a.files.size() != 2 )
+        throw UsageError(
+            "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
+    parseOutputFormat( a.format ); // checked before any file is read
+    parsePlannerName( a.planner_name );
+    if ( a.vm.count( "batch" ) && a.vm.count( "global-batch" ) &&
+         a.batch != a.transformer.global_batch )
+        throw UsageError( "--batch and --global-batch differ: give one" );
+    if ( a.vm.count( "global-batch" ) )
+        a.batch = a.transformer.global_batch;
+
+    const Workload workload = readWorkloadFile( a.files[0] );
+    const NamedPlatform platform = readPlatformFile( a.files[1] );
+    if ( workload.isTransformer() )
+        return planTransformer( ctx, a, workload, platform );
+    return planDlrm( ctx, a, workload, platform );
 }
 
 } // namespace shardsweep
