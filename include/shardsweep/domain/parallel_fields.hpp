@@ -1,10 +1,12 @@
 #pragma once
 //! \file parallel_fields.hpp
 //! \brief The one field table of a transformer's parallel configuration: for every knob of
-//! ParallelConfig its key (YAML, CSV column), kind, valid range, default, the member it sets and
-//! one help line. The plan and scenario YAML readers and writer (io/plan_yaml), the sweep grid's
-//! `parallel:` section (io/sweep_yaml, scenario/sweep_config) and `predict transformer`'s CSV
-//! columns read it: a new knob is one row here plus the model code that uses it.
+//! ParallelConfig its key (YAML key, CSV column, HDF5 column), kind, valid range, default, HDF5
+//! unit and /names table, the member it sets and one help line. The plan and scenario YAML
+//! readers and writer (io/plan_yaml), the sweep grid's `parallel:` section (io/sweep_yaml,
+//! scenario/sweep_config), `predict transformer`'s CSV columns and help, and the results file's
+//! /scenarios columns (sweep/rows) read it: a new knob is one row here plus the model code that
+//! uses it (docs/ARCHITECTURE.md).
 //!
 //! tp, pp, dp and global_batch are not rows: each is derived from the others and the GPU count,
 //! and sweeps enumerate (tp, pp) as layouts of the GPU count.

@@ -157,24 +157,28 @@ KOKKOS_INLINE_FUNCTION StepTimeline stepTimeline( const StepDurations& d )
     return t;
 }
 
-//! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
-//! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
-//! each shard's lookup cost. With an active `learned` model (cost_model: learned) each shard's
-//! compute time is the learned one (learned_shard_cost.hpp); everything else stays native.
-KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
-                                                const DenseCost& dense_cost,
-                                                std::int64_t global_batch, StepTables tables,
-                                                StepShards shards, StepGpuArrays gpus,
-                                                double* shard_fwd_ms, double* shard_bwd_ms,
-                                                const LearnedShardCost& learned = {} )
+//! The collectives of one iteration (ms on the platform's network; all 0 on one GPU).
+struct StepCollectives
+{
+    double index_ms = 0.0;     //!< sparse-index all-to-all
+    double a2a_fwd_ms = 0.0;   //!< pooled-embedding all-to-all
+    double a2a_bwd_ms = 0.0;   //!< its gradients, the transposed volumes
+    double allreduce_ms = 0.0; //!< dense gradients (and data-parallel tables)
+};
+
+//! Prices every shard (shard_fwd_ms / shard_bwd_ms), sums each GPU's lookups into its
+//! embedding_fwd/bwd phases and its shard memory, and fills the per-GPU all-to-all volumes of
+//! `gpus`. Returns the bytes that data-parallel tables add to the dense all-reduce.
+KOKKOS_INLINE_FUNCTION double stepShards( const Platform& platform, std::int64_t global_batch,
+                                          const StepTables& tables, const StepShards& shards,
+                                          const StepGpuArrays& gpus, double* shard_fwd_ms,
+                                          double* shard_bwd_ms, const LearnedShardCost& learned )
 {
     namespace ph = step_phase;
-    StepSummary summary;
     const int num_gpus = platform.numGpus();
     const double p = num_gpus;
     const double global = static_cast<double>( global_batch );
     const double local = global / p;
-
     for ( int g = 0; g < num_gpus; ++g )
     {
         for ( int k = 0; k < ph::count; ++k )
@@ -250,59 +254,43 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
         gpus.send_index_bytes[g] = total_index - gpus.send_index_bytes[g];
         gpus.recv_embedding_bytes[g] = total_embedding - gpus.recv_embedding_bytes[g];
     }
+    return dp_gradient_bytes;
+}
 
-    // Collectives on the platform's network (ns → ms). One GPU needs none.
-    double index_ms = 0.0, a2a_fwd_ms = 0.0, a2a_bwd_ms = 0.0, allreduce_ms = 0.0;
-    const double gradient_bytes =
-        dense_cost.parameters * dataTypeBytes( dense.dtype ) + dp_gradient_bytes;
-    summary.allreduce_bytes = gradient_bytes;
-    if ( num_gpus > 1 )
-    {
-        index_ms = 1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_index_bytes,
-                                           gpus.recv_index_bytes, num_gpus );
-        a2a_fwd_ms =
-            1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_embedding_bytes,
-                                    gpus.recv_embedding_bytes, num_gpus );
-        // Backward sends the gradients of the pooled values back: the transposed volumes.
-        a2a_bwd_ms =
-            1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.recv_embedding_bytes,
-                                    gpus.send_embedding_bytes, num_gpus );
-        allreduce_ms = 1e-6 * collectiveTimeNs( platform.network, platform.system,
-                                                Collective::all_reduce, gradient_bytes );
-    }
+//! The all-to-alls of the volumes stepShards filled in, and the all-reduce of `gradient_bytes`.
+KOKKOS_INLINE_FUNCTION StepCollectives stepCollectives( const Platform& platform,
+                                                        const StepGpuArrays& gpus,
+                                                        double gradient_bytes )
+{
+    StepCollectives c;
+    const int num_gpus = platform.numGpus();
+    if ( num_gpus <= 1 )
+        return c;
+    c.index_ms = 1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_index_bytes,
+                                         gpus.recv_index_bytes, num_gpus );
+    c.a2a_fwd_ms =
+        1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.send_embedding_bytes,
+                                gpus.recv_embedding_bytes, num_gpus );
+    // Backward sends the gradients of the pooled values back: the transposed volumes.
+    c.a2a_bwd_ms =
+        1e-6 * allToAllvTimeNs( platform.network, platform.system, gpus.recv_embedding_bytes,
+                                gpus.send_embedding_bytes, num_gpus );
+    c.allreduce_ms = 1e-6 * collectiveTimeNs( platform.network, platform.system,
+                                              Collective::all_reduce, gradient_bytes );
+    return c;
+}
 
-    double max_fwd = 0.0, max_bwd = 0.0;
-    for ( int g = 0; g < num_gpus; ++g )
-    {
-        max_fwd = math::fmax( max_fwd, gpus.phase_ms[g * ph::count + ph::embedding_fwd] );
-        max_bwd = math::fmax( max_bwd, gpus.phase_ms[g * ph::count + ph::embedding_bwd] );
-    }
-    StepDurations d;
-    d.input_dist = index_ms;
-    d.bottom_fwd = dense_cost.bottom_fwd_ms;
-    d.embedding_fwd = max_fwd;
-    d.a2a_fwd = a2a_fwd_ms;
-    d.top_fwd = dense_cost.top_fwd_ms;
-    d.top_bwd = dense_cost.top_bwd_ms;
-    d.a2a_bwd = a2a_bwd_ms;
-    d.bottom_bwd = dense_cost.bottom_bwd_ms;
-    d.embedding_bwd = max_bwd;
-    d.dense_allreduce = allreduce_ms;
-    const StepTimeline t = stepTimeline( d );
-    summary.iteration_ms = t.iteration;
-
-    // Critical-path share of each phase (they add up to the iteration time).
-    summary.phase_ms[ph::bottom_mlp_fwd] = dense_cost.bottom_fwd_ms;
-    summary.phase_ms[ph::input_dist] = t.lookup_start - dense_cost.bottom_fwd_ms;
-    summary.phase_ms[ph::embedding_fwd] = max_fwd;
-    summary.phase_ms[ph::embedding_comm_fwd] = a2a_fwd_ms;
-    summary.phase_ms[ph::top_fwd] = dense_cost.top_fwd_ms;
-    summary.phase_ms[ph::top_bwd] = dense_cost.top_bwd_ms;
-    summary.phase_ms[ph::embedding_comm_bwd] = a2a_bwd_ms;
-    summary.phase_ms[ph::bottom_mlp_bwd] = t.update_start - t.grad_arrived;
-    summary.phase_ms[ph::embedding_bwd] = max_bwd;
-    summary.phase_ms[ph::dense_allreduce] = summary.iteration_ms - t.compute_end;
-
+//! Completes each GPU's row: the busy time of every phase and the memory (dense replica,
+//! communication buffers, reserve); marks `summary` infeasible at the fullest overflowing GPU.
+//! Returns the busiest GPU's compute time.
+KOKKOS_INLINE_FUNCTION double stepGpuRows( const Platform& platform, const DenseModel& dense,
+                                           const DenseCost& dense_cost, const StepCollectives& c,
+                                           const StepGpuArrays& gpus, StepSummary& summary )
+{
+    namespace ph = step_phase;
+    const int num_gpus = platform.numGpus();
+    const double index_ms = c.index_ms, a2a_fwd_ms = c.a2a_fwd_ms, a2a_bwd_ms = c.a2a_bwd_ms,
+                 allreduce_ms = c.allreduce_ms;
     // Per-GPU busy time of each phase and memory.
     const double dense_GiB =
         ( denseReplicaBytes( dense, dense_cost.parameters ) + dense_cost.activation_bytes ) /
@@ -336,6 +324,63 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
             summary.overflow_GiB = overflow;
         }
     }
+    return max_compute;
+}
+
+//! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
+//! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
+//! each shard's lookup cost. With an active `learned` model (cost_model: learned) each shard's
+//! compute time is the learned one (learned_shard_cost.hpp); everything else stays native.
+KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
+                                                const DenseCost& dense_cost,
+                                                std::int64_t global_batch, StepTables tables,
+                                                StepShards shards, StepGpuArrays gpus,
+                                                double* shard_fwd_ms, double* shard_bwd_ms,
+                                                const LearnedShardCost& learned = {} )
+{
+    namespace ph = step_phase;
+    StepSummary summary;
+    const int num_gpus = platform.numGpus();
+    const double dp_gradient_bytes = stepShards( platform, global_batch, tables, shards, gpus,
+                                                 shard_fwd_ms, shard_bwd_ms, learned );
+    const double gradient_bytes =
+        dense_cost.parameters * dataTypeBytes( dense.dtype ) + dp_gradient_bytes;
+    summary.allreduce_bytes = gradient_bytes;
+    const StepCollectives comm = stepCollectives( platform, gpus, gradient_bytes );
+
+    double max_fwd = 0.0, max_bwd = 0.0;
+    for ( int g = 0; g < num_gpus; ++g )
+    {
+        max_fwd = math::fmax( max_fwd, gpus.phase_ms[g * ph::count + ph::embedding_fwd] );
+        max_bwd = math::fmax( max_bwd, gpus.phase_ms[g * ph::count + ph::embedding_bwd] );
+    }
+    StepDurations d;
+    d.input_dist = comm.index_ms;
+    d.bottom_fwd = dense_cost.bottom_fwd_ms;
+    d.embedding_fwd = max_fwd;
+    d.a2a_fwd = comm.a2a_fwd_ms;
+    d.top_fwd = dense_cost.top_fwd_ms;
+    d.top_bwd = dense_cost.top_bwd_ms;
+    d.a2a_bwd = comm.a2a_bwd_ms;
+    d.bottom_bwd = dense_cost.bottom_bwd_ms;
+    d.embedding_bwd = max_bwd;
+    d.dense_allreduce = comm.allreduce_ms;
+    const StepTimeline t = stepTimeline( d );
+    summary.iteration_ms = t.iteration;
+
+    // Critical-path share of each phase (they add up to the iteration time).
+    summary.phase_ms[ph::bottom_mlp_fwd] = dense_cost.bottom_fwd_ms;
+    summary.phase_ms[ph::input_dist] = t.lookup_start - dense_cost.bottom_fwd_ms;
+    summary.phase_ms[ph::embedding_fwd] = max_fwd;
+    summary.phase_ms[ph::embedding_comm_fwd] = comm.a2a_fwd_ms;
+    summary.phase_ms[ph::top_fwd] = dense_cost.top_fwd_ms;
+    summary.phase_ms[ph::top_bwd] = dense_cost.top_bwd_ms;
+    summary.phase_ms[ph::embedding_comm_bwd] = comm.a2a_bwd_ms;
+    summary.phase_ms[ph::bottom_mlp_bwd] = t.update_start - t.grad_arrived;
+    summary.phase_ms[ph::embedding_bwd] = max_bwd;
+    summary.phase_ms[ph::dense_allreduce] = summary.iteration_ms - t.compute_end;
+
+    const double max_compute = stepGpuRows( platform, dense, dense_cost, comm, gpus, summary );
     summary.exposed_comm_ms = summary.iteration_ms - max_compute;
     return summary;
 }
