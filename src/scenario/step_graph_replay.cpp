@@ -137,228 +137,316 @@ GroupView subGroupView( const Network& net, const SystemConfig& sys,
     return v;
 }
 
-StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
-                                 const SystemConfig& sys )
+namespace
 {
-    using Kind = StepGraphNode::Kind;
-    const int num_ranks = graph.numRanks();
-    const double unknown = -1.0;
-    std::vector<std::vector<int>> members( graph.groups.size() + 1 );
-    for ( int r = 0; r < num_ranks; ++r )
-        members[0].push_back( r );
-    for ( std::size_t g = 0; g < graph.groups.size(); ++g )
-        members[g + 1] = graph.groups[g];
-    // position[g][r]: rank r's index among group g's members (-1: not a member).
-    std::vector<std::vector<int>> position( members.size(), std::vector<int>( num_ranks, -1 ) );
-    for ( std::size_t g = 0; g < members.size(); ++g )
-        for ( std::size_t k = 0; k < members[g].size(); ++k )
-            if ( members[g][k] >= 0 && members[g][k] < num_ranks )
-                position[g][members[g][k]] = static_cast<int>( k );
-    // A group smaller than the network is priced as ASTRA-sim prices it (subGroupView).
-    std::vector<GroupView> views( members.size() );
-    for ( std::size_t g = 1; g < members.size(); ++g )
-        if ( static_cast<int>( members[g].size() ) < num_ranks )
-            views[g] = subGroupView( net, sys, members[g] );
+using Kind = StepGraphNode::Kind;
+constexpr double kUnknown = -1.0; //!< a time not known yet
 
-    // Per node: dependencies not yet finished, dependants, ready and finish times; the k-th
-    // collective of a group on a rank is instance k of that group; receive i of rank r matches
-    // the same occurrence of (peer -> r, tag) among the peer's sends.
-    std::vector<std::vector<int>> pending( num_ranks ), instance( num_ranks ),
-        matching( num_ranks );
-    // Dependants of node i of rank r: dependants[r][first_dependant[r][i] .. [i + 1]).
-    std::vector<std::vector<int>> first_dependant( num_ranks ), dependants( num_ranks );
-    std::vector<std::vector<double>> ready( num_ranks ), finish( num_ranks );
-    std::vector<std::vector<std::vector<int>>> coll(
-        members.size() );                                        // [group][k][member index] -> node
-    std::map<std::tuple<int, int, int>, std::vector<int>> sends; // (src, dst, tag) -> nodes
-    for ( int r = 0; r < num_ranks; ++r )
+//! The replay of one step graph: every rank's nodes start when their dependencies have finished;
+//! a receive finishes when its matching send has; a collective starts when every member of its
+//! group has reached it and finishes on all of them at once.
+class GraphReplayer
+{
+  public:
+    GraphReplayer( const StepGraph& graph, const Network& net, const SystemConfig& sys )
+        : graph_( graph ), net_( net ), sys_( sys ), num_ranks_( graph.numRanks() )
     {
-        const auto& nodes = graph.ranks[r];
-        const std::size_t n = nodes.size();
-        pending[r].assign( n, 0 );
-        instance[r].assign( n, -1 );
-        matching[r].assign( n, -1 );
-        first_dependant[r].assign( n + 1, 0 );
-        ready[r].assign( n, unknown );
-        finish[r].assign( n, unknown );
-        std::vector<int> count( members.size(), 0 );
-        for ( std::size_t i = 0; i < n; ++i )
-        {
-            const StepGraphNode& node = nodes[i];
-            for ( int d : node.deps )
-            {
-                if ( d < 0 || d >= static_cast<int>( n ) )
-                    throw std::invalid_argument(
-                        fmt::format( "rank {} node {} ('{}'): dependency {} does not exist", r, i,
-                                     node.name, d ) );
-                ++first_dependant[r][d + 1];
-                ++pending[r][i];
-            }
-            if ( node.kind == Kind::send )
-                sends[{ r, node.peer, node.tag }].push_back( static_cast<int>( i ) );
-            if ( node.kind == Kind::recv && ( node.peer < 0 || node.peer >= num_ranks ) )
-                throw std::invalid_argument(
-                    fmt::format( "rank {} node {} ('{}'): source rank {} does not exist", r, i,
-                                 node.name, node.peer ) );
-            if ( node.kind != Kind::collective )
-                continue;
-            if ( node.group < 0 || node.group >= static_cast<int>( members.size() ) )
-                throw std::invalid_argument( fmt::format(
-                    "rank {} node {} ('{}'): unknown group {}", r, i, node.name, node.group ) );
-            const int k = count[node.group]++;
-            instance[r][i] = k;
-            if ( position[node.group][r] < 0 )
-                throw std::invalid_argument(
-                    fmt::format( "rank {} node {} ('{}'): rank {} is not in group {}", r, i,
-                                 node.name, r, node.group ) );
-            auto& slots = coll[node.group]; // [k][member index] -> node
-            if ( static_cast<int>( slots.size() ) <= k )
-                slots.resize( k + 1, std::vector<int>( members[node.group].size(), -1 ) );
-            slots[k][position[node.group][r]] = static_cast<int>( i );
-        }
+        indexGroups();
+        indexNodes();
+        linkDependants();
+        matchReceives();
     }
-    for ( int r = 0; r < num_ranks; ++r )
+
+    StepGraphReplay run();
+
+  private:
+    void indexGroups();
+    void indexNodes();
+    void indexNode( int r, std::size_t i, std::vector<int>& count );
+    void linkDependants();
+    void matchReceives();
+    void start( int r, int i );
+    void arriveAtCollective( int r, int i, double t );
+    void done( int r, int i, double t )
     {
-        auto& first = first_dependant[r];
+        finish_[r][i] = t;
+        finished_.emplace_back( r, i );
+    }
+    void release( int r, int i );
+    StepGraphReplay summary() const;
+
+    const StepGraph& graph_;
+    const Network& net_;
+    const SystemConfig& sys_;
+    const int num_ranks_;
+    //! Group 0 is every rank; group g + 1 is graph.groups[g].
+    std::vector<std::vector<int>> members_;
+    //! position_[g][r]: rank r's index among group g's members (-1: not a member).
+    std::vector<std::vector<int>> position_;
+    //! A group smaller than the network is priced as ASTRA-sim prices it (subGroupView).
+    std::vector<GroupView> views_;
+    // Per node: dependencies not yet finished; which instance of its group's collectives it is
+    // (the k-th collective of a group on a rank is instance k); the send a receive matches
+    // (receive i of rank r matches the same occurrence of (peer -> r, tag) among the peer's
+    // sends); ready and finish times.
+    std::vector<std::vector<int>> pending_, instance_, matching_;
+    //! Dependants of node i of rank r: dependants_[r][first_dependant_[r][i] .. [i + 1]).
+    std::vector<std::vector<int>> first_dependant_, dependants_;
+    std::vector<std::vector<double>> ready_, finish_;
+    std::vector<std::vector<std::vector<int>>> coll_; //!< [group][k][member index] -> node
+    std::map<std::tuple<int, int, int>, std::vector<int>> sends_; //!< (src, dst, tag) -> nodes
+    //! Receives waiting for their send: (src rank, send node) -> (rank, node).
+    std::map<std::pair<int, int>, std::pair<int, int>> waiting_recv_;
+    //! Collective instances: members arrived so far and their latest ready time.
+    std::vector<std::vector<std::pair<int, double>>> arrived_;
+    std::vector<std::pair<int, int>> work_;     //!< nodes whose dependencies have finished
+    std::vector<std::pair<int, int>> finished_; //!< nodes whose finish time was just set
+};
+
+void GraphReplayer::indexGroups()
+{
+    members_.resize( graph_.groups.size() + 1 );
+    for ( int r = 0; r < num_ranks_; ++r )
+        members_[0].push_back( r );
+    for ( std::size_t g = 0; g < graph_.groups.size(); ++g )
+        members_[g + 1] = graph_.groups[g];
+    position_.assign( members_.size(), std::vector<int>( num_ranks_, -1 ) );
+    for ( std::size_t g = 0; g < members_.size(); ++g )
+        for ( std::size_t k = 0; k < members_[g].size(); ++k )
+            if ( members_[g][k] >= 0 && members_[g][k] < num_ranks_ )
+                position_[g][members_[g][k]] = static_cast<int>( k );
+    views_.resize( members_.size() );
+    for ( std::size_t g = 1; g < members_.size(); ++g )
+        if ( static_cast<int>( members_[g].size() ) < num_ranks_ )
+            views_[g] = subGroupView( net_, sys_, members_[g] );
+}
+
+void GraphReplayer::indexNodes()
+{
+    pending_.resize( num_ranks_ );
+    instance_.resize( num_ranks_ );
+    matching_.resize( num_ranks_ );
+    first_dependant_.resize( num_ranks_ );
+    dependants_.resize( num_ranks_ );
+    ready_.resize( num_ranks_ );
+    finish_.resize( num_ranks_ );
+    coll_.resize( members_.size() );
+    for ( int r = 0; r < num_ranks_; ++r )
+    {
+        const std::size_t n = graph_.ranks[r].size();
+        pending_[r].assign( n, 0 );
+        instance_[r].assign( n, -1 );
+        matching_[r].assign( n, -1 );
+        first_dependant_[r].assign( n + 1, 0 );
+        ready_[r].assign( n, kUnknown );
+        finish_[r].assign( n, kUnknown );
+        std::vector<int> count( members_.size(), 0 );
+        for ( std::size_t i = 0; i < n; ++i )
+            indexNode( r, i, count );
+    }
+    arrived_.resize( members_.size() );
+    for ( std::size_t g = 0; g < members_.size(); ++g )
+        arrived_[g].assign( coll_[g].size(), { 0, 0.0 } );
+}
+
+//! Node i of rank r: its dependencies, its send key, its collective instance (`count`: the
+//! rank's collectives per group so far); malformed references throw.
+void GraphReplayer::indexNode( int r, std::size_t i, std::vector<int>& count )
+{
+    const std::size_t n = graph_.ranks[r].size();
+    const StepGraphNode& node = graph_.ranks[r][i];
+    for ( int d : node.deps )
+    {
+        if ( d < 0 || d >= static_cast<int>( n ) )
+            throw std::invalid_argument( fmt::format(
+                "rank {} node {} ('{}'): dependency {} does not exist", r, i, node.name, d ) );
+        ++first_dependant_[r][d + 1];
+        ++pending_[r][i];
+    }
+    if ( node.kind == Kind::send )
+        sends_[{ r, node.peer, node.tag }].push_back( static_cast<int>( i ) );
+    if ( node.kind == Kind::recv && ( node.peer < 0 || node.peer >= num_ranks_ ) )
+        throw std::invalid_argument( fmt::format(
+            "rank {} node {} ('{}'): source rank {} does not exist", r, i, node.name, node.peer ) );
+    if ( node.kind != Kind::collective )
+        return;
+    if ( node.group < 0 || node.group >= static_cast<int>( members_.size() ) )
+        throw std::invalid_argument( fmt::format( "rank {} node {} ('{}'): unknown group {}", r, i,
+                                                  node.name, node.group ) );
+    const int k = count[node.group]++;
+    instance_[r][i] = k;
+    if ( position_[node.group][r] < 0 )
+        throw std::invalid_argument(
+            fmt::format( "rank {} node {} ('{}'): rank {} is not in group {}", r, i, node.name, r,
+                         node.group ) );
+    auto& slots = coll_[node.group]; // [k][member index] -> node
+    if ( static_cast<int>( slots.size() ) <= k )
+        slots.resize( k + 1, std::vector<int>( members_[node.group].size(), -1 ) );
+    slots[k][position_[node.group][r]] = static_cast<int>( i );
+}
+
+void GraphReplayer::linkDependants()
+{
+    for ( int r = 0; r < num_ranks_; ++r )
+    {
+        auto& first = first_dependant_[r];
         for ( std::size_t i = 1; i < first.size(); ++i )
             first[i] += first[i - 1];
-        dependants[r].resize( first.back() );
+        dependants_[r].resize( first.back() );
         std::vector<int> next( first.begin(), first.end() - 1 );
-        const auto& nodes = graph.ranks[r];
+        const auto& nodes = graph_.ranks[r];
         for ( std::size_t i = 0; i < nodes.size(); ++i )
             for ( int d : nodes[i].deps )
-                dependants[r][next[d]++] = static_cast<int>( i );
+                dependants_[r][next[d]++] = static_cast<int>( i );
     }
-    // Receives waiting for their send: (src rank, send node) -> (rank, node).
-    std::map<std::pair<int, int>, std::pair<int, int>> waiting_recv;
-    {
-        std::map<std::tuple<int, int, int>, std::size_t> seen;
-        for ( int r = 0; r < num_ranks; ++r )
-            for ( std::size_t i = 0; i < graph.ranks[r].size(); ++i )
-            {
-                const StepGraphNode& node = graph.ranks[r][i];
-                if ( node.kind != Kind::recv )
-                    continue;
-                const auto key = std::make_tuple( node.peer, r, node.tag );
-                const std::size_t k = seen[key]++;
-                auto it = sends.find( key );
-                if ( it != sends.end() && k < it->second.size() )
-                {
-                    matching[r][i] = it->second[k];
-                    waiting_recv[{ node.peer, it->second[k] }] = { r, static_cast<int>( i ) };
-                }
-            }
-    }
-    // Collective instances: members arrived so far and their latest ready time.
-    std::vector<std::vector<std::pair<int, double>>> arrived( members.size() );
-    for ( std::size_t g = 0; g < members.size(); ++g )
-        arrived[g].assign( coll[g].size(), { 0, 0.0 } );
+}
 
+void GraphReplayer::matchReceives()
+{
+    std::map<std::tuple<int, int, int>, std::size_t> seen;
+    for ( int r = 0; r < num_ranks_; ++r )
+        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
+        {
+            const StepGraphNode& node = graph_.ranks[r][i];
+            if ( node.kind != Kind::recv )
+                continue;
+            const auto key = std::make_tuple( node.peer, r, node.tag );
+            const std::size_t k = seen[key]++;
+            auto it = sends_.find( key );
+            if ( it != sends_.end() && k < it->second.size() )
+            {
+                matching_[r][i] = it->second[k];
+                waiting_recv_[{ node.peer, it->second[k] }] = { r, static_cast<int>( i ) };
+            }
+        }
+}
+
+//! A node has finished: its dependants lose a dependency; a send completes its waiting receive.
+void GraphReplayer::release( int r, int i )
+{
+    for ( int k = first_dependant_[r][i]; k < first_dependant_[r][i + 1]; ++k )
+        if ( const int j = dependants_[r][k]; --pending_[r][j] == 0 )
+            work_.emplace_back( r, j );
+    if ( graph_.ranks[r][i].kind != Kind::send )
+        return;
+    auto it = waiting_recv_.find( { r, i } );
+    if ( it != waiting_recv_.end() )
+    {
+        const auto [q, j] = it->second;
+        if ( ready_[q][j] != kUnknown && finish_[q][j] == kUnknown )
+            done( q, j, std::max( ready_[q][j], finish_[r][i] ) );
+    }
+}
+
+//! Node i of rank r, whose dependencies have finished, starts.
+void GraphReplayer::start( int r, int i )
+{
+    const StepGraphNode& node = graph_.ranks[r][i];
+    double t = 0.0;
+    for ( int d : node.deps )
+        t = std::max( t, finish_[r][d] );
+    ready_[r][i] = t;
+    switch ( node.kind )
+    {
+    case Kind::compute:
+        done( r, i, t + node.duration_ns );
+        break;
+    case Kind::send:
+        done( r, i, t + pointToPointNs( net_, r, node.peer, double( node.comm_bytes ) ) );
+        break;
+    case Kind::recv:
+    {
+        const int j = matching_[r][i];
+        if ( j >= 0 && finish_[node.peer][j] != kUnknown )
+            done( r, i, std::max( t, finish_[node.peer][j] ) );
+        break;
+    }
+    case Kind::collective:
+        arriveAtCollective( r, i, t );
+        break;
+    }
+}
+
+//! Rank r reaches its collective node i at time t; the last member starts it for all.
+void GraphReplayer::arriveAtCollective( int r, int i, double t )
+{
+    const StepGraphNode& node = graph_.ranks[r][i];
+    const int k = instance_[r][i];
+    auto& [count, start] = arrived_[node.group][k];
+    ++count;
+    start = std::max( start, t );
+    if ( count < static_cast<int>( members_[node.group].size() ) )
+        return;
+    const auto& slot = coll_[node.group][k];
+    const auto& group = members_[node.group];
+    for ( std::size_t m = 0; m < group.size(); ++m )
+        if ( slot[m] < 0 )
+            throw std::invalid_argument(
+                fmt::format( "rank {} node {} ('{}'): rank {} has no matching collective", r, i,
+                             node.name, group[m] ) );
+    const GroupView& view = views_[node.group];
+    const double end =
+        start + ( view.network.num_dims > 0
+                      ? collectiveTimeNsOnDims( view.network, view.system, node.collective,
+                                                double( node.comm_bytes ), 0, 1 )
+                      : collectiveNodeNs( net_, sys_, node ) );
+    for ( std::size_t m = 0; m < group.size(); ++m )
+        done( group[m], slot[m], end );
+}
+
+StepGraphReplay GraphReplayer::run()
+{
     // Worklist: nodes whose dependencies have finished, in the order they became ready.
-    std::vector<std::pair<int, int>> work;
-    for ( int r = 0; r < num_ranks; ++r )
-        for ( std::size_t i = 0; i < graph.ranks[r].size(); ++i )
-            if ( pending[r][i] == 0 )
-                work.emplace_back( r, static_cast<int>( i ) );
-    std::vector<std::pair<int, int>> finished; // nodes whose finish time was just set
-    auto done = [&]( int r, int i, double t )
+    for ( int r = 0; r < num_ranks_; ++r )
+        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
+            if ( pending_[r][i] == 0 )
+                work_.emplace_back( r, static_cast<int>( i ) );
+    while ( !work_.empty() || !finished_.empty() )
     {
-        finish[r][i] = t;
-        finished.emplace_back( r, i );
-    };
-    while ( !work.empty() || !finished.empty() )
-    {
-        while ( !finished.empty() )
+        while ( !finished_.empty() )
         {
-            const auto [r, i] = finished.back();
-            finished.pop_back();
-            for ( int k = first_dependant[r][i]; k < first_dependant[r][i + 1]; ++k )
-                if ( const int j = dependants[r][k]; --pending[r][j] == 0 )
-                    work.emplace_back( r, j );
-            const StepGraphNode& node = graph.ranks[r][i];
-            if ( node.kind == Kind::send )
-            {
-                auto it = waiting_recv.find( { r, i } );
-                if ( it != waiting_recv.end() )
-                {
-                    const auto [q, j] = it->second;
-                    if ( ready[q][j] != unknown && finish[q][j] == unknown )
-                        done( q, j, std::max( ready[q][j], finish[r][i] ) );
-                }
-            }
+            const auto [r, i] = finished_.back();
+            finished_.pop_back();
+            release( r, i );
         }
-        if ( work.empty() )
+        if ( work_.empty() )
             break;
-        const auto [r, i] = work.back();
-        work.pop_back();
-        const StepGraphNode& node = graph.ranks[r][i];
-        double t = 0.0;
-        for ( int d : node.deps )
-            t = std::max( t, finish[r][d] );
-        ready[r][i] = t;
-        switch ( node.kind )
-        {
-        case Kind::compute:
-            done( r, i, t + node.duration_ns );
-            break;
-        case Kind::send:
-            done( r, i, t + pointToPointNs( net, r, node.peer, double( node.comm_bytes ) ) );
-            break;
-        case Kind::recv:
-        {
-            const int j = matching[r][i];
-            if ( j >= 0 && finish[node.peer][j] != unknown )
-                done( r, i, std::max( t, finish[node.peer][j] ) );
-            break;
-        }
-        case Kind::collective:
-        {
-            const int k = instance[r][i];
-            auto& [count, start] = arrived[node.group][k];
-            ++count;
-            start = std::max( start, t );
-            if ( count < static_cast<int>( members[node.group].size() ) )
-                break;
-            const auto& slot = coll[node.group][k];
-            const auto& group = members[node.group];
-            for ( std::size_t m = 0; m < group.size(); ++m )
-                if ( slot[m] < 0 )
-                    throw std::invalid_argument(
-                        fmt::format( "rank {} node {} ('{}'): rank {} has no matching collective",
-                                     r, i, node.name, group[m] ) );
-            const GroupView& view = views[node.group];
-            const double end =
-                start + ( view.network.num_dims > 0
-                              ? collectiveTimeNsOnDims( view.network, view.system, node.collective,
-                                                        double( node.comm_bytes ), 0, 1 )
-                              : collectiveNodeNs( net, sys, node ) );
-            for ( std::size_t m = 0; m < group.size(); ++m )
-                done( group[m], slot[m], end );
-            break;
-        }
-        }
+        const auto [r, i] = work_.back();
+        work_.pop_back();
+        start( r, i );
     }
+    return summary();
+}
 
+StepGraphReplay GraphReplayer::summary() const
+{
     StepGraphReplay out;
-    out.rank_finish_ns.assign( num_ranks, 0.0 );
-    for ( int r = 0; r < num_ranks; ++r )
+    out.rank_finish_ns.assign( num_ranks_, 0.0 );
+    for ( int r = 0; r < num_ranks_; ++r )
     {
         double compute = 0.0;
-        for ( std::size_t i = 0; i < graph.ranks[r].size(); ++i )
+        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
         {
-            if ( finish[r][i] == unknown )
+            if ( finish_[r][i] == kUnknown )
                 throw std::invalid_argument(
                     fmt::format( "rank {} node {} ('{}') never finishes (a dependency cycle or an "
                                  "unmatched collective or message)",
-                                 r, i, graph.ranks[r][i].name ) );
-            out.rank_finish_ns[r] = std::max( out.rank_finish_ns[r], finish[r][i] );
-            if ( graph.ranks[r][i].kind == Kind::compute )
-                compute += graph.ranks[r][i].duration_ns;
+                                 r, i, graph_.ranks[r][i].name ) );
+            out.rank_finish_ns[r] = std::max( out.rank_finish_ns[r], finish_[r][i] );
+            if ( graph_.ranks[r][i].kind == Kind::compute )
+                compute += graph_.ranks[r][i].duration_ns;
         }
         out.finish_ns = std::max( out.finish_ns, out.rank_finish_ns[r] );
         out.compute_ns = std::max( out.compute_ns, compute );
     }
     return out;
+}
+} // namespace
+
+StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
+                                 const SystemConfig& sys )
+{
+    return GraphReplayer( graph, net, sys ).run();
 }
 
 } // namespace shardsweep
