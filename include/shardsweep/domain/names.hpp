@@ -5,9 +5,9 @@
 //!
 //! Each table lists its values in code order (entry i has code i), so that an HDF5 /names table
 //! is the list of names as it stands: tests/unit/tstDomainNames.hpp checks the order. Readers
-//! that take only part of an enum (a transformer's dtype excludes int8) filter the table; a file
-//! format that once used other names accepts them through `legacy` (ComputeKernel's TorchRec
-//! names).
+//! that take only part of an enum (a transformer's dtype excludes int8) filter the table; a reader
+//! that must still accept names of an older file format keeps those itself, with a deprecation
+//! note (predict embedding's hbm, uvm, uvm_caching).
 //!
 //! Adding an enum value: the enumerator, then its row here. Every parser, printer, HDF5 /names
 //! table and help text follows.
