@@ -1,6 +1,5 @@
 // Program entry: MPI and Kokkos set-up, subcommand dispatch, --help/--version, error reporting.
 #include <Kokkos_Core.hpp>
-#include <boost/program_options/errors.hpp>
 #include <cstdio>
 #include <cstdlib> // defines __GLIBC__ where glibc is the C library
 #if defined( __GLIBC__ )
@@ -263,18 +262,6 @@ int runMain( int argc, char* argv[] )
         // Usage and input errors are deterministic: every rank sees the same one; rank 0 reports.
         if ( ctx.rank == 0 )
             std::cerr << "shardsweep: usage error: " << e.what() << '\n';
-        status = kExitBadInput;
-    }
-    catch ( const boost::program_options::error& e )
-    {
-        // An option that a subcommand's parser refused (unknown, or a value of the wrong type):
-        // a usage error in every subcommand, whether or not the subcommand turned it into one.
-        if ( ctx.rank == 0 )
-        {
-            const std::string command = words.empty() ? std::string() : words.front() + ": ";
-            std::cerr << "shardsweep: usage error: " << command << e.what() << " (see 'shardsweep "
-                      << ( words.empty() ? std::string() : words.front() + " " ) << "--help')\n";
-        }
         status = kExitBadInput;
     }
     catch ( const InputError& e )

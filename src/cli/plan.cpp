@@ -124,6 +124,9 @@ struct PlanArguments
     int iterations = 100000;
     std::vector<std::string> files;
     po::variables_map vm;
+    // Checked before any file is read:
+    PlannerKind planner = PlannerKind::shardsweep;
+    OutputFormat out_format = OutputFormat::table;
 };
 
 //! Parses plan's arguments into `a`; false after printing --help.
@@ -311,8 +314,8 @@ int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload&
               NamedPlatform platform )
 {
     const po::variables_map& vm = a.vm;
-    const PlannerKind chosen = parsePlannerName( a.planner_name );
-    const OutputFormat out_format = parseOutputFormat( a.format );
+    const PlannerKind chosen = a.planner;
+    const OutputFormat out_format = a.out_format;
     if ( !vm["top"].defaulted() )
         throw UsageError( "--top applies to transformer workloads" );
     if ( vm.count( "gpus" ) )
@@ -412,8 +415,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
     if ( a.files.size() != 2 )
         throw UsageError(
             "plan: needs WORKLOAD.yaml and PLATFORM.yaml (see 'shardsweep plan --help')" );
-    parseOutputFormat( a.format ); // checked before any file is read
-    parsePlannerName( a.planner_name );
+    a.out_format = parseOutputFormat( a.format );
+    a.planner = parsePlannerName( a.planner_name );
     if ( a.vm.count( "batch" ) && a.vm.count( "global-batch" ) &&
          a.batch != a.transformer.global_batch )
         throw UsageError( "--batch and --global-batch differ: give one" );

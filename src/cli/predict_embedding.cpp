@@ -1,5 +1,6 @@
 // shardsweep predict embedding: the embedding-lookup model (model/embedding.hpp) for the tables of
 // a CSV file, one whole table per row on one GPU.
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <shardsweep/cli/predict_cli.hpp>
@@ -27,21 +28,22 @@ ComputeKernel parseKernel( const CsvTable& t, std::size_t row, bool has_cache )
         { "hbm", ComputeKernel::hbm },
         { "uvm", ComputeKernel::uvm },
         { "uvm_caching", ComputeKernel::uvm_caching } };
-    ComputeKernel kernel = ComputeKernel::dense;
     const std::string& s = t.text( row, "kernel" );
-    for ( const auto& [name, value] : legacy )
-        if ( s == name )
-        {
-            static bool noted = false;
-            if ( !std::exchange( noted, true ) )
-                fmt::print( stderr,
-                            "shardsweep: note: {}: kernel '{}' is deprecated; write '{}' (the name "
-                            "plans, sweeps and results files use)\n",
-                            t.name(), name, nameOf( value ) );
-            kernel = value;
-        }
-    if ( kernel == ComputeKernel::dense )
-        kernel = t.getEnumOr( row, "kernel", enumPairs<ComputeKernel>(), kernel );
+    const auto old =
+        std::find_if( legacy.begin(), legacy.end(), [&]( const auto& n ) { return n.first == s; } );
+    if ( old != legacy.end() )
+    {
+        static bool noted = false;
+        if ( !std::exchange( noted, true ) )
+            fmt::print( stderr,
+                        "shardsweep: note: {}: kernel '{}' is deprecated; write '{}' (the name "
+                        "plans, sweeps and results files use)\n",
+                        t.name(), s, nameOf( old->second ) );
+    }
+    const ComputeKernel kernel =
+        old != legacy.end()
+            ? old->second
+            : t.getEnumOr( row, "kernel", enumPairs<ComputeKernel>(), ComputeKernel::hbm );
     if ( kernel == ComputeKernel::dense )
         t.fail( row, "kernel", "one of fused, fused_uvm, fused_uvm_caching" );
     if ( kernel == ComputeKernel::uvm_caching && !has_cache )

@@ -165,7 +165,15 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
     std::map<std::string, NamedPlatform> platforms;
     const std::filesystem::path csv_dir = std::filesystem::path( cli.inputPath() ).parent_path();
 
+    // The knob (null: dtype) of each case column after global_batch, looked up once.
     const std::vector<std::string> columns = caseColumns();
+    const std::size_t first_knob =
+        std::size_t( std::find( columns.begin(), columns.end(), "global_batch" ) -
+                     columns.begin() ) +
+        1;
+    std::vector<const ParallelField*> knob_of;
+    for ( std::size_t c = first_knob; c < columns.size(); ++c )
+        knob_of.push_back( findParallelField( columns[c] ) );
     ResultTable result( outputColumns() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
@@ -264,10 +272,9 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
                                             static_cast<long long>( cfg.pp ),
                                             static_cast<long long>( cfg.dp ),
                                             static_cast<long long>( cfg.global_batch ) };
-        for ( std::size_t c = row.size(); c < columns.size(); ++c )
-            row.push_back( columns[c] == "dtype"
-                               ? ResultTable::Cell( std::string( nameOf( m.dtype ) ) )
-                               : knobOutput( *findParallelField( columns[c] ), cfg ) );
+        for ( const ParallelField* f : knob_of )
+            row.push_back( f ? knobOutput( *f, cfg )
+                             : ResultTable::Cell( std::string( nameOf( m.dtype ) ) ) );
         row.emplace_back( s.iteration_ms );
         for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
             row.emplace_back( s.phase_ms[ph] );

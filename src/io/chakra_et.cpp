@@ -1,4 +1,5 @@
-// Chakra ET files in protobuf's wire format (mlcommons/chakra schema/protobuf/et_def.proto; protobuf encoding spec).
+// Chakra ET files in protobuf's wire format (mlcommons/chakra schema/protobuf/et_def.proto;
+// protobuf encoding spec).
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>

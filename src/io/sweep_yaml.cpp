@@ -233,10 +233,9 @@ ParallelGrid parallelGrid( const YamlView& v, const std::vector<int>& gpu_counts
         if ( auto x = v.find( "pp" ) )
             g.pp = intOrList( *x, degree );
     }
-    const std::vector<ParallelField>& fields = parallelFields();
-    for ( std::size_t k = 0; k < fields.size(); ++k )
-        if ( auto x = v.find( fields[k].key ) )
-            g.values[k] = fieldValues( *x, fields[k] );
+    for ( std::size_t k = 0; k < std::size( kParallelFields ); ++k )
+        if ( auto x = v.find( kParallelFields[k].key ) )
+            g.values[k] = fieldValues( *x, kParallelFields[k] );
     return g;
 }
 

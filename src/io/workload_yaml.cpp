@@ -18,7 +18,8 @@ const Range kDim = Range::between( 1, 65536 );
 const Range kPooling = Range{ 0.0, 1.0e5, false, true };
 const Range kAlpha = Range::between( 0, 10 );
 const Range kBatch = Range::between( 0, 1.0e9 );
-// Histograms are fractions of unique rows; measured ones are rounded (dlrm_datasets' locality_stats.txt).
+// Histograms are fractions of unique rows; measured ones are rounded (dlrm_datasets'
+// locality_stats.txt).
 constexpr double kHistogramTolerance = 0.02;
 
 const std::vector<std::string> kDefaultKeys = {

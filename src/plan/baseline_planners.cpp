@@ -1,4 +1,5 @@
-// The sharding papers' baselines (the greedy/random baselines of daochenzha/neuroshard, dreamshard and autoshard, identical in all three), planner names and makePlan.
+// The sharding papers' baselines (the greedy/random baselines of daochenzha/neuroshard, dreamshard
+// and autoshard, identical in all three), planner names and makePlan.
 #include "planner_detail.hpp"
 
 #include <algorithm>

@@ -75,10 +75,10 @@ PlanState::PlanState( const Workload& workload, const Platform& platform, std::i
     const DenseCost dense =
         denseCost( platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ),
                    sum_dims, local_, gemm );
-    bottom_fwd_ = dense.bottom_fwd_ms;
-    bottom_bwd_ = dense.bottom_bwd_ms;
-    top_fwd_ms_ = dense.top_fwd_ms;
-    top_bwd_ms_ = dense.top_bwd_ms;
+    dense_durations_.bottom_fwd = dense.bottom_fwd_ms;
+    dense_durations_.bottom_bwd = dense.bottom_bwd_ms;
+    dense_durations_.top_fwd = dense.top_fwd_ms;
+    dense_durations_.top_bwd = dense.top_bwd_ms;
     dense_gradient_bytes_ = dense.parameters * dataTypeBytes( workload.dense.dtype );
     fixed_bytes_ = denseReplicaBytes( workload.dense, dense.parameters ) + dense.activation_bytes +
                    platform.hbm_reserve_GiB * kBytesPerGiB;
@@ -246,15 +246,11 @@ void PlanState::refresh()
 double PlanState::compose( double max_fwd, double max_bwd, double index_ms, double a2a_fwd_ms,
                            double a2a_bwd_ms ) const
 {
-    StepDurations d;
+    StepDurations d = dense_durations_;
     d.input_dist = index_ms;
-    d.bottom_fwd = bottom_fwd_;
     d.embedding_fwd = max_fwd;
     d.a2a_fwd = a2a_fwd_ms;
-    d.top_fwd = top_fwd_ms_;
-    d.top_bwd = top_bwd_ms_;
     d.a2a_bwd = a2a_bwd_ms;
-    d.bottom_bwd = bottom_bwd_;
     d.embedding_bwd = max_bwd;
     d.dense_allreduce = allreduce_ms_;
     return stepTimeline( d ).iteration;

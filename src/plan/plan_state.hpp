@@ -25,6 +25,7 @@
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/learned_operator.hpp>
 #include <shardsweep/model/learned_shard_cost.hpp>
+#include <shardsweep/model/step.hpp>
 #include <vector>
 
 namespace shardsweep
@@ -121,8 +122,8 @@ class PlanState
     const Platform* platform_;
     double global_ = 0.0, local_ = 0.0, capacity_ = 0.0;
     int num_gpus_ = 0;
-    LearnedShardCost learned_; //!< inactive: the native shard cost
-    double bottom_fwd_ = 0.0, bottom_bwd_ = 0.0, top_fwd_ms_ = 0.0, top_bwd_ms_ = 0.0;
+    LearnedShardCost learned_;      //!< inactive: the native shard cost
+    StepDurations dense_durations_; //!< the plan-independent parts of the timeline
     double allreduce_ms_ = 0.0;
     double dense_gradient_bytes_ = 0.0;
     double fixed_bytes_ = 0.0; //!< dense replica + its activations + the platform's reserve

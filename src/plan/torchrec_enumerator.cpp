@@ -1,5 +1,6 @@
 // TorchRec's EmbeddingEnumerator: every sharding option (type x kernel x shard shapes) of every
-// table with its perf and storage estimates; TorchRec a48cef79, torchrec/distributed/planner/enumerators.py.
+// table with its perf and storage estimates; TorchRec a48cef79,
+// torchrec/distributed/planner/enumerators.py.
 #include <algorithm>
 #include <shardsweep/model/torchrec/adapter.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>

@@ -1,5 +1,6 @@
 // TorchRec's GreedyPerfPartitioner after HeuristicalStorageReservation: assigns ranks to the
-// shards of one proposal, and the NoopPerfModel rating; TorchRec a48cef79, torchrec/distributed/planner/partitioners.py.
+// shards of one proposal, and the NoopPerfModel rating; TorchRec a48cef79,
+// torchrec/distributed/planner/partitioners.py.
 #include <algorithm>
 #include <fmt/format.h>
 #include <numeric>

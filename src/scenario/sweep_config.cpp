@@ -68,9 +68,8 @@ ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
     };
     ParallelConfig c;
     c.global_batch = global_batch;
-    const std::vector<ParallelField>& fields = parallelFields();
-    for ( std::size_t k = fields.size(); k-- > 0; )
-        fields[k].set( c, values[k][take( values[k].size() )] );
+    for ( std::size_t k = std::size( kParallelFields ); k-- > 0; )
+        kParallelFields[k].set( c, values[k][take( values[k].size() )] );
     c.tp = c.pp = c.dp = 0;
     if ( every_layout )
     {

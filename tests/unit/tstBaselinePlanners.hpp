@@ -1,7 +1,7 @@
-// The greedy/random baselines of daochenzha/neuroshard (docs/PLANNERS.md) on hand-checked tasks: exact placements (ordering by (cost, size,
-// index) descending, least cost sum, ties to the smaller size sum, then the lower GPU), the
-// memory rule (weights + optimizer state within memory less the reserve) and the infeasible
-// case. shardsweep's own planner is tested in tstShardsweepPlanner.hpp.
+// The greedy/random baselines of daochenzha/neuroshard (docs/PLANNERS.md) on hand-checked tasks:
+// exact placements (ordering by (cost, size, index) descending, least cost sum, ties to the smaller
+// size sum, then the lower GPU), the memory rule (weights + optimizer state within memory less the
+// reserve) and the infeasible case. shardsweep's own planner is tested in tstShardsweepPlanner.hpp.
 #include <gtest/gtest.h>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/model/rng.hpp>

@@ -1,5 +1,6 @@
-// Chakra ET wire format (byte for byte against the smallest ETs of mlcommons/chakra's et_def.proto, hand-encoded), the step graph's
-// replay (hand-derived times) and the DLRM graph of the shipped scenario against the model.
+// Chakra ET wire format (byte for byte against the smallest ETs of mlcommons/chakra's et_def.proto,
+// hand-encoded), the step graph's replay (hand-derived times) and the DLRM graph of the shipped
+// scenario against the model.
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>

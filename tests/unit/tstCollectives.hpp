@@ -1,5 +1,6 @@
-// ASTRA-sim 2.0 congestion-unaware collectives: worked examples checked against AstraSim_Analytical_Congestion_Unaware (astra-sim 518bd51)
-// and upstream's regression value, exactly, plus hand-derived cases.
+// ASTRA-sim 2.0 congestion-unaware collectives: worked examples checked against
+// AstraSim_Analytical_Congestion_Unaware (astra-sim 518bd51) and upstream's regression value,
+// exactly, plus hand-derived cases.
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>

@@ -157,10 +157,10 @@ TEST( TEST_CATEGORY, histogram_by_hand )
 }
 
 // A histogram measured on sampled Zipf lookups (mt19937_64, 262144 lookups, histogram of the
-// counts as ml_perf_model bench_params/merge_dlrm_datasets.py bins it) and rescaled to other batches against the
-// exact Zipf values: distinct rows at N = n_h/64 … 64 n_h within 3 % (α ≤ 1.05) and 12 % (α =
-// 1.3), LRU hit rates within 0.01 (0.02) absolute. The error is the histogram's (binned counts),
-// not the quadrature's.
+// counts as ml_perf_model bench_params/merge_dlrm_datasets.py bins it) and rescaled to other
+// batches against the exact Zipf values: distinct rows at N = n_h/64 … 64 n_h within 3 % (α ≤ 1.05)
+// and 12 % (α = 1.3), LRU hit rates within 0.01 (0.02) absolute. The error is the histogram's
+// (binned counts), not the quadrature's.
 TEST( TEST_CATEGORY, histogram_rescaling_recovers_zipf )
 {
     const long n_h = 262144;

@@ -1,6 +1,7 @@
-// TorchRec perf estimator: every golden value of TorchRec a48cef79 planner/tests/test_shard_estimators.py at
-// relative 1e-12, multi-node branches checked against hand arithmetic, and the same shards
-// evaluated inside a Kokkos kernel (bit-for-bit equal to the host).
+// TorchRec perf estimator: every golden value of TorchRec a48cef79
+// planner/tests/test_shard_estimators.py at relative 1e-12, multi-node branches checked against
+// hand arithmetic, and the same shards evaluated inside a Kokkos kernel (bit-for-bit equal to the
+// host).
 #include <gtest/gtest.h>
 #include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/torchrec/adapter.hpp>

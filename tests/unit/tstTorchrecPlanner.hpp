@@ -1,5 +1,6 @@
 // TorchRec-like planner: the partitioner, proposer and planner outcomes of
-// TorchRec a48cef79, planner/tests/test_{partitioners,planners,proposers}.py, and planTorchrec on shardsweep types.
+// TorchRec a48cef79, planner/tests/test_{partitioners,planners,proposers}.py, and planTorchrec on
+// shardsweep types.
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <shardsweep/model/torchrec/adapter.hpp>

@@ -1,5 +1,6 @@
 // TorchRec storage estimator, shard shapes and reservation: every storage golden value of
-// TorchRec a48cef79, planner/tests/test_shard_estimators.py (storage tests) (exact integers), plus the Kokkos-kernel evaluation.
+// TorchRec a48cef79, planner/tests/test_shard_estimators.py (storage tests) (exact integers), plus
+// the Kokkos-kernel evaluation.
 #include <gtest/gtest.h>
 #include <shardsweep/model/torchrec/adapter.hpp>
 #include <vector>

@@ -77,12 +77,10 @@ inline constexpr ParallelField kParallelFields[] = {
 };
 constexpr int kNumParallelFields = int( std::size( kParallelFields ) );
 
-//! The knobs as a range (for loops that want begin/end and size()).
-inline const std::vector<ParallelField>& parallelFields()
+//! The knobs (the table itself: range-for, std::size and indexing work on it).
+constexpr const auto& parallelFields()
 {
-    static const std::vector<ParallelField> fields( std::begin( kParallelFields ),
-                                                    std::end( kParallelFields ) );
-    return fields;
+    return kParallelFields;
 }
 
 //! The field whose key is `key`, or null.

@@ -4,10 +4,10 @@
 //! dataspaces, property lists and attributes. Raw H5* calls live only in src/io/hdf5.cpp and
 //! src/io/hdf5_data.cpp.
 //!
-//! Parallel rules (the HDF5 manual's "Collective Calling Requirements in Parallel HDF5"): creating files, groups, datasets and attributes,
-//! writing attributes, flush and close are collective: every rank calls them with identical
-//! arguments. Dataset writes are collective here too (H5FD_MPIO_COLLECTIVE): a rank with nothing
-//! to write passes no runs and still takes part.
+//! Parallel rules (the HDF5 manual's "Collective Calling Requirements in Parallel HDF5"): creating
+//! files, groups, datasets and attributes, writing attributes, flush and close are collective:
+//! every rank calls them with identical arguments. Dataset writes are collective here too
+//! (H5FD_MPIO_COLLECTIVE): a rank with nothing to write passes no runs and still takes part.
 
 #include <cstdint>
 #include <future>

@@ -1,7 +1,8 @@
 #pragma once
 //! \file collectives.hpp
 //! \brief Collective time with ASTRA-sim 2.0's congestion-unaware analytical semantics
-//! (checked against AstraSim_Analytical_Congestion_Unaware, astra-sim 518bd51; docs/model/collectives.md).
+//! (checked against AstraSim_Analytical_Congestion_Unaware, astra-sim 518bd51;
+//! docs/model/collectives.md).
 //!
 //! Per step a message of m bytes over h hops costs t(m, h) = ⌊h·L + m/B⌋ ns (B in B/ns with
 //! GB = 2^30 B), a reduction of m bytes R(m) = 3·⌊m / local_mem_bw⌋ ns (GB = 10^9 B), and every
@@ -152,7 +153,8 @@ KOKKOS_INLINE_FUNCTION double phaseTime( const NetworkDim& dim, const SystemConf
     case CollectiveAlgorithm::double_binary_tree:
     {
         // Reduce up and broadcast down a tree of depth ⌈log2 p⌉ with the full chunk per step
-        // (astraccl/native_collectives/collective_algorithm/; not among the cases checked against the binary).
+        // (astraccl/native_collectives/collective_algorithm/; not among the cases checked against
+        // the binary).
         const double depth = log2Int( p ) + ( isPowerOfTwo( p ) ? 0 : 1 );
         return delta + 2.0 * depth * ( message( dim, D, hops( dim.topology, p, 1 ) ) + delta ) +
                depth * reduction( sys, D );

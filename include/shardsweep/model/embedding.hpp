@@ -23,7 +23,8 @@ namespace shardsweep
 {
 
 //! Sustained share of the datasheet DRAM bandwidth: Lin et al.'s measured A100 1391 GB/s of
-//! 1555 and V100 817 of 900 (Lin et al.'s measured peaks, owensgroup/ml_perf_model analysis/utils.py) are both ≈ 0.9.
+//! 1555 and V100 817 of 900 (Lin et al.'s measured peaks, owensgroup/ml_perf_model
+//! analysis/utils.py) are both ≈ 0.9.
 constexpr double kEmbeddingDramEfficiency = 0.9;
 //! L2 bandwidth relative to DRAM (measured A100 1.63×, V100 3.5×; the conservative end).
 constexpr double kL2ToDramBandwidth = 2.0;

@@ -13,7 +13,7 @@ namespace shardsweep
 
 enum class PlannerKind : std::uint8_t
 {
-    round_robin = 0,        //!< NeuroShard/DreamShard/AutoShard baseline (also the sweep's simple placement)
+    round_robin = 0,        //!< paper baseline (also the sweep's simple placement)
     random = 1,             //!< NeuroShard/DreamShard/AutoShard baseline
     dim_greedy = 2,         //!< NeuroShard/DreamShard/AutoShard baseline
     size_greedy = 3,        //!< NeuroShard/DreamShard/AutoShard baseline

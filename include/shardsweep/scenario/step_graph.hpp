@@ -85,7 +85,8 @@ GroupView subGroupView( const Network& net, const SystemConfig& sys,
                         const std::vector<int>& members );
 
 //! ASTRA-sim's congestion-unaware time of one point-to-point message (ns): the first dimension
-//! in which the two NPUs' coordinates differ (ASTRA-sim's analytical backend, astra-network-analytical).
+//! in which the two NPUs' coordinates differ (ASTRA-sim's analytical backend,
+//! astra-network-analytical).
 double pointToPointNs( const Network& net, int src, int dst, double bytes );
 
 //! The smallest comm_size that is a multiple of `align` whose ASTRA-sim time on dims

@@ -1,12 +1,14 @@
 #pragma once
 //! \file table_pool.hpp
-//! \brief A pool of embedding tables from which random sharding tasks draw (NeuroShard, DreamShard, AutoShard; docs/SWEEPS.md).
+//! \brief A pool of embedding tables from which random sharding tasks draw (NeuroShard, DreamShard,
+//! AutoShard; docs/SWEEPS.md).
 //!
 //! The learned-sharding papers draw their tasks from the 856 tables of Meta's 2021
-//! dlrm_datasets batch. Those per-table statistics are not public (facebookresearch/dlrm_datasets holds only traces), so a
-//! pool is either read from a CSV (io/table_pool_csv.hpp) or synthesised here so that its
-//! aggregate reuse histograms match the published locality statistics (docs/model/table_pool.md).
-//! Everything random is a pure function of (seed, table index) through model/rng.hpp.
+//! dlrm_datasets batch. Those per-table statistics are not public (facebookresearch/dlrm_datasets
+//! holds only traces), so a pool is either read from a CSV (io/table_pool_csv.hpp) or synthesised
+//! here so that its aggregate reuse histograms match the published locality statistics
+//! (docs/model/table_pool.md). Everything random is a pure function of (seed, table index) through
+//! model/rng.hpp.
 
 #include <cstdint>
 #include <shardsweep/domain/dlrm_spec.hpp>

@@ -1,6 +1,7 @@
 #pragma once
 //! \file task_generator.hpp
-//! \brief Random sharding tasks as the learned-sharding papers generate them (NeuroShard MLSys'23, DreamShard NeurIPS'22, AutoShard KDD'22; docs/SWEEPS.md).
+//! \brief Random sharding tasks as the learned-sharding papers generate them (NeuroShard MLSys'23,
+//! DreamShard NeurIPS'22, AutoShard KDD'22; docs/SWEEPS.md).
 //!
 //! | protocol        | GPUs | tables                                   | dims            | cap,
 //! dtype |

@@ -1,7 +1,8 @@
 #pragma once
 //! \file estimator.hpp
 //! \brief TorchRec's planner perf estimator (EmbeddingPerfEstimator at torchrec a48cef79),
-//! reproduced formula for formula (TorchRec a48cef79, shard_estimators.py and constants.py; docs/model/torchrec.md).
+//! reproduced formula for formula (TorchRec a48cef79, shard_estimators.py and constants.py;
+//! docs/model/torchrec.md).
 //!
 //! Units are TorchRec's: bandwidths in bytes per millisecond, perf in milliseconds, sizes in
 //! bytes. Every function is pure and device-callable so the batched cost kernel can price shards

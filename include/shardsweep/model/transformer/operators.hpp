@@ -1,8 +1,8 @@
 #pragma once
 //! \file operators.hpp
 //! \brief Operator latencies of one transformer layer, the embedding, the LM head and the loss on
-//! one tensor-parallel rank for one micro-batch (Narayanan et al., SC'21, §3; Korthikanti et al., MLSys'23, §4;
-//! docs/model/transformer.md).
+//! one tensor-parallel rank for one micro-batch (Narayanan et al., SC'21, §3; Korthikanti et al.,
+//! MLSys'23, §4; docs/model/transformer.md).
 //!
 //! This is the plan-independent, expensive half of the transformer model: it depends only on
 //! TransformerOperatorCase (GPU, model, tp, micro-batch, sequence parallelism, fusion), so a
