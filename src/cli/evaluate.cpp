@@ -156,10 +156,7 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     const int gpus = scenario.platform.platform.numGpus();
     if ( scenario.workload.isTransformer() )
     {
-        ParallelConfig config = scenario.plan.parallel;
-        config.global_batch = input.global_batch;
-        const std::string error =
-            parallelConfigError( scenario.workload.transformer, config, gpus );
+        const std::string error = scenarioInputError( input );
         if ( !error.empty() )
             throw UsageError( "evaluate: " + error );
         if ( vm.count( "cost-model" ) && cost_model != "native" )
@@ -186,6 +183,8 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                                 scenario.workload.transformer.hidden, scenario.platform.name,
                                 scenario.platform.platform.num_nodes,
                                 scenario.platform.platform.gpus_per_node, input.global_batch );
+            ParallelConfig config = scenario.plan.parallel;
+            config.global_batch = input.global_batch;
             out << "configuration: " << parallelConfigSummary( config ) << "\n";
             out << fmt::format(
                 "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "

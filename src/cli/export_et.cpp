@@ -13,7 +13,6 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
-#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
 
 namespace shardsweep
@@ -137,10 +136,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     StepGraph graph;
     if ( scenario.workload.isTransformer() )
     {
-        ParallelConfig config = scenario.plan.parallel;
-        config.global_batch = input.global_batch;
-        const std::string error =
-            parallelConfigError( scenario.workload.transformer, config, gpus );
+        const std::string error = scenarioInputError( input );
         if ( !error.empty() )
             throw UsageError( "export-et: " + error );
         graph = buildTransformerStepGraph( input );

@@ -129,19 +129,33 @@ struct PlanArguments
     OutputFormat out_format = OutputFormat::table;
 };
 
+//! --planner's help: the planners of each workload kind, from their descriptor table.
+std::string plannerOptionHelp()
+{
+    std::string text;
+    for ( const WorkloadKind kind : { WorkloadKind::dlrm, WorkloadKind::transformer } )
+    {
+        text += fmt::format( "{}{} workloads: ", text.empty() ? "" : "; ", nameOf( kind ) );
+        const char* separator = "";
+        for ( int k = 0; k < kNumPlanners; ++k )
+            if ( plannerPlans( PlannerKind( k ), kind ) )
+            {
+                text += fmt::format( "{}{} ({})", separator, nameOf( PlannerKind( k ) ),
+                                     helpOf( PlannerKind( k ) ) );
+                separator = " | ";
+            }
+    }
+    return text;
+}
+
 //! Parses plan's arguments into `a`; false after printing --help.
 bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanArguments& a )
 {
     po::options_description options( "Options of 'shardsweep plan'" );
     options.add_options()( "help,h", "show this help" )(
         "planner", po::value( &a.planner_name )->default_value( a.planner_name ),
-        "DLRM workloads: round_robin | random | dim_greedy | size_greedy | lookup_greedy | "
-        "size_lookup_greedy | torchrec | shardsweep; transformer workloads: megatron (TP = GPUs "
-        "per node, smallest PP that fits, largest micro-batch that fits with >= PP "
-        "micro-batches, full recompute) | exhaustive "
-        "(every configuration through the batched kernel) | shardsweep (branch and bound: "
-        "exhaustive's optimum, few configurations priced)" )(
-        "batch", po::value( &a.batch ), "global batch size (default: the workload's)" )(
+        plannerOptionHelp().c_str() )( "batch", po::value( &a.batch ),
+                                       "global batch size (default: the workload's)" )(
         "global-batch", po::value( &a.transformer.global_batch ),
         "the same as --batch (sequences per optimizer step for a transformer)" )(
         "gpus", po::value( &a.transformer.gpus ),

@@ -91,8 +91,8 @@ std::vector<std::string> nameList( const YamlView& v, const std::vector<std::str
 
 std::vector<PlannerKind> planners( const YamlView& v )
 {
-    std::vector<std::string> names = ScenarioSpace::plannerNames();
-    names.resize( kGivenPlannerCode ); // "given" comes from a parallel: section, not by name
+    std::vector<std::string> names = enumNameList<PlannerKind>();
+    names.resize( kNumPlanners ); // none: configurations come from a parallel: section
     std::vector<PlannerKind> out;
     for ( const std::string& n : nameList( v, names ) )
         out.push_back( PlannerKind( std::find( names.begin(), names.end(), n ) - names.begin() ) );

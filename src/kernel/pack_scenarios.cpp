@@ -104,45 +104,39 @@ ParallelConfig scenarioParallelConfig( const ScenarioInput& in )
     return c;
 }
 
-void checkScenario( const ScenarioInput& in, std::size_t index )
+} // namespace
+
+std::string scenarioInputError( const ScenarioInput& in )
 {
     if ( !in.workload || !in.platform || !in.plan )
-        throw std::invalid_argument( fmt::format( "scenario {}: missing input", index ) );
+        return "missing input";
     if ( in.workload->isTransformer() )
     {
         if ( in.model != CostModel::native )
-            throw std::invalid_argument( fmt::format(
-                "scenario {}: transformer workloads have only the native cost model", index ) );
-        const std::string error = parallelConfigError(
-            in.workload->transformer, scenarioParallelConfig( in ), in.platform->numGpus() );
-        if ( !error.empty() )
-            throw std::invalid_argument( fmt::format( "scenario {}: {}", index, error ) );
-        return;
+            return "transformer workloads have only the native cost model";
+        return parallelConfigError( in.workload->transformer, scenarioParallelConfig( in ),
+                                    in.platform->numGpus() );
     }
     if ( in.model == CostModel::learned && !in.learned.model )
-        throw std::invalid_argument( fmt::format(
-            "scenario {}: cost model learned needs a model file (cost_model_file)", index ) );
+        return "cost model learned needs a model file (cost_model_file)";
     const auto num_tables = in.workload->tables.size();
     if ( in.plan->tables.size() != num_tables )
-        throw std::invalid_argument(
-            fmt::format( "scenario {}: plan has {} table entries for {} tables", index,
-                         in.plan->tables.size(), num_tables ) );
+        return fmt::format( "plan has {} table entries for {} tables", in.plan->tables.size(),
+                            num_tables );
     const int num_gpus = in.platform->numGpus();
     const std::int64_t batch = in.global_batch > 0 ? in.global_batch : in.workload->global_batch;
     if ( num_gpus <= 0 || batch <= 0 )
-        throw std::invalid_argument(
-            fmt::format( "scenario {}: {} GPUs, global batch {}", index, num_gpus, batch ) );
+        return fmt::format( "{} GPUs, global batch {}", num_gpus, batch );
     for ( std::size_t s = 0; s < in.plan->shards.size(); ++s )
     {
         const ShardSpec& shard = in.plan->shards[s];
         if ( shard.table < 0 || static_cast<std::size_t>( shard.table ) >= num_tables ||
              shard.gpu < 0 || shard.gpu >= num_gpus || shard.num_rows < 0 || shard.num_cols < 0 )
-            throw std::invalid_argument( fmt::format(
-                "scenario {}: shard {} (table {}, GPU {}) is outside the workload or platform",
-                index, s, shard.table, shard.gpu ) );
+            return fmt::format( "shard {} (table {}, GPU {}) is outside the workload or platform",
+                                s, shard.table, shard.gpu );
     }
+    return {};
 }
-} // namespace
 
 TableCaseKey tableCaseKey( const TableSpec& t, double batch, double cache_fraction )
 {
@@ -445,7 +439,9 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
     std::size_t num_tables = 0, num_shards = 0, num_gpus = 0, num_stages = 0;
     for ( std::size_t i = 0; i < n; ++i )
     {
-        checkScenario( inputs[i], i );
+        const std::string error = scenarioInputError( inputs[i] );
+        if ( !error.empty() )
+            throw std::invalid_argument( fmt::format( "scenario {}: {}", i, error ) );
         if ( inputs[i].workload->isTransformer() )
         {
             num_stages += std::size_t( inputs[i].plan->parallel.pp );

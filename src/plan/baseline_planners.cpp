@@ -22,10 +22,6 @@ namespace shardsweep
 
 namespace
 {
-const char* const kPlannerNames[kNumPlanners] = {
-    "round_robin",        "random",   "dim_greedy", "size_greedy", "lookup_greedy",
-    "size_lookup_greedy", "torchrec", "shardsweep", "megatron",    "exhaustive" };
-
 //! The greedy baselines' per-table cost (docs/PLANNERS.md).
 double baselineCost( PlannerKind kind, const TableSpec& t )
 {
@@ -47,22 +43,24 @@ double baselineCost( PlannerKind kind, const TableSpec& t )
 
 const char* plannerName( PlannerKind kind )
 {
-    return kPlannerNames[static_cast<int>( kind )];
+    return nameOf( kind );
 }
 
 PlannerKind parsePlannerName( const std::string& name )
 {
-    for ( int k = 0; k < kNumPlanners; ++k )
-        if ( name == kPlannerNames[k] )
-            return static_cast<PlannerKind>( k );
+    const std::optional<PlannerKind> kind = enumFromName<PlannerKind>( name );
+    if ( kind && *kind != PlannerKind::none )
+        return *kind;
     std::string known;
-    for ( const char* n : kPlannerNames )
-        known += std::string( known.empty() ? "" : ", " ) + n;
+    for ( int k = 0; k < kNumPlanners; ++k )
+        known += std::string( known.empty() ? "" : ", " ) + nameOf( PlannerKind( k ) );
     throw UsageError( fmt::format( "unknown planner '{}' (known: {})", name, known ) );
 }
 
 bool plannerPlans( PlannerKind kind, WorkloadKind workload )
 {
+    if ( kind == PlannerKind::none )
+        return false;
     if ( kind == PlannerKind::shardsweep )
         return true;
     const bool transformer = kind == PlannerKind::megatron || kind == PlannerKind::exhaustive;
@@ -315,7 +313,8 @@ PlanResult makePlan( PlannerKind kind, const Workload& workload, const Platform&
         break;
     case PlannerKind::megatron:
     case PlannerKind::exhaustive:
-        break; // transformer planners: handled above
+    case PlannerKind::none:
+        break; // transformer planners: handled above; none plans nothing (plannerPlans)
     }
     if ( result.feasible && options.price_plan && kind != PlannerKind::shardsweep )
         result.predicted_ms = iterationMsOnHost(

@@ -10,16 +10,8 @@
 namespace shardsweep
 {
 
-static_assert( kGivenPlannerCode == kNumPlanners, "'given' follows the planners" );
-
 namespace
 {
-// Same order as PlannerKind (plan/planner.hpp); kept here so that the scenario layer names
-// planners without linking the planners.
-const std::vector<std::string> kPlannerNames = {
-    "round_robin", "random",     "dim_greedy", "size_greedy", "lookup_greedy", "size_lookup_greedy",
-    "torchrec",    "shardsweep", "megatron",   "exhaustive",  "given" };
-
 // Mixed-radix digits, least significant first.
 struct Digits
 {
@@ -246,8 +238,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
             s.planner = c.planners[k];
         else
         {
-            s.planner = static_cast<PlannerKind>( kGivenPlannerCode );
-            s.given_parallel = true;
+            s.planner = PlannerKind::none;
             s.parallel = c.parallel.at( k - c.planners.size(), s.gpu_count, s.global_batch );
         }
         bindLearnedModel( s, _inputs );
@@ -305,11 +296,6 @@ std::vector<CatalogTable> ScenarioSpace::tableCatalog() const
                                  int( j ), int( i ) } );
     }
     return catalog;
-}
-
-std::vector<std::string> ScenarioSpace::plannerNames()
-{
-    return kPlannerNames;
 }
 
 std::vector<std::string> ScenarioSpace::protocolNames()

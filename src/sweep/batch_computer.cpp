@@ -45,6 +45,10 @@ void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
     row.global_batch = spec.global_batch;
     row.gpu_count = spec.gpu_count;
     row.memory_cap_GiB = spec.memory_cap_GiB;
+    // An explicit configuration is an input: stored whether or not it could be evaluated (a
+    // layout slot past the GPU count's layouts keeps tp = pp = 0).
+    if ( spec.planner == PlannerKind::none )
+        setParallelColumns( row, spec.parallel );
 }
 
 } // namespace

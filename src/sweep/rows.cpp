@@ -243,6 +243,15 @@ SweepDetail parseSweepDetail( const std::string& text )
     throw UsageError( "--detail: expected scenarios, gpus or all, found '" + text + "'" );
 }
 
+void setParallelColumns( ScenarioRow& row, const ParallelConfig& config )
+{
+    row.tp = config.tp;
+    row.pp = config.pp;
+    row.dp = config.dp;
+    for ( int k = 0; k < kNumParallelFields; ++k )
+        row.parallel[k] = kParallelFields[k].get( config );
+}
+
 void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan* plan,
                      const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
                      std::vector<ShardRow>& shards )
@@ -283,11 +292,7 @@ void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan*
         row.max_memory_GiB = t.peak_memory_GiB;
         row.num_shards = 0;
         row.num_gpus_rows = 0; // no per-GPU rows: the stages' GPUs are alike (evaluate prints them)
-        row.tp = c.tp;
-        row.pp = c.pp;
-        row.dp = c.dp;
-        for ( int k = 0; k < kNumParallelFields; ++k )
-            row.parallel[k] = kParallelFields[k].get( c );
+        setParallelColumns( row, c );
         row.peak_memory_stage = t.peak_memory_stage;
         std::copy( t.phase_ms, t.phase_ms + kNumTransformerPhases, row.transformer_phase_ms );
         row.model_flops = t.model_flops;

@@ -2,7 +2,7 @@
 #include <limits>
 #include <memory>
 #include <shardsweep/domain/names.hpp>
-#include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
@@ -33,7 +33,7 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     p.platform_names = space.platformNames();
     for ( const auto& g : space.config().generators )
         p.generator_names.push_back( g.name );
-    p.planner_names = ScenarioSpace::plannerNames();
+    p.planner_names = enumNameList<PlannerKind>();
     p.cost_model_names = enumNameList<CostModel>();
     p.protocol_names = ScenarioSpace::protocolNames();
     for ( const CatalogTable& t : space.tableCatalog() )
@@ -47,35 +47,54 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     return p;
 }
 
+namespace
+{
+//! An explicit configuration (planner none), checked by the kernel's one check of a scenario.
+PlanResult explicitPlan( const ScenarioSpec& s )
+{
+    PlanResult r;
+    r.plan.parallel = s.parallel;
+    if ( !s.workloadRef().isTransformer() )
+        r.reason = "a parallel configuration applies to transformer workloads only";
+    else if ( s.parallel.tp == 0 )
+        r.reason = "no such (tp, pp) layout for this GPU count";
+    else
+    {
+        ScenarioInput input;
+        input.workload = s.workload.get();
+        input.platform = &s.platform;
+        input.plan = &r.plan;
+        input.global_batch = s.global_batch;
+        input.model = s.cost_model;
+        r.reason = scenarioInputError( input );
+    }
+    r.feasible = r.reason.empty();
+    return r;
+}
+} // namespace
+
 PlanResult planSweepScenario( const ScenarioSpec& s )
 {
-    // Transformer workloads take their configuration from the sweep's parallel: grid or from a
-    // transformer planner (megatron, exhaustive, shardsweep: makePlan); DLRM planners do not
-    // apply to them and vice versa. A scenario that cannot run becomes status no_plan, never an
-    // exception inside the batched kernel call.
-    if ( s.workloadRef().isTransformer() && !s.given_parallel &&
-         plannerPlans( s.planner, WorkloadKind::transformer ) && s.cost_model == CostModel::native )
+    // Transformer workloads take their configuration from the sweep's parallel: grid (planner
+    // none) or from a transformer planner (megatron, exhaustive, shardsweep: makePlan); DLRM
+    // planners do not apply to them and vice versa. A scenario that cannot run becomes status
+    // no_plan, never an exception inside the batched kernel call.
+    if ( s.planner == PlannerKind::none )
+        return explicitPlan( s );
+    if ( s.workloadRef().isTransformer() )
     {
-        PlannerOptions options;
-        options.price_plan = false; // the engine evaluates the configuration in its kernel call
-        return makePlan( s.planner, s.workloadRef(), s.platform, s.global_batch, options );
-    }
-    if ( s.workloadRef().isTransformer() || s.given_parallel )
-    {
+        if ( plannerPlans( s.planner, WorkloadKind::transformer ) &&
+             s.cost_model == CostModel::native )
+        {
+            PlannerOptions options;
+            options.price_plan = false; // the engine evaluates the configuration in its kernel call
+            return makePlan( s.planner, s.workloadRef(), s.platform, s.global_batch, options );
+        }
         PlanResult r;
-        if ( !s.workloadRef().isTransformer() )
-            r.reason = "a parallel configuration applies to transformer workloads only";
-        else if ( s.cost_model != CostModel::native )
-            r.reason = "transformer workloads have only the native cost model";
-        else if ( !s.given_parallel )
-            r.reason = std::string( "planner " ) + plannerName( s.planner ) +
-                       " does not plan transformer workloads";
-        else if ( s.parallel.tp == 0 )
-            r.reason = "no such (tp, pp) layout for this GPU count";
-        else
-            r.reason = parallelConfigError( s.workloadRef().transformer, s.parallel, s.gpu_count );
-        r.feasible = r.reason.empty();
-        r.plan.parallel = s.parallel;
+        r.reason = s.cost_model != CostModel::native
+                       ? "transformer workloads have only the native cost model"
+                       : std::string( "planner " ) + plannerName( s.planner ) +
+                             " does not plan transformer workloads";
         return r;
     }
     PlannerOptions options;

@@ -100,6 +100,11 @@ TEST( TEST_CATEGORY, baselines_hand_checked )
                "size_lookup_greedy" );
     EXPECT_EQ( parsePlannerName( "torchrec" ), PlannerKind::torchrec );
     EXPECT_THROW( parsePlannerName( "greedy" ), UsageError );
+    // none is no planner a user can ask for, and plans no workload kind.
+    EXPECT_THROW( parsePlannerName( "none" ), UsageError );
+    EXPECT_FALSE( plannerPlans( PlannerKind::none, WorkloadKind::dlrm ) );
+    EXPECT_FALSE( plannerPlans( PlannerKind::none, WorkloadKind::transformer ) );
+    EXPECT_FALSE( makePlan( PlannerKind::none, w, p, 0, o ).feasible );
 }
 
 // Memory: each 0.6 GiB table fits on a 1 GiB GPU alone, but the 0.5 GiB third table fits next to

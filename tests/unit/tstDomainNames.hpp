@@ -33,6 +33,7 @@ TEST( TEST_CATEGORY, domain_names_in_code_order )
     expectCodeOrder<ShardingType>();
     expectCodeOrder<ComputeKernel>();
     expectCodeOrder<CostModel>();
+    expectCodeOrder<PlannerKind>();
     expectCodeOrder<Phase>();
     expectCodeOrder<TransformerArch>();
     expectCodeOrder<PipelineSchedule>();
@@ -67,6 +68,11 @@ TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
     EXPECT_EQ( enumNameList<ComputeKernel>(),
                ( V{ "fused", "fused_uvm", "fused_uvm_caching", "dense" } ) );
     EXPECT_EQ( enumNameList<CostModel>(), ( V{ "native", "torchrec", "learned" } ) );
+    // /names/planners: the planners, then none (an explicit configuration) at code 10.
+    EXPECT_EQ(
+        enumNameList<PlannerKind>(),
+        ( V{ "round_robin", "random", "dim_greedy", "size_greedy", "lookup_greedy",
+             "size_lookup_greedy", "torchrec", "shardsweep", "megatron", "exhaustive", "none" } ) );
     EXPECT_EQ( enumNameList<WorkloadKind>(), ( V{ "dlrm", "transformer" } ) );
     EXPECT_EQ( enumNameList<PipelineSchedule>(), ( V{ "1f1b", "gpipe" } ) );
     EXPECT_EQ( enumNameList<Recompute>(), ( V{ "none", "selective", "full" } ) );

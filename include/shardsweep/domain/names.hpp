@@ -76,6 +76,27 @@ SHARDSWEEP_ENUM_NAMES( ComputeKernel, "compute kernel",
                          "host rows with an HBM cache of cache_fraction of them" },
                        { ComputeKernel::dense, "dense", "unfused lookups, rows in HBM" } );
 
+SHARDSWEEP_ENUM_NAMES(
+    PlannerKind, "planner",
+    { PlannerKind::round_robin, "round_robin", "tables dealt to the GPUs in turn" },
+    { PlannerKind::random, "random", "each table on a random GPU" },
+    { PlannerKind::dim_greedy, "dim_greedy", "largest dim first, onto the least-loaded GPU" },
+    { PlannerKind::size_greedy, "size_greedy", "largest table first, onto the least-loaded GPU" },
+    { PlannerKind::lookup_greedy, "lookup_greedy",
+      "most lookup bytes first, onto the least-loaded GPU" },
+    { PlannerKind::size_lookup_greedy, "size_lookup_greedy",
+      "dim x pooling x log10(rows) first, onto the least-loaded GPU" },
+    { PlannerKind::torchrec, "torchrec",
+      "TorchRec's enumerator, proposers and greedy-perf partitioner" },
+    { PlannerKind::shardsweep, "shardsweep",
+      "DLRM: cost-guided greedy and improvement search; transformer: branch and bound, "
+      "exhaustive's optimum with few configurations priced" },
+    { PlannerKind::megatron, "megatron",
+      "Megatron-LM's rule: TP = GPUs per node, smallest PP that fits, largest micro-batch that "
+      "fits with >= PP micro-batches, full recompute" },
+    { PlannerKind::exhaustive, "exhaustive", "every configuration through the batched kernel" },
+    { PlannerKind::none, "none", "no planner: the configuration is given explicitly" } );
+
 SHARDSWEEP_ENUM_NAMES( CostModel, "cost model",
                        { CostModel::native, "native",
                          "shardsweep's critical path, distribution-aware lookups, ASTRA-sim "
@@ -171,6 +192,16 @@ constexpr const char* nameOf( E value )
         if ( e.value == value )
             return e.name;
     return "?";
+}
+
+//! The help line of `value` ("" for a code outside the table).
+template <class E>
+constexpr const char* helpOf( E value )
+{
+    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
+        if ( e.value == value )
+            return e.help;
+    return "";
 }
 
 //! The value named `name`, if any.

@@ -68,6 +68,26 @@ struct Plan
     ParallelConfig parallel;       //!< transformer workloads only
 };
 
+//! Who chose a scenario's plan: a planner (plan/planner.hpp) or nobody (none).
+enum class PlannerKind : std::uint8_t
+{
+    round_robin = 0,        //!< paper baseline (also the sweep's simple placement)
+    random = 1,             //!< NeuroShard/DreamShard/AutoShard baseline
+    dim_greedy = 2,         //!< NeuroShard/DreamShard/AutoShard baseline
+    size_greedy = 3,        //!< NeuroShard/DreamShard/AutoShard baseline
+    lookup_greedy = 4,      //!< NeuroShard/DreamShard/AutoShard baseline
+    size_lookup_greedy = 5, //!< NeuroShard/DreamShard/AutoShard baseline
+    torchrec = 6,           //!< TorchRec's enumerator + proposers + greedy-perf partitioner
+    //! DLRM: cost-guided greedy + improvement search on the native model; transformer: branch
+    //! and bound returning exhaustive's optimum (plan/transformer_planner.hpp)
+    shardsweep = 7,
+    megatron = 8,   //!< transformer: Megatron-LM's rule of thumb (TP = node, smallest PP, ...)
+    exhaustive = 9, //!< transformer: every configuration through the batched kernel
+    //! No planner: the configuration is given explicitly (a sweep's `parallel:` grid, a scenario
+    //! file's plan). A scenario space's plan axis lists the planners, then these configurations.
+    none = 10,
+};
+
 //! Which cost model prices the shards: shardsweep's own (critical path, distribution-aware
 //! lookups, ASTRA-sim collectives), TorchRec's planner estimator, reproduced exactly, or the
 //! native model with each shard's compute time from a learned MLP (learned_cost_model.hpp).

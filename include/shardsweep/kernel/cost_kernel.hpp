@@ -30,6 +30,13 @@ std::size_t preferredScenariosPerCall();
 //! its thread), given a TableStatsCache or none: the sweep engine evaluates a batch's tiles so.
 bool evaluatesOnHost();
 
+//! Why the kernel cannot evaluate `input` (missing inputs, a cost model the workload kind lacks,
+//! a parallel configuration that does not fit the model or the GPUs, a DLRM plan outside the
+//! workload or platform), or empty when it can. The one check of a scenario as given: the sweep
+//! marks such scenarios no_plan with it, evaluate and export-et report it, and evaluateScenarios
+//! throws std::invalid_argument with it ("scenario i: ...").
+std::string scenarioInputError( const ScenarioInput& input );
+
 //! Evaluates a batch of scenarios with the default host execution space.
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
 //! The same, reusing the table statistics of earlier calls kept in `cache` (bit-identical

@@ -11,27 +11,18 @@
 namespace shardsweep
 {
 
-enum class PlannerKind : std::uint8_t
-{
-    round_robin = 0,        //!< paper baseline (also the sweep's simple placement)
-    random = 1,             //!< NeuroShard/DreamShard/AutoShard baseline
-    dim_greedy = 2,         //!< NeuroShard/DreamShard/AutoShard baseline
-    size_greedy = 3,        //!< NeuroShard/DreamShard/AutoShard baseline
-    lookup_greedy = 4,      //!< NeuroShard/DreamShard/AutoShard baseline
-    size_lookup_greedy = 5, //!< NeuroShard/DreamShard/AutoShard baseline
-    torchrec = 6,           //!< TorchRec's enumerator + proposers + greedy-perf partitioner
-    //! DLRM: cost-guided greedy + improvement search on the native model; transformer: branch
-    //! and bound returning exhaustive's optimum (plan/transformer_planner.hpp)
-    shardsweep = 7,
-    megatron = 8,   //!< transformer: Megatron-LM's rule of thumb (TP = node, smallest PP, ...)
-    exhaustive = 9, //!< transformer: every configuration through the batched kernel
-};
+//! The planners that plan (PlannerKind::none, an explicit configuration, follows them).
 constexpr int kNumPlanners = 10;
-const char* plannerName( PlannerKind kind );             //!< "round_robin", "random", ...
-PlannerKind parsePlannerName( const std::string& name ); //!< throws UsageError on unknown names
+static_assert( static_cast<int>( PlannerKind::none ) == kNumPlanners, "none follows the planners" );
+//! The planner's name in every file and printout: nameOf( kind ) of domain/names.hpp.
+const char* plannerName( PlannerKind kind );
+//! The planner named `name`, one of the kNumPlanners that plan (not "none": an explicit
+//! configuration comes from a sweep's parallel: section or a scenario's plan, not by name).
+//! Throws UsageError naming the known planners otherwise.
+PlannerKind parsePlannerName( const std::string& name );
 //! Whether planner `kind` plans workloads of `workload` kind: the embedding planners plan DLRMs,
-//! megatron and exhaustive transformers, shardsweep both. Loops over every PlannerKind (plan,
-//! bench planners) skip the others.
+//! megatron and exhaustive transformers, shardsweep both, none neither. Loops over every
+//! PlannerKind (plan, bench planners) skip the others.
 bool plannerPlans( PlannerKind kind, WorkloadKind workload );
 
 struct PlannerOptions

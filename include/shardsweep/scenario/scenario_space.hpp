@@ -5,7 +5,9 @@
 //! Ids run over the grid first, then over each task generator in file order (docs/SWEEPS.md):
 //!
 //!   grid id = ((((w · P + p) · G + g) · B + b) · K + k) · C + c
-//!     w workload, p platform, g GPU count, b batch, k planner, c cost model (c fastest)
+//!     w workload, p platform, g GPU count, b batch, k plan, c cost model (c fastest)
+//!   k < planners: the planner k chooses the plan; then one k per explicit configuration of the
+//!   `parallel:` grid (planner none)
 //!   generator j id = offset_j + ((t · B_j + b) · K_j + k) · C_j + c,   t = task index
 //!
 //! so consecutive ids share a workload and platform (planners and cost models vary fastest:
@@ -51,9 +53,8 @@ struct ScenarioSpec
     std::uint64_t task_seed = 0;    //!< the generator's seed (0 for grid scenarios)
     double memory_cap_GiB = 0.0;    //!< 0: none
     std::uint64_t planner_seed = 0; //!< for PlannerOptions::seed; from (sweep seed, id)
-    //! A configuration of the grid's `parallel:` section instead of a planner (planner code
-    //! kGivenPlannerCode, "given"); tp = pp = 0 when the layout does not exist for the GPU count.
-    bool given_parallel = false;
+    //! planner == none: the configuration of the grid's `parallel:` section this scenario
+    //! prices (tp = pp = 0 when the layout does not exist for the GPU count).
     ParallelConfig parallel;
     //! Where the features of the workload's tables are in the sweep's table catalogue
     //! (ScenarioSpace::tableCatalog(), the results file's /tables): see tableCatalogRow().
@@ -96,10 +97,6 @@ struct SweepInputs
     std::vector<char> platform_learned_gemm;
 };
 
-//! Planner code of scenarios whose transformer configuration comes from the sweep's `parallel:`
-//! grid (after every PlannerKind in ScenarioSpace::plannerNames()).
-constexpr int kGivenPlannerCode = 10;
-
 class ScenarioSpace
 {
   public:
@@ -125,8 +122,6 @@ class ScenarioSpace
     const std::vector<std::string>& workloadNames() const { return _workload_names; }
     //! Platform names (grid platforms, then generator platforms not already listed).
     const std::vector<std::string>& platformNames() const { return _platform_names; }
-    //! index = PlannerKind, then "given" (kGivenPlannerCode)
-    static std::vector<std::string> plannerNames();
     static std::vector<std::string> protocolNames(); //!< index = TaskProtocol ("none" first)
     //! Every table a scenario can hold, once: the grid workloads' tables in order, then each
     //! generator's pool (ScenarioSpec::tableCatalogRow() indexes it). Valid while the space is.

@@ -99,8 +99,8 @@ struct SweepConfig
     //! The sweep file's text, verbatim (for the results file and the configuration hash).
     std::string text;
 
-    //! Number of grid scenarios (0 when there are no workloads or no platforms). The planner
-    //! axis holds the planners, then the parallel configurations (planner code "given").
+    //! Number of grid scenarios (0 when there are no workloads or no platforms). The plan axis
+    //! holds the planners, then the parallel configurations (planner none).
     std::uint64_t gridSize() const;
     std::uint64_t plannerAxisSize() const;
 };

@@ -75,8 +75,9 @@ struct ScenarioRow
     //! iterationLowerBoundMs of the scenario's task (native model; NaN for other cost models).
     double lower_bound_ms = 0.0;
     double phase_ms[kNumPhases] = {};
-    // Transformer scenarios: the configuration (-1 for DLRM rows and rows without a plan) and
-    // the iteration's phases and model FLOPs (NaN for DLRM rows).
+    // Transformer scenarios: the configuration (-1 for DLRM rows and rows without a plan, but an
+    // explicit configuration, planner none, is stored either way) and the iteration's phases and
+    // model FLOPs (NaN for DLRM rows).
     std::int32_t workload_kind = -1; //!< WorkloadKind
     std::int32_t tp = -1;
     std::int32_t pp = -1;
@@ -174,6 +175,10 @@ SweepDetail parseSweepDetail( const std::string& text ); //!< throws UsageError
 //! Rows of one evaluated scenario (fills num_shards, num_gpus_rows and every result field).
 //! `row` already holds the inputs; `plan` may be null when there is no plan (and the scenario's
 //! workload null when materialising it failed).
+//! The row's tp, pp, dp and knob columns: the configuration a transformer scenario was evaluated
+//! with, or (planner none) the explicit configuration it stands for, evaluated or not.
+void setParallelColumns( ScenarioRow& row, const ParallelConfig& config );
+
 void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan* plan,
                      const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
                      std::vector<ShardRow>& shards );
