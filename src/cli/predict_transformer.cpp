@@ -8,6 +8,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/parallel_fields.hpp>
+#include <shardsweep/domain/transformer_fields.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
@@ -20,31 +21,51 @@ namespace shardsweep
 
 namespace
 {
-//! The case columns in output order: the model and layout, then the knobs of parallelFields()
-//! (domain/parallel_fields.hpp) in the order of this command's CSV contract (issue 11; dtype,
-//! a model column, sits among them), then any knob added to the table since. The four of
-//! kRequired must be present, the rest may be absent or empty (defaults in --help).
+//! The layout columns, which no field table holds (each follows from the others and the GPUs).
+const std::vector<std::string> kLayoutColumns = { "tp", "pp", "dp", "global_batch" };
+
+//! The case columns in output order: the model and layout, then the knobs in the order of this
+//! command's CSV contract (issue 11; dtype, a model field, sits among them), then any knob or
+//! model field added to the field tables since (domain/parallel_fields.hpp,
+//! domain/transformer_fields.hpp).
 std::vector<std::string> caseColumns()
 {
-    std::vector<std::string> columns = {
-        "case",    "platform", "gpu",        "gpus", "arch", "hidden", "heads",       "layers",
-        "seq_len", "vocab",    "ffn_hidden", "tp",   "pp",   "dp",     "global_batch" };
+    std::vector<std::string> columns = { "case",    "platform", "gpu",       "gpus",
+                                         "arch",    "hidden",   "heads",     "layers",
+                                         "seq_len", "vocab",    "ffn_hidden" };
+    columns.insert( columns.end(), kLayoutColumns.begin(), kLayoutColumns.end() );
     const std::vector<std::string> contract = {
         "micro_batch", "schedule", "recompute", "zero",
         "dtype",       "mode",     "fused",     "sequence_parallel" };
     columns.insert( columns.end(), contract.begin(), contract.end() );
+    auto add_new = [&columns]( const char* key )
+    {
+        if ( std::find( columns.begin(), columns.end(), key ) == columns.end() )
+            columns.emplace_back( key );
+    };
     for ( const ParallelField& f : parallelFields() )
-        if ( std::find( contract.begin(), contract.end(), f.key ) == contract.end() )
-            columns.emplace_back( f.key );
+        add_new( f.key );
+    for ( const ModelField& f : modelFields() )
+        add_new( f.key );
     return columns;
 }
-const std::vector<std::string> kRequired = { "hidden", "heads", "layers", "seq_len" };
+
+//! The model fields files must give (hidden, heads, layers, seq_len).
+std::vector<std::string> requiredColumns()
+{
+    std::vector<std::string> required;
+    for ( const ModelField& f : modelFields() )
+        if ( f.required )
+            required.emplace_back( f.key );
+    return required;
+}
 
 std::vector<std::string> optionalColumns()
 {
+    const std::vector<std::string> required = requiredColumns();
     std::vector<std::string> optional;
     for ( const std::string& c : caseColumns() )
-        if ( std::find( kRequired.begin(), kRequired.end(), c ) == kRequired.end() )
+        if ( std::find( required.begin(), required.end(), c ) == required.end() )
             optional.push_back( c );
     return optional;
 }
@@ -76,82 +97,213 @@ std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& col
     return v;
 }
 
-//! A knob's cell (domain/parallel_fields.hpp): its number, 0/1, or its name; empty: the default.
-int knobCell( const CsvTable& t, std::size_t row, const ParallelField& f )
+//! A field's cell (domain/field_table.hpp): its number, 0/1, or its name; empty: the default.
+template <class S>
+int fieldCell( const CsvTable& t, std::size_t row, const Field<S>& f )
 {
     switch ( f.kind )
     {
-    case ParallelField::flag:
+    case Field<S>::flag:
         return t.isEmpty( row, f.key ) ? f.fallback : int( t.getBool( row, f.key ) );
-    case ParallelField::choice:
-        return t.getEnumOr( row, f.key, parallelFieldChoices( f ), f.fallback );
-    case ParallelField::integer:
+    case Field<S>::choice:
+        return t.getEnumOr( row, f.key, fieldChoices( f ), f.fallback );
+    case Field<S>::integer:
         break;
     }
-    const std::int64_t v = intCell( t, row, f.key, f.fallback, f.min );
+    const std::int64_t v = intCell( t, row, f.key, f.fallback, f.min, f.required );
     if ( v > f.max )
         t.fail( row, f.key, fmt::format( "an integer in [{}, {}]", f.min, f.max ) );
     return int( v );
 }
 
-//! A knob's output cell: the number (0/1 for a flag) or the choice's name.
-ResultTable::Cell knobOutput( const ParallelField& f, const ParallelConfig& c )
+//! A field's output cell: the number (0/1 for a flag) or the choice's name.
+template <class S>
+ResultTable::Cell fieldOutput( const Field<S>& f, const S& value )
 {
-    if ( f.kind == ParallelField::choice )
-        return parallelFieldText( f, c );
-    return static_cast<long long>( f.get( c ) );
+    if ( f.kind == Field<S>::choice )
+        return fieldValueText( f, f.get( value ) );
+    return static_cast<long long>( f.get( value ) );
 }
 
-//! The --help lines of the knobs: key, help, values and default, from the field table.
-std::string knobHelp()
+//! The --help lines of a field table: key, help, values and default.
+template <class S, std::size_t N>
+std::string fieldHelp( const Field<S> ( &table )[N] )
 {
     std::string text;
-    for ( const ParallelField& f : parallelFields() )
+    for ( const Field<S>& f : table )
     {
-        std::string values;
-        if ( f.kind == ParallelField::choice )
-            for ( const std::string& n : f.names() )
-                values += ( values.empty() ? "" : " | " ) + n;
-        else if ( f.kind == ParallelField::flag )
-            values = "0 | 1";
-        else
-            values = fmt::format( "{}..{}", f.min, f.max );
-        ParallelConfig c;
-        f.set( c, f.fallback );
-        const std::string fallback = f.kind == ParallelField::flag ? std::to_string( f.fallback )
-                                                                   : parallelFieldText( f, c );
-        text += fmt::format( "  {:<17} {}: {} (default {})\n", f.key, f.help, values, fallback );
+        // A fallback outside an integer's range (ffn_hidden 0) is derived; its help says how.
+        std::string fallback =
+            "default " + ( f.kind == Field<S>::flag ? std::to_string( f.fallback )
+                                                    : fieldValueText( f, f.fallback ) );
+        if ( f.required )
+            fallback = "required";
+        else if ( f.kind == Field<S>::integer && f.fallback < f.min )
+            fallback = "optional";
+        text +=
+            fmt::format( "  {:<17} {}: {} ({})\n", f.key, f.help, fieldValuesText( f ), fallback );
     }
     return text;
 }
+
+//! A row's platform (its YAML file, loaded once per name) and GPU (the `gpu` cell, else the
+//! platform's).
+struct RowPlatform
+{
+    Platform platform;
+    std::string platform_name, gpu_name;
+};
+
+class PlatformCells
+{
+  public:
+    PlatformCells( const CsvTable& t, const std::string& csv_path )
+        : _t( t ), _catalog( readGpuCatalog( defaultGpuCatalogDir() ) ),
+          _csv_dir( std::filesystem::path( csv_path ).parent_path() )
+    {
+    }
+
+    RowPlatform read( std::size_t r )
+    {
+        RowPlatform p;
+        if ( !_t.isEmpty( r, "platform" ) )
+        {
+            p.platform_name = _t.text( r, "platform" );
+            const NamedPlatform& named = platformFile( r, p.platform_name );
+            p.platform = named.platform;
+            p.gpu_name = named.gpu_name;
+        }
+        if ( !_t.isEmpty( r, "gpu" ) )
+        {
+            const GpuEntry* gpu = _catalog.find( _t.text( r, "gpu" ) );
+            if ( !gpu )
+                _t.fail( r, "gpu", "a GPU of the catalog (" + defaultGpuCatalogDir() + ")" );
+            p.platform.gpu = gpu->spec;
+            p.gpu_name = gpu->name;
+        }
+        else if ( p.platform_name.empty() )
+            _t.fail( r, "gpu", "a GPU name (required when the row names no platform)" );
+        return p;
+    }
+
+  private:
+    //! A relative path is tried from the working directory, then from the CSV's folder.
+    const NamedPlatform& platformFile( std::size_t r, const std::string& name )
+    {
+        auto it = _platforms.find( name );
+        if ( it != _platforms.end() )
+            return it->second;
+        std::filesystem::path path = name;
+        if ( !std::filesystem::exists( path ) && path.is_relative() &&
+             std::filesystem::exists( _csv_dir / path ) )
+            path = _csv_dir / path;
+        if ( !std::filesystem::exists( path ) )
+            _t.fail( r, "platform", "an existing platform YAML file" );
+        return _platforms.emplace( name, readPlatformFile( path.string(), _catalog ) )
+            .first->second;
+    }
+
+    const CsvTable& _t;
+    const GpuCatalog _catalog;
+    const std::filesystem::path _csv_dir;
+    std::map<std::string, NamedPlatform> _platforms;
+};
+
+//! A row's model, its derived fields resolved (ffn_hidden 0: 4·hidden), so that the output shows
+//! what was priced.
+TransformerSpec modelCells( const CsvTable& t, std::size_t r )
+{
+    TransformerSpec m;
+    for ( const ModelField& f : modelFields() )
+        f.set( m, fieldCell( t, r, f ) );
+    const ModelFieldProblem problem = transformerSpecProblem( m );
+    if ( !problem.key.empty() )
+        t.fail( r, problem.key, problem.expected );
+    m.ffn_hidden = ffnHidden( m );
+    return m;
+}
+
+//! A row's parallel configuration on `gpus` GPUs (the `gpus` cell, or tp·pp·dp).
+ParallelConfig configCells( const CsvTable& t, std::size_t r, const TransformerSpec& m,
+                            std::int64_t& gpus )
+{
+    ParallelConfig cfg;
+    cfg.tp = int( intCell( t, r, "tp", 1, 1 ) );
+    cfg.pp = int( intCell( t, r, "pp", 1, 1 ) );
+    const std::int64_t gpus_given = intCell( t, r, "gpus", 0, 1 );
+    const std::int64_t tp_pp = std::int64_t( cfg.tp ) * cfg.pp;
+    const std::int64_t dp_default =
+        gpus_given > 0 && gpus_given % tp_pp == 0 ? gpus_given / tp_pp : 1;
+    cfg.dp = int( intCell( t, r, "dp", dp_default, 1 ) );
+    gpus = tp_pp * cfg.dp;
+    if ( gpus_given > 0 && gpus_given != gpus )
+        t.fail( r, "gpus", "tp*pp*dp = " + std::to_string( gpus ) );
+    if ( const std::string error = tensorParallelError( m, cfg.tp ); !error.empty() )
+        t.fail( r, "tp", "a degree that splits the model (" + error + ")" );
+    if ( m.layers % cfg.pp != 0 )
+        t.fail( r, "pp", "a divisor of layers (" + std::to_string( m.layers ) + ")" );
+    for ( const ParallelField& f : parallelFields() )
+        f.set( cfg, fieldCell( t, r, f ) );
+    const std::int64_t per_step = std::int64_t( cfg.micro_batch ) * cfg.dp;
+    cfg.global_batch = intCell( t, r, "global_batch", per_step, 1 );
+    if ( cfg.global_batch % per_step != 0 )
+        t.fail( r, "global_batch", "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
+    return cfg;
+}
+
+//! Where each output column after `gpus` comes from, looked up once: a model field, a knob, or
+//! one of kLayoutColumns.
+struct CaseColumn
+{
+    const ModelField* model = nullptr;
+    const ParallelField* knob = nullptr;
+    int layout = -1;
+};
+
+std::vector<CaseColumn> caseColumnSources()
+{
+    const std::vector<std::string> columns = caseColumns();
+    std::vector<CaseColumn> sources;
+    for ( auto c = std::find( columns.begin(), columns.end(), "gpus" ) + 1; c != columns.end();
+          ++c )
+    {
+        CaseColumn s;
+        s.model = findModelField( *c );
+        s.knob = findParallelField( *c );
+        s.layout = int( std::find( kLayoutColumns.begin(), kLayoutColumns.end(), *c ) -
+                        kLayoutColumns.begin() );
+        sources.push_back( s );
+    }
+    return sources;
+}
+
+const char* const kHelp =
+    "Usage: shardsweep predict transformer --input cases.csv [--format table|csv|json]\n"
+    "                                      [--output pred.csv]\n\n"
+    "Predicts one training (or inference) step of a transformer under Megatron-LM 3D\n"
+    "parallelism for every row of a CSV file (model/transformer.hpp, "
+    "docs/model/transformer.md).\n"
+    "Header names in any order; an empty cell takes the default.\n"
+    "Columns:\n"
+    "  case              copied through\n"
+    "  platform          platform YAML (inputs/platforms/; a relative path is tried from the\n"
+    "                    working directory, then from the CSV's folder); empty: one GPU, `gpu`\n"
+    "  gpu               catalog name or alias (e.g. 'NVIDIA H100 80GB HBM3'); empty: the\n"
+    "                    platform's GPU (required without a platform)\n"
+    "  gpus              GPUs used = tp*pp*dp (default: that product)\n"
+    "  tp, pp            default 1\n"
+    "  dp                default gpus/(tp*pp), or 1\n"
+    "  global_batch      sequences per step (default micro_batch*dp); a multiple of it\n";
 } // namespace
 
 int predictTransformer( const CommandContext& ctx, const Arguments& args )
 {
     PredictCli cli(
         "predict transformer",
-        "Usage: shardsweep predict transformer --input cases.csv [--format table|csv|json]\n"
-        "                                      [--output pred.csv]\n\n"
-        "Predicts one training (or inference) step of a transformer under Megatron-LM 3D\n"
-        "parallelism for every row of a CSV file (model/transformer.hpp, "
-        "docs/model/transformer.md).\n"
-        "Header names in any order; an empty cell takes the default.\n"
-        "Columns (required: hidden, heads, layers, seq_len):\n"
-        "  case          copied through\n"
-        "  platform      platform YAML (inputs/platforms/; a relative path is tried from the\n"
-        "                working directory, then from the CSV's folder); empty: one GPU, `gpu`\n"
-        "  gpu           catalog name or alias (e.g. 'NVIDIA H100 80GB HBM3'); empty: the\n"
-        "                platform's GPU (required without a platform)\n"
-        "  gpus          GPUs used = tp*pp*dp (default: that product)\n"
-        "  arch          gpt | bert | opt (default gpt)\n"
-        "  hidden, heads, layers, seq_len\n"
-        "  vocab         default 50257 (padded to a multiple of 128*tp as Megatron does)\n"
-        "  ffn_hidden    default 4*hidden\n"
-        "  tp, pp        default 1\n"
-        "  dp            default gpus/(tp*pp), or 1\n"
-        "  global_batch  sequences per step (default micro_batch*dp); a multiple of it\n"
-        "  dtype         fp32 | tf32 | fp16 | bf16 (default bf16)\n" +
-            knobHelp() +
+        std::string( kHelp ) + "The model (domain/transformer_fields.hpp):\n" +
+            fieldHelp( kModelFields ) +
+            "The parallel configuration (domain/parallel_fields.hpp):\n" +
+            fieldHelp( kParallelFields ) +
             "Output: the resolved inputs, then iteration_ms, compute_ms, tp_comm_ms, pp_comm_ms,\n"
             "dp_comm_ms, bubble_ms, optimizer_ms (the critical path, adding up to iteration_ms),\n"
             "peak_memory_GiB (fullest pipeline stage), feasible (fits the GPU memory less the\n"
@@ -160,121 +312,35 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         PredictCli::kInput | PredictCli::kOutput );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    const CsvTable t = cli.readInput( kRequired, optionalColumns() );
-    const GpuCatalog catalog = readGpuCatalog( defaultGpuCatalogDir() );
-    std::map<std::string, NamedPlatform> platforms;
-    const std::filesystem::path csv_dir = std::filesystem::path( cli.inputPath() ).parent_path();
-
-    // The knob (null: dtype) of each case column after global_batch, looked up once.
-    const std::vector<std::string> columns = caseColumns();
-    const std::size_t first_knob =
-        std::size_t( std::find( columns.begin(), columns.end(), "global_batch" ) -
-                     columns.begin() ) +
-        1;
-    std::vector<const ParallelField*> knob_of;
-    for ( std::size_t c = first_knob; c < columns.size(); ++c )
-        knob_of.push_back( findParallelField( columns[c] ) );
+    const CsvTable t = cli.readInput( requiredColumns(), optionalColumns() );
+    PlatformCells platforms( t, cli.inputPath() );
+    const std::vector<CaseColumn> sources = caseColumnSources();
     ResultTable result( outputColumns() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
-        // --- platform and GPU ---
-        Platform platform;
-        std::string platform_name, gpu_name;
-        if ( !t.isEmpty( r, "platform" ) )
-        {
-            platform_name = t.text( r, "platform" );
-            auto it = platforms.find( platform_name );
-            if ( it == platforms.end() )
-            {
-                std::filesystem::path path = platform_name;
-                if ( !std::filesystem::exists( path ) && path.is_relative() &&
-                     std::filesystem::exists( csv_dir / path ) )
-                    path = csv_dir / path;
-                if ( !std::filesystem::exists( path ) )
-                    t.fail( r, "platform", "an existing platform YAML file" );
-                it = platforms.emplace( platform_name, readPlatformFile( path.string(), catalog ) )
-                         .first;
-            }
-            platform = it->second.platform;
-            gpu_name = it->second.gpu_name;
-        }
-        if ( !t.isEmpty( r, "gpu" ) )
-        {
-            const GpuEntry* gpu = catalog.find( t.text( r, "gpu" ) );
-            if ( !gpu )
-                t.fail( r, "gpu", "a GPU of the catalog (" + defaultGpuCatalogDir() + ")" );
-            platform.gpu = gpu->spec;
-            gpu_name = gpu->name;
-        }
-        else if ( platform_name.empty() )
-            t.fail( r, "gpu", "a GPU name (required when the row names no platform)" );
-
-        // --- model ---
-        TransformerSpec m;
-        m.arch = t.getEnumOr( r, "arch", enumPairs<TransformerArch>(), TransformerArch::gpt );
-        m.hidden = int( intCell( t, r, "hidden", 0, 1, true ) );
-        m.heads = int( intCell( t, r, "heads", 0, 1, true ) );
-        m.layers = int( intCell( t, r, "layers", 0, 1, true ) );
-        m.seq_len = int( intCell( t, r, "seq_len", 0, 1, true ) );
-        m.vocab = int( intCell( t, r, "vocab", 50257, 1 ) );
-        m.ffn_hidden = int( intCell( t, r, "ffn_hidden", 4LL * m.hidden, 1 ) );
-        m.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::bf16 );
-        if ( m.hidden % m.heads != 0 )
-            t.fail( r, "heads", "a divisor of hidden (" + std::to_string( m.hidden ) + ")" );
-
-        // --- parallel configuration ---
-        ParallelConfig cfg;
-        cfg.tp = int( intCell( t, r, "tp", 1, 1 ) );
-        cfg.pp = int( intCell( t, r, "pp", 1, 1 ) );
-        const std::int64_t gpus_given = intCell( t, r, "gpus", 0, 1 );
-        const std::int64_t tp_pp = std::int64_t( cfg.tp ) * cfg.pp;
-        const std::int64_t dp_default =
-            gpus_given > 0 && gpus_given % tp_pp == 0 ? gpus_given / tp_pp : 1;
-        cfg.dp = int( intCell( t, r, "dp", dp_default, 1 ) );
-        const std::int64_t gpus = tp_pp * cfg.dp;
-        if ( gpus_given > 0 && gpus_given != gpus )
-            t.fail( r, "gpus", "tp*pp*dp = " + std::to_string( gpus ) );
-        if ( m.heads % cfg.tp != 0 )
-            t.fail( r, "tp", "a divisor of heads (" + std::to_string( m.heads ) + ")" );
-        if ( m.layers % cfg.pp != 0 )
-            t.fail( r, "pp", "a divisor of layers (" + std::to_string( m.layers ) + ")" );
-        for ( const ParallelField& f : parallelFields() )
-            f.set( cfg, knobCell( t, r, f ) );
-        const std::int64_t per_step = std::int64_t( cfg.micro_batch ) * cfg.dp;
-        cfg.global_batch = intCell( t, r, "global_batch", per_step, 1 );
-        if ( cfg.global_batch % per_step != 0 )
-            t.fail( r, "global_batch",
-                    "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
-        if ( platform_name.empty() && gpus > 1 )
+        RowPlatform p = platforms.read( r );
+        const TransformerSpec m = modelCells( t, r );
+        std::int64_t gpus = 0;
+        const ParallelConfig cfg = configCells( t, r, m, gpus );
+        if ( p.platform_name.empty() && gpus > 1 )
             t.fail( r, t.hasColumn( "platform" ) ? "platform" : "dp",
                     "a platform file for " + std::to_string( gpus ) +
                         " GPUs (without one a row runs on one GPU)" );
-        if ( platform_name.empty() )
-            platform.gpus_per_node = 1;
+        if ( p.platform_name.empty() )
+            p.platform.gpus_per_node = 1;
 
-        // --- the model ---
         const TransformerOperatorCost ops =
-            transformerOperatorCost( transformerOperatorCase( platform.gpu, m, cfg ) );
-        const TransformerStepSummary s = predictTransformerStep( platform, m, cfg, ops );
-        const std::string case_name = t.isEmpty( r, "case" ) ? "" : t.text( r, "case" );
-        std::vector<ResultTable::Cell> row{ case_name,
-                                            platform_name,
-                                            gpu_name,
-                                            static_cast<long long>( gpus ),
-                                            std::string( nameOf( m.arch ) ),
-                                            static_cast<long long>( m.hidden ),
-                                            static_cast<long long>( m.heads ),
-                                            static_cast<long long>( m.layers ),
-                                            static_cast<long long>( m.seq_len ),
-                                            static_cast<long long>( m.vocab ),
-                                            static_cast<long long>( m.ffn_hidden ),
-                                            static_cast<long long>( cfg.tp ),
-                                            static_cast<long long>( cfg.pp ),
-                                            static_cast<long long>( cfg.dp ),
-                                            static_cast<long long>( cfg.global_batch ) };
-        for ( const ParallelField* f : knob_of )
-            row.push_back( f ? knobOutput( *f, cfg )
-                             : ResultTable::Cell( std::string( nameOf( m.dtype ) ) ) );
+            transformerOperatorCost( transformerOperatorCase( p.platform.gpu, m, cfg ) );
+        const TransformerStepSummary s = predictTransformerStep( p.platform, m, cfg, ops );
+        std::vector<ResultTable::Cell> row{ t.isEmpty( r, "case" ) ? "" : t.text( r, "case" ),
+                                            p.platform_name, p.gpu_name,
+                                            static_cast<long long>( gpus ) };
+        const long long layout[] = { cfg.tp, cfg.pp, cfg.dp,
+                                     static_cast<long long>( cfg.global_batch ) };
+        for ( const CaseColumn& c : sources )
+            row.push_back( c.model  ? fieldOutput( *c.model, m )
+                           : c.knob ? fieldOutput( *c.knob, cfg )
+                                    : ResultTable::Cell( layout[c.layout] ) );
         row.emplace_back( s.iteration_ms );
         for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
             row.emplace_back( s.phase_ms[ph] );

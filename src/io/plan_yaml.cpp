@@ -132,7 +132,7 @@ int parallelFieldValue( const YamlView& node, const ParallelField& f )
     case ParallelField::flag:
         return node.getBoolOr( f.key, f.fallback != 0 ) ? 1 : 0;
     case ParallelField::choice:
-        return node.getEnumOr( f.key, f.fallback, parallelFieldChoices( f ) );
+        return node.getEnumOr( f.key, f.fallback, fieldChoices( f ) );
     case ParallelField::integer:
         break;
     }

@@ -195,7 +195,7 @@ std::vector<int> fieldValues( const YamlView& v, const ParallelField& f )
     case ParallelField::flag:
         return boolValues( v );
     case ParallelField::choice:
-        return enumValues( v, parallelFieldChoices( f ) );
+        return enumValues( v, fieldChoices( f ) );
     case ParallelField::integer:
         break;
     }

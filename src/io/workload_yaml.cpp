@@ -3,6 +3,7 @@
 #include <map>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/domain/transformer_fields.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
@@ -199,26 +200,31 @@ void readTablesCsv( const std::string& path, const TableSpec& defaults,
 //! A transformer model (notation of Narayanan et al., SC'21; docs/INPUTS.md).
 Workload parseTransformerWorkload( const YamlView& root )
 {
-    root.checkKeys(
-        { "kind", "arch", "hidden", "heads", "layers", "seq_len", "vocab", "global_batch" },
-        { "name", "description", "ffn_hidden", "dtype" } );
+    std::vector<std::string> required = { "kind", "global_batch" };
+    std::vector<std::string> optional = { "name", "description" };
+    for ( const ModelField& f : modelFields() )
+        ( f.required ? required : optional ).emplace_back( f.key );
+    root.checkKeys( required, optional );
     Workload w;
     w.kind = WorkloadKind::transformer;
     w.name = root.find( "name" ) ? root.at( "name" ).asName()
                                  : std::filesystem::path( root.file() ).stem().string();
     TransformerSpec& m = w.transformer;
-    m.arch = root.getEnum( "arch", enumPairs<TransformerArch>() );
-    m.hidden = root.getInt32( "hidden", Range::between( 1, 1.0e6 ) );
-    m.heads = root.getInt32( "heads", Range::between( 1, 1.0e5 ) );
-    m.layers = root.getInt32( "layers", Range::between( 1, 1.0e5 ) );
-    m.seq_len = root.getInt32( "seq_len", Range::between( 1, 1.0e7 ) );
-    m.vocab = root.getInt32( "vocab", Range::between( 1, 1.0e8 ) );
-    m.ffn_hidden = root.getInt32Or( "ffn_hidden", 0, Range::between( 1, 1.0e7 ) );
-    m.dtype = root.getEnumOr( "dtype", DataType::bf16, computeDataTypeNames() );
+    for ( const ModelField& f : modelFields() )
+    {
+        const Range range = Range::between( f.min, f.max );
+        if ( f.kind == ModelField::choice )
+            f.set( m, f.required ? root.getEnum( f.key, fieldChoices( f ) )
+                                 : root.getEnumOr( f.key, f.fallback, fieldChoices( f ) ) );
+        else
+            f.set( m, f.required ? root.getInt32( f.key, range )
+                                 : root.getInt32Or( f.key, f.fallback, range ) );
+    }
     w.global_batch = root.getInt( "global_batch", Range::between( 1, 1.0e9 ) );
-    if ( m.hidden % m.heads != 0 )
-        root.at( "heads" ).fail( "a head count dividing hidden " + std::to_string( m.hidden ),
-                                 "'" + std::to_string( m.heads ) + "'" );
+    const ModelFieldProblem problem = transformerSpecProblem( m );
+    if ( !problem.key.empty() )
+        root.at( problem.key )
+            .fail( problem.expected, "'" + root.at( problem.key ).asString() + "'" );
     return w;
 }
 

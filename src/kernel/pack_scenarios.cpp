@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <iterator>
+#include <shardsweep/domain/transformer_fields.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
@@ -24,7 +25,8 @@ namespace
 //! for every batch of a sweep). Unused entries stay 0.
 constexpr std::size_t kDenseKeySize = 23 + 2 * kMaxMlpLayers;
 using DenseKey = std::array<double, kDenseKeySize>;
-constexpr std::size_t kTransformerKeySize = 25;
+//! The GPU, every model field (domain/transformer_fields.hpp) and the case's four knobs.
+constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 4;
 using TransformerKey = std::array<double, kTransformerKeySize>;
 using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
 
@@ -76,20 +78,13 @@ DenseKey denseCaseKey( const DenseCase& c )
 //! Every field of a transformer operator case.
 TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
 {
-    const TransformerSpec& m = c.model;
-    const double rest[] = { double( m.arch ),
-                            double( m.hidden ),
-                            double( m.heads ),
-                            double( m.layers ),
-                            double( m.seq_len ),
-                            double( m.vocab ),
-                            double( m.ffn_hidden ),
-                            double( m.dtype ),
-                            double( c.tp ),
-                            double( c.micro_batch ),
-                            double( c.sequence_parallel ),
-                            double( c.fused ) };
-    static_assert( kGpuSpecWords + std::size( rest ) == kTransformerKeySize, "every word used" );
+    double rest[kNumModelFields + 4];
+    for ( int k = 0; k < kNumModelFields; ++k )
+        rest[k] = kModelFields[k].get( c.model );
+    rest[kNumModelFields + 0] = c.tp;
+    rest[kNumModelFields + 1] = c.micro_batch;
+    rest[kNumModelFields + 2] = c.sequence_parallel;
+    rest[kNumModelFields + 3] = c.fused;
     return gpuKey<kTransformerKeySize>( c.gpu, rest );
 }
 

@@ -1,5 +1,6 @@
 // Validity rules of transformer parallel configurations.
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/model/transformer/memory.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
@@ -21,9 +22,26 @@ int ffnHidden( const TransformerSpec& model )
 
 double transformerParameters( const TransformerSpec& m )
 {
-    const double h = m.hidden, f = ffnHidden( m );
-    const double per_layer = 4.0 * h * h + 2.0 * h * f + 9.0 * h + f;
-    return m.layers * per_layer + ( double( m.vocab ) + m.seq_len ) * h + 2.0 * h;
+    const double h = m.hidden;
+    return m.layers * transformerLayerParams( m, 1 ) + ( double( m.vocab ) + m.seq_len ) * h +
+           2.0 * h;
+}
+
+ModelFieldProblem transformerSpecProblem( const TransformerSpec& m )
+{
+    if ( m.heads > 0 && m.hidden % m.heads != 0 )
+        return { "heads", "a head count dividing hidden " + std::to_string( m.hidden ) };
+    return {};
+}
+
+std::string tensorParallelError( const TransformerSpec& model, int tp )
+{
+    auto s = []( std::int64_t x ) { return std::to_string( x ); };
+    if ( model.heads % tp != 0 )
+        return "tp " + s( tp ) + " does not divide the " + s( model.heads ) + " heads";
+    if ( ffnHidden( model ) % tp != 0 )
+        return "tp " + s( tp ) + " does not divide ffn_hidden " + s( ffnHidden( model ) );
+    return "";
 }
 
 std::string parallelConfigError( const TransformerSpec& model, const ParallelConfig& c,
@@ -36,10 +54,8 @@ std::string parallelConfigError( const TransformerSpec& model, const ParallelCon
     if ( std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
         return "tp x pp x dp = " + s( c.tp ) + " x " + s( c.pp ) + " x " + s( c.dp ) + " = " +
                s( std::int64_t( c.tp ) * c.pp * c.dp ) + " is not the " + s( num_gpus ) + " GPUs";
-    if ( model.heads % c.tp != 0 )
-        return "tp " + s( c.tp ) + " does not divide the " + s( model.heads ) + " heads";
-    if ( ffnHidden( model ) % c.tp != 0 )
-        return "tp " + s( c.tp ) + " does not divide ffn_hidden " + s( ffnHidden( model ) );
+    if ( std::string error = tensorParallelError( model, c.tp ); !error.empty() )
+        return error;
     if ( model.layers % c.pp != 0 )
         return "pp " + s( c.pp ) + " does not divide the " + s( model.layers ) + " layers";
     if ( c.micro_batch < 1 )

@@ -21,7 +21,7 @@ std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::in
     for ( const auto& [tp, pp] : gpuLayouts( num_gpus ) )
     {
         const int dp = num_gpus / ( tp * pp );
-        if ( model.heads % tp == 0 && ffnHidden( model ) % tp == 0 && model.layers % pp == 0 &&
+        if ( tensorParallelError( model, tp ).empty() && model.layers % pp == 0 &&
              global_batch % dp == 0 )
             out.push_back( { tp, pp, dp } );
     }
@@ -117,7 +117,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
     // TP = GPUs per node (the largest degree the model and the GPU count allow within a node).
     int tp = 0;
     for ( int t : divisorsOf( gpus ) )
-        if ( t <= platform.gpus_per_node && model.heads % t == 0 && ffnHidden( model ) % t == 0 )
+        if ( t <= platform.gpus_per_node && tensorParallelError( model, t ).empty() )
             tp = t;
     TopK top( 1 );
     for ( const Layout& l : layouts( model, gpus, global_batch ) )

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/parallel_fields.hpp>
+#include <shardsweep/domain/transformer_fields.hpp>
 #include <string>
 #include <vector>
 
@@ -143,10 +144,47 @@ TEST( TEST_CATEGORY, domain_parallel_fields )
     EXPECT_EQ( parallelFieldText( *findParallelField( "recompute" ), c ), "selective" );
     EXPECT_EQ( parallelFieldText( *findParallelField( "sequence_parallel" ), c ), "true" );
     EXPECT_EQ( parallelFieldText( *findParallelField( "zero" ), c ), "2" );
-    const NamePairs<int> modes = parallelFieldChoices( *findParallelField( "mode" ) );
+    const NamePairs<int> modes = fieldChoices( *findParallelField( "mode" ) );
     ASSERT_EQ( modes.size(), 2u );
     EXPECT_EQ( modes[1].first, "infer" );
     EXPECT_EQ( modes[1].second, int( RunMode::infer ) );
+}
+
+// The field table of TransformerSpec: the defaults are the struct's where it has one, the four
+// sizes without a sensible default are required, every field reads back what it sets, and the
+// values files write are the names and numbers of the table.
+TEST( TEST_CATEGORY, domain_model_fields )
+{
+    std::vector<std::string> keys, required;
+    const TransformerSpec plain;
+    for ( const ModelField& f : modelFields() )
+    {
+        keys.emplace_back( f.key );
+        if ( f.required )
+            required.emplace_back( f.key );
+        EXPECT_EQ( findModelField( f.key ), &f );
+        const int last = f.kind == ModelField::choice ? int( f.names().size() ) - 1 : f.max;
+        TransformerSpec m;
+        f.set( m, last );
+        EXPECT_EQ( f.get( m ), last ) << f.key;
+        if ( f.kind == ModelField::choice )
+        {
+            EXPECT_EQ( f.fallback, f.get( plain ) ) << f.key; // arch gpt, dtype bf16
+        }
+    }
+    EXPECT_EQ( keys, ( std::vector<std::string>{ "arch", "hidden", "heads", "layers", "seq_len",
+                                                 "vocab", "ffn_hidden", "dtype" } ) );
+    EXPECT_EQ( required, ( std::vector<std::string>{ "hidden", "heads", "layers", "seq_len" } ) );
+    EXPECT_EQ( findModelField( "vocab" )->fallback, 50257 );
+    EXPECT_EQ( findModelField( "ffn_hidden" )->fallback, 0 ); // 0: 4·hidden
+    // dtype: every DataType but int8, index = code.
+    const NamePairs<int> dtypes = fieldChoices( *findModelField( "dtype" ) );
+    ASSERT_EQ( dtypes.size(), 4u );
+    EXPECT_EQ( dtypes[3].first, "bf16" );
+    EXPECT_EQ( dtypes[3].second, int( DataType::bf16 ) );
+    EXPECT_EQ( fieldValueText( *findModelField( "arch" ), int( TransformerArch::opt ) ), "opt" );
+    EXPECT_EQ( fieldValuesText( *findModelField( "arch" ) ), "gpt | bert | opt" );
+    EXPECT_EQ( fieldValuesText( *findModelField( "heads" ) ), "1..100000" );
 }
 
 } // namespace Test

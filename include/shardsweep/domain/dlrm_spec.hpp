@@ -9,7 +9,8 @@ namespace shardsweep
 {
 
 //! Bins of the reuse-factor histogram: fraction of unique rows accessed (2^(j-1), 2^j] times in
-//! one batch, j = 0..16, the last bin open (Lin et al., TPDS'24, arXiv 2404.12674; the table features of NeuroShard, MLSys'23).
+//! one batch, j = 0..16, the last bin open (Lin et al., TPDS'24, arXiv 2404.12674; the table
+//! features of NeuroShard, MLSys'23).
 constexpr int kReuseBins = 17;
 
 enum class AccessDistribution : std::uint8_t

@@ -4,7 +4,8 @@
 //!
 //! Plain-old-data only: these structs are copied by value into Kokkos kernels. Units are in the
 //! field names. The network follows ASTRA-sim 2.0's analytical network YAML one-to-one
-//! (ASTRA-sim's network YAML, common/network-parser/NetworkParser.cpp), the system block ASTRA-sim's system JSON (astra-sim/system/Sys.cc).
+//! (ASTRA-sim's network YAML, common/network-parser/NetworkParser.cpp), the system block
+//! ASTRA-sim's system JSON (astra-sim/system/Sys.cc).
 
 #include <array>
 #include <cstddef>

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <shardsweep/domain/field_table.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <string>
 #include <vector>
@@ -20,56 +21,37 @@
 namespace shardsweep
 {
 
-//! One knob of ParallelConfig. Every value is carried as an int: the number itself, 0/1 for a
-//! flag, the enum's code for a choice (its names: `names`).
-struct ParallelField
-{
-    enum Kind
-    {
-        integer,
-        flag,
-        choice,
-    };
-    const char* key; //!< YAML key, CSV column and HDF5 /scenarios column
-    Kind kind;
-    int min, max;      //!< integer: the valid range
-    int fallback;      //!< the default (a code for a choice, 0/1 for a flag)
-    const char* unit;  //!< the HDF5 column's unit attribute
-    const char* table; //!< choice: the HDF5 /names table of its codes; else ""
-    const char* help;  //!< one line: what it is
-    int ( *get )( const ParallelConfig& );
-    void ( *set )( ParallelConfig&, int );
-    std::vector<std::string> ( *names )(); //!< choice: the names in code order
-};
+//! One knob of ParallelConfig (domain/field_table.hpp).
+using ParallelField = Field<ParallelConfig>;
 
 //! The knobs in file order (also the HDF5 columns' order). A sweep grid enumerates them
 //! last-fastest (mode varies fastest).
 inline constexpr ParallelField kParallelFields[] = {
-    { "micro_batch", ParallelField::integer, 1, 10000000, 1, "sequences", "",
+    { "micro_batch", ParallelField::integer, 1, 10000000, 1, false, "sequences", "",
       "sequences per micro-batch and data-parallel replica",
       []( const ParallelConfig& c ) { return c.micro_batch; },
       []( ParallelConfig& c, int v ) { c.micro_batch = v; }, nullptr },
-    { "schedule", ParallelField::choice, 0, 0, 0, "code", "schedules", "pipeline schedule",
+    { "schedule", ParallelField::choice, 0, 0, 0, false, "code", "schedules", "pipeline schedule",
       []( const ParallelConfig& c ) { return int( c.schedule ); },
       []( ParallelConfig& c, int v ) { c.schedule = PipelineSchedule( v ); },
       []() { return enumNameList<PipelineSchedule>(); } },
-    { "recompute", ParallelField::choice, 0, 0, 0, "code", "recomputes", "activation recomputation",
-      []( const ParallelConfig& c ) { return int( c.recompute ); },
+    { "recompute", ParallelField::choice, 0, 0, 0, false, "code", "recomputes",
+      "activation recomputation", []( const ParallelConfig& c ) { return int( c.recompute ); },
       []( ParallelConfig& c, int v ) { c.recompute = Recompute( v ); },
       []() { return enumNameList<Recompute>(); } },
-    { "zero", ParallelField::integer, 0, 3, 0, "stage", "",
+    { "zero", ParallelField::integer, 0, 3, 0, false, "stage", "",
       "ZeRO stage over the data-parallel group (0: none)",
       []( const ParallelConfig& c ) { return c.zero; },
       []( ParallelConfig& c, int v ) { c.zero = v; }, nullptr },
-    { "sequence_parallel", ParallelField::flag, 0, 1, 0, "1", "",
+    { "sequence_parallel", ParallelField::flag, 0, 1, 0, false, "1", "",
       "Megatron sequence parallelism of LayerNorm and dropout (with tp > 1)",
       []( const ParallelConfig& c ) { return int( c.sequence_parallel ); },
       []( ParallelConfig& c, int v ) { c.sequence_parallel = v != 0; }, nullptr },
-    { "fused", ParallelField::flag, 0, 1, 1, "1", "",
+    { "fused", ParallelField::flag, 0, 1, 1, false, "1", "",
       "fused attention (flash) and fused softmax / bias-GELU kernels",
       []( const ParallelConfig& c ) { return int( c.fused ); },
       []( ParallelConfig& c, int v ) { c.fused = v != 0; }, nullptr },
-    { "mode", ParallelField::choice, 0, 0, 0, "code", "modes",
+    { "mode", ParallelField::choice, 0, 0, 0, false, "code", "modes",
       "train (forward, backward, optimizer) or infer",
       []( const ParallelConfig& c ) { return int( c.mode ); },
       []( ParallelConfig& c, int v ) { c.mode = RunMode( v ); },
@@ -86,36 +68,14 @@ constexpr const auto& parallelFields()
 //! The field whose key is `key`, or null.
 inline const ParallelField* findParallelField( const std::string& key )
 {
-    for ( const ParallelField& f : parallelFields() )
-        if ( key == f.key )
-            return &f;
-    return nullptr;
+    return findField( kParallelFields, key );
 }
 
 //! The value of `field` in `config` as files write it: "true"/"false" for a flag, the name for a
 //! choice, the number otherwise.
 inline std::string parallelFieldText( const ParallelField& field, const ParallelConfig& config )
 {
-    const int v = field.get( config );
-    switch ( field.kind )
-    {
-    case ParallelField::flag:
-        return v ? "true" : "false";
-    case ParallelField::choice:
-        return field.names()[std::size_t( v )];
-    case ParallelField::integer:
-        break;
-    }
-    return std::to_string( v );
-}
-
-//! A choice field's names with their codes, for the readers' enum lookups.
-inline NamePairs<int> parallelFieldChoices( const ParallelField& field )
-{
-    NamePairs<int> pairs;
-    for ( const std::string& n : field.names() )
-        pairs.emplace_back( n, int( pairs.size() ) );
-    return pairs;
+    return fieldValueText( field, field.get( config ) );
 }
 
 //! A ParallelConfig with every field at its table default (and tp = pp = dp = 1).

@@ -21,10 +21,26 @@ std::string parallelConfigSummary( const ParallelConfig& config );
 //! f = ffn_hidden, or 4·hidden when the spec leaves it 0.
 int ffnHidden( const TransformerSpec& model );
 
-//! Parameters Ψ: per layer 4h² + 2hf + 9h + f (QKV, projection, FC1, FC2 with biases, two
-//! LayerNorms), plus the (V + s)·h word and position embeddings and the final LayerNorm; for
-//! f = 4h this is SC'21 eq. 2, 12Lh²(1 + 13/(12h) + (V + s)/(12Lh)) + 2h.
+//! Parameters Ψ: per layer transformerLayerParams at tp = 1 (4h² + 2hf + 9h + f: QKV,
+//! projection, FC1, FC2 with biases, two LayerNorms), plus the (V + s)·h word and position
+//! embeddings and the final LayerNorm; for f = 4h this is SC'21 eq. 2, 12Lh²(1 + 13/(12h) + (V +
+//! s)/(12Lh)) + 2h.
 double transformerParameters( const TransformerSpec& model );
+
+//! A model whose fields are each in range but disagree: the field to blame and what it should
+//! be ("a head count dividing hidden 12288"). The workload reader and `predict transformer`
+//! report it with the file, line and column.
+struct ModelFieldProblem
+{
+    std::string key; //!< empty: no problem
+    std::string expected;
+};
+ModelFieldProblem transformerSpecProblem( const TransformerSpec& model );
+
+//! Why tensor parallelism of degree `tp` (≥ 1) cannot split `model`, or "" when it can: tp
+//! divides the heads (each rank holds whole heads) and the FFN width (Megatron-LM's column- and
+//! row-parallel MLP). Every rule on tp (the checks, the planners' layouts) asks this.
+std::string tensorParallelError( const TransformerSpec& model, int tp );
 
 //! Why `config` cannot run `model` on `num_gpus` GPUs (its global_batch included), or "" when it
 //! can: tp·pp·dp = GPUs, tp divides the heads and the FFN width, pp divides the layers, the
