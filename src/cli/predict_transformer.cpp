@@ -209,8 +209,8 @@ class PlatformCells
     std::map<std::string, NamedPlatform> _platforms;
 };
 
-//! A row's model, its derived fields resolved (ffn_hidden 0: 4·hidden), so that the output shows
-//! what was priced.
+//! A row's model, its derived fields resolved (resolvedModel), so that the output shows what was
+//! priced.
 TransformerSpec modelCells( const CsvTable& t, std::size_t r )
 {
     TransformerSpec m;
@@ -219,8 +219,7 @@ TransformerSpec modelCells( const CsvTable& t, std::size_t r )
     const ModelFieldProblem problem = transformerSpecProblem( m );
     if ( !problem.key.empty() )
         t.fail( r, problem.key, problem.expected );
-    m.ffn_hidden = ffnHidden( m );
-    return m;
+    return resolvedModel( m );
 }
 
 //! A row's parallel configuration on `gpus` GPUs (the `gpus` cell, or tp·pp·dp).

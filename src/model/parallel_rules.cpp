@@ -27,6 +27,13 @@ double transformerParameters( const TransformerSpec& m )
            2.0 * h;
 }
 
+TransformerSpec resolvedModel( const TransformerSpec& model )
+{
+    TransformerSpec m = model;
+    m.ffn_hidden = ffnHidden( m );
+    return m;
+}
+
 ModelFieldProblem transformerSpecProblem( const TransformerSpec& m )
 {
     if ( m.heads > 0 && m.hidden % m.heads != 0 )

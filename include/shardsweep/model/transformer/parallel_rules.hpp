@@ -21,6 +21,10 @@ std::string parallelConfigSummary( const ParallelConfig& config );
 //! f = ffn_hidden, or 4·hidden when the spec leaves it 0.
 int ffnHidden( const TransformerSpec& model );
 
+//! `model` with every field whose 0 means "derived" (ffn_hidden: 4·hidden) set to the value the
+//! model prices, for printouts of what was priced. Prices exactly as `model`.
+TransformerSpec resolvedModel( const TransformerSpec& model );
+
 //! Parameters Ψ: per layer transformerLayerParams at tp = 1 (4h² + 2hf + 9h + f: QKV,
 //! projection, FC1, FC2 with biases, two LayerNorms), plus the (V + s)·h word and position
 //! embeddings and the final LayerNorm; for f = 4h this is SC'21 eq. 2, 12Lh²(1 + 13/(12h) + (V +
