@@ -160,9 +160,8 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
     auto n = []( std::int64_t x ) { return std::to_string( x ); };
     if ( model )
     {
-        if ( model->heads % c.tp != 0 || ffnHidden( *model ) % c.tp != 0 )
-            at( "tp" ).fail( "a tensor-parallel degree dividing the " + n( model->heads ) +
-                                 " heads and ffn_hidden " + n( ffnHidden( *model ) ),
+        if ( const std::string error = tensorParallelError( *model, c.tp ); !error.empty() )
+            at( "tp" ).fail( "a tensor-parallel degree that splits the model (" + error + ")",
                              "'" + n( c.tp ) + "'" );
         if ( model->layers % c.pp != 0 )
             at( "pp" ).fail( "a pipeline-parallel degree dividing the " + n( model->layers ) +

@@ -69,7 +69,7 @@ broken heads-divide.yaml $TW 's/^heads: 96/heads: 97/' \
 broken arch-typo.yaml $TW 's/^arch: gpt/arch: gtp/' \
     "4:7: field 'arch': expected one of gpt, bert or opt (did you mean 'gpt'?), found 'gtp'"
 broken tp-heads.yaml $TS "$abs;s/^  tp: 8/  tp: 7/" \
-    "10:7: field 'parallel.tp': expected a tensor-parallel degree dividing the 96 heads and ffn_hidden 49152, found '7'"
+    "10:7: field 'parallel.tp': expected a tensor-parallel degree that splits the model (tp 7 does not divide the 96 heads), found '7'"
 broken pp-layers.yaml $TS "$abs;s/^  pp: 16/  pp: 10/" \
     "11:7: field 'parallel.pp': expected a pipeline-parallel degree dividing the 96 layers, found '10'"
 broken micro-batch.yaml $TS "$abs;s/^  micro_batch: 1/  micro_batch: 5/" \
