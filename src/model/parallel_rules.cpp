@@ -31,6 +31,7 @@ TransformerSpec resolvedModel( const TransformerSpec& model )
 {
     TransformerSpec m = model;
     m.ffn_hidden = ffnHidden( m );
+    m.kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
     return m;
 }
 
@@ -38,6 +39,8 @@ ModelFieldProblem transformerSpecProblem( const TransformerSpec& m )
 {
     if ( m.heads > 0 && m.hidden % m.heads != 0 )
         return { "heads", "a head count dividing hidden " + std::to_string( m.hidden ) };
+    if ( m.kv_heads > 0 && m.heads % m.kv_heads != 0 )
+        return { "kv_heads", "a key/value head count dividing heads " + std::to_string( m.heads ) };
     return {};
 }
 
@@ -48,6 +51,8 @@ std::string tensorParallelError( const TransformerSpec& model, int tp )
         return "tp " + s( tp ) + " does not divide the " + s( model.heads ) + " heads";
     if ( ffnHidden( model ) % tp != 0 )
         return "tp " + s( tp ) + " does not divide ffn_hidden " + s( ffnHidden( model ) );
+    if ( model.kv_heads > 0 && model.kv_heads % tp != 0 )
+        return "tp " + s( tp ) + " does not divide the " + s( model.kv_heads ) + " kv_heads";
     return "";
 }
 

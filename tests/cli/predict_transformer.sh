@@ -19,27 +19,29 @@ layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_b
 24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
 CSV
 out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
-want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible"
 [ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
 [ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
-awk -F, 'NR > 1 {
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; it = c["iteration_ms"]; next }
+NR > 1 {
     # The phases are the critical path: they add up to iteration_ms.
-    sum = $25 + $26 + $27 + $28 + $29 + $30
-    if (sum < $24 * (1 - 1e-9) || sum > $24 * (1 + 1e-9)) { print $1 ": phases " sum " != " $24; bad = 1 }
-    if (!($24 > 0) || !($31 > 0)) { print $1 ": non-positive"; bad = 1 }
-    t[$1] = $24; f[$1] = $32; line[$1] = $0
+    sum = $c["compute_ms"] + $c["tp_comm_ms"] + $c["pp_comm_ms"] + $c["dp_comm_ms"] + $c["bubble_ms"] + $c["optimizer_ms"]
+    if (sum < $it * (1 - 1e-9) || sum > $it * (1 + 1e-9)) { print $1 ": phases " sum " != " $it; bad = 1 }
+    if (!($it > 0) || !($c["peak_memory_GiB"] > 0)) { print $1 ": non-positive"; bad = 1 }
+    t[$1] = $it; f[$1] = $c["feasible"]; line[$1] = $0
 } END {
     # gpt175: dp = 512 / (8*16) = 4 from gpus, on the platform GPU.
     split(line["gpt175"], g, ","); if (g[14] != 4 || g[3] != "A100-SXM4-80GB" || g[10] != 50257) { print "gpt175 " line["gpt175"]; bad = 1 }
     # defaults: gpt, vocab 50257, ffn 4h, 1 GPU, micro_batch 1 = global batch, 1f1b, none, bf16,
-    # train, fused (the default of plan and scenario files too: domain/parallel_fields.hpp).
-    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,/) { print "defaults " line["defaults"]; bad = 1 }
+    # train, fused (the default of plan and scenario files too: domain/parallel_fields.hpp), no
+    # sequence parallelism, kv_heads = heads (multi-head attention).
+    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,16,/) { print "defaults " line["defaults"]; bad = 1 }
     # Inference (forward only) is faster than a training step.
     if (!(t["infer"] < t["defaults"] / 2)) { print "infer " t["infer"] " vs train " t["defaults"]; bad = 1 }
     # Uniform stages: 1F1B and GPipe take the same time, (m + p - 1)(F + B).
     if (t["onef1b"] != t["gpipe"]) { print "1f1b " t["onef1b"] " != gpipe " t["gpipe"]; bad = 1 }
     split(line["bert"], b, ","); if (b[5] != "bert" || b[3] != "H100-SXM-80GB" || b[22] != 1 || b[18] != "selective") { print "bert " line["bert"]; bad = 1 }
-    split(line["zero3"], z, ","); if (z[19] != 3 || z[5] != "opt" || !(z[28] > 0)) { print "zero3 " line["zero3"]; bad = 1 }
+    split(line["zero3"], z, ","); if (z[19] != 3 || z[5] != "opt" || !(z[c["dp_comm_ms"]] > 0)) { print "zero3 " line["zero3"]; bad = 1 }
     for (k in f) if (f[k] != 1) { print k " infeasible"; bad = 1 }
     exit bad
 }' <<<"$out" || fail "row checks: $out"
@@ -56,7 +58,8 @@ printf '%s\n' "hidden,heads,layers,seq_len,vocab,platform,tp,pp,dp,micro_batch,g
     >"$scratch/g175.csv"
 want=$(grep -v '^#' "$src/inputs/workloads/gpt3-175b.yaml" | grep -E '^ *(hidden|heads|layers|seq_len|vocab):' | tr -d ' ' | sort | tr '\n' ' ')
 [ "$want" = "heads:96 hidden:12288 layers:96 seq_len:2048 vocab:50257 " ] || fail "gpt3-175b.yaml changed: $want"
-predicted=$("$exe" predict transformer --input "$scratch/g175.csv" -f csv | awk -F, 'NR == 2 { print $24 }')
+predicted=$("$exe" predict transformer --input "$scratch/g175.csv" -f csv |
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } NR == 2 { print $c }')
 evaluated=$("$exe" evaluate "$src/inputs/scenarios/gpt3-175b-a100.yaml" -f csv |
     awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } $1 == "critical_path" { print $c }')
 [ -n "$predicted" ] && [ "$predicted" = "$evaluated" ] ||
@@ -94,8 +97,21 @@ bad "$H,gpu,tp
 1024,16,24,,T4,1" "2:4: field 'seq_len'"
 bad "$H,gpu,dp
 1024,16,24,1024,T4,2" "2:6: field 'dp'"
+bad "$H,gpu,kv_heads
+1024,16,24,1024,T4,3" "2:6: field 'kv_heads'"
+bad "$H,gpu,kv_heads,tp
+1024,16,24,1024,T4,2,4" "2:7: field 'tp'"
 printf 'hidden,heads,layers\n1,1,1\n' >"$scratch/nohdr.csv"
 "$exe" predict transformer --input "$scratch/nohdr.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing column"
 printf 'hidden,heads,layers,seq_len,gpu,typo\n1,1,1,1,T4,1\n' >"$scratch/typo.csv"
 "$exe" predict transformer --input "$scratch/typo.csv" >/dev/null 2>&1; [ $? -eq 2 ] || fail "unknown column"
+# Grouped-query attention (kv_heads, issue 22's first model field after the redesign): kv_heads =
+# heads is multi-head attention to the last bit; 4 key/value heads of 16 are faster and lighter.
+printf '%s\n' "case,hidden,heads,layers,seq_len,gpu,micro_batch,kv_heads" "mha,2048,16,24,2048,A100-SXM4-80GB,4," \
+    "mha16,2048,16,24,2048,A100-SXM4-80GB,4,16" "gqa4,2048,16,24,2048,A100-SXM4-80GB,4,4" >"$scratch/gqa.csv"
+"$exe" predict transformer --input "$scratch/gqa.csv" -f csv >"$scratch/gqa.out" || fail "gqa exit $?"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+{ t[$1] = $c["iteration_ms"]; m[$1] = $c["peak_memory_GiB"]; kv[$1] = $c["kv_heads"] }
+END { exit !(t["mha"] == t["mha16"] && m["mha"] == m["mha16"] && kv["mha"] == 16 && kv["gqa4"] == 4 &&
+             t["gqa4"] < t["mha"] && m["gqa4"] < m["mha"]) }' "$scratch/gqa.out" || fail "gqa: $(cat "$scratch/gqa.out")"
 echo "predict transformer: OK"

@@ -66,6 +66,8 @@ TS=inputs/scenarios/gpt3-175b-a100.yaml
 abs="s|\.\./|$src/inputs/|"
 broken heads-divide.yaml $TW 's/^heads: 96/heads: 97/' \
     "7:8: field 'heads': expected a head count dividing hidden 12288, found '97'"
+broken kv-heads.yaml $TW 's/^heads: 96/heads: 96\nkv_heads: 5/' \
+    "8:11: field 'kv_heads': expected a key/value head count dividing heads 96, found '5'"
 broken arch-typo.yaml $TW 's/^arch: gpt/arch: gtp/' \
     "4:7: field 'arch': expected one of gpt, bert or opt (did you mean 'gpt'?), found 'gtp'"
 broken tp-heads.yaml $TS "$abs;s/^  tp: 8/  tp: 7/" \

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <shardsweep/model/transformer.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <vector>
 
 namespace Test
@@ -191,6 +192,54 @@ double simulatePipeline( const std::vector<double>& F, const std::vector<double>
     return endB[0][m - 1];
 }
 } // namespace
+
+// Grouped-query attention (Ainslie et al. 2023): g key/value heads of d = h/a columns each, so K
+// and V are h x g·d matrices instead of h x h. A Llama-3-8B-sized attention (h 4096, a 32, g 8,
+// d 128, f 14336, s 8192, b 1): counted here matrix by matrix, in the model as (1 + 2g/a)·h.
+TEST( TEST_CATEGORY, transformer_grouped_query_attention )
+{
+    TransformerSpec m = gpt( 4096, 32, 32, 8192, 128256 );
+    m.ffn_hidden = 14336;
+    TransformerSpec mha = m;
+    m.kv_heads = 8;
+    const double h = 4096, f = 14336, gd = 8 * 128, s = 8192, T = 8192;
+    // Per layer at t = 1: Q and O h², K and V h·gd, the QKV bias h + 2gd, the projection bias h;
+    // FC1 and FC2 2hf with biases f + h; two LayerNorms 4h.
+    const double params =
+        2 * h * h + 2 * h * gd + ( h + 2 * gd ) + h + 2 * h * f + ( f + h ) + 4 * h;
+    EXPECT_DOUBLE_EQ( transformerLayerParams( m, 1 ), params );
+    EXPECT_DOUBLE_EQ( transformerLayerParams( mha, 1 ) - transformerLayerParams( m, 1 ),
+                      2 * h * ( h - gd ) + 2 * ( h - gd ) );
+    // Activations: K and V keep g·d columns per token instead of h (e = 2, no recompute).
+    EXPECT_DOUBLE_EQ( layerActivationBytes( mha, 1, 1, false, true, Recompute::none ) -
+                          layerActivationBytes( m, 1, 1, false, true, Recompute::none ),
+                      2.0 * 2.0 * T * ( h - gd ) );
+    // Forward FLOPs: 2T·h·(h + 2gd) for QKV, 2T·h² for O, 4T·h·f for the MLP, 4·b·s²·h attention.
+    TransformerOperatorCase oc;
+    oc.gpu = slowMemoryGpu();
+    oc.model = m;
+    EXPECT_DOUBLE_EQ( transformerOperatorCostWith( pureConstants(), oc ).layer_flops,
+                      2 * T * h * ( h + 2 * gd ) + 2 * T * h * h + 4 * T * h * f + 4 * s * s * h );
+    // kv_heads = heads is multi-head attention, bit for bit.
+    TransformerSpec explicit_mha = mha;
+    explicit_mha.kv_heads = 32;
+    oc.model = mha;
+    const TransformerOperatorCost a = transformerOperatorCostWith( pureConstants(), oc );
+    oc.model = explicit_mha;
+    const TransformerOperatorCost b = transformerOperatorCostWith( pureConstants(), oc );
+    EXPECT_EQ( a.layer_fwd_ms, b.layer_fwd_ms );
+    EXPECT_EQ( a.layer_bwd_ms, b.layer_bwd_ms );
+    EXPECT_EQ( transformerLayerParams( mha, 4 ), transformerLayerParams( explicit_mha, 4 ) );
+    // The QKV GEMM is narrower: the layer is faster.
+    oc.model = m;
+    EXPECT_LT( transformerOperatorCostWith( pureConstants(), oc ).layer_fwd_ms, a.layer_fwd_ms );
+    // Megatron-LM: tp divides the key/value heads; g divides a.
+    EXPECT_EQ( tensorParallelError( m, 8 ), "" );
+    EXPECT_EQ( tensorParallelError( m, 16 ), "tp 16 does not divide the 8 kv_heads" );
+    m.kv_heads = 12;
+    EXPECT_EQ( transformerSpecProblem( m ).key, "kv_heads" );
+    EXPECT_EQ( resolvedModel( mha ).kv_heads, 32 );
+}
 
 // Tiny model (h = 8, a = 2, s = 4, b = 2, V = 100 → padded to 128, f = 32, bf16): FLOPs and the
 // bytes of the memory-bound operators at 1 GB/s with pure constants (n bytes = n·1e-6 ms).

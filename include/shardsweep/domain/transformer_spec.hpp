@@ -26,6 +26,7 @@ struct TransformerSpec
     TransformerArch arch = TransformerArch::gpt;
     int hidden = 0;     //!< h
     int heads = 0;      //!< a
+    int kv_heads = 0;   //!< g, key/value heads (grouped-query attention); 0 = heads
     int layers = 0;     //!< L
     int seq_len = 0;    //!< s
     int vocab = 0;      //!< V, before Megatron's padding to a multiple of 128·tp

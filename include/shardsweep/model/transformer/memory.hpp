@@ -21,12 +21,15 @@ struct StageRole
 
 //! Parameters of one transformer layer on one TP rank: QKV, projection, FC1, FC2 matrices and the
 //! column-parallel biases split over t; row-parallel biases (projection, FC2) and the two
-//! LayerNorms (2·2h) replicated. t = 1: 4h² + 2hf + 9h + f (12h² + 13h for f = 4h, SC'21 eq. 2).
+//! LayerNorms (2·2h) replicated. t = 1: 4h² + 2hf + 9h + f (12h² + 13h for f = 4h, SC'21 eq. 2);
+//! with g key/value heads of a the QKV matrix and bias are (1 + 2g/a)·h wide instead of 3h.
 KOKKOS_INLINE_FUNCTION double transformerLayerParams( const TransformerSpec& m, int tp )
 {
     const double h = m.hidden;
     const double f = transformer_detail::ffnHidden( m );
-    return ( 4.0 * h * h + 2.0 * h * f + 3.0 * h + f ) / tp + 2.0 * h + 4.0 * h;
+    const double kv = transformer_detail::kvHeadRatio( m ); // QKV is (1 + 2·kv)·h wide
+    return ( ( 2.0 + 2.0 * kv ) * h * h + 2.0 * h * f + ( 1.0 + 2.0 * kv ) * h + f ) / tp +
+           2.0 * h + 4.0 * h;
 }
 
 //! Parameters of a stage's non-layer parts on one TP rank: word embedding [V/t, h] and learned
@@ -93,7 +96,8 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
 //! Activation bytes one layer keeps for its backward, per micro-batch, on one TP rank.
 //! Korthikanti eq. 1 generalised to element size e and FFN width f: replicated part
 //! sbh(4e + 2) (two LayerNorm inputs, QKV and FC1 inputs, two 1-byte dropout masks), TP-split part
-//! 4e·sbh (Q, K, V, projection input) + 2e·sbf (GeLU input, FC2 input; OPT's ReLU keeps only one)
+//! (2 + 2g/a)·e·sbh (Q, K, V, projection input; g/a = 1 without grouped-query attention) + 2e·sbf
+//! (GeLU input, FC2 input; OPT's ReLU keeps only one)
 //! + (2e + 1)·a·s²·b (softmax output, dropout mask, dropout output). e = 2, f = 4h gives
 //! sbh(10 + 24/t + 5as/(ht)). Sequence parallelism splits the replicated part over t too;
 //! selective recompute and fused (flash) attention drop the s² term; full recompute keeps only
@@ -112,7 +116,8 @@ KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, in
     const double sbf = double( m.seq_len ) * micro_batch * f;
     const double mlp_copies = m.arch == TransformerArch::opt ? 1.0 : 2.0;
     const double replicated = sbh * ( 4.0 * e + 2.0 ) / sp;
-    double split = ( 4.0 * e * sbh + mlp_copies * e * sbf ) / t;
+    const double qkv_copies = 2.0 + 2.0 * transformer_detail::kvHeadRatio( m ); // Q, K, V, proj
+    double split = ( qkv_copies * e * sbh + mlp_copies * e * sbf ) / t;
     if ( !fused && recompute == Recompute::none )
         split += ( 2.0 * e + 1.0 ) * m.heads * double( m.seq_len ) * m.seq_len * micro_batch / t;
     return replicated + split;

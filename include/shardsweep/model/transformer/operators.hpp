@@ -88,6 +88,13 @@ KOKKOS_INLINE_FUNCTION double ffnHidden( const TransformerSpec& m )
     return m.ffn_hidden > 0 ? double( m.ffn_hidden ) : 4.0 * m.hidden;
 }
 
+//! g/a: the share of the query heads that have their own key and value heads (grouped-query
+//! attention, Ainslie et al. 2023); 1 for multi-head attention. Q, K and V are (1 + 2·g/a)·h wide.
+KOKKOS_INLINE_FUNCTION double kvHeadRatio( const TransformerSpec& m )
+{
+    return m.kv_heads > 0 ? double( m.kv_heads ) / m.heads : 1.0;
+}
+
 //! Megatron pads the vocabulary to a multiple of 128·tp (--make-vocab-size-divisible-by 128).
 KOKKOS_INLINE_FUNCTION double paddedVocab( const TransformerSpec& m, int tp )
 {
@@ -249,7 +256,8 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
     const bool causal = m.arch != TransformerArch::bert;
 
     // --- the four linear layers of a layer (per rank) ---
-    const td::LinearMs qkv = td::linearMs( x, T, h, 3.0 * h / t, true );
+    const td::LinearMs qkv =
+        td::linearMs( x, T, h, ( 1.0 + 2.0 * td::kvHeadRatio( m ) ) * h / t, true );
     const td::LinearMs proj = td::linearMs( x, T, h / t, h, true );
     const td::LinearMs fc1 = td::linearMs( x, T, h, f / t, true );
     const td::LinearMs fc2 = td::linearMs( x, T, f / t, h, true );
@@ -365,7 +373,8 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
     // Backward: softmax minus one-hot, written as the logits' gradient in the GEMM's dtype.
     r.loss_bwd_ms = x.mem( logits * ( 4.0 + e ) );
 
-    r.layer_flops = 8.0 * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
+    r.layer_flops =
+        ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );
     return r;
 }
