@@ -226,6 +226,136 @@ double meanLogError( const TransformerConstants& c,
     }
     return total / weights;
 }
+
+//! The constants `base` with each free constant free[k] set to exp(y[k]) (the fit's coordinates
+//! are the logarithms of the free constants).
+TransformerConstants constantsAt( const double* base, const std::vector<int>& free,
+                                  const std::vector<double>& y )
+{
+    double x[kTransformerNumConstants];
+    std::copy( base, base + kTransformerNumConstants, x );
+    for ( int k = 0; k < int( free.size() ); ++k )
+        x[free[k]] = std::exp( y[k] );
+    return transformerConstantsFromArray( x );
+}
+
+//! A Nelder–Mead simplex of n + 1 points in the log space of the n free constants, and the
+//! objective at each point.
+struct Simplex
+{
+    std::vector<std::vector<double>> points;
+    std::vector<double> value;
+};
+
+//! Nelder–Mead on meanLogError over the logarithms of the free constants, counting evaluations.
+class LogSpaceFit
+{
+  public:
+    LogSpaceFit( const double* base, const std::vector<int>& free,
+                 const std::vector<TransformerMeasurement>& rows, int max_evaluations,
+                 int& evaluations )
+        : _base( base ), _free( free ), _rows( rows ), _n( int( free.size() ) ),
+          _max_evaluations( max_evaluations ), _evaluations( evaluations )
+    {
+    }
+
+    //! The objective at log-space point y.
+    double evaluate( const std::vector<double>& y )
+    {
+        ++_evaluations;
+        return meanLogError( constantsAt( _base, _free, y ), _rows );
+    }
+
+    bool budgetLeft() const { return _evaluations < _max_evaluations; }
+
+    //! The simplex of `best` and best + step along each axis.
+    Simplex initialSimplex( const std::vector<double>& best, double best_value, double step )
+    {
+        Simplex s{ std::vector<std::vector<double>>( _n + 1, best ),
+                   std::vector<double>( _n + 1, best_value ) };
+        for ( int k = 0; k < _n; ++k )
+        {
+            s.points[k + 1][k] += step;
+            s.value[k + 1] = evaluate( s.points[k + 1] );
+        }
+        return s;
+    }
+
+    //! One Nelder–Mead step (reflect, expand, contract or shrink towards the best point); false
+    //! when the simplex has converged and nothing was done.
+    bool iterate( Simplex& s )
+    {
+        std::vector<std::vector<double>>& simplex = s.points;
+        std::vector<double>& value = s.value;
+        const int n = _n;
+        std::vector<int> order( n + 1 );
+        std::iota( order.begin(), order.end(), 0 );
+        std::sort( order.begin(), order.end(),
+                   [&]( int a, int b ) { return value[a] < value[b]; } );
+        const int lo = order[0], hi = order[n], second = order[n - 1];
+        if ( value[hi] - value[lo] < 1e-7 )
+            return false;
+        std::vector<double> centroid( n, 0.0 );
+        for ( int i = 0; i <= n; ++i )
+            if ( i != hi )
+                for ( int k = 0; k < n; ++k )
+                    centroid[k] += simplex[i][k] / n;
+        auto along = [&]( double t )
+        {
+            std::vector<double> y( n );
+            for ( int k = 0; k < n; ++k )
+                y[k] = centroid[k] + t * ( simplex[hi][k] - centroid[k] );
+            return y;
+        };
+        const std::vector<double> reflected = along( -1.0 );
+        const double fr = evaluate( reflected );
+        if ( fr < value[lo] )
+        {
+            const std::vector<double> expanded = along( -2.0 );
+            const double fe = evaluate( expanded );
+            simplex[hi] = fe < fr ? expanded : reflected;
+            value[hi] = std::min( fe, fr );
+        }
+        else if ( fr < value[second] )
+        {
+            simplex[hi] = reflected;
+            value[hi] = fr;
+        }
+        else
+            contractOrShrink( s, along( 0.5 ), lo, hi );
+        return true;
+    }
+
+  private:
+    //! The contracted point replaces the worst (hi) when better, else every point but the best
+    //! (lo) moves half-way towards it.
+    void contractOrShrink( Simplex& s, const std::vector<double>& contracted, int lo, int hi )
+    {
+        std::vector<std::vector<double>>& simplex = s.points;
+        std::vector<double>& value = s.value;
+        const double fc = evaluate( contracted );
+        if ( fc < value[hi] )
+        {
+            simplex[hi] = contracted;
+            value[hi] = fc;
+            return;
+        }
+        for ( int i = 0; i <= _n; ++i )
+            if ( i != lo )
+            {
+                for ( int k = 0; k < _n; ++k )
+                    simplex[i][k] = simplex[lo][k] + 0.5 * ( simplex[i][k] - simplex[lo][k] );
+                value[i] = evaluate( simplex[i] );
+            }
+    }
+
+    const double* _base;
+    const std::vector<int>& _free;
+    const std::vector<TransformerMeasurement>& _rows;
+    int _n;
+    int _max_evaluations;
+    int& _evaluations;
+};
 } // namespace
 
 TransformerFitResult fitTransformerConstants( const TransformerConstants& start,
@@ -241,102 +371,29 @@ TransformerFitResult fitTransformerConstants( const TransformerConstants& start,
     const int n = int( free.size() );
     TransformerFitResult result;
     result.constants = start;
-    auto evaluate = [&]( const std::vector<double>& y )
-    {
-        double x[kTransformerNumConstants];
-        std::copy( base, base + kTransformerNumConstants, x );
-        for ( int k = 0; k < n; ++k )
-            x[free[k]] = std::exp( y[k] );
-        ++result.evaluations;
-        return meanLogError( transformerConstantsFromArray( x ), rows );
-    };
+    LogSpaceFit fit( base, free, rows, max_evaluations, result.evaluations );
     std::vector<double> best( n );
     for ( int k = 0; k < n; ++k )
         best[k] = std::log( base[free[k]] );
-    double best_value = evaluate( best );
+    double best_value = fit.evaluate( best );
     double step = 0.5;
     // Restarts with a shrinking simplex escape Nelder–Mead's premature collapse.
-    for ( int restart = 0; restart < 6 && n > 0 && result.evaluations < max_evaluations;
-          ++restart, step *= 0.5 )
+    for ( int restart = 0; restart < 6 && n > 0 && fit.budgetLeft(); ++restart, step *= 0.5 )
     {
-        std::vector<std::vector<double>> simplex( n + 1, best );
-        std::vector<double> value( n + 1, best_value );
-        for ( int k = 0; k < n; ++k )
-        {
-            simplex[k + 1][k] += step;
-            value[k + 1] = evaluate( simplex[k + 1] );
-        }
-        for ( int iter = 0; iter < 60 * n && result.evaluations < max_evaluations; ++iter )
-        {
-            std::vector<int> order( n + 1 );
-            std::iota( order.begin(), order.end(), 0 );
-            std::sort( order.begin(), order.end(),
-                       [&]( int a, int b ) { return value[a] < value[b]; } );
-            const int lo = order[0], hi = order[n], second = order[n - 1];
-            if ( value[hi] - value[lo] < 1e-7 )
+        Simplex s = fit.initialSimplex( best, best_value, step );
+        for ( int iter = 0; iter < 60 * n && fit.budgetLeft(); ++iter )
+            if ( !fit.iterate( s ) )
                 break;
-            std::vector<double> centroid( n, 0.0 );
-            for ( int i = 0; i <= n; ++i )
-                if ( i != hi )
-                    for ( int k = 0; k < n; ++k )
-                        centroid[k] += simplex[i][k] / n;
-            auto along = [&]( double t )
-            {
-                std::vector<double> y( n );
-                for ( int k = 0; k < n; ++k )
-                    y[k] = centroid[k] + t * ( simplex[hi][k] - centroid[k] );
-                return y;
-            };
-            const std::vector<double> reflected = along( -1.0 );
-            const double fr = evaluate( reflected );
-            if ( fr < value[lo] )
-            {
-                const std::vector<double> expanded = along( -2.0 );
-                const double fe = evaluate( expanded );
-                simplex[hi] = fe < fr ? expanded : reflected;
-                value[hi] = std::min( fe, fr );
-            }
-            else if ( fr < value[second] )
-            {
-                simplex[hi] = reflected;
-                value[hi] = fr;
-            }
-            else
-            {
-                const std::vector<double> contracted = along( 0.5 );
-                const double fc = evaluate( contracted );
-                if ( fc < value[hi] )
-                {
-                    simplex[hi] = contracted;
-                    value[hi] = fc;
-                }
-                else
-                {
-                    for ( int i = 0; i <= n; ++i )
-                        if ( i != lo )
-                        {
-                            for ( int k = 0; k < n; ++k )
-                                simplex[i][k] =
-                                    simplex[lo][k] + 0.5 * ( simplex[i][k] - simplex[lo][k] );
-                            value[i] = evaluate( simplex[i] );
-                        }
-                }
-            }
-        }
-        const int lo = int( std::min_element( value.begin(), value.end() ) - value.begin() );
-        if ( value[lo] < best_value - 1e-9 )
+        const int lo = int( std::min_element( s.value.begin(), s.value.end() ) - s.value.begin() );
+        if ( s.value[lo] < best_value - 1e-9 )
         {
-            best = simplex[lo];
-            best_value = value[lo];
+            best = s.points[lo];
+            best_value = s.value[lo];
         }
         else if ( restart > 1 )
             break;
     }
-    double x[kTransformerNumConstants];
-    std::copy( base, base + kTransformerNumConstants, x );
-    for ( int k = 0; k < n; ++k )
-        x[free[k]] = std::exp( best[k] );
-    result.constants = transformerConstantsFromArray( x );
+    result.constants = constantsAt( base, free, best );
     result.objective = best_value;
     return result;
 }

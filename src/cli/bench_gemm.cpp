@@ -1,4 +1,5 @@
 // shardsweep bench gemm: the GEMM model against NeuSight's measurements, leave-one-GPU-out.
+#include "bench_probes.hpp"
 #include "command_line.hpp"
 
 #include <boost/program_options.hpp>
@@ -111,14 +112,20 @@ void addConstantsRow( ResultTable& t, const std::string& fold, const GemmFitResu
         row.emplace_back( v );
     t.addRow( row );
 }
-} // namespace
 
-int benchGemm( const CommandContext& ctx, const Arguments& args )
+//! The options of `bench gemm`.
+struct BenchOptions
 {
     std::string data_dir = std::string( SHARDSWEEP_SHARED_DIR ) + "/data/gemm";
     std::string format = "table", table = "errors";
     std::string model_dir = defaultModelDir();
     int stride = 8, max_evals = 2500;
+    OutputFormat fmt = OutputFormat::table; //!< parsed from `format`
+};
+
+//! Reads and checks the options into `o`; false after --help (the command then returns 0).
+bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOptions& o )
+{
     po::options_description opts(
         "Usage: shardsweep bench gemm [options]\n\n"
         "Validates the GEMM model (model/gemm.hpp) on NeuSight's measured FP32 bmm/linear\n"
@@ -131,52 +138,95 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
         "of\n"
         "the shipped constants (kGemmConstants, fitted on all GPUs).\n\nOptions" );
     opts.add_options()( "help,h", "this text" )(
-        "data-dir", po::value( &data_dir ),
+        "data-dir", po::value( &o.data_dir ),
         "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
-        "$SHARED/data/gemm)" )( "format,f", po::value( &format ), "table | csv | json" )(
-        "table", po::value( &table ),
+        "$SHARED/data/gemm)" )( "format,f", po::value( &o.format ), "table | csv | json" )(
+        "table", po::value( &o.table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
         "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "
         "without each GPU (<models>/logo/gemm_without_<GPU>.mlp) on that GPU, and trained without "
         "the rows whose B+M+N+K is a multiple of 5 (logo/gemm_unseen_shapes.mlp) on those rows, "
         "next to the shipped analytic model on the same rows (MAPE %)" )(
-        "model-dir", po::value( &model_dir ),
+        "model-dir", po::value( &o.model_dir ),
         "folder with logo/gemm_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
-        "fit-stride", po::value( &stride ),
+        "fit-stride", po::value( &o.stride ),
         "fit on every n-th row of the training GPUs (default 8, keeps the run < 1 min)" )(
-        "max-evaluations", po::value( &max_evals ),
+        "max-evaluations", po::value( &o.max_evals ),
         "objective evaluations per fit (default 2500)" );
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench gemm", args, opts, vm ) )
-        return 0;
-    const OutputFormat fmt = parseOutputFormat( format );
-    if ( table != "errors" && table != "constants" && table != "learned" )
+        return false;
+    o.fmt = parseOutputFormat( o.format );
+    if ( o.table != "errors" && o.table != "constants" && o.table != "learned" )
         throw UsageError(
-            "bench gemm: --table must be 'errors', 'constants' or 'learned', found '" + table +
+            "bench gemm: --table must be 'errors', 'constants' or 'learned', found '" + o.table +
             "'" );
-    if ( stride < 1 || max_evals < 1 )
+    if ( o.stride < 1 || o.max_evals < 1 )
         throw UsageError( "bench gemm: --fit-stride and --max-evaluations must be >= 1" );
+    return true;
+}
+
+//! The constants fitted on every `stride`-th row of the GPUs other than `g` (leave-one-GPU-out).
+GemmFitResult fitWithoutGpu( const GemmDataset& d, int g, int stride, int max_evals )
+{
+    std::vector<std::size_t> fit;
+    std::size_t n = 0;
+    for ( std::size_t i = 0; i < d.rows.size(); ++i )
+        if ( d.rows[i].gpu != g && n++ % stride == 0 )
+            fit.push_back( i );
+    return fitGemmConstants( kGemmFitStart, d, fit, max_evals );
+}
+
+//! The error rows of GPU `g` (all its rows, then the large ones): the fit without it (`fold`),
+//! the roofline, the shipped constants and the refit on all GPUs (`all`).
+void addErrorRows( ResultTable& errors, const GemmDataset& d, int g, const GemmFitResult& fold,
+                   const GemmFitResult& all )
+{
+    for ( int large = 0; large < 2; ++large )
+    {
+        std::vector<std::size_t> rows;
+        for ( std::size_t i = 0; i < d.rows.size(); ++i )
+            if ( d.rows[i].gpu == g && ( !large || isLarge( d.rows[i] ) ) )
+                rows.push_back( i );
+        const GemmErrorStats logo =
+            gemmErrorStats( predictRows( fold.constants, d, rows ), d, rows );
+        const GemmErrorStats roof = gemmErrorStats( rooflineRows( d, rows ), d, rows );
+        const GemmErrorStats shipped =
+            gemmErrorStats( predictRows( kGemmConstants, d, rows ), d, rows );
+        const GemmErrorStats refit =
+            gemmErrorStats( predictRows( all.constants, d, rows ), d, rows );
+        errors.addRow( { d.gpus[g], std::string( large ? "large" : "all" ),
+                         static_cast<long long>( rows.size() ), logo.mape, logo.median_ape,
+                         roof.mape, roof.median_ape, shipped.mape, shipped.median_ape,
+                         refit.mape } );
+    }
+}
+} // namespace
+
+int benchGemm( const CommandContext& ctx, const Arguments& args )
+{
+    BenchOptions o;
+    if ( !parseOptions( ctx, args, o ) )
+        return 0;
 
     const auto start = std::chrono::steady_clock::now();
-    const GemmDataset d = loadNeuSightGemmDataset( data_dir );
+    const GemmDataset d = loadNeuSightGemmDataset( o.data_dir );
     const int num_gpus = static_cast<int>( d.gpus.size() );
-    if ( table == "learned" )
+    if ( o.table == "learned" )
     {
-        learnedTable( d, model_dir ).print( ctx.print(), fmt );
-        if ( fmt == OutputFormat::table )
-            ctx.print()
-                << "\n"
-                << d.rows.size() << " rows, " << num_gpus << " GPUs, "
-                << std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count()
-                << " s\n";
+        learnedTable( d, o.model_dir ).print( ctx.print(), o.fmt );
+        if ( o.fmt == OutputFormat::table )
+            ctx.print() << "\n"
+                        << d.rows.size() << " rows, " << num_gpus << " GPUs, "
+                        << bench::secondsSince( start ) << " s\n";
         return 0;
     }
 
     // Fit on all GPUs: what the shipped constants were fitted on.
     std::vector<std::size_t> all_fit;
-    for ( std::size_t i = 0; i < d.rows.size(); i += stride )
+    for ( std::size_t i = 0; i < d.rows.size(); i += o.stride )
         all_fit.push_back( i );
-    const GemmFitResult all = fitGemmConstants( kGemmFitStart, d, all_fit, max_evals );
+    const GemmFitResult all = fitGemmConstants( kGemmFitStart, d, all_fit, o.max_evals );
 
     ResultTable errors( { "gpu", "subset", "rows", "logo_mape_pct", "logo_median_ape_pct",
                           "roofline_mape_pct", "roofline_median_ape_pct", "shipped_mape_pct",
@@ -188,39 +238,16 @@ int benchGemm( const CommandContext& ctx, const Arguments& args )
     addConstantsRow( constants, "all", all );
     for ( int g = 0; g < num_gpus; ++g )
     {
-        std::vector<std::size_t> fit;
-        std::size_t n = 0;
-        for ( std::size_t i = 0; i < d.rows.size(); ++i )
-            if ( d.rows[i].gpu != g && n++ % stride == 0 )
-                fit.push_back( i );
-        const GemmFitResult fold = fitGemmConstants( kGemmFitStart, d, fit, max_evals );
+        const GemmFitResult fold = fitWithoutGpu( d, g, o.stride, o.max_evals );
         addConstantsRow( constants, "all but " + d.gpus[g], fold );
-        for ( int large = 0; large < 2; ++large )
-        {
-            std::vector<std::size_t> rows;
-            for ( std::size_t i = 0; i < d.rows.size(); ++i )
-                if ( d.rows[i].gpu == g && ( !large || isLarge( d.rows[i] ) ) )
-                    rows.push_back( i );
-            const GemmErrorStats logo =
-                gemmErrorStats( predictRows( fold.constants, d, rows ), d, rows );
-            const GemmErrorStats roof = gemmErrorStats( rooflineRows( d, rows ), d, rows );
-            const GemmErrorStats shipped =
-                gemmErrorStats( predictRows( kGemmConstants, d, rows ), d, rows );
-            const GemmErrorStats refit =
-                gemmErrorStats( predictRows( all.constants, d, rows ), d, rows );
-            errors.addRow( { d.gpus[g], std::string( large ? "large" : "all" ),
-                             static_cast<long long>( rows.size() ), logo.mape, logo.median_ape,
-                             roof.mape, roof.median_ape, shipped.mape, shipped.median_ape,
-                             refit.mape } );
-        }
+        addErrorRows( errors, d, g, fold, all );
     }
-    const double seconds =
-        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
-    ( table == "errors" ? errors : constants ).print( ctx.print(), fmt );
-    if ( fmt == OutputFormat::table )
+    const double seconds = bench::secondsSince( start );
+    ( o.table == "errors" ? errors : constants ).print( ctx.print(), o.fmt );
+    if ( o.fmt == OutputFormat::table )
         ctx.print() << "\n"
                     << d.rows.size() << " rows, " << num_gpus << " GPUs, " << num_gpus + 1
-                    << " fits on every " << stride << "-th row, " << seconds << " s\n";
+                    << " fits on every " << o.stride << "-th row, " << seconds << " s\n";
     return 0;
 }
 

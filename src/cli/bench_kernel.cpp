@@ -1,4 +1,5 @@
 // `shardsweep bench kernel`: throughput of the batched cost kernel against a plain scalar loop.
+#include "bench_probes.hpp"
 #include "command_line.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -135,11 +136,6 @@ std::vector<ParallelConfig> gpt3Configurations( const TransformerSpec& model, in
     return configs;
 }
 
-double seconds( std::chrono::steady_clock::time_point since )
-{
-    return std::chrono::duration<double>( std::chrono::steady_clock::now() - since ).count();
-}
-
 struct BatchRates
 {
     double kernel_batches_per_s = 0.0;    //!< evaluateBatch in the default execution space
@@ -159,7 +155,7 @@ BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
     {
         evaluateBatch( Exec(), device );
         ++launches;
-        kernel_s = seconds( start );
+        kernel_s = bench::secondsSince( start );
     } while ( kernel_s < min_seconds );
 
     long long loops = 0;
@@ -178,34 +174,40 @@ BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
         for ( int i = 0; i < host.numScenarios(); ++i )
             evaluateBatchEntry( host, i );
         ++loops;
-        loop_s = seconds( start );
+        loop_s = bench::secondsSince( start );
     } while ( loop_s < min_seconds );
     return { launches / kernel_s, loops / loop_s };
 }
-} // namespace
 
-int benchKernel( const CommandContext& ctx, const Arguments& args )
+//! The options of `bench kernel`.
+struct BenchOptions
 {
-    po::options_description options( "Options of 'shardsweep bench kernel'" );
     std::string format = "table";
     double min_seconds = 1.0;
     int batch_size = 4096;
     std::string gemm_models = "analytic", cost_models = "native";
     std::string cost_model_file = defaultModelDir() + "/dlrm.mlp";
+};
+
+//! Reads the options into `o`; false after --help (the command then returns 0).
+bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOptions& o )
+{
+    po::options_description options( "Options of 'shardsweep bench kernel'" );
     options.add_options()( "help,h", "show this help" )(
-        "cost-model", po::value( &cost_models )->default_value( cost_models ),
+        "cost-model", po::value( &o.cost_models )->default_value( o.cost_models ),
         "shard cost model of the DLRM cases: native | learned | both (learned: the MLP of "
         "--cost-model-file prices every shard, model/learned_shard_cost.hpp; both: one row "
         "each, same run)" )( "cost-model-file",
-                             po::value( &cost_model_file )->default_value( cost_model_file ),
+                             po::value( &o.cost_model_file )->default_value( o.cost_model_file ),
                              "the learned DLRM model (family dlrm) of --cost-model learned" )(
-        "gemm-model", po::value( &gemm_models )->default_value( gemm_models ),
+        "gemm-model", po::value( &o.gemm_models )->default_value( o.gemm_models ),
         "GEMM model of the dense part: analytic | learned | both (learned: inputs/models/gemm.mlp "
         "on every dense case, model/learned_operator.hpp; both: one row each, same run)" )(
-        "format,f", po::value( &format )->default_value( format ), "output: table | csv | json" )(
-        "min-seconds", po::value( &min_seconds )->default_value( min_seconds ),
+        "format,f", po::value( &o.format )->default_value( o.format ),
+        "output: table | csv | json" )(
+        "min-seconds", po::value( &o.min_seconds )->default_value( o.min_seconds ),
         "repeat each measurement until it has run at least this long" )(
-        "batch", po::value( &batch_size )->default_value( batch_size ),
+        "batch", po::value( &o.batch_size )->default_value( o.batch_size ),
         "scenarios per kernel launch" );
     po::variables_map vm;
     const CommandHelp help{
@@ -221,102 +223,141 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
         "fill a launch: its shard columns count configurations, its distinct_cases the\n"
         "transformer operator cases priced once per launch.\n\n",
         "\n" };
-    if ( !parseCommandLine( ctx, "bench kernel", args, options, vm, help ) )
-        return 0;
-    const OutputFormat out_format = parseOutputFormat( format );
-    if ( gemm_models != "analytic" && gemm_models != "learned" && gemm_models != "both" )
+    return parseCommandLine( ctx, "bench kernel", args, options, vm, help );
+}
+
+//! The runs the options ask for, as (learned GEMM, learned shard cost); throws a UsageError on
+//! an unknown --gemm-model or --cost-model.
+std::vector<std::pair<bool, bool>> modelRuns( const BenchOptions& o )
+{
+    if ( o.gemm_models != "analytic" && o.gemm_models != "learned" && o.gemm_models != "both" )
         throw UsageError( "bench kernel: --gemm-model must be analytic, learned or both, found '" +
-                          gemm_models + "'" );
-    if ( cost_models != "native" && cost_models != "learned" && cost_models != "both" )
+                          o.gemm_models + "'" );
+    if ( o.cost_models != "native" && o.cost_models != "learned" && o.cost_models != "both" )
         throw UsageError( "bench kernel: --cost-model must be native, learned or both, found '" +
-                          cost_models + "'" );
-    // Runs: (learned GEMM, learned shard cost).
+                          o.cost_models + "'" );
     std::vector<std::pair<bool, bool>> runs;
     for ( const bool shard : { false, true } )
         for ( const bool gemm : { false, true } )
-            if ( ( gemm ? gemm_models != "analytic" : gemm_models != "learned" ) &&
-                 ( shard ? cost_models != "native" : cost_models != "learned" ) )
+            if ( ( gemm ? o.gemm_models != "analytic" : o.gemm_models != "learned" ) &&
+                 ( shard ? o.cost_models != "native" : o.cost_models != "learned" ) )
                 runs.emplace_back( gemm, shard );
-    std::unique_ptr<LearnedCostModel> shard_model;
-    if ( cost_models != "native" )
-        shard_model = std::make_unique<LearnedCostModel>( loadLearnedCostModel( cost_model_file ) );
-    std::unique_ptr<LearnedOperatorModel> gemm_model;
-    if ( gemm_models != "analytic" )
-        gemm_model = std::make_unique<LearnedOperatorModel>(
+    return runs;
+}
+
+//! The learned models the runs need (null where none asks for one).
+struct LearnedModels
+{
+    std::unique_ptr<LearnedCostModel> shard;
+    std::unique_ptr<LearnedOperatorModel> gemm;
+};
+
+LearnedModels loadLearnedModels( const BenchOptions& o )
+{
+    LearnedModels models;
+    if ( o.cost_models != "native" )
+        models.shard =
+            std::make_unique<LearnedCostModel>( loadLearnedCostModel( o.cost_model_file ) );
+    if ( o.gemm_models != "analytic" )
+        models.gemm = std::make_unique<LearnedOperatorModel>(
             loadLearnedGemmModel( defaultGemmModelPath() ) );
-    if ( batch_size < 1 || min_seconds <= 0 )
-        throw UsageError( "--batch and --min-seconds must be positive" );
+    return models;
+}
 
-    using Exec = Kokkos::DefaultExecutionSpace;
-    const int cores = Exec().concurrency();
-    ResultTable table( { "case", "gemm_model", "cost_model", "execution_space", "threads",
-                         "scenarios_per_launch", "distinct_cases", "shard_evals_per_s_per_core",
-                         "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
-                         "speedup_vs_reference" } );
-    const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
-                                { "500-table/128-GPU", 500, 8, 16 } };
-    for ( const BenchCase& c : cases )
-        for ( const auto& [learned, learned_shards] : runs )
-        {
-            const int n = c.tables > 100 ? std::max( 8, batch_size / 16 ) : batch_size;
-            std::vector<Workload> w( n );
-            std::vector<Platform> p( n );
-            std::vector<Plan> plans( n );
-            std::vector<ScenarioInput> inputs( n );
-            long long shards = 0;
-            for ( int i = 0; i < n; ++i )
-            {
-                makeScenario( c, i, w[i], p[i], plans[i] );
-                // Platform code 0: the bench platforms stand for the model's first one.
-                inputs[i] = learned_shards
-                                ? ScenarioInput( &w[i], &p[i], &plans[i], 0, CostModel::learned,
-                                                 { shard_model.get(), 0 } )
-                                : ScenarioInput( &w[i], &p[i], &plans[i] );
-                shards += static_cast<long long>( plans[i].shards.size() );
-            }
-            HostScenarioBatch host = packScenarios( inputs );
-            if ( learned )
-            {
-                // Host copy of the parameters: toMemorySpace mirrors them like every other input.
-                Kokkos::View<double*, Kokkos::HostSpace> params(
-                    "gemm_mlp_params", gemm_model->model.params.extent( 0 ) );
-                Kokkos::deep_copy( params, gemm_model->model.params );
-                host.gemm_mlp = gemm_model->model.layout;
-                host.gemm_mlp_params = params;
-                for ( std::size_t k = 0; k < host.dense_case.extent( 0 ); ++k )
-                    host.dense_case( k ).learned_gemm = true;
-            }
-            const BatchRates rates = timeBatch( host, min_seconds );
-            const double kernel_rate = shards * rates.kernel_batches_per_s / cores;
-            const double loop_rate = shards * rates.reference_batches_per_s;
-            table.addRow(
-                { std::string( c.name ), std::string( learned ? "learned" : "analytic" ),
-                  std::string( learned_shards ? "learned" : "native" ), std::string( Exec::name() ),
-                  static_cast<long long>( cores ), static_cast<long long>( n ),
-                  static_cast<long long>( host.table_case.extent( 0 ) ), kernel_rate,
-                  n * rates.kernel_batches_per_s / cores, loop_rate, kernel_rate / loop_rate } );
-        }
+//! A packed batch of DLRM scenarios and its number of shards.
+struct PackedCase
+{
+    HostScenarioBatch host;
+    long long shards = 0;
+};
 
-    // Transformer configurations: one scenario per configuration, no shards; the rates are
-    // configurations per second (the shard columns count configurations here).
+//! Packs `n` scenarios of `c`, their shards priced by `shard_model` if `learned_shards`.
+PackedCase packDlrmCase( const BenchCase& c, int n, bool learned_shards,
+                         const LearnedCostModel* shard_model )
+{
+    std::vector<Workload> w( n );
+    std::vector<Platform> p( n );
+    std::vector<Plan> plans( n );
+    std::vector<ScenarioInput> inputs( n );
+    long long shards = 0;
+    for ( int i = 0; i < n; ++i )
     {
-        TransformerSpec gpt3;
-        gpt3.arch = TransformerArch::gpt;
-        gpt3.hidden = 12288;
-        gpt3.heads = 96;
-        gpt3.layers = 96;
-        gpt3.seq_len = 2048;
-        gpt3.vocab = 51200;
-        gpt3.dtype = DataType::bf16;
-        Workload w;
-        w.name = "gpt3-175b";
-        w.kind = WorkloadKind::transformer;
-        w.transformer = gpt3;
-        w.global_batch = 1536;
+        makeScenario( c, i, w[i], p[i], plans[i] );
+        // Platform code 0: the bench platforms stand for the model's first one.
+        inputs[i] = learned_shards ? ScenarioInput( &w[i], &p[i], &plans[i], 0, CostModel::learned,
+                                                    { shard_model, 0 } )
+                                   : ScenarioInput( &w[i], &p[i], &plans[i] );
+        shards += static_cast<long long>( plans[i].shards.size() );
+    }
+    return { packScenarios( inputs ), shards };
+}
+
+//! Prices every dense case of `host` with the learned GEMM model `gemm`.
+void useLearnedGemm( HostScenarioBatch& host, const LearnedOperatorModel& gemm )
+{
+    // Host copy of the parameters: toMemorySpace mirrors them like every other input.
+    Kokkos::View<double*, Kokkos::HostSpace> params( "gemm_mlp_params",
+                                                     gemm.model.params.extent( 0 ) );
+    Kokkos::deep_copy( params, gemm.model.params );
+    host.gemm_mlp = gemm.model.layout;
+    host.gemm_mlp_params = params;
+    for ( std::size_t k = 0; k < host.dense_case.extent( 0 ); ++k )
+        host.dense_case( k ).learned_gemm = true;
+}
+
+//! GPT-3 175B (bf16, s = 2048) at global batch 1536.
+Workload gpt3Workload()
+{
+    TransformerSpec gpt3;
+    gpt3.arch = TransformerArch::gpt;
+    gpt3.hidden = 12288;
+    gpt3.heads = 96;
+    gpt3.layers = 96;
+    gpt3.seq_len = 2048;
+    gpt3.vocab = 51200;
+    gpt3.dtype = DataType::bf16;
+    Workload w;
+    w.name = "gpt3-175b";
+    w.kind = WorkloadKind::transformer;
+    w.transformer = gpt3;
+    w.global_batch = 1536;
+    return w;
+}
+
+//! The bench's table: per case, the kernel's and the scalar reference's rates.
+class KernelBench
+{
+  public:
+    using Exec = Kokkos::DefaultExecutionSpace;
+
+    KernelBench( int batch_size, double min_seconds )
+        : _batch_size( batch_size ), _min_seconds( min_seconds ), _cores( Exec().concurrency() )
+    {
+    }
+
+    //! One row of DLRM case `c`, with the learned GEMM and/or shard cost model or not.
+    void addDlrmCase( const BenchCase& c, bool learned, bool learned_shards,
+                      const LearnedModels& models )
+    {
+        const int n = c.tables > 100 ? std::max( 8, _batch_size / 16 ) : _batch_size;
+        PackedCase packed = packDlrmCase( c, n, learned_shards, models.shard.get() );
+        if ( learned )
+            useLearnedGemm( packed.host, *models.gemm );
+        const BatchRates rates = timeBatch( packed.host, _min_seconds );
+        addRow( c.name, learned, learned_shards, n,
+                static_cast<long long>( packed.host.table_case.extent( 0 ) ),
+                static_cast<double>( packed.shards ), rates );
+    }
+
+    //! Transformer configurations: one scenario per configuration, no shards; the rates are
+    //! configurations per second (the shard columns count configurations here).
+    void addGpt3Case()
+    {
+        const Workload w = gpt3Workload();
         const Platform p = benchPlatform( 8, 128 );
         const std::vector<ParallelConfig> configs =
-            gpt3Configurations( gpt3, p.numGpus(), w.global_batch );
-        const int n = batch_size;
+            gpt3Configurations( w.transformer, p.numGpus(), w.global_batch );
+        const int n = _batch_size;
         std::vector<Plan> plans( n );
         std::vector<ScenarioInput> inputs( n );
         for ( int i = 0; i < n; ++i )
@@ -325,17 +366,57 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
             inputs[i] = { &w, &p, &plans[i], 0, CostModel::native };
         }
         HostScenarioBatch host = packScenarios( inputs );
-        const BatchRates rates = timeBatch( host, min_seconds );
-        const double kernel_rate = n * rates.kernel_batches_per_s / cores;
-        const double loop_rate = n * rates.reference_batches_per_s;
-        table.addRow( { fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ),
-                        std::string( "analytic" ), std::string( "native" ),
-                        std::string( Exec::name() ), static_cast<long long>( cores ),
-                        static_cast<long long>( n ),
-                        static_cast<long long>( host.transformer_case.extent( 0 ) ), kernel_rate,
-                        kernel_rate, loop_rate, kernel_rate / loop_rate } );
+        const BatchRates rates = timeBatch( host, _min_seconds );
+        addRow( fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ), false,
+                false, n, static_cast<long long>( host.transformer_case.extent( 0 ) ), n, rates );
     }
-    table.print( ctx.print(), out_format );
+
+    void print( std::ostream& out, OutputFormat format ) const { _table.print( out, format ); }
+
+  private:
+    //! One row; `evals_per_batch` is what the shard columns count (shards or configurations).
+    void addRow( const std::string& name, bool learned, bool learned_shards, int n,
+                 long long distinct_cases, double evals_per_batch, const BatchRates& rates )
+    {
+        const double kernel_rate = evals_per_batch * rates.kernel_batches_per_s / _cores;
+        const double loop_rate = evals_per_batch * rates.reference_batches_per_s;
+        _table.addRow( { name, std::string( learned ? "learned" : "analytic" ),
+                         std::string( learned_shards ? "learned" : "native" ),
+                         std::string( Exec::name() ), static_cast<long long>( _cores ),
+                         static_cast<long long>( n ), distinct_cases, kernel_rate,
+                         n * rates.kernel_batches_per_s / _cores, loop_rate,
+                         kernel_rate / loop_rate } );
+    }
+
+    int _batch_size;
+    double _min_seconds;
+    int _cores;
+    ResultTable _table{ { "case", "gemm_model", "cost_model", "execution_space", "threads",
+                          "scenarios_per_launch", "distinct_cases", "shard_evals_per_s_per_core",
+                          "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
+                          "speedup_vs_reference" } };
+};
+} // namespace
+
+int benchKernel( const CommandContext& ctx, const Arguments& args )
+{
+    BenchOptions o;
+    if ( !parseOptions( ctx, args, o ) )
+        return 0;
+    const OutputFormat out_format = parseOutputFormat( o.format );
+    const std::vector<std::pair<bool, bool>> runs = modelRuns( o );
+    const LearnedModels models = loadLearnedModels( o );
+    if ( o.batch_size < 1 || o.min_seconds <= 0 )
+        throw UsageError( "--batch and --min-seconds must be positive" );
+
+    KernelBench bench( o.batch_size, o.min_seconds );
+    const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
+                                { "500-table/128-GPU", 500, 8, 16 } };
+    for ( const BenchCase& c : cases )
+        for ( const auto& [learned, learned_shards] : runs )
+            bench.addDlrmCase( c, learned, learned_shards, models );
+    bench.addGpt3Case();
+    bench.print( ctx.print(), out_format );
     return 0;
 }
 

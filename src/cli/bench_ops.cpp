@@ -1,5 +1,6 @@
 // shardsweep bench ops / bench gemm --table learned: the learned operator models against
 // NeuSight's measurements, leave-one-GPU-out and on unseen shapes, next to the analytic models.
+#include "bench_probes.hpp"
 #include "command_line.hpp"
 
 #include <boost/program_options.hpp>
@@ -36,6 +37,98 @@ double mapePct( const std::vector<double>& pred, const std::vector<double>& meas
     for ( std::size_t i = 0; i < pred.size(); ++i )
         s += std::fabs( pred[i] - meas[i] ) / meas[i];
     return pred.empty() ? 0.0 : 100.0 * s / pred.size();
+}
+
+//! NeuSight's measured operator rows and their GPUs (by catalog name, in order of appearance).
+struct OperatorData
+{
+    std::vector<std::string> gpus;
+    std::vector<GpuSpec> specs;
+    std::vector<OperatorRow> rows;
+};
+
+//! Appends the rows of one of NeuSight's train/*.csv to `data`.
+void readOperatorFile( const std::string& f, OperatorData& data )
+{
+    const CsvTable t = CsvTable::read( f );
+    t.checkColumns( { "OPName", "Latency", "Device", "B", "H" },
+                    t.header() ); // NeuSight's other columns
+    for ( std::size_t r = 0; r < t.numRows(); ++r )
+    {
+        OperatorRow row;
+        if ( !parseOperatorKind( t.text( r, "OPName" ), row.shape.kind ) )
+            t.fail( r, "OPName", "one of " + operatorKindList() );
+        const GpuEntry* g = defaultGpuCatalog().find( t.text( r, "Device" ) );
+        if ( !g )
+            t.fail( r, "Device", "a GPU of the catalog (inputs/gpus)" );
+        const auto it = std::find( data.gpus.begin(), data.gpus.end(), g->name );
+        row.gpu = static_cast<int>( it - data.gpus.begin() );
+        if ( it == data.gpus.end() )
+        {
+            data.gpus.push_back( g->name );
+            data.specs.push_back( g->spec );
+        }
+        row.shape.B = t.getDouble( r, "B" );
+        row.shape.H = t.getDouble( r, "H" );
+        row.latency_ms = t.getDouble( r, "Latency" );
+        if ( !( row.latency_ms > 0.0 ) )
+            t.fail( r, "Latency", "a number > 0" );
+        data.rows.push_back( row );
+    }
+}
+
+//! Rows of every train/*.csv of `data_dir` (in file name order); GPUs by catalog name.
+OperatorData readOperatorData( const std::string& data_dir )
+{
+    namespace fs = std::filesystem;
+    const fs::path train = fs::path( data_dir ) / "train";
+    if ( !fs::is_directory( train ) )
+        throw InputError( data_dir, "expected the folder train/ (shared/data/ops)" );
+    std::vector<std::string> files;
+    for ( const auto& e : fs::directory_iterator( train ) )
+        if ( e.path().extension() == ".csv" )
+            files.push_back( e.path().string() );
+    std::sort( files.begin(), files.end() );
+    OperatorData data;
+    for ( const std::string& f : files )
+        readOperatorFile( f, data );
+    return data;
+}
+
+//! The error rows of GPU `g`: the leave-one-GPU-out model (<model_dir>/logo/ops_without_<GPU>.mlp)
+//! and `shapes_model` next to the analytic model, on all its rows and per op family it has.
+void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std::string& model_dir,
+                 const LearnedOperatorModel& shapes_model )
+{
+    const LearnedOperatorModel fold =
+        loadLearnedOperatorModel( model_dir + "/logo/ops_without_" + data.gpus[g] + ".mlp" );
+    std::vector<OperatorShape> shapes;
+    std::vector<double> meas;
+    std::vector<char> held;
+    for ( const OperatorRow& r : data.rows )
+        if ( r.gpu == g )
+        {
+            shapes.push_back( r.shape );
+            meas.push_back( r.latency_ms );
+            held.push_back( static_cast<long long>( r.shape.B + r.shape.H ) % 5 == 0 );
+        }
+    const GpuSpec& spec = data.specs[g];
+    const std::vector<double> logo = predictOperatorsHost( &fold, spec, shapes );
+    const std::vector<double> unseen = predictOperatorsHost( &shapes_model, spec, shapes );
+    const std::vector<double> analytic = predictOperatorsHost( nullptr, spec, shapes );
+    std::vector<char> all( shapes.size(), 1 );
+    addLearnedRows( table, data.gpus[g], "all",
+                    learnedSplitErrors( meas, logo, unseen, analytic, held, all ) );
+    for ( int k = 0; k < kNumOperatorKinds; ++k )
+    {
+        std::vector<char> sel( shapes.size() );
+        bool any = false;
+        for ( std::size_t i = 0; i < shapes.size(); ++i )
+            any |= ( sel[i] = static_cast<int>( shapes[i].kind ) == k );
+        if ( any )
+            addLearnedRows( table, data.gpus[g], operatorKindName( static_cast<OperatorKind>( k ) ),
+                            learnedSplitErrors( meas, logo, unseen, analytic, held, sel ) );
+    }
 }
 } // namespace
 
@@ -112,90 +205,23 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
     const auto start = std::chrono::steady_clock::now();
 
     // Rows of every train/*.csv; GPUs by catalog name.
-    namespace fs = std::filesystem;
-    const fs::path train = fs::path( data_dir ) / "train";
-    if ( !fs::is_directory( train ) )
-        throw InputError( data_dir, "expected the folder train/ (shared/data/ops)" );
-    std::vector<std::string> files;
-    for ( const auto& e : fs::directory_iterator( train ) )
-        if ( e.path().extension() == ".csv" )
-            files.push_back( e.path().string() );
-    std::sort( files.begin(), files.end() );
-    std::vector<std::string> gpus;
-    std::vector<GpuSpec> specs;
-    std::vector<OperatorRow> rows;
-    for ( const std::string& f : files )
-    {
-        const CsvTable t = CsvTable::read( f );
-        t.checkColumns( { "OPName", "Latency", "Device", "B", "H" },
-                        t.header() ); // NeuSight's other columns
-        for ( std::size_t r = 0; r < t.numRows(); ++r )
-        {
-            OperatorRow row;
-            if ( !parseOperatorKind( t.text( r, "OPName" ), row.shape.kind ) )
-                t.fail( r, "OPName", "one of " + operatorKindList() );
-            const GpuEntry* g = defaultGpuCatalog().find( t.text( r, "Device" ) );
-            if ( !g )
-                t.fail( r, "Device", "a GPU of the catalog (inputs/gpus)" );
-            const auto it = std::find( gpus.begin(), gpus.end(), g->name );
-            row.gpu = static_cast<int>( it - gpus.begin() );
-            if ( it == gpus.end() )
-            {
-                gpus.push_back( g->name );
-                specs.push_back( g->spec );
-            }
-            row.shape.B = t.getDouble( r, "B" );
-            row.shape.H = t.getDouble( r, "H" );
-            row.latency_ms = t.getDouble( r, "Latency" );
-            if ( !( row.latency_ms > 0.0 ) )
-                t.fail( r, "Latency", "a number > 0" );
-            rows.push_back( row );
-        }
-    }
+    const OperatorData data = readOperatorData( data_dir );
     const LearnedOperatorModel shapes_model =
         loadLearnedOperatorModel( model_dir + "/logo/ops_unseen_shapes.mlp" );
     ResultTable table = learnedErrorTable();
-    std::vector<int> order( gpus.size() );
-    for ( std::size_t g = 0; g < gpus.size(); ++g )
+    std::vector<int> order( data.gpus.size() );
+    for ( std::size_t g = 0; g < data.gpus.size(); ++g )
         order[g] = static_cast<int>( g );
-    std::sort( order.begin(), order.end(), [&]( int a, int b ) { return gpus[a] < gpus[b]; } );
+    std::sort( order.begin(), order.end(),
+               [&]( int a, int b ) { return data.gpus[a] < data.gpus[b]; } );
     for ( int g : order )
-    {
-        const LearnedOperatorModel fold =
-            loadLearnedOperatorModel( model_dir + "/logo/ops_without_" + gpus[g] + ".mlp" );
-        std::vector<OperatorShape> shapes;
-        std::vector<double> meas;
-        std::vector<char> held;
-        for ( const OperatorRow& r : rows )
-            if ( r.gpu == g )
-            {
-                shapes.push_back( r.shape );
-                meas.push_back( r.latency_ms );
-                held.push_back( static_cast<long long>( r.shape.B + r.shape.H ) % 5 == 0 );
-            }
-        const std::vector<double> logo = predictOperatorsHost( &fold, specs[g], shapes );
-        const std::vector<double> unseen = predictOperatorsHost( &shapes_model, specs[g], shapes );
-        const std::vector<double> analytic = predictOperatorsHost( nullptr, specs[g], shapes );
-        std::vector<char> all( shapes.size(), 1 );
-        addLearnedRows( table, gpus[g], "all",
-                        learnedSplitErrors( meas, logo, unseen, analytic, held, all ) );
-        for ( int k = 0; k < kNumOperatorKinds; ++k )
-        {
-            std::vector<char> sel( shapes.size() );
-            bool any = false;
-            for ( std::size_t i = 0; i < shapes.size(); ++i )
-                any |= ( sel[i] = static_cast<int>( shapes[i].kind ) == k );
-            if ( any )
-                addLearnedRows( table, gpus[g], operatorKindName( static_cast<OperatorKind>( k ) ),
-                                learnedSplitErrors( meas, logo, unseen, analytic, held, sel ) );
-        }
-    }
-    const double seconds =
-        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
+        addGpuRows( table, data, g, model_dir, shapes_model );
+    const double seconds = bench::secondsSince( start );
     table.print( ctx.print(), fmt );
     if ( fmt == OutputFormat::table )
         ctx.print() << "\n"
-                    << rows.size() << " rows, " << gpus.size() << " GPUs, " << seconds << " s\n";
+                    << data.rows.size() << " rows, " << data.gpus.size() << " GPUs, " << seconds
+                    << " s\n";
     return 0;
 }
 

@@ -38,37 +38,42 @@ struct PlannerStats
     int misses = 0; //!< tasks where its plan does not fit but another planner's does
     double sum_gap = 0.0, sum_seconds = 0.0;
 };
-} // namespace
 
-int benchPlanners( const CommandContext& ctx, const Arguments& args )
+//! The options of `bench planners`.
+struct BenchOptions
 {
-    po::options_description options( "Options of 'shardsweep bench planners'" );
     int tasks = 100;
     int large_tasks = 1;
     std::string format = "table", platform_file, locality_file;
     double budget = 0.5;
     std::string protocol = "dlrm";
     std::vector<int> gpu_counts = { 64, 256, 1024, 4096 };
+};
+
+//! Reads the options into `o`; false after --help (the command then returns 0).
+bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOptions& o )
+{
+    po::options_description options( "Options of 'shardsweep bench planners'" );
     options.add_options()( "help,h", "show this help" )(
-        "protocol", po::value( &protocol )->default_value( protocol ),
+        "protocol", po::value( &o.protocol )->default_value( o.protocol ),
         "dlrm (the embedding-sharding protocols below) | transformer (GPT-3 125M..175B x "
         "--gpu-counts x the DGX-A100-HDR800 and H100-16node-IB400 clusters: megatron, exhaustive "
         "and shardsweep; a last row set times GPT-3 175B on 4096 A100s alone)" )(
-        "gpu-counts", po::value( &gpu_counts )->multitoken(),
+        "gpu-counts", po::value( &o.gpu_counts )->multitoken(),
         "transformer protocol: GPU counts (default 64 256 1024 4096)" )(
-        "tasks", po::value( &tasks )->default_value( tasks ), "tasks per protocol" )(
-        "large-tasks", po::value( &large_tasks )->default_value( large_tasks ),
+        "tasks", po::value( &o.tasks )->default_value( o.tasks ), "tasks per protocol" )(
+        "large-tasks", po::value( &o.large_tasks )->default_value( o.large_tasks ),
         "tasks of the large-856x128 protocol (0: skip it)" )(
-        "budget-s", po::value( &budget )->default_value( budget ),
+        "budget-s", po::value( &o.budget )->default_value( o.budget ),
         "time budget of the shardsweep planner's search per task" )(
-        "platform", po::value( &platform_file ),
+        "platform", po::value( &o.platform_file ),
         "platform whose GPU and network the tasks run on (default "
         "inputs/platforms/dgx-a100-4node-ib.yaml, "
         "resized to each protocol's GPU count, with the protocol's memory cap)" )(
-        "locality", po::value( &locality_file ),
+        "locality", po::value( &o.locality_file ),
         "dlrm_datasets locality file the synthetic pool is fitted to (default "
         "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
-        "format,f", po::value( &format )->default_value( format ), "table | csv | json" );
+        "format,f", po::value( &o.format )->default_value( o.format ), "table | csv | json" );
     po::variables_map vm;
     const CommandHelp help{
         "Usage: shardsweep bench planners [options]\n\n"
@@ -87,125 +92,167 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         "exhaustive's optimum, its mean improvement of the iteration time over\n"
         "megatron's rule, and its mean and worst planning time.\n\n",
         "\n" };
-    if ( !parseCommandLine( ctx, "bench planners", args, options, vm, help ) )
-        return 0;
-    if ( protocol == "transformer" )
+    return parseCommandLine( ctx, "bench planners", args, options, vm, help );
+}
+
+//! Every planner's plan of one task, and which planners ran on it.
+struct TaskPlans
+{
+    PlanResult results[kNumPlanners];
+    bool ran[kNumPlanners] = {};
+};
+
+//! Runs the DLRM planners on `task` (on the large task only a few); a plan stays feasible only
+//! if the cost kernel's full memory model accepts it.
+TaskPlans planTask( const GeneratedTask& task, const Platform& platform, std::int64_t batch,
+                    const PlannerOptions& o, bool large )
+{
+    TaskPlans plans;
+    PlanResult* results = plans.results;
+    for ( int k = 0; k < kNumPlanners; ++k )
     {
-        if ( gpu_counts.empty() || *std::min_element( gpu_counts.begin(), gpu_counts.end() ) < 1 )
-            throw UsageError( "--gpu-counts: expected GPU counts >= 1" );
-        return benchTransformerPlanners( ctx, format, gpu_counts );
+        if ( !plannerPlans( static_cast<PlannerKind>( k ), WorkloadKind::dlrm ) )
+            continue;
+        // On the large task only the two planners whose speed is the question run.
+        if ( large && k != static_cast<int>( PlannerKind::torchrec ) &&
+             k != static_cast<int>( PlannerKind::shardsweep ) &&
+             k != static_cast<int>( PlannerKind::size_lookup_greedy ) )
+            continue;
+        results[k] = makePlan( static_cast<PlannerKind>( k ), task.workload, platform, batch, o );
+        plans.ran[k] = true;
+        // Feasibility first: a plan counts only if it fits under the kernel's full
+        // memory model (tables, activations, buffers, dense replica, reserve), not just
+        // under the planner's own table-size rule.
+        if ( results[k].feasible )
+            results[k].feasible = evaluateScenario( { &task.workload, &platform, &results[k].plan,
+                                                      batch, CostModel::native } )
+                                      .feasible;
     }
-    if ( protocol != "dlrm" )
+    return plans;
+}
+
+//! Adds one task's plans to `stats` (indexed by PlannerKind): misses, the improvement over the
+//! best feasible baseline, best of all, the gap to the lower bound `bound` and planning time.
+void addTaskStats( const TaskPlans& plans, double bound, PlannerStats* stats )
+{
+    const PlanResult* results = plans.results;
+    double best_baseline = std::numeric_limits<double>::infinity();
+    double best_any = std::numeric_limits<double>::infinity();
+    for ( PlannerKind b : kBaselines )
+        if ( results[static_cast<int>( b )].feasible )
+            best_baseline = std::min( best_baseline, results[static_cast<int>( b )].predicted_ms );
+    for ( const PlanResult& r : plans.results )
+        if ( r.feasible )
+            best_any = std::min( best_any, r.predicted_ms );
+    for ( int k = 0; k < kNumPlanners; ++k )
+        if ( plans.ran[k] && !results[k].feasible && std::isfinite( best_any ) )
+            ++stats[k].misses;
+    for ( int k = 0; k < kNumPlanners; ++k )
+    {
+        const PlanResult& r = results[k];
+        if ( !r.feasible )
+            continue;
+        PlannerStats& s = stats[k];
+        ++s.tasks;
+        if ( std::isfinite( best_baseline ) )
+        {
+            const double improvement = 100.0 * ( best_baseline - r.predicted_ms ) / best_baseline;
+            s.sum_improvement += improvement;
+            s.worst_improvement = std::min( s.worst_improvement, improvement );
+        }
+        s.best += r.predicted_ms <= best_any * ( 1.0 + 1e-12 ) ? 1 : 0;
+        s.sum_gap += 100.0 * ( r.predicted_ms - bound ) / bound;
+        s.sum_seconds += r.plan_seconds;
+    }
+}
+
+//! Plans `count` tasks of `protocol` with every planner on `base` (resized to each task, with
+//! its memory cap), accumulating `stats` (indexed by PlannerKind).
+void runProtocol( TaskProtocol protocol, int count, const TablePool& pool, const Platform& base,
+                  double budget, PlannerStats* stats )
+{
+    const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
+    for ( int i = 0; i < count; ++i )
+    {
+        const GeneratedTask task =
+            generateTask( protocol, pool, 1, i, TaskOptions{}, DenseModel{}, &split );
+        Platform platform = resizePlatform( base, task.num_gpus, task.gpus_per_node );
+        if ( task.memory_cap_GiB > 0 )
+            platform = applyMemoryCap( platform, task.memory_cap_GiB );
+        const std::int64_t batch = task.workload.global_batch;
+        const double bound = iterationLowerBoundMs( task.workload, platform, batch );
+        PlannerOptions o;
+        o.seed = i;
+        o.time_budget_s = budget;
+        const bool large = protocol == TaskProtocol::large_856x128;
+        addTaskStats( planTask( task, platform, batch, o, large ), bound, stats );
+    }
+}
+
+//! One table row per planner that had a feasible plan on some task of `protocol`.
+void addProtocolRows( ResultTable& table, TaskProtocol protocol, int count,
+                      const PlannerStats* stats )
+{
+    for ( int k = 0; k < kNumPlanners; ++k )
+    {
+        const PlannerStats& s = stats[k];
+        if ( s.tasks == 0 )
+            continue;
+        const bool has_baseline = std::isfinite( s.worst_improvement );
+        table.addRow( { std::string( taskProtocolName( protocol ) ),
+                        std::string( plannerName( static_cast<PlannerKind>( k ) ) ),
+                        static_cast<long long>( s.tasks ), 100.0 * ( count - s.tasks ) / count,
+                        static_cast<long long>( s.misses ),
+                        has_baseline ? s.sum_improvement / s.tasks : NAN,
+                        has_baseline ? s.worst_improvement : NAN, 100.0 * s.best / count,
+                        s.sum_gap / s.tasks, s.sum_seconds / s.tasks } );
+    }
+}
+} // namespace
+
+int benchPlanners( const CommandContext& ctx, const Arguments& args )
+{
+    BenchOptions o;
+    if ( !parseOptions( ctx, args, o ) )
+        return 0;
+    if ( o.protocol == "transformer" )
+    {
+        if ( o.gpu_counts.empty() ||
+             *std::min_element( o.gpu_counts.begin(), o.gpu_counts.end() ) < 1 )
+            throw UsageError( "--gpu-counts: expected GPU counts >= 1" );
+        return benchTransformerPlanners( ctx, o.format, o.gpu_counts );
+    }
+    if ( o.protocol != "dlrm" )
         throw UsageError(
-            fmt::format( "--protocol: expected dlrm or transformer, found '{}'", protocol ) );
-    const OutputFormat out_format = parseOutputFormat( format );
-    if ( tasks < 1 || large_tasks < 0 || budget <= 0 )
+            fmt::format( "--protocol: expected dlrm or transformer, found '{}'", o.protocol ) );
+    const OutputFormat out_format = parseOutputFormat( o.format );
+    if ( o.tasks < 1 || o.large_tasks < 0 || o.budget <= 0 )
         throw UsageError( "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0" );
     const std::string source = SHARDSWEEP_SOURCE_DIR;
-    if ( platform_file.empty() )
-        platform_file = source + "/inputs/platforms/dgx-a100-4node-ib.yaml";
-    if ( locality_file.empty() )
-        locality_file = source + "/inputs/locality/dlrm_datasets_2021_locality_stats.txt";
-    const NamedPlatform base = readPlatformFile( platform_file );
+    if ( o.platform_file.empty() )
+        o.platform_file = source + "/inputs/platforms/dgx-a100-4node-ib.yaml";
+    if ( o.locality_file.empty() )
+        o.locality_file = source + "/inputs/locality/dlrm_datasets_2021_locality_stats.txt";
+    const NamedPlatform base = readPlatformFile( o.platform_file );
     const TablePool pool =
-        syntheticTablePool( readLocalityStats( locality_file ).at( 0 ), SyntheticPoolOptions{} );
+        syntheticTablePool( readLocalityStats( o.locality_file ).at( 0 ), SyntheticPoolOptions{} );
 
     ResultTable table( { "protocol", "planner", "tasks", "no_feasible_plan_pct",
                          "no_fit_while_another_fits", "mean_improvement_vs_best_baseline_pct",
                          "worst_improvement_vs_best_baseline_pct", "share_best_pct",
                          "mean_gap_to_bound_pct", "mean_plan_seconds" } );
     const std::pair<TaskProtocol, int> protocols[] = {
-        { TaskProtocol::neuroshard, tasks },
-        { TaskProtocol::dreamshard, tasks },
-        { TaskProtocol::autoshard, tasks },
-        { TaskProtocol::large_856x128, large_tasks } };
+        { TaskProtocol::neuroshard, o.tasks },
+        { TaskProtocol::dreamshard, o.tasks },
+        { TaskProtocol::autoshard, o.tasks },
+        { TaskProtocol::large_856x128, o.large_tasks } };
     for ( const auto& [protocol, count] : protocols )
     {
         if ( count == 0 )
             continue;
         PlannerStats stats[kNumPlanners];
-        const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
-        for ( int i = 0; i < count; ++i )
-        {
-            const GeneratedTask task =
-                generateTask( protocol, pool, 1, i, TaskOptions{}, DenseModel{}, &split );
-            Platform platform = resizePlatform( base.platform, task.num_gpus, task.gpus_per_node );
-            if ( task.memory_cap_GiB > 0 )
-                platform = applyMemoryCap( platform, task.memory_cap_GiB );
-            const std::int64_t batch = task.workload.global_batch;
-            const double bound = iterationLowerBoundMs( task.workload, platform, batch );
-            PlannerOptions o;
-            o.seed = i;
-            o.time_budget_s = budget;
-            PlanResult results[kNumPlanners];
-            bool ran[kNumPlanners] = {};
-            const bool large = protocol == TaskProtocol::large_856x128;
-            for ( int k = 0; k < kNumPlanners; ++k )
-            {
-                if ( !plannerPlans( static_cast<PlannerKind>( k ), WorkloadKind::dlrm ) )
-                    continue;
-                // On the large task only the two planners whose speed is the question run.
-                if ( large && k != static_cast<int>( PlannerKind::torchrec ) &&
-                     k != static_cast<int>( PlannerKind::shardsweep ) &&
-                     k != static_cast<int>( PlannerKind::size_lookup_greedy ) )
-                    continue;
-                results[k] =
-                    makePlan( static_cast<PlannerKind>( k ), task.workload, platform, batch, o );
-                ran[k] = true;
-                // Feasibility first: a plan counts only if it fits under the kernel's full
-                // memory model (tables, activations, buffers, dense replica, reserve), not just
-                // under the planner's own table-size rule.
-                if ( results[k].feasible )
-                    results[k].feasible =
-                        evaluateScenario( { &task.workload, &platform, &results[k].plan, batch,
-                                            CostModel::native } )
-                            .feasible;
-            }
-            double best_baseline = std::numeric_limits<double>::infinity();
-            double best_any = std::numeric_limits<double>::infinity();
-            for ( PlannerKind b : kBaselines )
-                if ( results[static_cast<int>( b )].feasible )
-                    best_baseline =
-                        std::min( best_baseline, results[static_cast<int>( b )].predicted_ms );
-            for ( const PlanResult& r : results )
-                if ( r.feasible )
-                    best_any = std::min( best_any, r.predicted_ms );
-            for ( int k = 0; k < kNumPlanners; ++k )
-                if ( ran[k] && !results[k].feasible && std::isfinite( best_any ) )
-                    ++stats[k].misses;
-            for ( int k = 0; k < kNumPlanners; ++k )
-            {
-                const PlanResult& r = results[k];
-                if ( !r.feasible )
-                    continue;
-                PlannerStats& s = stats[k];
-                ++s.tasks;
-                if ( std::isfinite( best_baseline ) )
-                {
-                    const double improvement =
-                        100.0 * ( best_baseline - r.predicted_ms ) / best_baseline;
-                    s.sum_improvement += improvement;
-                    s.worst_improvement = std::min( s.worst_improvement, improvement );
-                }
-                s.best += r.predicted_ms <= best_any * ( 1.0 + 1e-12 ) ? 1 : 0;
-                s.sum_gap += 100.0 * ( r.predicted_ms - bound ) / bound;
-                s.sum_seconds += r.plan_seconds;
-            }
-        }
-        for ( int k = 0; k < kNumPlanners; ++k )
-        {
-            const PlannerStats& s = stats[k];
-            if ( s.tasks == 0 )
-                continue;
-            const bool has_baseline = std::isfinite( s.worst_improvement );
-            table.addRow( { std::string( taskProtocolName( protocol ) ),
-                            std::string( plannerName( static_cast<PlannerKind>( k ) ) ),
-                            static_cast<long long>( s.tasks ), 100.0 * ( count - s.tasks ) / count,
-                            static_cast<long long>( s.misses ),
-                            has_baseline ? s.sum_improvement / s.tasks : NAN,
-                            has_baseline ? s.worst_improvement : NAN, 100.0 * s.best / count,
-                            s.sum_gap / s.tasks, s.sum_seconds / s.tasks } );
-        }
+        runProtocol( protocol, count, pool, base.platform, o.budget, stats );
+        addProtocolRows( table, protocol, count, stats );
     }
     table.print( ctx.print(), out_format );
     return 0;

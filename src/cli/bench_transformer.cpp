@@ -1,4 +1,5 @@
 // shardsweep bench transformer: the transformer step model against measured iterations.
+#include "bench_probes.hpp"
 #include "command_line.hpp"
 
 #include <algorithm>
@@ -39,13 +40,11 @@ struct Stats
     double mape = 0.0, median = 0.0, max = 0.0;
 };
 
-Stats stats( const std::vector<double>& pred, const Rows& rows )
+//! Mean, median and max of absolute percentage errors (all 0 when there are none).
+Stats apeStats( std::vector<double> ape )
 {
     Stats s;
-    s.rows = rows.size();
-    std::vector<double> ape;
-    for ( std::size_t i = 0; i < rows.size(); ++i )
-        ape.push_back( 100.0 * std::fabs( pred[i] - rows[i].measured_ms ) / rows[i].measured_ms );
+    s.rows = ape.size();
     if ( ape.empty() )
         return s;
     for ( double a : ape )
@@ -54,6 +53,14 @@ Stats stats( const std::vector<double>& pred, const Rows& rows )
     s.median = ape[ape.size() / 2];
     s.max = ape.back();
     return s;
+}
+
+Stats stats( const std::vector<double>& pred, const Rows& rows )
+{
+    std::vector<double> ape;
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+        ape.push_back( 100.0 * std::fabs( pred[i] - rows[i].measured_ms ) / rows[i].measured_ms );
+    return apeStats( std::move( ape ) );
 }
 
 std::vector<double> predictAll( const TransformerConstants& c, const Rows& rows,
@@ -86,19 +93,27 @@ std::map<std::string, std::vector<std::size_t>> sameProblemGroups( const Rows& r
     }
     return groups;
 }
-} // namespace
 
-int benchTransformer( const CommandContext& ctx, const Arguments& args )
+//! The options of `bench transformer`.
+struct BenchOptions
 {
-    const std::string shared = SHARDSWEEP_SHARED_DIR;
-    std::string data_dir = shared + "/data/transformer";
-    std::string gemm_dir = shared + "/data/gemm";
-    std::string platform_path =
-        std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
-    std::string catalog_dir = defaultGpuCatalogDir();
-    std::string format = "table", table = "errors";
+    std::string data_dir, gemm_dir, platform_path, catalog_dir;
+    std::string table = "errors";
+    OutputFormat fmt = OutputFormat::table;
     int folds = 4, max_evals = 600;
     bool gemm_logo = true;
+};
+
+//! Reads and checks the options into `o`; false after --help (the command then returns 0).
+bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOptions& o )
+{
+    const std::string shared = SHARDSWEEP_SHARED_DIR;
+    o.data_dir = shared + "/data/transformer";
+    o.gemm_dir = shared + "/data/gemm";
+    o.platform_path =
+        std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
+    o.catalog_dir = defaultGpuCatalogDir();
+    std::string format = "table";
     po::options_description opts(
         "Usage: shardsweep bench transformer [options]\n\n"
         "Validates the transformer step model (model/transformer.hpp) on measured iterations:\n"
@@ -116,205 +131,217 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         "--table nccl: the collective model with the platform's NVSwitch dimension against\n"
         "  nccl-tests all-reduce on 2..8 A100s.\n\nOptions" );
     opts.add_options()( "help,h",
-                        "this text" )( "data-dir", po::value( &data_dir ),
+                        "this text" )( "data-dir", po::value( &o.data_dir ),
                                        "folder of vtrain_*_dev.csv, neusight_e2e_dev.csv, "
                                        "nccl_tests_a100/ (default: $SHARED/data/transformer)" )(
-        "gemm-dir", po::value( &gemm_dir ),
+        "gemm-dir", po::value( &o.gemm_dir ),
         "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
-        "platform", po::value( &platform_path ),
+        "platform", po::value( &o.platform_path ),
         "platform of the vTrain runs (default inputs/platforms/dgx-a100-hdr800.yaml)" )(
-        "gpus", po::value( &catalog_dir ), "GPU catalog folder" )( "format,f", po::value( &format ),
-                                                                   "table | csv | json" )(
-        "table", po::value( &table ), "errors | fastest | feasible | constants | rows | nccl" )(
-        "folds", po::value( &folds ), "cross-validation folds on vTrain (default 4)" )(
-        "max-evaluations", po::value( &max_evals ), "objective evaluations per fit (default 600)" )(
+        "gpus", po::value( &o.catalog_dir ),
+        "GPU catalog folder" )( "format,f", po::value( &format ), "table | csv | json" )(
+        "table", po::value( &o.table ), "errors | fastest | feasible | constants | rows | nccl" )(
+        "folds", po::value( &o.folds ), "cross-validation folds on vTrain (default 4)" )(
+        "max-evaluations", po::value( &o.max_evals ),
+        "objective evaluations per fit (default 600)" )(
         "no-gemm-logo", "NeuSight with the shipped GEMM constants (skip the GEMM refits)" );
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench transformer", args, opts, vm ) )
-        return 0;
-    gemm_logo = !vm.count( "no-gemm-logo" );
-    const OutputFormat fmt = parseOutputFormat( format );
+        return false;
+    o.gemm_logo = !vm.count( "no-gemm-logo" );
+    o.fmt = parseOutputFormat( format );
     const std::vector<std::string> tables = { "errors",    "fastest", "feasible",
                                               "constants", "rows",    "nccl" };
-    if ( std::find( tables.begin(), tables.end(), table ) == tables.end() )
-        throw UsageError( "bench transformer: unknown --table '" + table + "'" );
-    if ( folds < 2 || max_evals < 1 )
+    if ( std::find( tables.begin(), tables.end(), o.table ) == tables.end() )
+        throw UsageError( "bench transformer: unknown --table '" + o.table + "'" );
+    if ( o.folds < 2 || o.max_evals < 1 )
         throw UsageError( "bench transformer: --folds must be >= 2, --max-evaluations >= 1" );
+    return true;
+}
 
-    const auto start = std::chrono::steady_clock::now();
-    const GpuCatalog catalog = readGpuCatalog( catalog_dir );
-    const Platform platform = readPlatformFile( platform_path, catalog ).platform;
-
-    if ( table == "nccl" )
+//! Absolute percentage errors of the all-reduce model on `n` NVSwitch GPUs of `platform` against
+//! nccl-tests' measurements (<data_dir>/nccl_tests_a100/all_reduce_<n>gpu.csv).
+std::vector<double> ncclAllReduceApe( const std::string& data_dir, const Platform& platform, int n )
+{
+    const std::string path =
+        data_dir + "/nccl_tests_a100/all_reduce_" + std::to_string( n ) + "gpu.csv";
+    const CsvTable csv = CsvTable::read( path );
+    Platform node = platform;
+    node.network.num_dims = 1;
+    node.network.dims[0].npus_count = n;
+    std::vector<double> ape;
+    for ( std::size_t r = 0; r < csv.numRows(); ++r )
     {
-        ResultTable t( { "gpus", "rows", "mape_pct", "median_ape_pct", "max_ape_pct" } );
-        double all = 0.0;
-        std::size_t all_rows = 0;
-        for ( int n = 2; n <= 8; ++n )
-        {
-            const std::string path =
-                data_dir + "/nccl_tests_a100/all_reduce_" + std::to_string( n ) + "gpu.csv";
-            const CsvTable csv = CsvTable::read( path );
-            Platform node = platform;
-            node.network.num_dims = 1;
-            node.network.dims[0].npus_count = n;
-            std::vector<double> ape;
-            for ( std::size_t r = 0; r < csv.numRows(); ++r )
-            {
-                const double bytes = csv.getDouble( r, "size(B)" );
-                const double measured_ns = std::stod( csv.text( r, "time(ns)" ) );
-                const double ns =
-                    collectiveTimeNs( node.network, node.system, Collective::all_reduce, bytes );
-                ape.push_back( 100.0 * std::fabs( ns - measured_ns ) / measured_ns );
-            }
-            double mean = 0.0;
-            for ( double a : ape )
-                mean += a / ape.size();
-            all += mean * ape.size();
-            all_rows += ape.size();
-            std::sort( ape.begin(), ape.end() );
-            t.addRow( { static_cast<long long>( n ), static_cast<long long>( ape.size() ), mean,
-                        ape[ape.size() / 2], ape.back() } );
-        }
-        t.addRow( { std::string( "all" ), static_cast<long long>( all_rows ), all / all_rows,
-                    std::string( "" ), std::string( "" ) } );
-        t.print( ctx.print(), fmt );
-        return 0;
+        const double bytes = csv.getDouble( r, "size(B)" );
+        const double measured_ns = std::stod( csv.text( r, "time(ns)" ) );
+        const double ns =
+            collectiveTimeNs( node.network, node.system, Collective::all_reduce, bytes );
+        ape.push_back( 100.0 * std::fabs( ns - measured_ns ) / measured_ns );
     }
+    return ape;
+}
 
-    const Rows single =
-        readVtrainMeasurements( data_dir + "/vtrain_single_dev.csv", "vtrain_single", platform );
-    const Rows multi =
-        readVtrainMeasurements( data_dir + "/vtrain_multi_dev.csv", "vtrain_multi", platform );
-    const Rows neusight =
-        readNeusightMeasurements( data_dir + "/neusight_e2e_dev.csv", catalog_dir );
-    const Rows vtrain = concat( single, multi );
-
-    if ( table == "rows" )
+//! --table nccl: the all-reduce errors per GPU count 2..8 and over all rows.
+void printNcclTable( const CommandContext& ctx, const BenchOptions& o, const Platform& platform )
+{
+    ResultTable t( { "gpus", "rows", "mape_pct", "median_ape_pct", "max_ape_pct" } );
+    double all = 0.0;
+    std::size_t all_rows = 0;
+    for ( int n = 2; n <= 8; ++n )
     {
-        std::vector<std::string> columns = { "set",         "gpu",          "line",     "case",
-                                             "measured_ms", "predicted_ms", "error_pct" };
-        for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
-            columns.push_back( c );
-        columns.emplace_back( "peak_memory_GiB" );
-        ResultTable t( columns );
-        for ( const Rows* set : { &single, &multi, &neusight } )
-            for ( const TransformerMeasurement& m : *set )
-            {
-                const TransformerOperatorCost ops = transformerOperatorCost(
-                    transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
-                const TransformerStepSummary s =
-                    predictTransformerStep( m.platform, m.model, m.config, ops );
-                const double p = predictMeasurement( kTransformerConstants, m );
-                std::vector<ResultTable::Cell> row{ m.set,
-                                                    m.gpu,
-                                                    static_cast<long long>( m.line ),
-                                                    m.label,
-                                                    m.measured_ms,
-                                                    p,
-                                                    100.0 * ( p - m.measured_ms ) / m.measured_ms };
-                for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
-                    row.emplace_back( s.phase_ms[ph] );
-                row.emplace_back( s.peak_memory_GiB );
-                t.addRow( row );
-            }
-        t.print( ctx.print(), fmt );
-        return 0;
+        const Stats s = apeStats( ncclAllReduceApe( o.data_dir, platform, n ) );
+        all += s.mape * s.rows;
+        all_rows += s.rows;
+        t.addRow( { static_cast<long long>( n ), static_cast<long long>( s.rows ), s.mape, s.median,
+                    s.max } );
     }
+    t.addRow( { std::string( "all" ), static_cast<long long>( all_rows ), all / all_rows,
+                std::string( "" ), std::string( "" ) } );
+    t.print( ctx.print(), o.fmt );
+}
 
-    if ( table == "fastest" )
-    {
-        ResultTable t( { "set", "problem", "configs", "measured_fastest_ms",
-                         "measured_ms_of_predicted_fastest", "gap_pct", "within_3pct" } );
-        int pass = 0, total = 0;
-        const std::vector<double> pred = predictAll( kTransformerConstants, vtrain );
-        for ( const auto& [key, idx] : sameProblemGroups( vtrain ) )
-        {
-            if ( idx.size() < 2 )
-                continue;
-            std::size_t best_measured = idx[0], best_predicted = idx[0];
-            for ( std::size_t i : idx )
-            {
-                if ( vtrain[i].measured_ms < vtrain[best_measured].measured_ms )
-                    best_measured = i;
-                if ( pred[i] < pred[best_predicted] )
-                    best_predicted = i;
-            }
-            const double gap =
-                100.0 * ( vtrain[best_predicted].measured_ms - vtrain[best_measured].measured_ms ) /
-                vtrain[best_measured].measured_ms;
-            const bool ok = gap <= 3.0;
-            pass += ok;
-            ++total;
-            t.addRow( { vtrain[idx[0]].set, key, static_cast<long long>( idx.size() ),
-                        vtrain[best_measured].measured_ms, vtrain[best_predicted].measured_ms, gap,
-                        std::string( ok ? "yes" : "no" ) } );
-        }
-        t.print( ctx.print(), fmt );
-        if ( fmt == OutputFormat::table )
-            ctx.print() << "\n"
-                        << pass << " of " << total
-                        << " problems (>= 2 measured configurations): the predicted fastest is "
-                           "within 3 % of the measured fastest\n";
-        return 0;
-    }
+//! The measured rows: vTrain single- and multi-node, NeuSight, and vTrain's two sets together.
+struct MeasuredSets
+{
+    Rows single, multi, neusight, vtrain;
+};
 
-    if ( table == "feasible" )
-    {
-        ResultTable t(
-            { "set", "rows", "predicted_infeasible", "max_peak_memory_GiB", "gpu_memory_GiB" } );
-        for ( const Rows* set : { &single, &multi, &neusight } )
-        {
-            long long bad = 0;
-            double peak = 0.0, capacity = 0.0;
-            for ( const TransformerMeasurement& m : *set )
-            {
-                const TransformerOperatorCost ops = transformerOperatorCost(
-                    transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
-                const TransformerStepSummary s =
-                    predictTransformerStep( m.platform, m.model, m.config, ops );
-                bad += !s.feasible;
-                peak = std::max( peak, s.peak_memory_GiB );
-                capacity = m.platform.gpu.memory_GiB;
-            }
-            t.addRow( { set->empty() ? std::string( "" ) : set->front().set,
-                        static_cast<long long>( set->size() ), bad, peak, capacity } );
-        }
-        t.print( ctx.print(), fmt );
-        return 0;
-    }
+MeasuredSets readMeasuredSets( const BenchOptions& o, const Platform& platform )
+{
+    MeasuredSets sets;
+    sets.single =
+        readVtrainMeasurements( o.data_dir + "/vtrain_single_dev.csv", "vtrain_single", platform );
+    sets.multi =
+        readVtrainMeasurements( o.data_dir + "/vtrain_multi_dev.csv", "vtrain_multi", platform );
+    sets.neusight = readNeusightMeasurements( o.data_dir + "/neusight_e2e_dev.csv", o.catalog_dir );
+    sets.vtrain = concat( sets.single, sets.multi );
+    return sets;
+}
 
-    // Constants fitted on every vTrain row (what kTransformerConstants holds, rounded).
-    const TransformerFitResult all =
-        fitTransformerConstants( kTransformerConstants, vtrain, kFitted, max_evals );
-    if ( table == "constants" )
-    {
-        std::vector<std::string> cols = { "constants", "objective_mean_abs_log", "evaluations" };
-        for ( int i = 0; i < kTransformerNumConstants; ++i )
-            cols.push_back( transformerConstantName( i ) );
-        ResultTable t( cols );
-        for ( int which = 0; which < 2; ++which )
+//! The step model's summary (phases, memory, feasibility) of one measured configuration.
+TransformerStepSummary predictStepSummary( const TransformerMeasurement& m )
+{
+    const TransformerOperatorCost ops =
+        transformerOperatorCost( transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
+    return predictTransformerStep( m.platform, m.model, m.config, ops );
+}
+
+//! --table rows: every measured row with its prediction, phases and peak memory.
+void printRowsTable( const CommandContext& ctx, OutputFormat fmt, const MeasuredSets& sets )
+{
+    std::vector<std::string> columns = { "set",         "gpu",          "line",     "case",
+                                         "measured_ms", "predicted_ms", "error_pct" };
+    for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
+        columns.push_back( c );
+    columns.emplace_back( "peak_memory_GiB" );
+    ResultTable t( columns );
+    for ( const Rows* set : { &sets.single, &sets.multi, &sets.neusight } )
+        for ( const TransformerMeasurement& m : *set )
         {
-            const TransformerConstants c = which ? all.constants : kTransformerConstants;
-            double x[kTransformerNumConstants];
-            transformerConstantsToArray( c, x );
-            std::vector<ResultTable::Cell> row{
-                std::string( which ? "fit on all vTrain rows" : "shipped" ),
-                which ? all.objective : 0.0,
-                static_cast<long long>( which ? all.evaluations : 0 ) };
-            for ( double v : x )
-                row.emplace_back( v );
+            const TransformerStepSummary s = predictStepSummary( m );
+            const double p = predictMeasurement( kTransformerConstants, m );
+            std::vector<ResultTable::Cell> row{ m.set,
+                                                m.gpu,
+                                                static_cast<long long>( m.line ),
+                                                m.label,
+                                                m.measured_ms,
+                                                p,
+                                                100.0 * ( p - m.measured_ms ) / m.measured_ms };
+            for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
+                row.emplace_back( s.phase_ms[ph] );
+            row.emplace_back( s.peak_memory_GiB );
             t.addRow( row );
         }
-        t.print( ctx.print(), fmt );
-        return 0;
-    }
+    t.print( ctx.print(), fmt );
+}
 
-    // --- errors ---
-    ResultTable t( { "set", "gpu", "rows", "shipped_mape_pct", "shipped_median_ape_pct",
-                     "shipped_max_ape_pct", "held_out_mape_pct", "held_out_protocol",
-                     "goal_pct" } );
-    // k-fold cross-validation over all vTrain rows: row i is in fold i % k.
+//! --table fastest: per problem, the measured time of the predicted fastest configuration
+//! against the measured fastest, and how many problems are within 3 %.
+void printFastestTable( const CommandContext& ctx, OutputFormat fmt, const Rows& vtrain )
+{
+    ResultTable t( { "set", "problem", "configs", "measured_fastest_ms",
+                     "measured_ms_of_predicted_fastest", "gap_pct", "within_3pct" } );
+    int pass = 0, total = 0;
+    const std::vector<double> pred = predictAll( kTransformerConstants, vtrain );
+    for ( const auto& [key, idx] : sameProblemGroups( vtrain ) )
+    {
+        if ( idx.size() < 2 )
+            continue;
+        std::size_t best_measured = idx[0], best_predicted = idx[0];
+        for ( std::size_t i : idx )
+        {
+            if ( vtrain[i].measured_ms < vtrain[best_measured].measured_ms )
+                best_measured = i;
+            if ( pred[i] < pred[best_predicted] )
+                best_predicted = i;
+        }
+        const double gap =
+            100.0 * ( vtrain[best_predicted].measured_ms - vtrain[best_measured].measured_ms ) /
+            vtrain[best_measured].measured_ms;
+        const bool ok = gap <= 3.0;
+        pass += ok;
+        ++total;
+        t.addRow( { vtrain[idx[0]].set, key, static_cast<long long>( idx.size() ),
+                    vtrain[best_measured].measured_ms, vtrain[best_predicted].measured_ms, gap,
+                    std::string( ok ? "yes" : "no" ) } );
+    }
+    t.print( ctx.print(), fmt );
+    if ( fmt == OutputFormat::table )
+        ctx.print() << "\n"
+                    << pass << " of " << total
+                    << " problems (>= 2 measured configurations): the predicted fastest is "
+                       "within 3 % of the measured fastest\n";
+}
+
+//! --table feasible: per set, the rows the model predicts not to fit and the peak memory.
+void printFeasibleTable( const CommandContext& ctx, OutputFormat fmt, const MeasuredSets& sets )
+{
+    ResultTable t(
+        { "set", "rows", "predicted_infeasible", "max_peak_memory_GiB", "gpu_memory_GiB" } );
+    for ( const Rows* set : { &sets.single, &sets.multi, &sets.neusight } )
+    {
+        long long bad = 0;
+        double peak = 0.0, capacity = 0.0;
+        for ( const TransformerMeasurement& m : *set )
+        {
+            const TransformerStepSummary s = predictStepSummary( m );
+            bad += !s.feasible;
+            peak = std::max( peak, s.peak_memory_GiB );
+            capacity = m.platform.gpu.memory_GiB;
+        }
+        t.addRow( { set->empty() ? std::string( "" ) : set->front().set,
+                    static_cast<long long>( set->size() ), bad, peak, capacity } );
+    }
+    t.print( ctx.print(), fmt );
+}
+
+//! --table constants: the shipped constants next to those fitted on all vTrain rows.
+void printConstantsTable( const CommandContext& ctx, OutputFormat fmt,
+                          const TransformerFitResult& all )
+{
+    std::vector<std::string> cols = { "constants", "objective_mean_abs_log", "evaluations" };
+    for ( int i = 0; i < kTransformerNumConstants; ++i )
+        cols.push_back( transformerConstantName( i ) );
+    ResultTable t( cols );
+    for ( int which = 0; which < 2; ++which )
+    {
+        const TransformerConstants c = which ? all.constants : kTransformerConstants;
+        double x[kTransformerNumConstants];
+        transformerConstantsToArray( c, x );
+        std::vector<ResultTable::Cell> row{
+            std::string( which ? "fit on all vTrain rows" : "shipped" ),
+            which ? all.objective : 0.0, static_cast<long long>( which ? all.evaluations : 0 ) };
+        for ( double v : x )
+            row.emplace_back( v );
+        t.addRow( row );
+    }
+    t.print( ctx.print(), fmt );
+}
+
+//! k-fold cross-validation over all vTrain rows: each row's prediction by the constants refitted
+//! without its fold (row i is in fold i % k).
+std::vector<double> crossValidatedPredictions( const Rows& vtrain, int folds, int max_evals )
+{
     std::vector<double> cv_pred( vtrain.size(), 0.0 );
     for ( int k = 0; k < folds; ++k )
     {
@@ -334,11 +361,18 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         for ( std::size_t j = 0; j < test_idx.size(); ++j )
             cv_pred[test_idx[j]] = p[j];
     }
-    const std::vector<double> shipped_vtrain = predictAll( kTransformerConstants, vtrain );
+    return cv_pred;
+}
+
+//! The errors rows of vTrain's single- and multi-node sets: shipped constants and k-fold CV.
+void addVtrainErrorRows( ResultTable& t, const MeasuredSets& sets, int folds, int max_evals )
+{
+    const std::vector<double> cv_pred = crossValidatedPredictions( sets.vtrain, folds, max_evals );
+    const std::vector<double> shipped_vtrain = predictAll( kTransformerConstants, sets.vtrain );
     for ( int which = 0; which < 2; ++which )
     {
-        const Rows& set = which ? multi : single;
-        const std::size_t offset = which ? single.size() : 0;
+        const Rows& set = which ? sets.multi : sets.single;
+        const std::size_t offset = which ? sets.single.size() : 0;
         const std::vector<double> ship( shipped_vtrain.begin() + offset,
                                         shipped_vtrain.begin() + offset + set.size() );
         const std::vector<double> cv( cv_pred.begin() + offset,
@@ -348,30 +382,43 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
                     s.mape, s.median, s.max, h.mape, std::to_string( folds ) + "-fold CV",
                     which ? 10.0 : 8.0 } );
     }
+}
+
+//! The GEMM constants fitted on every 8th row of the other GPUs than `gpu` (leave-one-GPU-out).
+GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmDataset& gemm_data,
+                                       const std::string& gpu )
+{
+    const GpuEntry* entry = catalog.find( gpu );
+    std::vector<std::size_t> fit;
+    std::size_t n = 0;
+    for ( std::size_t i = 0; i < gemm_data.rows.size(); ++i )
+    {
+        const GpuEntry* e = catalog.find( gemm_data.gpus[gemm_data.rows[i].gpu] );
+        if ( e != entry && n++ % 8 == 0 )
+            fit.push_back( i );
+    }
+    return fitGemmConstants( kGemmFitStart, gemm_data, fit, 2500 ).constants;
+}
+
+//! The errors rows of NeuSight, per GPU.
+void addNeusightErrorRows( ResultTable& t, const BenchOptions& o, const GpuCatalog& catalog,
+                           const Rows& neusight )
+{
     // NeuSight per GPU: the transformer constants never see these GPUs; the GEMM model is refitted
     // without the GPU's own GEMM measurements (as bench gemm's leave-one-GPU-out).
     std::map<std::string, Rows> by_gpu;
     for ( const TransformerMeasurement& m : neusight )
         by_gpu[m.gpu].push_back( m );
     GemmDataset gemm_data;
-    if ( gemm_logo )
-        gemm_data = loadNeuSightGemmDataset( gemm_dir );
+    if ( o.gemm_logo )
+        gemm_data = loadNeuSightGemmDataset( o.gemm_dir );
     for ( const auto& [gpu, rows] : by_gpu )
     {
         GemmConstants gemm = kGemmConstants;
         std::string protocol = "shipped GEMM constants";
-        if ( gemm_logo )
+        if ( o.gemm_logo )
         {
-            const GpuEntry* entry = catalog.find( gpu );
-            std::vector<std::size_t> fit;
-            std::size_t n = 0;
-            for ( std::size_t i = 0; i < gemm_data.rows.size(); ++i )
-            {
-                const GpuEntry* e = catalog.find( gemm_data.gpus[gemm_data.rows[i].gpu] );
-                if ( e != entry && n++ % 8 == 0 )
-                    fit.push_back( i );
-            }
-            gemm = fitGemmConstants( kGemmFitStart, gemm_data, fit, 2500 ).constants;
+            gemm = gemmConstantsWithoutGpu( catalog, gemm_data, gpu );
             protocol = "GEMM fit without this GPU";
         }
         const Stats s = stats( predictAll( kTransformerConstants, rows ), rows );
@@ -379,14 +426,69 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         t.addRow( { std::string( "neusight" ), gpu, static_cast<long long>( s.rows ), s.mape,
                     s.median, s.max, h.mape, protocol, 8.0 } );
     }
-    const double seconds =
-        std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count();
-    t.print( ctx.print(), fmt );
-    if ( fmt == OutputFormat::table )
-        ctx.print() << "\nvTrain: " << single.size() << " single-node + " << multi.size()
-                    << " multi-node rows on " << platform_path << "; NeuSight: " << neusight.size()
-                    << " rows; " << folds << "-fold CV with " << max_evals
-                    << " evaluations per fit; " << seconds << " s\n";
+}
+
+//! --table errors: MAPE per set, shipped and held out, and a summary line of the run.
+void printErrorsTable( const CommandContext& ctx, const BenchOptions& o, const GpuCatalog& catalog,
+                       const MeasuredSets& sets, std::chrono::steady_clock::time_point start )
+{
+    ResultTable t( { "set", "gpu", "rows", "shipped_mape_pct", "shipped_median_ape_pct",
+                     "shipped_max_ape_pct", "held_out_mape_pct", "held_out_protocol",
+                     "goal_pct" } );
+    addVtrainErrorRows( t, sets, o.folds, o.max_evals );
+    addNeusightErrorRows( t, o, catalog, sets.neusight );
+    const double seconds = bench::secondsSince( start );
+    t.print( ctx.print(), o.fmt );
+    if ( o.fmt == OutputFormat::table )
+        ctx.print() << "\nvTrain: " << sets.single.size() << " single-node + " << sets.multi.size()
+                    << " multi-node rows on " << o.platform_path
+                    << "; NeuSight: " << sets.neusight.size() << " rows; " << o.folds
+                    << "-fold CV with " << o.max_evals << " evaluations per fit; " << seconds
+                    << " s\n";
+}
+} // namespace
+
+int benchTransformer( const CommandContext& ctx, const Arguments& args )
+{
+    BenchOptions o;
+    if ( !parseOptions( ctx, args, o ) )
+        return 0;
+
+    const auto start = std::chrono::steady_clock::now();
+    const GpuCatalog catalog = readGpuCatalog( o.catalog_dir );
+    const Platform platform = readPlatformFile( o.platform_path, catalog ).platform;
+
+    if ( o.table == "nccl" )
+    {
+        printNcclTable( ctx, o, platform );
+        return 0;
+    }
+    const MeasuredSets sets = readMeasuredSets( o, platform );
+    if ( o.table == "rows" )
+    {
+        printRowsTable( ctx, o.fmt, sets );
+        return 0;
+    }
+    if ( o.table == "fastest" )
+    {
+        printFastestTable( ctx, o.fmt, sets.vtrain );
+        return 0;
+    }
+    if ( o.table == "feasible" )
+    {
+        printFeasibleTable( ctx, o.fmt, sets );
+        return 0;
+    }
+
+    // Constants fitted on every vTrain row (what kTransformerConstants holds, rounded).
+    const TransformerFitResult all =
+        fitTransformerConstants( kTransformerConstants, sets.vtrain, kFitted, o.max_evals );
+    if ( o.table == "constants" )
+    {
+        printConstantsTable( ctx, o.fmt, all );
+        return 0;
+    }
+    printErrorsTable( ctx, o, catalog, sets, start );
     return 0;
 }
 

@@ -96,9 +96,20 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
     table.addRow( std::move( path ) );
     return table;
 }
-} // namespace
 
-int evaluate( const CommandContext& ctx, const Arguments& args )
+//! evaluate's command line; the has_* flags say which options were given.
+struct EvaluateOptions
+{
+    std::string scenario_path;
+    OutputFormat format = OutputFormat::table;
+    std::string cost_model, cost_model_file, gemm_model;
+    long long batch = 0, global_batch = 0;
+    bool has_batch = false, has_global_batch = false;
+    bool has_cost_model = false, has_cost_model_file = false;
+};
+
+//! Parses and checks evaluate's arguments; returns false after printing --help.
+bool parseEvaluateArguments( const CommandContext& ctx, const Arguments& args, EvaluateOptions& o )
 {
     po::options_description options( "Options of 'shardsweep evaluate'" );
     std::string format = "table", cost_model, cost_model_file, gemm_model = "analytic";
@@ -137,97 +148,112 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
         "optimizer (docs/model/transformer.md).\n\n",
         "\n" };
     if ( !parseCommandLine( ctx, "evaluate", args, options, vm, help, hidden, positional ) )
-        return 0;
+        return false;
     if ( scenario_path.empty() )
         throw UsageError(
             "evaluate: a scenario file is required (see 'shardsweep evaluate --help')" );
     if ( vm.count( "batch" ) && vm.count( "global-batch" ) && batch != global_batch )
         throw UsageError( "evaluate: --batch and --global-batch name the same setting: give one" );
-    const OutputFormat out_format = parseOutputFormat( format );
+    o.format = parseOutputFormat( format );
+    o.scenario_path = scenario_path;
+    o.cost_model = cost_model;
+    o.cost_model_file = cost_model_file;
+    o.gemm_model = gemm_model;
+    o.batch = batch;
+    o.global_batch = global_batch;
+    o.has_batch = vm.count( "batch" ) > 0;
+    o.has_global_batch = vm.count( "global-batch" ) > 0;
+    o.has_cost_model = vm.count( "cost-model" ) > 0;
+    o.has_cost_model_file = vm.count( "cost-model-file" ) > 0;
+    return true;
+}
 
-    const ScenarioFile scenario = readScenarioFile( scenario_path );
-    ScenarioInput input;
-    input.workload = &scenario.workload;
-    input.platform = &scenario.platform.platform;
-    input.plan = &scenario.plan;
-    input.global_batch = vm.count( "batch" )          ? batch
-                         : vm.count( "global-batch" ) ? global_batch
-                                                      : scenario.global_batch;
+//! The table format's header of a transformer scenario: configuration, iteration, MFU, memory.
+void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
+                              const std::string& scenario_path, const ScenarioInput& input,
+                              const ScenarioResult& result )
+{
     const int gpus = scenario.platform.platform.numGpus();
-    if ( scenario.workload.isTransformer() )
-    {
-        const std::string error = scenarioInputError( input );
-        if ( !error.empty() )
-            throw UsageError( "evaluate: " + error );
-        if ( vm.count( "cost-model" ) && cost_model != "native" )
-            throw UsageError( "--cost-model: transformer workloads have only 'native'" );
-        const ScenarioResult result = evaluateScenario( input );
-        std::ostream& out = ctx.print();
-        if ( out_format == OutputFormat::table )
-        {
-            const TransformerStepSummary& t = result.transformer;
-            const double tflops = t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
-            const GpuSpec& gpu = scenario.platform.platform.gpu;
-            const double peak =
-                scenario.workload.transformer.dtype == DataType::fp32
-                    ? gpu.fp32_TFLOPs
-                    : ( scenario.workload.transformer.dtype == DataType::tf32
-                            ? gpu.tf32_TFLOPs
-                            : ( scenario.workload.transformer.dtype == DataType::bf16
-                                    ? gpu.bf16_TFLOPs
-                                    : gpu.fp16_TFLOPs ) );
-            out << fmt::format( "scenario {}: transformer {} ({} layers x {} hidden), platform {} "
-                                "({} x {} GPUs), global batch {}\n",
-                                scenario_path, scenario.workload.name,
-                                scenario.workload.transformer.layers,
-                                scenario.workload.transformer.hidden, scenario.platform.name,
-                                scenario.platform.platform.num_nodes,
-                                scenario.platform.platform.gpus_per_node, input.global_batch );
-            ParallelConfig config = scenario.plan.parallel;
-            config.global_batch = input.global_batch;
-            out << "configuration: " << parallelConfigSummary( config ) << "\n";
-            out << fmt::format(
-                "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "
-                "GPU (MFU {:.1f} %), peak memory {:.3f} GiB on stage {}, {}\n\n",
-                result.iteration_ms, result.exposed_comm_ms, tflops,
-                peak > 0 ? 100.0 * tflops / peak : 0.0, t.peak_memory_GiB, t.peak_memory_stage,
-                result.feasible
-                    ? std::string( "fits in memory" )
-                    : fmt::format( "INFEASIBLE: {:.3f} GiB more than the usable "
-                                   "{:.1f} GiB",
-                                   result.overflow_GiB,
-                                   gpu.memory_GiB - scenario.platform.platform.hbm_reserve_GiB ) );
-        }
-        transformerBreakdownTable( result, scenario.workload.transformer ).print( out, out_format );
-        return 0;
-    }
+    const TransformerStepSummary& t = result.transformer;
+    const double tflops = t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
+    const GpuSpec& gpu = scenario.platform.platform.gpu;
+    const double peak =
+        scenario.workload.transformer.dtype == DataType::fp32
+            ? gpu.fp32_TFLOPs
+            : ( scenario.workload.transformer.dtype == DataType::tf32
+                    ? gpu.tf32_TFLOPs
+                    : ( scenario.workload.transformer.dtype == DataType::bf16 ? gpu.bf16_TFLOPs
+                                                                              : gpu.fp16_TFLOPs ) );
+    out << fmt::format( "scenario {}: transformer {} ({} layers x {} hidden), platform {} "
+                        "({} x {} GPUs), global batch {}\n",
+                        scenario_path, scenario.workload.name, scenario.workload.transformer.layers,
+                        scenario.workload.transformer.hidden, scenario.platform.name,
+                        scenario.platform.platform.num_nodes,
+                        scenario.platform.platform.gpus_per_node, input.global_batch );
+    ParallelConfig config = scenario.plan.parallel;
+    config.global_batch = input.global_batch;
+    out << "configuration: " << parallelConfigSummary( config ) << "\n";
+    out << fmt::format(
+        "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "
+        "GPU (MFU {:.1f} %), peak memory {:.3f} GiB on stage {}, {}\n\n",
+        result.iteration_ms, result.exposed_comm_ms, tflops, peak > 0 ? 100.0 * tflops / peak : 0.0,
+        t.peak_memory_GiB, t.peak_memory_stage,
+        result.feasible
+            ? std::string( "fits in memory" )
+            : fmt::format( "INFEASIBLE: {:.3f} GiB more than the usable "
+                           "{:.1f} GiB",
+                           result.overflow_GiB,
+                           gpu.memory_GiB - scenario.platform.platform.hbm_reserve_GiB ) );
+}
+
+//! Evaluates and prints a transformer scenario (native cost model only).
+int evaluateTransformer( const CommandContext& ctx, const EvaluateOptions& o,
+                         const ScenarioFile& scenario, const ScenarioInput& input )
+{
+    const std::string error = scenarioInputError( input );
+    if ( !error.empty() )
+        throw UsageError( "evaluate: " + error );
+    if ( o.has_cost_model && o.cost_model != "native" )
+        throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+    const ScenarioResult result = evaluateScenario( input );
+    std::ostream& out = ctx.print();
+    if ( o.format == OutputFormat::table )
+        printTransformerSummary( out, scenario, o.scenario_path, input, result );
+    transformerBreakdownTable( result, scenario.workload.transformer ).print( out, o.format );
+    return 0;
+}
+
+//! Evaluates and prints a DLRM scenario with the chosen cost and GEMM models.
+int evaluateDlrm( const CommandContext& ctx, const EvaluateOptions& o, const ScenarioFile& scenario,
+                  ScenarioInput& input )
+{
+    const int gpus = scenario.platform.platform.numGpus();
     if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
         throw UsageError(
             fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
                          input.global_batch ) );
-    const bool file_option = vm.count( "cost-model-file" ) > 0;
     const CostModelChoice choice =
-        chooseCostModel( ctx, vm.count( "cost-model" ) ? cost_model : scenario.cost_model,
-                         file_option ? cost_model_file : scenario.cost_model_file,
-                         file_option ? std::string( "--cost-model-file" )
-                                     : scenario_path + ": field 'cost_model_file'",
+        chooseCostModel( ctx, o.has_cost_model ? o.cost_model : scenario.cost_model,
+                         o.has_cost_model_file ? o.cost_model_file : scenario.cost_model_file,
+                         o.has_cost_model_file ? std::string( "--cost-model-file" )
+                                               : o.scenario_path + ": field 'cost_model_file'",
                          scenario.platform.name );
     input.model = choice.model;
     input.learned = choice.binding;
     const std::unique_ptr<LearnedGemmModel> learned_gemm =
-        chooseGemmModel( ctx, gemm_model, scenario.platform.gpu_name );
+        chooseGemmModel( ctx, o.gemm_model, scenario.platform.gpu_name );
     input.learned_gemm = learned_gemm.get();
     const ScenarioResult result = evaluateScenario( input );
 
     std::ostream& out = ctx.print();
-    if ( out_format == OutputFormat::table )
+    if ( o.format == OutputFormat::table )
     {
-        out << fmt::format( "scenario {}: workload {} ({} tables), platform {} ({} x {} GPUs), "
-                            "global batch {}, cost model {}\n",
-                            scenario_path, scenario.workload.name, scenario.workload.tables.size(),
-                            scenario.platform.name, scenario.platform.platform.num_nodes,
-                            scenario.platform.platform.gpus_per_node, input.global_batch,
-                            nameOf( input.model ) );
+        out << fmt::format(
+            "scenario {}: workload {} ({} tables), platform {} ({} x {} GPUs), "
+            "global batch {}, cost model {}\n",
+            o.scenario_path, scenario.workload.name, scenario.workload.tables.size(),
+            scenario.platform.name, scenario.platform.platform.num_nodes,
+            scenario.platform.platform.gpus_per_node, input.global_batch, nameOf( input.model ) );
         out << fmt::format( "iteration {:.4f} ms, exposed communication {:.4f} ms, {}\n\n",
                             result.iteration_ms, result.exposed_comm_ms,
                             result.feasible
@@ -237,13 +263,33 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
                                                result.overflow_gpu, result.overflow_GiB,
                                                scenario.platform.platform.gpu.memory_GiB ) );
     }
-    breakdownTable( result ).print( out, out_format );
-    if ( out_format == OutputFormat::table )
+    breakdownTable( result ).print( out, o.format );
+    if ( o.format == OutputFormat::table )
         out << "\ntotal_ms adds up a GPU's busy time in every phase, so it can exceed the "
                "iteration: phases that\nrun beside others (the input distribution, the bottom "
                "MLP, the dense all-reduce) count there\nin full. The critical_path row holds "
                "each phase's share of the step's critical path and sums\nto the iteration.\n";
     return 0;
+}
+} // namespace
+
+int evaluate( const CommandContext& ctx, const Arguments& args )
+{
+    EvaluateOptions o;
+    if ( !parseEvaluateArguments( ctx, args, o ) )
+        return 0;
+
+    const ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &scenario.platform.platform;
+    input.plan = &scenario.plan;
+    input.global_batch = o.has_batch          ? o.batch
+                         : o.has_global_batch ? o.global_batch
+                                              : scenario.global_batch;
+    if ( scenario.workload.isTransformer() )
+        return evaluateTransformer( ctx, o, scenario, input );
+    return evaluateDlrm( ctx, o, scenario, input );
 }
 
 } // namespace shardsweep

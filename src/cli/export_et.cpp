@@ -64,9 +64,17 @@ bool parseArguments( const CommandContext& ctx, const std::string& command, cons
                              pos );
 }
 
-} // namespace
+//! export-et's command line after parsing and checking.
+struct ExportEtOptions
+{
+    std::string scenario_path;
+    std::string out_dir;
+    long long batch = 0; //!< 0: the scenario file's
+    OutputFormat format = OutputFormat::table;
+};
 
-int exportEt( const CommandContext& ctx, const Arguments& args )
+//! Parses and checks export-et's arguments; returns false after printing --help.
+bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, ExportEtOptions& o )
 {
     po::options_description options( "Options of 'shardsweep export-et'" );
     std::string format = "table", out_dir;
@@ -107,7 +115,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
              "replayed with shardsweep's ASTRA-sim semantics; equal within the microsecond\n"
              "rounding). The native cost model is exported even when the scenario asks for\n"
              "cost_model: torchrec (TorchRec's estimator has no timeline).\n\n" ) )
-        return 0;
+        return false;
     if ( scenario_path.empty() )
         throw UsageError( "export-et: a scenario file is required (see 'shardsweep export-et "
                           "--help')" );
@@ -117,9 +125,17 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
         throw UsageError( "export-et: --batch and --global-batch name the same setting: give one" );
     if ( batch == 0 )
         batch = global_batch;
-    const OutputFormat out_format = parseOutputFormat( format );
+    o.format = parseOutputFormat( format );
+    o.scenario_path = scenario_path;
+    o.out_dir = out_dir;
+    o.batch = batch;
+    return true;
+}
 
-    const ScenarioFile scenario = readScenarioFile( scenario_path );
+//! The scenario's training step (native cost model) for `batch` (0: the scenario file's).
+StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string& scenario_path,
+                                long long batch )
+{
     const Platform& platform = scenario.platform.platform;
     const int gpus = platform.numGpus();
     if ( gpus < 2 )
@@ -149,10 +165,17 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
                                            gpus, input.global_batch ) );
         graph = buildDlrmStepGraph( input );
     }
+    return graph;
+}
+
+//! Creates `dir` (root) and writes one et.<rank>.et per rank into it (root); sets the graph's
+//! compute durations to the written ones.
+void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::path& dir,
+                      const std::string& out_dir )
+{
     // One trace at a time (a 1024-GPU transformer step has millions of nodes). The graph takes
     // the written durations (ASTRA-sim's: duration_micros · 1000 ns, 0 → 1 ns), so that its
     // replay is the written traces' critical path, what ASTRA-sim should reproduce.
-    const fs::path dir( out_dir );
     if ( ctx.isRoot() )
     {
         std::error_code ec;
@@ -173,33 +196,36 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
                         ? static_cast<double>( trace.nodes[i].duration_micros ) * 1000.0
                         : 1.0;
     }
-    const StepGraphReplay replay = replayStepGraph( graph, platform.network, platform.system );
-    if ( ctx.isRoot() )
-    {
-        std::error_code ec;
-        writeText( dir / "network.yml", astraNetworkYaml( platform.network ) );
-        writeText( dir / "system.json",
-                   astraSystemJson( platform.system, platform.network.num_dims ) );
-        writeText( dir / "remote_memory.json", astraRemoteMemoryJson() );
-        if ( !graph.groups.empty() )
-            writeText( dir / "comm_groups.json", astraCommGroupsJson( graph.groups ) );
-        writeText( dir / "replay.sh", replayScript( !graph.groups.empty() ) );
-        fs::permissions( dir / "replay.sh",
-                         fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                         fs::perm_options::add, ec );
-    }
-
-    ResultTable table( { "workload_prefix", "ranks", "iteration_ms", "critical_path_ms" } );
-    table.addRow( { ( dir / "et" ).string(), static_cast<long long>( graph.numRanks() ),
-                    graph.iteration_ms, replay.finish_ns * 1e-6 } );
-    if ( out_format == OutputFormat::table )
-        ctx.print() << fmt::format( "scenario {}: {} ranks, {} step written to {}/\n",
-                                    scenario_path, graph.numRanks(), graph.workload_kind, out_dir );
-    table.print( ctx.print(), out_format );
-    return 0;
 }
 
-int inspectEt( const CommandContext& ctx, const Arguments& args )
+//! Writes the ASTRA-sim network, system, memory and comm-group files and replay.sh into `dir`.
+void writeAstraConfigs( const fs::path& dir, const Platform& platform, const StepGraph& graph )
+{
+    std::error_code ec;
+    writeText( dir / "network.yml", astraNetworkYaml( platform.network ) );
+    writeText( dir / "system.json", astraSystemJson( platform.system, platform.network.num_dims ) );
+    writeText( dir / "remote_memory.json", astraRemoteMemoryJson() );
+    if ( !graph.groups.empty() )
+        writeText( dir / "comm_groups.json", astraCommGroupsJson( graph.groups ) );
+    writeText( dir / "replay.sh", replayScript( !graph.groups.empty() ) );
+    fs::permissions( dir / "replay.sh",
+                     fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                     fs::perm_options::add, ec );
+}
+
+//! inspect-et's command line after parsing; empty paths: the defaults next to the traces.
+struct InspectEtOptions
+{
+    std::string prefix;
+    std::string network_path;
+    std::string system_path;
+    std::string groups_path;
+    OutputFormat format = OutputFormat::table;
+};
+
+//! Parses inspect-et's arguments; returns false after printing --help.
+bool parseInspectEtArguments( const CommandContext& ctx, const Arguments& args,
+                              InspectEtOptions& o )
 {
     po::options_description options( "Options of 'shardsweep inspect-et'" );
     std::string format = "table", network_path, system_path, groups_path;
@@ -227,126 +253,214 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
              "start when every member is ready; times from shardsweep's collective\n"
              "model on the network); the last row's finish_ms is the critical path\n"
              "length, the step time ASTRA-sim should report for the slowest rank.\n\n" ) )
-        return 0;
+        return false;
     if ( prefix.empty() )
         throw UsageError( "inspect-et: a trace prefix is required (see 'shardsweep inspect-et "
                           "--help')" );
-    const OutputFormat out_format = parseOutputFormat( format );
+    o.format = parseOutputFormat( format );
+    o.prefix = prefix;
+    o.network_path = network_path;
+    o.system_path = system_path;
+    o.groups_path = groups_path;
+    return true;
+}
 
+//! The traces PREFIX.0.et, PREFIX.1.et, ... up to the first missing one, with their paths.
+struct TraceFiles
+{
     std::vector<chakra::Trace> traces;
     std::vector<std::string> sources;
+};
+
+TraceFiles readTraceFiles( const std::string& prefix )
+{
+    TraceFiles files;
     for ( int r = 0;; ++r )
     {
         const std::string path = fmt::format( "{}.{}.et", prefix, r );
         if ( !fs::exists( path ) )
             break;
-        sources.push_back( path );
-        traces.push_back( chakra::readTraceFile( path ) );
+        files.sources.push_back( path );
+        files.traces.push_back( chakra::readTraceFile( path ) );
     }
-    if ( traces.empty() )
+    if ( files.traces.empty() )
         throw InputError( prefix + ".0.et",
                           "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
-    const int ranks = static_cast<int>( traces.size() );
-    const fs::path dir = fs::path( prefix ).parent_path();
-    auto beside = [&]( const char* name ) { return ( dir / name ).string(); };
-    if ( network_path.empty() )
-    {
-        network_path = beside( "network.yml" );
-        if ( !fs::exists( network_path ) )
-            throw UsageError( fmt::format( "inspect-et: no {} next to the traces: pass --network",
-                                           network_path ) );
-    }
-    const Network network = readAstraNetworkFile( network_path );
-    if ( system_path.empty() && fs::exists( beside( "system.json" ) ) )
-        system_path = beside( "system.json" );
-    const SystemConfig system =
-        system_path.empty() ? SystemConfig{} : readAstraSystemFile( system_path, network.num_dims );
-    if ( groups_path.empty() && fs::exists( beside( "comm_groups.json" ) ) )
-        groups_path = beside( "comm_groups.json" );
-    const auto groups = groups_path.empty() ? std::map<int, std::vector<int>>{}
-                                            : readAstraCommGroups( groups_path, ranks );
-    long long npus = 1;
-    for ( int d = 0; d < network.num_dims; ++d )
-        npus *= network.dims[d].npus_count;
-    if ( npus != ranks )
-        throw InputError( network_path,
-                          fmt::format( "the network has {} NPUs but there are {} traces {}.*.et",
-                                       npus, ranks, prefix ) );
+    return files;
+}
 
-    const StepGraph graph = tracesToStepGraph( traces, groups, sources );
+//! What the traces are replayed on: ASTRA-sim's network, system and communicator groups.
+struct ReplaySetup
+{
+    Network network;
+    SystemConfig system;
+    std::map<int, std::vector<int>> groups;
+};
+
+//! Reads the network, system and comm-group files, defaulting empty paths in `o` to the files
+//! next to the traces; the network must have one NPU per trace.
+ReplaySetup readReplaySetup( InspectEtOptions& o, int ranks )
+{
+    const fs::path dir = fs::path( o.prefix ).parent_path();
+    auto beside = [&]( const char* name ) { return ( dir / name ).string(); };
+    if ( o.network_path.empty() )
+    {
+        o.network_path = beside( "network.yml" );
+        if ( !fs::exists( o.network_path ) )
+            throw UsageError( fmt::format( "inspect-et: no {} next to the traces: pass --network",
+                                           o.network_path ) );
+    }
+    ReplaySetup setup;
+    setup.network = readAstraNetworkFile( o.network_path );
+    if ( o.system_path.empty() && fs::exists( beside( "system.json" ) ) )
+        o.system_path = beside( "system.json" );
+    setup.system = o.system_path.empty()
+                       ? SystemConfig{}
+                       : readAstraSystemFile( o.system_path, setup.network.num_dims );
+    if ( o.groups_path.empty() && fs::exists( beside( "comm_groups.json" ) ) )
+        o.groups_path = beside( "comm_groups.json" );
+    setup.groups = o.groups_path.empty() ? std::map<int, std::vector<int>>{}
+                                         : readAstraCommGroups( o.groups_path, ranks );
+    long long npus = 1;
+    for ( int d = 0; d < setup.network.num_dims; ++d )
+        npus *= setup.network.dims[d].npus_count;
+    if ( npus != ranks )
+        throw InputError( o.network_path,
+                          fmt::format( "the network has {} NPUs but there are {} traces {}.*.et",
+                                       npus, ranks, o.prefix ) );
+    return setup;
+}
+
+const int kStatisticsColumns = 12; //!< counts and sums between "rank" and "finish_ms"
+const int kComputeColumn = 6;      //!< compute_ms, the one column that is not a whole number
+
+//! One rank's node counts by type, compute_ms and byte sums (the columns after "rank").
+std::vector<double> rankStatistics( const chakra::Trace& trace,
+                                    const std::vector<StepGraphNode>& nodes )
+{
+    std::vector<double> v( kStatisticsColumns, 0.0 );
+    v[0] = static_cast<double>( trace.nodes.size() );
+    for ( std::size_t i = 0; i < trace.nodes.size(); ++i )
+    {
+        const chakra::Node& c = trace.nodes[i];
+        const StepGraphNode& n = nodes[i];
+        switch ( c.type )
+        {
+        case chakra::NodeType::comp:
+            v[1] += 1;
+            v[kComputeColumn] += n.duration_ns * 1e-6;
+            break;
+        case chakra::NodeType::comm_coll:
+            // Byte columns in shardsweep's Collective order: all_reduce, all_gather,
+            // reduce_scatter, all_to_all.
+            v[2] += 1;
+            v[7 + static_cast<int>( n.collective )] += static_cast<double>( n.comm_bytes );
+            break;
+        case chakra::NodeType::comm_send:
+            v[3] += 1;
+            v[11] += static_cast<double>( n.comm_bytes );
+            break;
+        case chakra::NodeType::comm_recv:
+            v[4] += 1;
+            break;
+        default:
+            v[5] += 1;
+        }
+    }
+    return v;
+}
+
+//! A row of the inspect-et table: `label`, the statistics `v` and the finish time.
+std::vector<ResultTable::Cell> statisticsRow( const std::string& label,
+                                              const std::vector<double>& v, double finish_ms )
+{
+    std::vector<ResultTable::Cell> row = { label };
+    for ( int k = 0; k < kStatisticsColumns; ++k )
+    {
+        if ( k == kComputeColumn )
+            row.emplace_back( v[k] );
+        else
+            row.emplace_back( static_cast<long long>( v[k] ) );
+    }
+    row.push_back( finish_ms );
+    return row;
+}
+
+//! One row per rank and a last row 'critical_path' (largest compute, summed counts and bytes);
+//! returns the largest compute_ms.
+double addStatisticsRows( ResultTable& table, const TraceFiles& files, const StepGraph& graph,
+                          const StepGraphReplay& replay )
+{
+    std::vector<double> total( kStatisticsColumns, 0.0 );
+    double max_compute = 0.0;
+    for ( int r = 0; r < static_cast<int>( files.traces.size() ); ++r )
+    {
+        const std::vector<double> v = rankStatistics( files.traces[r], graph.ranks[r] );
+        max_compute = std::max( max_compute, v[kComputeColumn] );
+        for ( int k = 0; k < kStatisticsColumns; ++k )
+            total[k] += v[k];
+        table.addRow( statisticsRow( std::to_string( r ), v, replay.rank_finish_ns[r] * 1e-6 ) );
+    }
+    total[kComputeColumn] = max_compute;
+    table.addRow( statisticsRow( "critical_path", total, replay.finish_ns * 1e-6 ) );
+    return max_compute;
+}
+
+} // namespace
+
+int exportEt( const CommandContext& ctx, const Arguments& args )
+{
+    ExportEtOptions o;
+    if ( !parseExportEtArguments( ctx, args, o ) )
+        return 0;
+
+    const ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    const Platform& platform = scenario.platform.platform;
+    StepGraph graph = buildExportStepGraph( scenario, o.scenario_path, o.batch );
+    const fs::path dir( o.out_dir );
+    writeRankTraces( ctx, graph, dir, o.out_dir );
+    const StepGraphReplay replay = replayStepGraph( graph, platform.network, platform.system );
+    if ( ctx.isRoot() )
+        writeAstraConfigs( dir, platform, graph );
+
+    ResultTable table( { "workload_prefix", "ranks", "iteration_ms", "critical_path_ms" } );
+    table.addRow( { ( dir / "et" ).string(), static_cast<long long>( graph.numRanks() ),
+                    graph.iteration_ms, replay.finish_ns * 1e-6 } );
+    if ( o.format == OutputFormat::table )
+        ctx.print() << fmt::format( "scenario {}: {} ranks, {} step written to {}/\n",
+                                    o.scenario_path, graph.numRanks(), graph.workload_kind,
+                                    o.out_dir );
+    table.print( ctx.print(), o.format );
+    return 0;
+}
+
+int inspectEt( const CommandContext& ctx, const Arguments& args )
+{
+    InspectEtOptions o;
+    if ( !parseInspectEtArguments( ctx, args, o ) )
+        return 0;
+
+    const TraceFiles files = readTraceFiles( o.prefix );
+    const int ranks = static_cast<int>( files.traces.size() );
+    const ReplaySetup setup = readReplaySetup( o, ranks );
+
+    const StepGraph graph = tracesToStepGraph( files.traces, setup.groups, files.sources );
     StepGraphReplay replay;
     try
     {
-        replay = replayStepGraph( graph, network, system );
+        replay = replayStepGraph( graph, setup.network, setup.system );
     }
     catch ( const std::invalid_argument& e )
     {
-        throw InputError( prefix, e.what() );
+        throw InputError( o.prefix, e.what() );
     }
 
     ResultTable table( { "rank", "nodes", "comp_nodes", "coll_nodes", "send_nodes", "recv_nodes",
                          "other_nodes", "compute_ms", "all_reduce_bytes", "all_gather_bytes",
                          "reduce_scatter_bytes", "all_to_all_bytes", "send_bytes", "finish_ms" } );
-    const int kColumns = 12; // counts and sums between "rank" and "finish_ms"
-    std::vector<double> total( kColumns, 0.0 );
-    double max_compute = 0.0;
-    for ( int r = 0; r < ranks; ++r )
-    {
-        std::vector<double> v( kColumns, 0.0 );
-        v[0] = static_cast<double>( traces[r].nodes.size() );
-        for ( std::size_t i = 0; i < traces[r].nodes.size(); ++i )
-        {
-            const chakra::Node& c = traces[r].nodes[i];
-            const StepGraphNode& n = graph.ranks[r][i];
-            switch ( c.type )
-            {
-            case chakra::NodeType::comp:
-                v[1] += 1;
-                v[6] += n.duration_ns * 1e-6;
-                break;
-            case chakra::NodeType::comm_coll:
-                // Byte columns in shardsweep's Collective order: all_reduce, all_gather,
-                // reduce_scatter, all_to_all.
-                v[2] += 1;
-                v[7 + static_cast<int>( n.collective )] += static_cast<double>( n.comm_bytes );
-                break;
-            case chakra::NodeType::comm_send:
-                v[3] += 1;
-                v[11] += static_cast<double>( n.comm_bytes );
-                break;
-            case chakra::NodeType::comm_recv:
-                v[4] += 1;
-                break;
-            default:
-                v[5] += 1;
-            }
-        }
-        max_compute = std::max( max_compute, v[6] );
-        for ( int k = 0; k < kColumns; ++k )
-            total[k] += v[k];
-        std::vector<ResultTable::Cell> row = { std::to_string( r ) };
-        for ( int k = 0; k < kColumns; ++k )
-        {
-            if ( k == 6 )
-                row.emplace_back( v[k] );
-            else
-                row.emplace_back( static_cast<long long>( v[k] ) );
-        }
-        row.push_back( replay.rank_finish_ns[r] * 1e-6 );
-        table.addRow( row );
-    }
-    std::vector<ResultTable::Cell> last = { std::string( "critical_path" ) };
-    for ( int k = 0; k < kColumns; ++k )
-    {
-        if ( k == 6 )
-            last.emplace_back( max_compute );
-        else
-            last.emplace_back( static_cast<long long>( total[k] ) );
-    }
-    last.push_back( replay.finish_ns * 1e-6 );
-    table.addRow( last );
+    const double max_compute = addStatisticsRows( table, files, graph, replay );
 
-    if ( out_format == OutputFormat::table )
+    if ( o.format == OutputFormat::table )
     {
         int slowest = 0;
         for ( int r = 0; r < ranks; ++r )
@@ -355,11 +469,11 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         ctx.print() << fmt::format( "traces {}.*.et: {} ranks, version {}; network {}{}\n"
                                     "critical path {:.6f} ms (slowest rank {}), largest compute "
                                     "{:.6f} ms\n\n",
-                                    prefix, ranks, traces[0].version, network_path,
-                                    system_path.empty() ? "" : ", system " + system_path,
+                                    o.prefix, ranks, files.traces[0].version, o.network_path,
+                                    o.system_path.empty() ? "" : ", system " + o.system_path,
                                     replay.finish_ns * 1e-6, slowest, max_compute );
     }
-    table.print( ctx.print(), out_format );
+    table.print( ctx.print(), o.format );
     return 0;
 }
 

@@ -105,10 +105,17 @@ void writePlanFile( const std::string& path, const ParallelConfig& config,
         throw UsageError( fmt::format( "cannot write '{}'", path ) );
 }
 
-} // namespace
+//! A checked transformer planning request: the chosen planner, the batch and the platform.
+struct TransformerPlanTask
+{
+    PlannerKind chosen;
+    std::int64_t batch;
+    Platform platform; //!< resized to --gpus when given
+};
 
-int planTransformerWorkload( const CommandContext& ctx, const Workload& workload,
-                             const NamedPlatform& named, const TransformerPlanRequest& request )
+//! Checks the request (planner, --top, batch, --gpus) and resolves its batch and platform.
+TransformerPlanTask checkedPlanTask( const Workload& workload, const NamedPlatform& named,
+                                     const TransformerPlanRequest& request )
 {
     const PlannerKind chosen = parsePlannerName( request.planner );
     if ( !plannerPlans( chosen, WorkloadKind::transformer ) )
@@ -133,93 +140,133 @@ int planTransformerWorkload( const CommandContext& ctx, const Workload& workload
             throw UsageError( fmt::format( "--gpus {}: {}", request.gpus, e.what() ) );
         }
     }
-    const TransformerSpec& model = workload.transformer;
+    return { chosen, batch, platform };
+}
 
-    // Every transformer planner on the same task; the chosen one returns its top K.
-    std::vector<std::pair<PlannerKind, TransformerPlanResult>> results;
+using PlannerResults = std::vector<std::pair<PlannerKind, TransformerPlanResult>>;
+
+//! Every transformer planner on the same task; the chosen one returns its top K.
+PlannerResults runTransformerPlanners( const TransformerPlanTask& task,
+                                       const TransformerSpec& model, int top )
+{
+    PlannerResults results;
     for ( int k = 0; k < kNumPlanners; ++k )
     {
         const PlannerKind kind = static_cast<PlannerKind>( k );
         if ( !plannerPlans( kind, WorkloadKind::transformer ) )
             continue;
         TransformerPlanOptions o;
-        o.top_k = kind == chosen ? request.top : 1;
-        results.emplace_back( kind, planTransformer( kind, model, platform, batch, o ) );
+        o.top_k = kind == task.chosen ? top : 1;
+        results.emplace_back( kind, planTransformer( kind, model, task.platform, task.batch, o ) );
     }
-    const TransformerPlanResult* best = nullptr;
-    double best_ms = 0.0; // the fastest of all planners (exhaustive's when it ran)
-    for ( const auto& [kind, r] : results )
-    {
-        if ( kind == chosen )
-            best = &r;
-        if ( r.feasible && ( best_ms == 0.0 || r.top.front().summary.iteration_ms < best_ms ) )
-            best_ms = r.top.front().summary.iteration_ms;
-    }
+    return results;
+}
 
+//! The chosen planner's top K (or its reason when infeasible), then the best of every other one.
+ResultTable comparisonTable( const TransformerPlanRequest& request, const PlannerResults& results,
+                             const TransformerPlanTask& task, const TransformerPlanResult& best,
+                             double best_ms, DataType dtype )
+{
     ResultTable table( { "planner", "rank", "feasible", "iteration_ms", "ratio_to_best", "mfu_pct",
                          "tp", "pp", "dp", "micro_batch", "recompute", "zero", "sequence_parallel",
                          "schedule", "peak_memory_GiB", "priced", "configurations", "plan_seconds",
                          "reason" } );
-    for ( std::size_t i = 0; i < best->top.size() || ( i == 0 && !best->feasible ); ++i )
-        table.addRow( candidateRow( request.planner, static_cast<long long>( i + 1 ), *best,
-                                    best->feasible ? &best->top[i] : nullptr, best_ms, platform,
-                                    model.dtype ) );
+    for ( std::size_t i = 0; i < best.top.size() || ( i == 0 && !best.feasible ); ++i )
+        table.addRow( candidateRow( request.planner, static_cast<long long>( i + 1 ), best,
+                                    best.feasible ? &best.top[i] : nullptr, best_ms, task.platform,
+                                    dtype ) );
     for ( const auto& [kind, r] : results )
-        if ( kind != chosen )
+        if ( kind != task.chosen )
             table.addRow( candidateRow( plannerName( kind ), 1, r,
-                                        r.feasible ? &r.top.front() : nullptr, best_ms, platform,
-                                        model.dtype ) );
+                                        r.feasible ? &r.top.front() : nullptr, best_ms,
+                                        task.platform, dtype ) );
+    return table;
+}
+
+//! The best configuration of a feasible result: summary line, phase shares and stages.
+void printBestConfiguration( std::ostream& out, const Workload& workload,
+                             const TransformerPlanTask& task, const TransformerPlanResult& best )
+{
+    const TransformerSpec& model = workload.transformer;
+    const Platform& platform = task.platform;
+    const TransformerCandidate& c = best.top.front();
+    Plan plan;
+    plan.parallel = c.config;
+    const ScenarioResult e =
+        evaluateScenario( { &workload, &platform, &plan, task.batch, CostModel::native } );
+    out << fmt::format(
+        "best: {}\niteration {:.4f} ms, MFU {:.1f} %, peak memory {:.3f} GiB (stage {}); "
+        "planned in {:.4f} s: {} of {} configurations priced, {} memory-checked, {} "
+        "operator cases, {} stage bounds\n\n",
+        parallelConfigSummary( c.config ), c.summary.iteration_ms,
+        mfuPct( c.summary, platform, model.dtype ), c.summary.peak_memory_GiB,
+        c.summary.peak_memory_stage, best.plan_seconds, best.stats.priced, best.stats.space,
+        best.stats.memory_checked, best.stats.operator_cases, best.stats.stage_bounds );
+    ResultTable phases( { "phase", "ms", "share_pct" } );
+    for ( int k = 0; k < kNumTransformerPhases; ++k )
+        phases.addRow( { std::string( nameOf( TransformerPhase( k ) ) ), c.summary.phase_ms[k],
+                         100.0 * c.summary.phase_ms[k] / c.summary.iteration_ms } );
+    phases.print( out, OutputFormat::table );
+    out << "\n";
+    ResultTable stages( { "stage", "layers", "busy_ms", "memory_GiB" } );
+    for ( std::size_t i = 0; i < e.stage_ms.size(); ++i )
+        stages.addRow( { static_cast<long long>( i ),
+                         static_cast<long long>( model.layers / c.config.pp ), e.stage_ms[i],
+                         e.stage_memory_GiB[i] } );
+    stages.print( out, OutputFormat::table );
+}
+
+//! The table format: the task, the chosen planner's best configuration and the comparison.
+void printPlanReport( std::ostream& out, const Workload& workload, const NamedPlatform& named,
+                      const TransformerPlanRequest& request, const TransformerPlanTask& task,
+                      const TransformerPlanResult& best, const ResultTable& table )
+{
+    const TransformerSpec& model = workload.transformer;
+    const Platform& platform = task.platform;
+    const double usable = platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
+    out << fmt::format( "workload {} (transformer, {} layers x {} hidden, {} heads, sequence "
+                        "{}), platform {} ({} x {} GPUs, {:.1f} GiB usable each), global batch "
+                        "{}, planner {}\n",
+                        workload.name, model.layers, model.hidden, model.heads, model.seq_len,
+                        named.name, platform.num_nodes, platform.gpus_per_node, usable, task.batch,
+                        request.planner );
+    if ( best.feasible )
+        printBestConfiguration( out, workload, task, best );
+    else
+        out << "no feasible configuration: " << best.reason << "\n";
+    out << fmt::format( "\ntop {} of planner {} and every planner on this task (ratio to the "
+                        "fastest):\n",
+                        request.top, request.planner );
+    table.print( out, OutputFormat::table );
+}
+
+} // namespace
+
+int planTransformerWorkload( const CommandContext& ctx, const Workload& workload,
+                             const NamedPlatform& named, const TransformerPlanRequest& request )
+{
+    const TransformerPlanTask task = checkedPlanTask( workload, named, request );
+    const TransformerSpec& model = workload.transformer;
+
+    const PlannerResults results = runTransformerPlanners( task, model, request.top );
+    const TransformerPlanResult* best = nullptr;
+    double best_ms = 0.0; // the fastest of all planners (exhaustive's when it ran)
+    for ( const auto& [kind, r] : results )
+    {
+        if ( kind == task.chosen )
+            best = &r;
+        if ( r.feasible && ( best_ms == 0.0 || r.top.front().summary.iteration_ms < best_ms ) )
+            best_ms = r.top.front().summary.iteration_ms;
+    }
+    const ResultTable table =
+        comparisonTable( request, results, task, *best, best_ms, model.dtype );
 
     std::ostream& out = ctx.print();
-    const double usable = platform.gpu.memory_GiB - platform.hbm_reserve_GiB;
     const OutputFormat format = parseOutputFormat( request.format );
     if ( format != OutputFormat::table )
         table.print( out, format );
     else
-    {
-        out << fmt::format( "workload {} (transformer, {} layers x {} hidden, {} heads, sequence "
-                            "{}), platform {} ({} x {} GPUs, {:.1f} GiB usable each), global batch "
-                            "{}, planner {}\n",
-                            workload.name, model.layers, model.hidden, model.heads, model.seq_len,
-                            named.name, platform.num_nodes, platform.gpus_per_node, usable, batch,
-                            request.planner );
-        if ( best->feasible )
-        {
-            const TransformerCandidate& c = best->top.front();
-            Plan plan;
-            plan.parallel = c.config;
-            const ScenarioResult e =
-                evaluateScenario( { &workload, &platform, &plan, batch, CostModel::native } );
-            out << fmt::format(
-                "best: {}\niteration {:.4f} ms, MFU {:.1f} %, peak memory {:.3f} GiB (stage {}); "
-                "planned in {:.4f} s: {} of {} configurations priced, {} memory-checked, {} "
-                "operator cases, {} stage bounds\n\n",
-                parallelConfigSummary( c.config ), c.summary.iteration_ms,
-                mfuPct( c.summary, platform, model.dtype ), c.summary.peak_memory_GiB,
-                c.summary.peak_memory_stage, best->plan_seconds, best->stats.priced,
-                best->stats.space, best->stats.memory_checked, best->stats.operator_cases,
-                best->stats.stage_bounds );
-            ResultTable phases( { "phase", "ms", "share_pct" } );
-            for ( int k = 0; k < kNumTransformerPhases; ++k )
-                phases.addRow( { std::string( nameOf( TransformerPhase( k ) ) ),
-                                 c.summary.phase_ms[k],
-                                 100.0 * c.summary.phase_ms[k] / c.summary.iteration_ms } );
-            phases.print( out, OutputFormat::table );
-            out << "\n";
-            ResultTable stages( { "stage", "layers", "busy_ms", "memory_GiB" } );
-            for ( std::size_t i = 0; i < e.stage_ms.size(); ++i )
-                stages.addRow( { static_cast<long long>( i ),
-                                 static_cast<long long>( model.layers / c.config.pp ),
-                                 e.stage_ms[i], e.stage_memory_GiB[i] } );
-            stages.print( out, OutputFormat::table );
-        }
-        else
-            out << "no feasible configuration: " << best->reason << "\n";
-        out << fmt::format( "\ntop {} of planner {} and every planner on this task (ratio to the "
-                            "fastest):\n",
-                            request.top, request.planner );
-        table.print( out, OutputFormat::table );
-    }
+        printPlanReport( out, workload, named, request, task, *best, table );
     if ( !best->feasible )
     {
         if ( ctx.isRoot() )

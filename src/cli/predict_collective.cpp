@@ -145,102 +145,165 @@ bool isPlatformFile( const std::string& path )
             return true;
     return false;
 }
-} // namespace
 
-int predictCollective( const CommandContext& ctx, const Arguments& args )
+//! The --help text above the option list.
+const char* const kPredictCollectiveUsage =
+    "Usage: shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
+    "           --platform P.yaml) --collective KIND [--collective KIND ...]\n"
+    "           --bytes S [--bytes S ...] [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
+    "       shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
+    "           --platform P.yaml) --volumes GPUS.csv [--format table|csv|json]\n\n"
+    "Time of one collective with ASTRA-sim 2.0's congestion-unaware analytical semantics\n"
+    "(model/collectives.hpp, docs/model/collectives.md): per-dimension ring / direct /\n"
+    "halving-doubling / double-binary-tree phases, localBWAware or baseline composition over\n"
+    "the dimensions, and the chunk pipeline. NET.yml and SYS.json are ASTRA-sim's own network\n"
+    "and system files, read unchanged (docs/INPUTS.md).\n\n"
+    "Without --system, ASTRA-sim-like defaults are used (those of the system reader):\n"
+    "  every *-implementation ring on every dimension, collective-optimization localBWAware,\n"
+    "  preferred-dataset-splits 1, active-chunks-per-dimension 1, endpoint-delay 10 ns,\n"
+    "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
+    "  out gets the same default for it.\n\n"
+    "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
+    "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"
+    "whose bytes are the total sent by all GPUs.\n";
+
+//! The options of 'predict collective' as given (texts unparsed).
+struct CollectiveRequest
 {
     std::string network_path, system_path, platform_path, dims_text, volumes_path;
     std::vector<std::string> collective_texts, bytes_texts;
-    PredictCli cli(
-        "predict collective",
-        "Usage: shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
-        "           --platform P.yaml) --collective KIND [--collective KIND ...]\n"
-        "           --bytes S [--bytes S ...] [--dims FIRST[:COUNT]] [--format table|csv|json]\n"
-        "       shardsweep predict collective (--network NET.yml [--system SYS.json] |\n"
-        "           --platform P.yaml) --volumes GPUS.csv [--format table|csv|json]\n\n"
-        "Time of one collective with ASTRA-sim 2.0's congestion-unaware analytical semantics\n"
-        "(model/collectives.hpp, docs/model/collectives.md): per-dimension ring / direct /\n"
-        "halving-doubling / double-binary-tree phases, localBWAware or baseline composition over\n"
-        "the dimensions, and the chunk pipeline. NET.yml and SYS.json are ASTRA-sim's own network\n"
-        "and system files, read unchanged (docs/INPUTS.md).\n\n"
-        "Without --system, ASTRA-sim-like defaults are used (those of the system reader):\n"
-        "  every *-implementation ring on every dimension, collective-optimization localBWAware,\n"
-        "  preferred-dataset-splits 1, active-chunks-per-dimension 1, endpoint-delay 10 ns,\n"
-        "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
-        "  out gets the same default for it.\n\n"
-        "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
-        "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"
-        "whose bytes are the total sent by all GPUs.\n",
-        0u );
+};
+
+//! Adds the options of 'predict collective' to `cli`, bound to `q`.
+void addCollectiveOptions( PredictCli& cli, CollectiveRequest& q )
+{
     cli.options().add_options()(
-        "network", po::value( &network_path ),
+        "network", po::value( &q.network_path ),
         "ASTRA-sim analytical network .yml (topology, npus_count, bandwidth GB/s with GB = 2^30 "
         "B, latency ns per hop; one entry per dimension, dimension 0 innermost)" )(
-        "platform", po::value( &platform_path ),
+        "platform", po::value( &q.platform_path ),
         "a shardsweep platform file (inputs/platforms/): its network: and system: sections, "
         "instead of --network and --system" )(
-        "system", po::value( &system_path ),
+        "system", po::value( &q.system_path ),
         "ASTRA-sim system .json (endpoint-delay, active-chunks-per-dimension, "
         "preferred-dataset-splits, *-implementation, collective-optimization, local-mem-bw GB/s "
         "with GB = 1e9 B; the other ASTRA-sim keys are accepted and do not change the time)" )(
-        "collective", po::value( &collective_texts ),
+        "collective", po::value( &q.collective_texts ),
         "all_reduce | all_gather | reduce_scatter | all_to_all | all (the four); repeatable" )(
-        "bytes", po::value( &bytes_texts ),
+        "bytes", po::value( &q.bytes_texts ),
         "ASTRA-sim comm_size in bytes, repeatable: the per-NPU buffer for all_reduce, the full "
         "input for reduce_scatter (output S/P), the input shard for all_gather (output P*S), the "
         "send buffer for all_to_all. Units: B, KB/MB/GB/TB (powers of 1000), KiB/MiB/GiB/TiB "
         "(powers of 1024), e.g. 1MiB, 4KiB, 2GB" )(
-        "dims", po::value( &dims_text ),
+        "dims", po::value( &q.dims_text ),
         "a group spanning only dimensions FIRST..FIRST+COUNT-1 (e.g. 0:1 = the GPUs of one node "
         "when dimension 0 is intra-node); default: all dimensions" )(
-        "volumes", po::value( &volumes_path ),
+        "volumes", po::value( &q.volumes_path ),
         "per-GPU all-to-all (allToAllvTimeNs): a csv with columns send_bytes,recv_bytes (bytes "
         "each GPU sends to / receives from the other GPUs, own share excluded; optional gpu "
         "column 0,1,...), one row per NPU of the network in its order (dimension 0 fastest). "
         "Equal volumes v give the all_to_all of --bytes v*P/(P-1)" );
-    if ( !cli.parse( ctx, args ) )
-        return 0;
-    if ( !platform_path.empty() && ( !network_path.empty() || !system_path.empty() ) )
+}
+
+//! Throws UsageError for a combination of options that does not make one request.
+void checkCollectiveRequest( const CollectiveRequest& q )
+{
+    if ( !q.platform_path.empty() && ( !q.network_path.empty() || !q.system_path.empty() ) )
         throw UsageError( "predict collective: --platform takes the network and system from the "
                           "platform file: give it or --network/--system, not both" );
-    if ( ( network_path.empty() && platform_path.empty() ) ||
-         ( volumes_path.empty() && ( collective_texts.empty() || bytes_texts.empty() ) ) ||
-         collective_texts.empty() != bytes_texts.empty() )
+    if ( ( q.network_path.empty() && q.platform_path.empty() ) ||
+         ( q.volumes_path.empty() && ( q.collective_texts.empty() || q.bytes_texts.empty() ) ) ||
+         q.collective_texts.empty() != q.bytes_texts.empty() )
         throw UsageError( "predict collective: --network (or --platform) and --collective with "
                           "--bytes, or --volumes, are required (see --help)" );
-    if ( !volumes_path.empty() && !dims_text.empty() )
+    if ( !q.volumes_path.empty() && !q.dims_text.empty() )
         throw UsageError( "predict collective: --dims does not apply to --volumes (the per-GPU "
                           "all-to-all spans the whole network)" );
-    const OutputFormat fmt = cli.format();
-    std::vector<Collective> collectives;
-    for ( const std::string& text : collective_texts )
-        addCollectives( text, collectives );
-    std::vector<double> sizes;
-    for ( const std::string& text : bytes_texts )
-        sizes.push_back( parseBytes( text ) );
+}
 
-    if ( !network_path.empty() && isPlatformFile( network_path ) )
+//! The network and system of --platform, or of --network and --system (default system).
+void readNetworkAndSystem( const CollectiveRequest& q, Network& net, SystemConfig& sys )
+{
+    if ( !q.network_path.empty() && isPlatformFile( q.network_path ) )
         throw UsageError(
-            "predict collective: --network " + network_path +
+            "predict collective: --network " + q.network_path +
             " is a shardsweep platform file (kind: platform): pass it as --platform " +
-            network_path + ", or an ASTRA-sim network .yml as --network" );
-    Network net;
-    SystemConfig sys;
-    if ( !platform_path.empty() )
+            q.network_path + ", or an ASTRA-sim network .yml as --network" );
+    if ( !q.platform_path.empty() )
     {
-        const Platform platform = readPlatformFile( platform_path ).platform;
+        const Platform platform = readPlatformFile( q.platform_path ).platform;
         net = platform.network;
         sys = platform.system;
     }
     else
     {
-        net = readAstraNetworkFile( network_path );
-        if ( !system_path.empty() )
-            sys = readAstraSystemFile( system_path, net.num_dims );
+        net = readAstraNetworkFile( q.network_path );
+        if ( !q.system_path.empty() )
+            sys = readAstraSystemFile( q.system_path, net.num_dims );
     }
+}
+
+//! `v` as an integer cell when it is a whole number (e.g. whole nanoseconds: every per-step delay
+//! is truncated), so that it prints as one; else as a double.
+ResultTable::Cell wholeNumberCell( double v )
+{
+    if ( v == std::floor( v ) && v < 9.0e18 )
+        return static_cast<long long>( v );
+    return v;
+}
+
+//! Adds the row (collective, bytes, time_ns); the table format adds time_us.
+void addTimeRow( ResultTable& result, OutputFormat format, const std::string& collective,
+                 const ResultTable::Cell& bytes, double ns )
+{
+    std::vector<ResultTable::Cell> row = { collective, bytes, wholeNumberCell( ns ) };
+    if ( format == OutputFormat::table )
+        row.push_back( ns / 1000.0 );
+    result.addRow( std::move( row ) );
+}
+
+//! Adds the row all_to_allv of the per-GPU volumes in `volumes_path`: bytes sent by all GPUs.
+void addAllToAllvRow( ResultTable& result, OutputFormat format, const Network& net,
+                      const SystemConfig& sys, const std::string& volumes_path )
+{
+    double npus = 1.0;
+    for ( int d = 0; d < net.num_dims; ++d )
+        npus *= net.dims[d].npus_count;
+    if ( npus > 1.0e6 )
+        throw UsageError( "predict collective: --volumes: the network has more than 10^6 NPUs" );
+    std::vector<double> send, recv;
+    readVolumes( volumes_path, static_cast<int>( npus ), send, recv );
+    double total = 0.0;
+    for ( double v : send )
+        total += v;
+    const double ns =
+        allToAllvTimeNs( net, sys, send.data(), recv.data(), static_cast<int>( npus ) );
+    addTimeRow( result, format, "all_to_allv", wholeNumberCell( total ), ns );
+}
+} // namespace
+
+int predictCollective( const CommandContext& ctx, const Arguments& args )
+{
+    CollectiveRequest q;
+    PredictCli cli( "predict collective", kPredictCollectiveUsage, 0u );
+    addCollectiveOptions( cli, q );
+    if ( !cli.parse( ctx, args ) )
+        return 0;
+    checkCollectiveRequest( q );
+    const OutputFormat fmt = cli.format();
+    std::vector<Collective> collectives;
+    for ( const std::string& text : q.collective_texts )
+        addCollectives( text, collectives );
+    std::vector<double> sizes;
+    for ( const std::string& text : q.bytes_texts )
+        sizes.push_back( parseBytes( text ) );
+
+    Network net;
+    SystemConfig sys;
+    readNetworkAndSystem( q, net, sys );
     int first = 0, count = net.num_dims;
-    if ( !dims_text.empty() )
-        parseDims( dims_text, net.num_dims, first, count );
+    if ( !q.dims_text.empty() )
+        parseDims( q.dims_text, net.num_dims, first, count );
 
     ResultTable result(
         fmt == OutputFormat::table
@@ -250,44 +313,11 @@ int predictCollective( const CommandContext& ctx, const Arguments& args )
         for ( double bytes : sizes )
         {
             const double ns = collectiveTimeNsOnDims( net, sys, c, bytes, first, count );
-            // Whole nanoseconds (every per-step delay is truncated) print as integers.
-            ResultTable::Cell time = ns;
-            if ( ns == std::floor( ns ) && ns < 9.0e18 )
-                time = static_cast<long long>( ns );
-            std::vector<ResultTable::Cell> row = { std::string( nameOf( c ) ),
-                                                   static_cast<long long>( bytes ), time };
-            if ( fmt == OutputFormat::table )
-                row.push_back( ns / 1000.0 );
-            result.addRow( std::move( row ) );
+            addTimeRow( result, fmt, std::string( nameOf( c ) ), static_cast<long long>( bytes ),
+                        ns );
         }
-    if ( !volumes_path.empty() )
-    {
-        double npus = 1.0;
-        for ( int d = 0; d < net.num_dims; ++d )
-            npus *= net.dims[d].npus_count;
-        if ( npus > 1.0e6 )
-            throw UsageError(
-                "predict collective: --volumes: the network has more than 10^6 NPUs" );
-        std::vector<double> send, recv;
-        readVolumes( volumes_path, static_cast<int>( npus ), send, recv );
-        double total = 0.0;
-        for ( double v : send )
-            total += v;
-        const double ns =
-            allToAllvTimeNs( net, sys, send.data(), recv.data(), static_cast<int>( npus ) );
-        // Whole numbers print as integers.
-        auto number = []( double v ) -> ResultTable::Cell
-        {
-            if ( v == std::floor( v ) && v < 9.0e18 )
-                return static_cast<long long>( v );
-            return v;
-        };
-        std::vector<ResultTable::Cell> row = { std::string( "all_to_allv" ), number( total ),
-                                               number( ns ) };
-        if ( fmt == OutputFormat::table )
-            row.push_back( ns / 1000.0 );
-        result.addRow( std::move( row ) );
-    }
+    if ( !q.volumes_path.empty() )
+        addAllToAllvRow( result, fmt, net, sys, q.volumes_path );
     cli.write( ctx, result );
     return 0;
 }

@@ -47,12 +47,19 @@ ResultTable summaryTable( MPI_Comm comm, const SweepReport& r )
     return table;
 }
 
-} // namespace
+//! The command line of 'shardsweep run'.
+struct RunArguments
+{
+    std::string sweep_file;
+    OutputFormat format = OutputFormat::table;
+    SweepOptions options;
+};
 
-int runSweep( const CommandContext& ctx, const Arguments& args )
+//! Parses and checks run's arguments into `a`; returns false after printing --help.
+bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArguments& a )
 {
     std::string sweep_file, output, format_text = "table", detail_text = "all", slice_text;
-    SweepOptions options;
+    SweepOptions& options = a.options;
     po::options_description desc( "Usage: shardsweep run SWEEP.yaml -o OUT.h5 [options]\n\n"
                                   "Evaluates every scenario of a sweep over all MPI ranks "
                                   "(mpirun -np N shardsweep run ...) into one HDF5 file\n"
@@ -101,10 +108,10 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         "command).\n" };
     if ( !parseCommandLine( ctx, "run", args, desc, vm, help, po::options_description(),
                             positional ) )
-        return 0;
+        return false;
     if ( sweep_file.empty() || output.empty() )
         throw UsageError( "run: needs SWEEP.yaml and -o OUT.h5 (see 'shardsweep run --help')" );
-    const OutputFormat format = parseOutputFormat( format_text );
+    a.format = parseOutputFormat( format_text );
     if ( !( options.lock_wait_s >= 0 ) )
         throw UsageError( fmt::format( "run: --lock-wait: expected seconds >= 0, found {}",
                                        options.lock_wait_s ) );
@@ -114,12 +121,15 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     options.output = output;
     options.quiet = !ctx.isRoot();
     options.command_line = "shardsweep run";
-    for ( const auto& a : args )
-        options.command_line += " " + a;
+    for ( const auto& arg : args )
+        options.command_line += " " + arg;
+    a.sweep_file = sweep_file;
+    return true;
+}
 
-    // Every input validates before the output is touched.
-    const ScenarioSpace space = loadScenarioSpace( sweep_file );
-    const SweepProblem problem = sweepProblemFromSpace( space );
+//! On rank 0: platforms that the sweep's learned cost or GEMM model was not trained on.
+void warnUntrainedPlatforms( const CommandContext& ctx, const ScenarioSpace& space )
+{
     if ( const auto& learned = space.inputs().learned_cost_model; learned && ctx.isRoot() )
         for ( const std::string& name : space.platformNames() )
             if ( learned->platformCode( name ) < 0 )
@@ -132,26 +142,24 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
                           << space.inputs().platforms[p].gpu_name << " of platform '"
                           << space.inputs().platforms[p].name
                           << "' is not among the model's trained GPUs: analytic GEMMs there\n";
-    if ( options.batch_size == 0 )
-    {
-        // Enough batches per rank for dynamic balancing, few enough to keep the kernel busy.
-        const std::uint64_t total =
-            options.max_scenarios > 0
-                ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
-                : space.size();
-        options.batch_size = std::clamp<std::uint64_t>(
-            total / options.slice_count / ( 32u * static_cast<std::uint64_t>( ctx.size ) ), 16,
-            2048 );
-    }
-    // One cache per rank for the whole run: the pool's table cases recur in every batch.
-    TableStatsCache table_stats;
-    const SweepEvaluateFunction evaluate = [&table_stats]( const std::vector<ScenarioInput>& in )
-    { return evaluateScenarios( in, table_stats ); };
-    SweepReport report =
-        runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
-    if ( report.already_complete )
-        return 0;
-    ResultTable phases = summaryTable( ctx.comm, report );
+}
+
+//! --batch-size 0: about 32 batches per rank of this run's share of the scenarios.
+std::uint64_t automaticBatchSize( const SweepOptions& options, const ScenarioSpace& space,
+                                  int ranks )
+{
+    // Enough batches per rank for dynamic balancing, few enough to keep the kernel busy.
+    const std::uint64_t total = options.max_scenarios > 0
+                                    ? std::min<std::uint64_t>( options.max_scenarios, space.size() )
+                                    : space.size();
+    return std::clamp<std::uint64_t>(
+        total / options.slice_count / ( 32u * static_cast<std::uint64_t>( ranks ) ), 16, 2048 );
+}
+
+//! On rank 0: throughput, busy time per rank and the per-phase engine times.
+void printRunSummary( const CommandContext& ctx, const SweepReport& report,
+                      const ResultTable& phases, OutputFormat format )
+{
     const double rate = double( report.computed ) / std::max( report.wall_s, 1e-9 );
     if ( ctx.isRoot() )
     {
@@ -168,6 +176,33 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         phases.print( ctx.print(), format );
         ctx.print() << std::flush;
     }
+}
+
+} // namespace
+
+int runSweep( const CommandContext& ctx, const Arguments& args )
+{
+    RunArguments a;
+    if ( !parseRunArguments( ctx, args, a ) )
+        return 0;
+    SweepOptions& options = a.options;
+
+    // Every input validates before the output is touched.
+    const ScenarioSpace space = loadScenarioSpace( a.sweep_file );
+    const SweepProblem problem = sweepProblemFromSpace( space );
+    warnUntrainedPlatforms( ctx, space );
+    if ( options.batch_size == 0 )
+        options.batch_size = automaticBatchSize( options, space, ctx.size );
+    // One cache per rank for the whole run: the pool's table cases recur in every batch.
+    TableStatsCache table_stats;
+    const SweepEvaluateFunction evaluate = [&table_stats]( const std::vector<ScenarioInput>& in )
+    { return evaluateScenarios( in, table_stats ); };
+    SweepReport report =
+        runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
+    if ( report.already_complete )
+        return 0;
+    ResultTable phases = summaryTable( ctx.comm, report );
+    printRunSummary( ctx, report, phases, a.format );
     return report.exit_code;
 }
 

@@ -49,6 +49,168 @@ bool integerValue( const chakra::Attribute& a, std::int64_t& out )
     return false;
 }
 
+//! Node id -> position in `nodes`; an id that appears twice is an error of `source`.
+std::unordered_map<std::uint64_t, int> nodePositions( const std::vector<chakra::Node>& nodes,
+                                                      const std::string& source )
+{
+    std::unordered_map<std::uint64_t, int> index;
+    for ( std::size_t i = 0; i < nodes.size(); ++i )
+        if ( !index.emplace( nodes[i].id, static_cast<int>( i ) ).second )
+            throw InputError( source,
+                              fmt::format( "node {}: id {} appears twice", i, nodes[i].id ) );
+    return index;
+}
+
+//! Reads one Chakra node of rank `r`'s trace as a StepGraph node, with ASTRA-sim's
+//! analytical-backend semantics; errors name the trace (`source`) and the node.
+struct ChakraNodeReader
+{
+    const chakra::Node& c;
+    const std::string& source; //!< the trace file (or "rank R"), for error messages
+    const std::size_t r;       //!< the rank whose trace holds the node
+    const std::unordered_map<std::uint64_t, int>& index; //!< node id -> position in the trace
+    const std::map<int, int>& group_index; //!< ASTRA-sim group id -> StepGraph group (1-based)
+
+    StepGraphNode read() const
+    {
+        using Kind = StepGraphNode::Kind;
+        StepGraphNode n;
+        n.name = c.name;
+        readDependencies( n );
+        switch ( c.type )
+        {
+        case chakra::NodeType::comp:
+            n.kind = Kind::compute;
+            // ASTRA-sim: duration_micros · 1000 ns, and 1 ns for a 0 duration.
+            n.duration_ns = c.duration_micros > 0 ? 1000.0 * c.duration_micros : 1.0;
+            break;
+        case chakra::NodeType::comm_coll:
+            readCollective( n );
+            break;
+        case chakra::NodeType::comm_send:
+        case chakra::NodeType::comm_recv:
+            readSendRecv( n );
+            break;
+        default: // metadata, memory and invalid nodes take no time on the analytical backend
+            n.kind = Kind::compute;
+            n.duration_ns = 0.0;
+        }
+        return n;
+    }
+
+    [[noreturn]] void fail( const std::string& what ) const
+    {
+        throw InputError( source, fmt::format( "node {} ('{}'): {}", c.id, c.name, what ) );
+    }
+
+    //! The integer attribute `name`; `fallback` when it is absent and not `required`.
+    std::int64_t integer( const char* name, bool required, std::int64_t fallback ) const
+    {
+        const chakra::Attribute* a = c.find( name );
+        std::int64_t v = fallback;
+        if ( !a )
+        {
+            if ( required )
+                fail( fmt::format( "attribute '{}' is missing", name ) );
+            return v;
+        }
+        if ( !integerValue( *a, v ) )
+            fail( fmt::format( "attribute '{}' is not an integer", name ) );
+        return v;
+    }
+
+    //! Data and control dependencies, as positions in the trace.
+    void readDependencies( StepGraphNode& n ) const
+    {
+        for ( const auto* deps : { &c.data_deps, &c.ctrl_deps } )
+            for ( std::uint64_t d : *deps )
+            {
+                auto it = index.find( d );
+                if ( it == index.end() )
+                    fail( fmt::format( "dependency {} is not a node of this trace", d ) );
+                n.deps.push_back( it->second );
+            }
+    }
+
+    //! A collective: its type, size, communicator group (pg_name) and involved dimensions.
+    void readCollective( StepGraphNode& n ) const
+    {
+        n.kind = StepGraphNode::Kind::collective;
+        const std::int64_t type = integer( "comm_type", true, 0 );
+        switch ( static_cast<chakra::CommType>( type ) )
+        {
+        case chakra::CommType::all_reduce:
+            n.collective = Collective::all_reduce;
+            break;
+        case chakra::CommType::all_gather:
+            n.collective = Collective::all_gather;
+            break;
+        case chakra::CommType::reduce_scatter:
+            n.collective = Collective::reduce_scatter;
+            break;
+        case chakra::CommType::all_to_all:
+            n.collective = Collective::all_to_all;
+            break;
+        default:
+            fail( fmt::format( "comm_type {} ({}) is not one ASTRA-sim's analytical "
+                               "backend simulates (ALL_REDUCE, ALL_GATHER, "
+                               "REDUCE_SCATTER, ALL_TO_ALL)",
+                               type, chakra::commTypeName( chakra::CommType( type ) ) ) );
+        }
+        const std::int64_t size = integer( "comm_size", true, 0 );
+        if ( size < 0 )
+            fail( "negative comm_size" );
+        n.comm_bytes = static_cast<std::uint64_t>( size );
+        if ( const chakra::Attribute* pg = c.find( "pg_name" ) )
+            readGroup( *pg, n );
+        if ( const chakra::Attribute* dims = c.find( "involved_dim" ) )
+        {
+            if ( dims->kind != chakra::Attribute::Kind::bool_list )
+                fail( "attribute 'involved_dim' is not a bool_list" );
+            n.involved_dims = dims->bool_list;
+        }
+    }
+
+    //! The StepGraph group of pg_name `pg` (empty or "0": all ranks, n.group unchanged).
+    void readGroup( const chakra::Attribute& pg, StepGraphNode& n ) const
+    {
+        if ( pg.kind != chakra::Attribute::Kind::string_value )
+            fail( "attribute 'pg_name' is not a string" );
+        if ( !pg.string_value.empty() && pg.string_value != "0" )
+        {
+            int id = 0;
+            try
+            {
+                id = std::stoi( pg.string_value );
+            }
+            catch ( const std::exception& )
+            {
+                fail( "pg_name '" + pg.string_value + "' is not a group id" );
+            }
+            auto it = group_index.find( id );
+            if ( it == group_index.end() )
+                fail( "communicator group " + pg.string_value +
+                      " is not in the comm-group configuration" );
+            n.group = it->second;
+        }
+    }
+
+    //! A send or receive: its peer (this rank must be the source, resp. destination), tag, size.
+    void readSendRecv( StepGraphNode& n ) const
+    {
+        const bool send = c.type == chakra::NodeType::comm_send;
+        n.kind = send ? StepGraphNode::Kind::send : StepGraphNode::Kind::recv;
+        const std::int64_t src = integer( "comm_src", !send, static_cast<int>( r ) );
+        const std::int64_t dst = integer( "comm_dst", send, static_cast<int>( r ) );
+        if ( ( send ? src : dst ) != static_cast<std::int64_t>( r ) )
+            fail( fmt::format( "a {} on rank {} names rank {} as its {}", send ? "send" : "receive",
+                               r, send ? src : dst, send ? "source" : "destination" ) );
+        n.peer = static_cast<int>( send ? dst : src );
+        n.tag = static_cast<int>( integer( "comm_tag", true, 0 ) );
+        n.comm_bytes = static_cast<std::uint64_t>( integer( "comm_size", true, 0 ) );
+    }
+};
+
 } // namespace
 
 std::vector<chakra::Trace> stepGraphToTraces( const StepGraph& graph )
@@ -125,7 +287,6 @@ StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
                              const std::map<int, std::vector<int>>& groups,
                              const std::vector<std::string>& sources )
 {
-    using Kind = StepGraphNode::Kind;
     StepGraph graph;
     graph.workload_kind = "chakra";
     std::map<int, int> group_index; // ASTRA-sim group id -> StepGraph group (1-based)
@@ -139,129 +300,10 @@ StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
     {
         const std::string& source = r < sources.size() ? sources[r] : "rank " + std::to_string( r );
         const auto& in = traces[r].nodes;
-        std::unordered_map<std::uint64_t, int> index;
-        for ( std::size_t i = 0; i < in.size(); ++i )
-            if ( !index.emplace( in[i].id, static_cast<int>( i ) ).second )
-                throw InputError( source,
-                                  fmt::format( "node {}: id {} appears twice", i, in[i].id ) );
+        const std::unordered_map<std::uint64_t, int> index = nodePositions( in, source );
         auto& nodes = graph.ranks[r];
         for ( std::size_t i = 0; i < in.size(); ++i )
-        {
-            const chakra::Node& c = in[i];
-            auto fail = [&]( const std::string& what ) {
-                throw InputError( source, fmt::format( "node {} ('{}'): {}", c.id, c.name, what ) );
-            };
-            StepGraphNode n;
-            n.name = c.name;
-            for ( const auto* deps : { &c.data_deps, &c.ctrl_deps } )
-                for ( std::uint64_t d : *deps )
-                {
-                    auto it = index.find( d );
-                    if ( it == index.end() )
-                        fail( fmt::format( "dependency {} is not a node of this trace", d ) );
-                    n.deps.push_back( it->second );
-                }
-            auto integer = [&]( const char* name, bool required, std::int64_t fallback )
-            {
-                const chakra::Attribute* a = c.find( name );
-                std::int64_t v = fallback;
-                if ( !a )
-                {
-                    if ( required )
-                        fail( fmt::format( "attribute '{}' is missing", name ) );
-                    return v;
-                }
-                if ( !integerValue( *a, v ) )
-                    fail( fmt::format( "attribute '{}' is not an integer", name ) );
-                return v;
-            };
-            switch ( c.type )
-            {
-            case chakra::NodeType::comp:
-                n.kind = Kind::compute;
-                // ASTRA-sim: duration_micros · 1000 ns, and 1 ns for a 0 duration.
-                n.duration_ns = c.duration_micros > 0 ? 1000.0 * c.duration_micros : 1.0;
-                break;
-            case chakra::NodeType::comm_coll:
-            {
-                n.kind = Kind::collective;
-                const std::int64_t type = integer( "comm_type", true, 0 );
-                switch ( static_cast<chakra::CommType>( type ) )
-                {
-                case chakra::CommType::all_reduce:
-                    n.collective = Collective::all_reduce;
-                    break;
-                case chakra::CommType::all_gather:
-                    n.collective = Collective::all_gather;
-                    break;
-                case chakra::CommType::reduce_scatter:
-                    n.collective = Collective::reduce_scatter;
-                    break;
-                case chakra::CommType::all_to_all:
-                    n.collective = Collective::all_to_all;
-                    break;
-                default:
-                    fail( fmt::format( "comm_type {} ({}) is not one ASTRA-sim's analytical "
-                                       "backend simulates (ALL_REDUCE, ALL_GATHER, "
-                                       "REDUCE_SCATTER, ALL_TO_ALL)",
-                                       type, chakra::commTypeName( chakra::CommType( type ) ) ) );
-                }
-                const std::int64_t size = integer( "comm_size", true, 0 );
-                if ( size < 0 )
-                    fail( "negative comm_size" );
-                n.comm_bytes = static_cast<std::uint64_t>( size );
-                if ( const chakra::Attribute* pg = c.find( "pg_name" ) )
-                {
-                    if ( pg->kind != chakra::Attribute::Kind::string_value )
-                        fail( "attribute 'pg_name' is not a string" );
-                    if ( !pg->string_value.empty() && pg->string_value != "0" )
-                    {
-                        int id = 0;
-                        try
-                        {
-                            id = std::stoi( pg->string_value );
-                        }
-                        catch ( const std::exception& )
-                        {
-                            fail( "pg_name '" + pg->string_value + "' is not a group id" );
-                        }
-                        auto it = group_index.find( id );
-                        if ( it == group_index.end() )
-                            fail( "communicator group " + pg->string_value +
-                                  " is not in the comm-group configuration" );
-                        n.group = it->second;
-                    }
-                }
-                if ( const chakra::Attribute* dims = c.find( "involved_dim" ) )
-                {
-                    if ( dims->kind != chakra::Attribute::Kind::bool_list )
-                        fail( "attribute 'involved_dim' is not a bool_list" );
-                    n.involved_dims = dims->bool_list;
-                }
-                break;
-            }
-            case chakra::NodeType::comm_send:
-            case chakra::NodeType::comm_recv:
-            {
-                const bool send = c.type == chakra::NodeType::comm_send;
-                n.kind = send ? Kind::send : Kind::recv;
-                const std::int64_t src = integer( "comm_src", !send, static_cast<int>( r ) );
-                const std::int64_t dst = integer( "comm_dst", send, static_cast<int>( r ) );
-                if ( ( send ? src : dst ) != static_cast<std::int64_t>( r ) )
-                    fail( fmt::format( "a {} on rank {} names rank {} as its {}",
-                                       send ? "send" : "receive", r, send ? src : dst,
-                                       send ? "source" : "destination" ) );
-                n.peer = static_cast<int>( send ? dst : src );
-                n.tag = static_cast<int>( integer( "comm_tag", true, 0 ) );
-                n.comm_bytes = static_cast<std::uint64_t>( integer( "comm_size", true, 0 ) );
-                break;
-            }
-            default: // metadata, memory and invalid nodes take no time on the analytical backend
-                n.kind = Kind::compute;
-                n.duration_ns = 0.0;
-            }
-            nodes.push_back( std::move( n ) );
-        }
+            nodes.push_back( ChakraNodeReader{ in[i], source, r, index, group_index }.read() );
     }
     return graph;
 }

@@ -26,70 +26,71 @@ bool overlaps( const ShardSpec& a, const ShardSpec& b )
            a.col_offset < b.col_offset + b.num_cols && b.col_offset < a.col_offset + a.num_cols;
 }
 
-// Checks one table's shards against its TableSpec and sharding type.
-void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards, const TableSpec& t,
-                  const std::string& name, ShardingType type, const Platform* platform )
+//! Checks that shard `s` lies inside table `t` (named `name`) and has the shape that the
+//! sharding type asks for.
+void checkShardShape( const ParsedShard& s, const TableSpec& t, const std::string& name,
+                      ShardingType type )
 {
+    if ( s.spec.row_offset + s.spec.num_rows > t.rows )
+        s.node.fail( "rows inside table '" + name + "' (" + std::to_string( t.rows ) + " rows)",
+                     "rows " + std::to_string( s.spec.row_offset ) + " to " +
+                         std::to_string( s.spec.row_offset + s.spec.num_rows ) );
+    if ( s.spec.col_offset + s.spec.num_cols > t.dim )
+        s.node.fail( "columns inside table '" + name + "' (dim " + std::to_string( t.dim ) + ")",
+                     "columns " + std::to_string( s.spec.col_offset ) + " to " +
+                         std::to_string( s.spec.col_offset + s.spec.num_cols ) );
+    const bool full_rows = s.spec.row_offset == 0 && s.spec.num_rows == t.rows;
+    const bool full_cols = s.spec.col_offset == 0 && s.spec.num_cols == t.dim;
+    bool ok = true;
+    const char* shape = "";
+    switch ( type )
+    {
+    case ShardingType::table_wise:
+    case ShardingType::data_parallel:
+        ok = full_rows && full_cols;
+        shape = "the whole table";
+        break;
+    case ShardingType::column_wise:
+    case ShardingType::table_column_wise:
+        ok = full_rows;
+        shape = "all rows of a column block";
+        break;
+    case ShardingType::row_wise:
+    case ShardingType::table_row_wise:
+        ok = full_cols;
+        shape = "all columns of a row block";
+        break;
+    case ShardingType::grid_shard:
+        break;
+    }
+    if ( !ok )
+        s.node.fail( std::string( "a shard holding " ) + shape + " (" + nameOf( type ) + ")",
+                     "rows " + std::to_string( s.spec.row_offset ) + "+" +
+                         std::to_string( s.spec.num_rows ) + ", columns " +
+                         std::to_string( s.spec.col_offset ) + "+" +
+                         std::to_string( s.spec.num_cols ) );
+}
+
+//! data_parallel: one full copy per GPU (on each GPU of `platform` when given).
+void checkDataParallelCopies( const YamlView& entry, const std::vector<ParsedShard>& shards,
+                              const Platform* platform )
+{
+    std::set<int> gpus;
     for ( const auto& s : shards )
-    {
-        if ( s.spec.row_offset + s.spec.num_rows > t.rows )
-            s.node.fail( "rows inside table '" + name + "' (" + std::to_string( t.rows ) + " rows)",
-                         "rows " + std::to_string( s.spec.row_offset ) + " to " +
-                             std::to_string( s.spec.row_offset + s.spec.num_rows ) );
-        if ( s.spec.col_offset + s.spec.num_cols > t.dim )
-            s.node.fail( "columns inside table '" + name + "' (dim " + std::to_string( t.dim ) +
-                             ")",
-                         "columns " + std::to_string( s.spec.col_offset ) + " to " +
-                             std::to_string( s.spec.col_offset + s.spec.num_cols ) );
-        const bool full_rows = s.spec.row_offset == 0 && s.spec.num_rows == t.rows;
-        const bool full_cols = s.spec.col_offset == 0 && s.spec.num_cols == t.dim;
-        bool ok = true;
-        const char* shape = "";
-        switch ( type )
-        {
-        case ShardingType::table_wise:
-        case ShardingType::data_parallel:
-            ok = full_rows && full_cols;
-            shape = "the whole table";
-            break;
-        case ShardingType::column_wise:
-        case ShardingType::table_column_wise:
-            ok = full_rows;
-            shape = "all rows of a column block";
-            break;
-        case ShardingType::row_wise:
-        case ShardingType::table_row_wise:
-            ok = full_cols;
-            shape = "all columns of a row block";
-            break;
-        case ShardingType::grid_shard:
-            break;
-        }
-        if ( !ok )
-            s.node.fail( std::string( "a shard holding " ) + shape + " (" + nameOf( type ) + ")",
-                         "rows " + std::to_string( s.spec.row_offset ) + "+" +
-                             std::to_string( s.spec.num_rows ) + ", columns " +
-                             std::to_string( s.spec.col_offset ) + "+" +
-                             std::to_string( s.spec.num_cols ) );
-    }
-    if ( type == ShardingType::table_wise && shards.size() != 1 )
+        if ( !gpus.insert( s.spec.gpu ).second )
+            s.node.fail( "one copy per GPU (data_parallel)",
+                         "a second copy on GPU " + std::to_string( s.spec.gpu ) );
+    if ( platform && static_cast<int>( shards.size() ) != platform->numGpus() )
         entry.at( "shards" )
-            .fail( "exactly one shard (table_wise)", std::to_string( shards.size() ) + " shards" );
-    if ( type == ShardingType::data_parallel )
-    {
-        std::set<int> gpus;
-        for ( const auto& s : shards )
-            if ( !gpus.insert( s.spec.gpu ).second )
-                s.node.fail( "one copy per GPU (data_parallel)",
-                             "a second copy on GPU " + std::to_string( s.spec.gpu ) );
-        if ( platform && static_cast<int>( shards.size() ) != platform->numGpus() )
-            entry.at( "shards" )
-                .fail( "one full copy on each of the " + std::to_string( platform->numGpus() ) +
-                           " GPUs",
-                       std::to_string( shards.size() ) + " shards" );
-        return;
-    }
-    // Everything else partitions the table: no overlap, and the areas add up to rows x dim.
+            .fail( "one full copy on each of the " + std::to_string( platform->numGpus() ) +
+                       " GPUs",
+                   std::to_string( shards.size() ) + " shards" );
+}
+
+//! The shards partition table `t`: no overlap, and the areas add up to rows x dim.
+void checkPartition( const YamlView& entry, const std::vector<ParsedShard>& shards,
+                     const TableSpec& t, const std::string& name )
+{
     double area = 0.0;
     for ( std::size_t i = 0; i < shards.size(); ++i )
     {
@@ -104,21 +105,146 @@ void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards,
             .fail( "shards covering all " + std::to_string( t.rows ) + " x " +
                        std::to_string( t.dim ) + " elements of '" + name + "'",
                    "shards covering " + formatNumber( area ) );
-    // Row blocks of table_row_wise (and of each grid column block) stay inside one node.
-    if ( platform && ( type == ShardingType::table_row_wise || type == ShardingType::grid_shard ) )
+}
+
+//! The row blocks of table_row_wise (and of each grid column block) stay inside one node.
+void checkRowBlocksOnOneNode( const std::vector<ParsedShard>& shards, ShardingType type,
+                              const Platform& platform )
+{
+    std::map<int, int> node_of_block;
+    for ( const auto& s : shards )
     {
-        std::map<int, int> node_of_block;
-        for ( const auto& s : shards )
-        {
-            int node = s.spec.gpu / platform->gpus_per_node;
-            auto [it, fresh] = node_of_block.emplace( s.spec.col_offset, node );
-            if ( !fresh && it->second != node )
-                s.node.fail( std::string( "a GPU of node " ) + std::to_string( it->second ) +
-                                 " like the block's other shards (" + nameOf( type ) + ")",
-                             "GPU " + std::to_string( s.spec.gpu ) + " on node " +
-                                 std::to_string( node ) );
-        }
+        int node = s.spec.gpu / platform.gpus_per_node;
+        auto [it, fresh] = node_of_block.emplace( s.spec.col_offset, node );
+        if ( !fresh && it->second != node )
+            s.node.fail( std::string( "a GPU of node " ) + std::to_string( it->second ) +
+                             " like the block's other shards (" + nameOf( type ) + ")",
+                         "GPU " + std::to_string( s.spec.gpu ) + " on node " +
+                             std::to_string( node ) );
     }
+}
+
+// Checks one table's shards against its TableSpec and sharding type.
+void checkShards( const YamlView& entry, const std::vector<ParsedShard>& shards, const TableSpec& t,
+                  const std::string& name, ShardingType type, const Platform* platform )
+{
+    for ( const auto& s : shards )
+        checkShardShape( s, t, name, type );
+    if ( type == ShardingType::table_wise && shards.size() != 1 )
+        entry.at( "shards" )
+            .fail( "exactly one shard (table_wise)", std::to_string( shards.size() ) + " shards" );
+    if ( type == ShardingType::data_parallel )
+    {
+        checkDataParallelCopies( entry, shards, platform );
+        return;
+    }
+    // Everything else partitions the table.
+    checkPartition( entry, shards, t, name );
+    if ( platform && ( type == ShardingType::table_row_wise || type == ShardingType::grid_shard ) )
+        checkRowBlocksOnOneNode( shards, type, *platform );
+}
+
+//! The position in `workload` of the table `name` of a plan entry (its node: `name_node`).
+std::size_t workloadTableOf( const YamlView& name_node, const std::string& name,
+                             const Workload& workload,
+                             const std::map<std::string, std::size_t>& index )
+{
+    auto it = index.find( name );
+    if ( it == index.end() )
+    {
+        std::vector<std::string> names = workload.table_names;
+        std::string c = closestName( name, names );
+        name_node.fail( "a table of workload '" + workload.name + "'" +
+                        ( c.empty() ? "" : " (did you mean '" + c + "'?)" ) );
+    }
+    return it->second;
+}
+
+//! The sharding, compute kernel and cache fraction of a plan entry.
+void parseTablePlan( const YamlView& entry, TablePlan& tp )
+{
+    tp.sharding = entry.at( "sharding" ).asEnum( enumPairs<ShardingType>() );
+    tp.kernel = entry.at( "compute_kernel" ).asEnum( enumPairs<ComputeKernel>() );
+    if ( auto cf = entry.find( "cache_fraction" ) )
+    {
+        tp.cache_fraction = cf->asDouble( Range::fraction() );
+        if ( tp.kernel != ComputeKernel::uvm_caching && tp.cache_fraction != 0.0 )
+            cf->fail( "0 unless compute_kernel is fused_uvm_caching" );
+    }
+}
+
+//! The 'shards:' list of a plan entry for table `t`, GPUs checked against `platform` if given.
+std::vector<ParsedShard> parseEntryShards( const YamlView& entry, std::size_t t,
+                                           const Platform* platform )
+{
+    YamlView shards = entry.at( "shards" );
+    shards.requireSequence( "a list of shards" );
+    if ( shards.size() == 0 )
+        shards.fail( "at least one shard" );
+    std::vector<ParsedShard> parsed;
+    const Range gpu_range =
+        platform ? Range::between( 0, platform->numGpus() - 1 ) : Range::between( 0, 1.0e7 );
+    for ( std::size_t s = 0; s < shards.size(); ++s )
+    {
+        YamlView sn = shards.element( s );
+        sn.checkKeys( { "gpu", "row_offset", "num_rows", "col_offset", "num_cols" } );
+        ShardSpec spec;
+        spec.table = static_cast<int>( t );
+        spec.gpu = sn.getInt32( "gpu", gpu_range );
+        spec.row_offset = sn.getInt( "row_offset", Range::between( 0, 1.0e13 ) );
+        spec.num_rows = sn.getInt( "num_rows", Range::between( 1, 1.0e13 ) );
+        spec.col_offset = sn.getInt32( "col_offset", Range::between( 0, 65535 ) );
+        spec.num_cols = sn.getInt32( "num_cols", Range::between( 1, 65536 ) );
+        parsed.push_back( { spec, sn } );
+    }
+    return parsed;
+}
+
+//! A DLRM plan's 'tables:' list: one entry per table of `workload` (when given) with its
+//! sharding and shards; the plan's shards in table order.
+Plan parseTablesPlan( const YamlView& root, const Workload* workload, const Platform* platform )
+{
+    YamlView list = root.at( "tables" );
+    list.requireSequence( "a list with one entry per table" );
+    std::map<std::string, std::size_t> index;
+    if ( workload )
+        for ( std::size_t i = 0; i < workload->table_names.size(); ++i )
+            index.emplace( workload->table_names[i], i );
+    const std::size_t num_tables = workload ? workload->tables.size() : list.size();
+
+    Plan plan;
+    plan.tables.resize( num_tables );
+    std::vector<int> entry_of( num_tables, -1 );
+    std::vector<std::vector<ShardSpec>> shards_of( num_tables );
+    for ( std::size_t e = 0; e < list.size(); ++e )
+    {
+        YamlView entry = list.element( e );
+        entry.checkKeys( { "table", "sharding", "compute_kernel", "shards" },
+                         { "cache_fraction" } );
+        YamlView name_node = entry.at( "table" );
+        const std::string name = name_node.asName();
+        const std::size_t t = workload ? workloadTableOf( name_node, name, *workload, index ) : e;
+        if ( entry_of[t] >= 0 )
+            name_node.fail( "one entry per table", "'" + name + "' again (first: tables[" +
+                                                       std::to_string( entry_of[t] ) + "])" );
+        entry_of[t] = static_cast<int>( e );
+
+        TablePlan& tp = plan.tables[t];
+        parseTablePlan( entry, tp );
+        const std::vector<ParsedShard> parsed = parseEntryShards( entry, t, platform );
+        if ( workload )
+            checkShards( entry, parsed, workload->tables[t], name, tp.sharding, platform );
+        for ( const auto& p : parsed )
+            shards_of[t].push_back( p.spec );
+    }
+    if ( workload )
+        for ( std::size_t t = 0; t < num_tables; ++t )
+            if ( entry_of[t] < 0 )
+                list.fail( "an entry for every table of workload '" + workload->name + "'",
+                           "none for '" + workload->table_names[t] + "'" );
+    for ( const auto& s : shards_of )
+        plan.shards.insert( plan.shards.end(), s.begin(), s.end() );
+    return plan;
 }
 } // namespace
 
@@ -232,87 +358,7 @@ Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* 
             platform ? platform->numGpus() : 0, workload ? workload->global_batch : 0 );
         return plan;
     }
-
-    YamlView list = root.at( "tables" );
-    list.requireSequence( "a list with one entry per table" );
-    std::map<std::string, std::size_t> index;
-    if ( workload )
-        for ( std::size_t i = 0; i < workload->table_names.size(); ++i )
-            index.emplace( workload->table_names[i], i );
-    const std::size_t num_tables = workload ? workload->tables.size() : list.size();
-
-    Plan plan;
-    plan.tables.resize( num_tables );
-    std::vector<int> entry_of( num_tables, -1 );
-    std::vector<std::vector<ShardSpec>> shards_of( num_tables );
-    for ( std::size_t e = 0; e < list.size(); ++e )
-    {
-        YamlView entry = list.element( e );
-        entry.checkKeys( { "table", "sharding", "compute_kernel", "shards" },
-                         { "cache_fraction" } );
-        YamlView name_node = entry.at( "table" );
-        const std::string name = name_node.asName();
-        std::size_t t = e;
-        if ( workload )
-        {
-            auto it = index.find( name );
-            if ( it == index.end() )
-            {
-                std::vector<std::string> names = workload->table_names;
-                std::string c = closestName( name, names );
-                name_node.fail( "a table of workload '" + workload->name + "'" +
-                                ( c.empty() ? "" : " (did you mean '" + c + "'?)" ) );
-            }
-            t = it->second;
-        }
-        if ( entry_of[t] >= 0 )
-            name_node.fail( "one entry per table", "'" + name + "' again (first: tables[" +
-                                                       std::to_string( entry_of[t] ) + "])" );
-        entry_of[t] = static_cast<int>( e );
-
-        TablePlan& tp = plan.tables[t];
-        tp.sharding = entry.at( "sharding" ).asEnum( enumPairs<ShardingType>() );
-        tp.kernel = entry.at( "compute_kernel" ).asEnum( enumPairs<ComputeKernel>() );
-        if ( auto cf = entry.find( "cache_fraction" ) )
-        {
-            tp.cache_fraction = cf->asDouble( Range::fraction() );
-            if ( tp.kernel != ComputeKernel::uvm_caching && tp.cache_fraction != 0.0 )
-                cf->fail( "0 unless compute_kernel is fused_uvm_caching" );
-        }
-
-        YamlView shards = entry.at( "shards" );
-        shards.requireSequence( "a list of shards" );
-        if ( shards.size() == 0 )
-            shards.fail( "at least one shard" );
-        std::vector<ParsedShard> parsed;
-        const Range gpu_range =
-            platform ? Range::between( 0, platform->numGpus() - 1 ) : Range::between( 0, 1.0e7 );
-        for ( std::size_t s = 0; s < shards.size(); ++s )
-        {
-            YamlView sn = shards.element( s );
-            sn.checkKeys( { "gpu", "row_offset", "num_rows", "col_offset", "num_cols" } );
-            ShardSpec spec;
-            spec.table = static_cast<int>( t );
-            spec.gpu = sn.getInt32( "gpu", gpu_range );
-            spec.row_offset = sn.getInt( "row_offset", Range::between( 0, 1.0e13 ) );
-            spec.num_rows = sn.getInt( "num_rows", Range::between( 1, 1.0e13 ) );
-            spec.col_offset = sn.getInt32( "col_offset", Range::between( 0, 65535 ) );
-            spec.num_cols = sn.getInt32( "num_cols", Range::between( 1, 65536 ) );
-            parsed.push_back( { spec, sn } );
-        }
-        if ( workload )
-            checkShards( entry, parsed, workload->tables[t], name, tp.sharding, platform );
-        for ( const auto& p : parsed )
-            shards_of[t].push_back( p.spec );
-    }
-    if ( workload )
-        for ( std::size_t t = 0; t < num_tables; ++t )
-            if ( entry_of[t] < 0 )
-                list.fail( "an entry for every table of workload '" + workload->name + "'",
-                           "none for '" + workload->table_names[t] + "'" );
-    for ( const auto& s : shards_of )
-        plan.shards.insert( plan.shards.end(), s.begin(), s.end() );
-    return plan;
+    return parseTablesPlan( root, workload, platform );
 }
 
 Plan readPlanFile( const std::string& path, const Workload* workload, const Platform* platform )

@@ -247,6 +247,76 @@ double iterationLowerBoundMs( const Workload& workload, const Platform& platform
 namespace
 {
 
+//! tableBoundTerms of table t, from the cache when it holds them (`context`: the number of the
+//! bound's context there), computed otherwise.
+TableBoundTerms boundTerms( LowerBoundCache* cache, std::size_t context, const Platform& platform,
+                            const TableSpec& t, double batch, double local, double p )
+{
+    if ( !cache )
+        return tableBoundTerms( platform, t, batch, local, p );
+    TableBoundTerms terms;
+    auto& map = cache->impl().terms;
+    const TermsKey key = termsKey( t, context );
+    const auto it = map.find( key );
+    if ( it != map.end() )
+        terms = it->second;
+    else
+    {
+        terms = tableBoundTerms( platform, t, batch, local, p );
+        if ( map.size() >= LowerBoundCache::Impl::kMaxEntries )
+            map.clear();
+        map.emplace( key, terms );
+    }
+    return terms;
+}
+
+//! The step timeline's iteration time with `lookup_ms` of lookups on every GPU, the dense part,
+//! the balanced all-to-alls of the given volumes and no all-reduce.
+double boundTimelineMs( const Platform& platform, const DenseCost& dense, double lookup_ms,
+                        double pooled_bytes, double id_bytes )
+{
+    const int gpus = platform.numGpus();
+    StepDurations d;
+    d.input_dist = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes ) : 0.0;
+    d.a2a_fwd = gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes ) : 0.0;
+    d.a2a_bwd = d.a2a_fwd;
+    d.bottom_fwd = dense.bottom_fwd_ms;
+    d.bottom_bwd = dense.bottom_bwd_ms;
+    d.top_fwd = dense.top_fwd_ms;
+    d.top_bwd = dense.top_bwd_ms;
+    d.embedding_fwd = lookup_ms;
+    return stepTimeline( d ).iteration;
+}
+
+//! The bound lowered by letting the k cheapest of the tables in `scratch` go data-parallel, for
+//! every k: the k smallest extra costs against the k largest volumes removed. `bound`: the bound
+//! with none of them data-parallel; `lookup_ms`: the GPUs' mean lookup work; `pooled`, `ids`:
+//! the all-to-all volumes. Sorts the scratch arrays.
+double dataParallelBoundMs( const Platform& platform, const DenseCost& dense, BoundScratch& scratch,
+                            double lookup_ms, double pooled, double ids, double bound )
+{
+    std::vector<double>& extra = scratch.extra;
+    std::vector<double>& by_pooled = scratch.by_pooled;
+    std::vector<double>& by_ids = scratch.by_ids;
+    // Compute that no plan avoids: the GPUs' mean lookup work and the dense part.
+    const double fixed = lookup_ms + dense.top_fwd_ms + dense.top_bwd_ms;
+    sortSmall( extra, std::less<double>() );
+    sortSmall( by_pooled, std::greater<double>() );
+    sortSmall( by_ids, std::greater<double>() );
+    double extra_sum = 0.0, pooled_left = pooled, ids_left = ids;
+    for ( std::size_t k = 0; k < extra.size(); ++k )
+    {
+        extra_sum += extra[k];
+        if ( fixed + extra_sum >= bound )
+            break; // communication cannot go below zero
+        pooled_left = std::max( 0.0, pooled_left - by_pooled[k] );
+        ids_left = std::max( 0.0, ids_left - by_ids[k] );
+        bound = std::min( bound, boundTimelineMs( platform, dense, lookup_ms + extra_sum,
+                                                  pooled_left, ids_left ) );
+    }
+    return bound;
+}
+
 double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
                      LowerBoundCache* cache )
 {
@@ -272,34 +342,14 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     double embedding = 0.0, pooled = 0.0, ids = 0.0;
     BoundScratch local_scratch;
     BoundScratch& scratch = cache ? cache->impl().scratch : local_scratch;
-    std::vector<double>& extra = scratch.extra;
-    std::vector<double>& by_pooled = scratch.by_pooled;
-    std::vector<double>& by_ids = scratch.by_ids;
-    extra.clear();
-    by_pooled.clear();
-    by_ids.clear();
+    scratch.extra.clear();
+    scratch.by_pooled.clear();
+    scratch.by_ids.clear();
     const std::size_t context =
         cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
     for ( const TableSpec& t : workload.tables )
     {
-        TableBoundTerms terms;
-        if ( cache )
-        {
-            auto& map = cache->impl().terms;
-            const TermsKey key = termsKey( t, context );
-            const auto it = map.find( key );
-            if ( it != map.end() )
-                terms = it->second;
-            else
-            {
-                terms = tableBoundTerms( platform, t, batch, local, p );
-                if ( map.size() >= LowerBoundCache::Impl::kMaxEntries )
-                    map.clear();
-                map.emplace( key, terms );
-            }
-        }
-        else
-            terms = tableBoundTerms( platform, t, batch, local, p );
+        const TableBoundTerms terms = boundTerms( cache, context, platform, t, batch, local, p );
         const double mp = terms.model_parallel_ms, dp = terms.data_parallel_ms;
         const double t_pooled = local * t.dim * dataTypeBytes( t.dtype );
         const double t_ids = local * t.pooling_factor * kIndexBytes;
@@ -311,42 +361,14 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         embedding += mp;
         pooled += t_pooled;
         ids += t_ids;
-        extra.push_back( ( dp - mp ) / p );
-        by_pooled.push_back( t_pooled );
-        by_ids.push_back( t_ids );
+        scratch.extra.push_back( ( dp - mp ) / p );
+        scratch.by_pooled.push_back( t_pooled );
+        scratch.by_ids.push_back( t_ids );
     }
-    // Compute that no plan avoids: the GPUs' mean lookup work and the dense part.
-    const double fixed = embedding / p + dense.top_fwd_ms + dense.top_bwd_ms;
-    auto timeline = [&]( double lookup_ms, double pooled_bytes, double id_bytes )
-    {
-        StepDurations d;
-        d.input_dist = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes ) : 0.0;
-        d.a2a_fwd = gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes ) : 0.0;
-        d.a2a_bwd = d.a2a_fwd;
-        d.bottom_fwd = dense.bottom_fwd_ms;
-        d.bottom_bwd = dense.bottom_bwd_ms;
-        d.top_fwd = dense.top_fwd_ms;
-        d.top_bwd = dense.top_bwd_ms;
-        d.embedding_fwd = lookup_ms;
-        return stepTimeline( d ).iteration;
-    };
-    double bound = timeline( embedding / p, pooled, ids );
-    if ( gpus == 1 || extra.empty() )
+    const double bound = boundTimelineMs( platform, dense, embedding / p, pooled, ids );
+    if ( gpus == 1 || scratch.extra.empty() )
         return bound;
-    sortSmall( extra, std::less<double>() );
-    sortSmall( by_pooled, std::greater<double>() );
-    sortSmall( by_ids, std::greater<double>() );
-    double extra_sum = 0.0, pooled_left = pooled, ids_left = ids;
-    for ( std::size_t k = 0; k < extra.size(); ++k )
-    {
-        extra_sum += extra[k];
-        if ( fixed + extra_sum >= bound )
-            break; // communication cannot go below zero
-        pooled_left = std::max( 0.0, pooled_left - by_pooled[k] );
-        ids_left = std::max( 0.0, ids_left - by_ids[k] );
-        bound = std::min( bound, timeline( embedding / p + extra_sum, pooled_left, ids_left ) );
-    }
-    return bound;
+    return dataParallelBoundMs( platform, dense, scratch, embedding / p, pooled, ids, bound );
 }
 
 } // namespace

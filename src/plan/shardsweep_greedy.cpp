@@ -87,6 +87,122 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
     return true;
 }
 
+namespace
+{
+
+//! The index of the node whose GPUs carry the least embedding work (ties: the lower index).
+int leastLoadedNode( const PlanState& st, const Platform& platform )
+{
+    const int per_node = platform.gpus_per_node;
+    int node = 0;
+    double node_load = kInf;
+    for ( int k = 0; k < platform.num_nodes; ++k )
+    {
+        double load = 0.0;
+        for ( int g = k * per_node; g < ( k + 1 ) * per_node; ++g )
+            load += st.fwd( g ) + st.bwd( g );
+        if ( load < node_load )
+            node = k, node_load = load;
+    }
+    return node;
+}
+
+//! A table that alone costs more than a GPU's fair share can never be balanced whole: its rows
+//! go over the least-loaded node (table-row-wise) when a node's share of it is fair, else over
+//! all GPUs (row-wise). The search may re-shard it again. False (st unchanged) when the blocks do
+//! not fit.
+bool splitCostlyTable( PlanState& st, const Workload& w, const Platform& platform, int t,
+                       double cost, double fair_share )
+{
+    const int per_node = platform.gpus_per_node;
+    PlanState trial = st;
+    bool done = false;
+    if ( platform.num_nodes > 1 && per_node > 1 && cost / per_node <= fair_share )
+    {
+        const int node = leastLoadedNode( st, platform );
+        done = reshardRows( trial, w, t, ShardingType::table_row_wise, node * per_node, per_node );
+    }
+    else
+        done = reshardRows( trial, w, t, ShardingType::row_wise, 0, st.numGpus() );
+    if ( done )
+        st = std::move( trial );
+    return done;
+}
+
+//! Places the whole table `whole` where the iteration time grows least (ties: the GPU with the
+//! least embedding work, then the lower index); false when it fits on no GPU.
+bool placeWholeTable( PlanState& st, const PlanShard& whole )
+{
+    int best = -1;
+    double best_obj = kInf, best_load = kInf;
+    for ( int g = 0; g < st.numGpus(); ++g )
+    {
+        const double obj = st.objectiveWith( deltaOf( g, whole, nullptr ), GpuDelta{} );
+        const double load = st.fwd( g ) + st.bwd( g );
+        if ( obj == kInf )
+            continue;
+        if ( best < 0 || obj < best_obj * ( 1.0 - kTie ) ||
+             ( obj <= best_obj * ( 1.0 + kTie ) && load < best_load ) )
+            best = g, best_obj = obj, best_load = load;
+    }
+    if ( best < 0 )
+        return false;
+    PlanShard s = whole;
+    s.gpu = best;
+    st.addShard( s );
+    st.refresh();
+    return true;
+}
+
+//! Memory pressure: keeps table t in host memory (UVM) on a GPU of a node with host room, with
+//! the largest HBM cache that fits there (uvm_caching), or none (uvm). `host_used`: UVM tables'
+//! host bytes per node, updated. Returns an error message when no node has host room.
+std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform& platform, int t,
+                               std::vector<double>& host_used )
+{
+    const int gpus = st.numGpus();
+    const int per_node = platform.gpus_per_node;
+    const TableSpec& spec = w.tables[t];
+    const double weights =
+        static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
+    const double host_bytes = tableStateBytes( spec );
+    const double host_cap = platform.host_memory_GiB > 0.0
+                                ? platform.host_memory_GiB * kBytesPerGiB
+                                : std::numeric_limits<double>::infinity();
+    int roomiest = -1;
+    for ( int g = 0; g < gpus; ++g )
+        if ( host_used[g / per_node] + host_bytes <= host_cap &&
+             ( roomiest < 0 || st.memory( g ) < st.memory( roomiest ) ) )
+            roomiest = g;
+    if ( roomiest < 0 )
+        return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise, "
+                            "as a UVM cache or in host memory",
+                            tableLabel( w, t ), host_bytes / kBytesPerGiB );
+    // The cache gets what is left of the GPU's memory once the table's activations and
+    // all-to-all buffers (those of a plain UVM shard) are counted.
+    TablePlan tp;
+    tp.kernel = ComputeKernel::uvm;
+    st.setTablePlan( t, tp );
+    const PlanShard bare = st.price( t, roomiest, 0, spec.rows, 0, spec.dim );
+    const double room = st.room( roomiest ) - bare.memory_bytes - 2.0 * bare.pooled_bytes;
+    const double fraction = std::min( 1.0, room / weights );
+    tp.kernel = fraction >= kMinCacheFraction ? ComputeKernel::uvm_caching : ComputeKernel::uvm;
+    tp.cache_fraction = fraction >= kMinCacheFraction ? fraction : 0.0;
+    int gpu = roomiest;
+    if ( tp.kernel == ComputeKernel::uvm ) // no HBM needed: the least-loaded GPU with room
+        for ( int g = 0; g < gpus; ++g )
+            if ( host_used[g / per_node] + host_bytes <= host_cap &&
+                 st.fwd( g ) + st.bwd( g ) < st.fwd( gpu ) + st.bwd( gpu ) )
+                gpu = g;
+    host_used[gpu / per_node] += host_bytes;
+    st.setTablePlan( t, tp );
+    st.addShard( st.price( t, gpu, 0, spec.rows, 0, spec.dim ) );
+    st.refresh();
+    return {};
+}
+
+} // namespace
+
 //! 1. Longest processing time first on the predicted per-table cost: each table goes where the
 //! iteration time grows least (ties: the GPU with the least embedding work, then the lower
 //! index). A table that fits on no GPU whole is split row-wise over all GPUs when its blocks
@@ -108,105 +224,24 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
     for ( const PlanShard& s : whole )
         total += s.fwd_ms + s.bwd_ms;
     const double fair_share = total / gpus;
-    const int per_node = platform.gpus_per_node;
     std::vector<double> host_used( platform.num_nodes, 0.0 ); // UVM tables' host bytes per node
     for ( int t : order )
     {
-        // A table that alone costs more than a GPU's fair share can never be balanced whole:
-        // its rows go over the least-loaded node (table-row-wise) when a node's share of it is
-        // fair, else over all GPUs (row-wise). The search may re-shard it again.
         const double cost = whole[t].fwd_ms + whole[t].bwd_ms;
-        if ( gpus > 1 && cost > fair_share )
-        {
-            PlanState trial = st;
-            bool done = false;
-            if ( platform.num_nodes > 1 && per_node > 1 && cost / per_node <= fair_share )
-            {
-                int node = 0;
-                double node_load = kInf;
-                for ( int k = 0; k < platform.num_nodes; ++k )
-                {
-                    double load = 0.0;
-                    for ( int g = k * per_node; g < ( k + 1 ) * per_node; ++g )
-                        load += st.fwd( g ) + st.bwd( g );
-                    if ( load < node_load )
-                        node = k, node_load = load;
-                }
-                done = reshardRows( trial, w, t, ShardingType::table_row_wise, node * per_node,
-                                    per_node );
-            }
-            else
-                done = reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus );
-            if ( done )
-            {
-                st = std::move( trial );
-                continue;
-            }
-        }
-        int best = -1;
-        double best_obj = kInf, best_load = kInf;
-        for ( int g = 0; g < gpus; ++g )
-        {
-            const double obj = st.objectiveWith( deltaOf( g, whole[t], nullptr ), GpuDelta{} );
-            const double load = st.fwd( g ) + st.bwd( g );
-            if ( obj == kInf )
-                continue;
-            if ( best < 0 || obj < best_obj * ( 1.0 - kTie ) ||
-                 ( obj <= best_obj * ( 1.0 + kTie ) && load < best_load ) )
-                best = g, best_obj = obj, best_load = load;
-        }
-        if ( best >= 0 )
-        {
-            PlanShard s = whole[t];
-            s.gpu = best;
-            st.addShard( s );
-            st.refresh();
+        if ( gpus > 1 && cost > fair_share &&
+             splitCostlyTable( st, w, platform, t, cost, fair_share ) )
             continue;
-        }
+        if ( placeWholeTable( st, whole[t] ) )
+            continue;
         PlanState trial = st;
         if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus ) )
         {
             st = std::move( trial );
             continue;
         }
-        // Memory pressure: keep the table in host memory (UVM) on a GPU of a node with host
-        // room, with the largest HBM cache that fits there (uvm_caching), or none (uvm).
-        const TableSpec& spec = w.tables[t];
-        const double weights =
-            static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
-        const double host_bytes = tableStateBytes( spec );
-        const double host_cap = platform.host_memory_GiB > 0.0
-                                    ? platform.host_memory_GiB * kBytesPerGiB
-                                    : std::numeric_limits<double>::infinity();
-        int roomiest = -1;
-        for ( int g = 0; g < gpus; ++g )
-            if ( host_used[g / per_node] + host_bytes <= host_cap &&
-                 ( roomiest < 0 || st.memory( g ) < st.memory( roomiest ) ) )
-                roomiest = g;
-        if ( roomiest < 0 )
-            return fmt::format( "table {} ({:.3f} GiB) fits on no GPU, not even split row-wise, "
-                                "as a UVM cache or in host memory",
-                                tableLabel( w, t ), host_bytes / kBytesPerGiB );
-        // The cache gets what is left of the GPU's memory once the table's activations and
-        // all-to-all buffers (those of a plain UVM shard) are counted.
-        TablePlan tp;
-        tp.kernel = ComputeKernel::uvm;
-        st.setTablePlan( t, tp );
-        const PlanShard bare = st.price( t, roomiest, 0, spec.rows, 0, spec.dim );
-        const double room = st.room( roomiest ) - bare.memory_bytes - 2.0 * bare.pooled_bytes;
-        const double fraction = std::min( 1.0, room / weights );
-        tp.kernel = fraction >= kMinCacheFraction ? ComputeKernel::uvm_caching : ComputeKernel::uvm;
-        tp.cache_fraction = fraction >= kMinCacheFraction ? fraction : 0.0;
-        int gpu = roomiest;
-        if ( tp.kernel == ComputeKernel::uvm ) // no HBM needed: the least-loaded GPU with room
-            for ( int g = 0; g < gpus; ++g )
-                if ( host_used[g / per_node] + host_bytes <= host_cap &&
-                     st.fwd( g ) + st.bwd( g ) < st.fwd( gpu ) + st.bwd( gpu ) )
-                    gpu = g;
-        host_used[gpu / per_node] += host_bytes;
-        st.setTablePlan( t, tp );
-        st.addShard( st.price( t, gpu, 0, spec.rows, 0, spec.dim ) );
-        st.refresh();
+        const std::string error = placeInHostMemory( st, w, platform, t, host_used );
+        if ( !error.empty() )
+            return error;
     }
     return {};
 }

@@ -22,6 +22,90 @@ namespace
 //! Largest tables × GPUs for which TorchRec's plan seeds the search: beyond a few thousand
 //! (table, GPU) pairs its enumeration takes longer than the whole planning budget.
 constexpr long kTorchrecSeedLimit = 4096;
+
+//! The inputs of one planShardsweep call.
+struct PlanInputs
+{
+    const Workload& workload;
+    const Platform& platform;
+    std::int64_t global_batch;
+    const PlannerOptions& options;
+};
+
+//! A plan that fits and its objective as PlanState prices it.
+struct Seed
+{
+    Plan plan;
+    double objective;
+};
+
+//! The plans of every baseline and (when the problem is small enough) TorchRec's.
+std::vector<PlanResult> baselineSeeds( const PlanInputs& in )
+{
+    const int gpus = in.platform.numGpus();
+    const int num_tables = static_cast<int>( in.workload.tables.size() );
+    std::vector<PlanResult> seeds;
+    for ( PlannerKind kind : { PlannerKind::round_robin, PlannerKind::random } )
+        seeds.push_back( planUnchecked( kind, in.workload, in.platform, in.options.seed ) );
+    for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
+                               PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
+        seeds.push_back( planGreedyBaseline( kind, in.workload, in.platform ) );
+    if ( static_cast<long>( num_tables ) * gpus <= kTorchrecSeedLimit )
+    {
+        PlannerOptions torchrec_options = in.options;
+        torchrec_options.model = CostModel::torchrec;
+        seeds.push_back(
+            planTorchrec( in.workload, in.platform, in.global_batch, torchrec_options ) );
+    }
+    return seeds;
+}
+
+//! Appends the baseline seeds that fit (loaded into `state` to price them), then orders all of
+//! `fitting` by objective (stable).
+void addFittingBaselineSeeds( PlanState& state, const PlanInputs& in, std::vector<Seed>& fitting )
+{
+    std::vector<PlanResult> seeds = baselineSeeds( in );
+    for ( PlanResult& seed : seeds )
+    {
+        // An infeasible baseline plan over-commits tables already (or is incomplete).
+        if ( !seed.feasible )
+            continue;
+        state.load( seed.plan );
+        if ( allFit( state ) )
+            fitting.push_back( { std::move( seed.plan ), state.objective() } );
+    }
+    std::stable_sort( fitting.begin(), fitting.end(),
+                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+}
+
+//! The kernel's step of `plan` (the model the plan is judged by).
+StepSummary kernelStep( const PlanInputs& in, const Plan& plan )
+{
+    return stepOnHost( { &in.workload, &in.platform, &plan, in.global_batch, in.options.model,
+                         in.options.learned, in.options.learned_gemm } );
+}
+
+//! The searched plan if the kernel finds it fits, else the fastest seed that fits; a searched
+//! plan that the kernel prices above the best seed gives way to the seed. `plan`: the searched
+//! plan, replaced by the chosen one; returns the chosen plan's step, `searched` the searched's.
+StepSummary kernelChoice( const PlanInputs& in, const std::vector<Seed>& fitting, Plan& plan,
+                          StepSummary& searched )
+{
+    StepSummary summary = kernelStep( in, plan );
+    searched = summary;
+    for ( std::size_t k = 0; k < fitting.size(); ++k )
+    {
+        if ( summary.feasible && ( k > 0 || in.options.model == CostModel::torchrec ) )
+            break;
+        const StepSummary seed = kernelStep( in, fitting[k].plan );
+        if ( seed.feasible && ( !summary.feasible || seed.iteration_ms < summary.iteration_ms ) )
+        {
+            plan = fitting[k].plan;
+            summary = seed;
+        }
+    }
+    return summary;
+}
 } // namespace
 
 PlanResult planShardsweep( const Workload& workload, const Platform& platform,
@@ -30,8 +114,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     const auto start = std::chrono::steady_clock::now();
     const std::function<double()> elapsed = [start]
     { return std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count(); };
-    const int gpus = platform.numGpus();
-    const int num_tables = static_cast<int>( workload.tables.size() );
+    const PlanInputs in{ workload, platform, global_batch, options };
     PlanResult result;
 
     // Memory is priced with the model that decides feasibility (predictStep's memory(g):
@@ -47,38 +130,11 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     //    baseline and TorchRec's plan, so it is never worse than any of them that fits. Seeds
     //    are priced by PlanState (predictStep's composition on the host, serial: no kernel
     //    launch per seed).
-    struct Seed
-    {
-        Plan plan;
-        double objective;
-    };
     std::vector<Seed> fitting;
     if ( greedy_reason.empty() && allFit( state ) )
         fitting.push_back( { state.toPlan(), state.objective() } );
     const Plan greedy_plan = greedy_reason.empty() ? state.toPlan() : Plan{};
-    std::vector<PlanResult> seeds;
-    for ( PlannerKind kind : { PlannerKind::round_robin, PlannerKind::random } )
-        seeds.push_back( planUnchecked( kind, workload, platform, options.seed ) );
-    for ( PlannerKind kind : { PlannerKind::dim_greedy, PlannerKind::size_greedy,
-                               PlannerKind::lookup_greedy, PlannerKind::size_lookup_greedy } )
-        seeds.push_back( planGreedyBaseline( kind, workload, platform ) );
-    if ( static_cast<long>( num_tables ) * gpus <= kTorchrecSeedLimit )
-    {
-        PlannerOptions torchrec_options = options;
-        torchrec_options.model = CostModel::torchrec;
-        seeds.push_back( planTorchrec( workload, platform, global_batch, torchrec_options ) );
-    }
-    for ( PlanResult& seed : seeds )
-    {
-        // An infeasible baseline plan over-commits tables already (or is incomplete).
-        if ( !seed.feasible )
-            continue;
-        state.load( seed.plan );
-        if ( allFit( state ) )
-            fitting.push_back( { std::move( seed.plan ), state.objective() } );
-    }
-    std::stable_sort( fitting.begin(), fitting.end(),
-                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+    addFittingBaselineSeeds( state, in, fitting );
 
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
     if ( !fitting.empty() )
@@ -98,27 +154,10 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     iteratedSearch( state, workload, platform, budget, options.seed );
 
     // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in
-    //    another order than the kernel's), else the fastest seed that fits. A searched plan
-    //    that the kernel prices above the best seed gives way to the seed.
-    auto check = [&]( const Plan& plan )
-    {
-        return stepOnHost( { &workload, &platform, &plan, global_batch, options.model,
-                             options.learned, options.learned_gemm } );
-    };
+    //    another order than the kernel's), else the fastest seed that fits.
     result.plan = state.toPlan();
-    StepSummary summary = check( result.plan );
-    const StepSummary searched = summary;
-    for ( std::size_t k = 0; k < fitting.size(); ++k )
-    {
-        if ( summary.feasible && ( k > 0 || options.model == CostModel::torchrec ) )
-            break;
-        const StepSummary seed = check( fitting[k].plan );
-        if ( seed.feasible && ( !summary.feasible || seed.iteration_ms < summary.iteration_ms ) )
-        {
-            result.plan = fitting[k].plan;
-            summary = seed;
-        }
-    }
+    StepSummary searched;
+    const StepSummary summary = kernelChoice( in, fitting, result.plan, searched );
     if ( !summary.feasible )
     {
         const double need = platform.gpu.memory_GiB + searched.overflow_GiB;

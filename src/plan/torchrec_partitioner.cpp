@@ -64,6 +64,87 @@ bool placeUniform( TorchrecOption& o, std::vector<TorchrecRankState>& devices,
         place( o.shards[i], devices[devs[i]] );
     return true;
 }
+
+//! The L ranks of host h.
+std::vector<int> hostRanks( int h, int L )
+{
+    std::vector<int> r( L );
+    std::iota( r.begin(), r.end(), h * L );
+    return r;
+}
+
+//! The hosts by the summed perf of their ranks, ascending (stable).
+std::vector<int> hostsByPerf( const std::vector<TorchrecRankState>& devices, int hosts, int L )
+{
+    std::vector<int> order( hosts );
+    std::iota( order.begin(), order.end(), 0 );
+    std::vector<double> perf( hosts, 0.0 );
+    for ( int h = 0; h < hosts; ++h )
+        for ( int r : hostRanks( h, L ) )
+            perf[h] += devices[r].perf;
+    std::stable_sort( order.begin(), order.end(),
+                      [&]( int a, int b ) { return perf[a] < perf[b]; } );
+    return order;
+}
+
+//! Places `o`'s shards on `ranks` (uniformly or by heap) on trial copies and commits them to `o`
+//! and `devices` only when every shard fits.
+bool placeAllOrNothing( TorchrecOption& o, std::vector<TorchrecRankState>& devices,
+                        const std::vector<int>& ranks, bool uniform, int L )
+{
+    std::vector<TorchrecRankState> trial = devices;
+    TorchrecOption copy = o;
+    const bool ok =
+        uniform ? placeUniform( copy, trial, ranks ) : placeOnDevices( copy, trial, ranks, L );
+    if ( ok )
+    {
+        devices = trial;
+        o = copy;
+    }
+    return ok;
+}
+
+//! table_row_wise (uniform) and table_column_wise (heap): the first host in perf order whose
+//! ranks together have the storage and take the shards.
+bool placeOnOneHost( TorchrecOption& o, std::vector<TorchrecRankState>& devices, int hosts, int L )
+{
+    const TorchrecStorage need = o.totalStorage();
+    for ( int h : hostsByPerf( devices, hosts, L ) )
+    {
+        const std::vector<int> ranks = hostRanks( h, L );
+        double hbm = 0.0, ddr = 0.0;
+        for ( int r : ranks )
+        {
+            hbm += devices[r].hbm;
+            ddr += devices[r].ddr;
+        }
+        if ( hbm < need.hbm || ddr < need.ddr )
+            continue;
+        if ( placeAllOrNothing( o, devices, ranks, o.type == ShardingType::table_row_wise, L ) )
+            return true;
+    }
+    return false;
+}
+
+//! grid_shard: a window of k consecutive hosts in perf order, uniform placement.
+bool placeOnHostWindow( TorchrecOption& o, std::vector<TorchrecRankState>& devices, int hosts,
+                        int L )
+{
+    const int k = static_cast<int>( o.shards.size() ) / L;
+    if ( k * L != static_cast<int>( o.shards.size() ) || k > hosts )
+        return false;
+    const std::vector<int> order = hostsByPerf( devices, hosts, L );
+    for ( int start = 0; start + k <= hosts; ++start )
+    {
+        std::vector<int> ranks;
+        for ( int j = 0; j < k; ++j )
+            for ( int r : hostRanks( order[start + j], L ) )
+                ranks.push_back( r );
+        if ( placeAllOrNothing( o, devices, ranks, true, L ) )
+            return true;
+    }
+    return false;
+}
 } // namespace
 
 std::vector<TorchrecRankState>
@@ -121,90 +202,19 @@ bool torchrecPartition( std::vector<TorchrecOption>& proposal,
         [&]( int a, int b )
         { return torchrecStorageLess( proposal[b].totalStorage(), proposal[a].totalStorage() ); } );
     const int hosts = W / L;
-    auto hostRanks = [&]( int h )
-    {
-        std::vector<int> r( L );
-        std::iota( r.begin(), r.end(), h * L );
-        return r;
-    };
-    auto hostsByPerf = [&]()
-    {
-        std::vector<int> order( hosts );
-        std::iota( order.begin(), order.end(), 0 );
-        std::vector<double> perf( hosts, 0.0 );
-        for ( int h = 0; h < hosts; ++h )
-            for ( int r : hostRanks( h ) )
-                perf[h] += devices[r].perf;
-        std::stable_sort( order.begin(), order.end(),
-                          [&]( int a, int b ) { return perf[a] < perf[b]; } );
-        return order;
-    };
     for ( int i : others )
     {
         TorchrecOption& o = proposal[i];
+        bool placed;
         if ( o.type == ShardingType::table_wise || o.type == ShardingType::column_wise )
-        {
-            if ( !placeOnDevices( o, devices, all, L ) )
-                return failed( o );
-        }
+            placed = placeOnDevices( o, devices, all, L );
         else if ( o.type == ShardingType::table_row_wise ||
                   o.type == ShardingType::table_column_wise )
-        {
-            const TorchrecStorage need = o.totalStorage();
-            bool done = false;
-            for ( int h : hostsByPerf() )
-            {
-                const std::vector<int> ranks = hostRanks( h );
-                double hbm = 0.0, ddr = 0.0;
-                for ( int r : ranks )
-                {
-                    hbm += devices[r].hbm;
-                    ddr += devices[r].ddr;
-                }
-                if ( hbm < need.hbm || ddr < need.ddr )
-                    continue;
-                std::vector<TorchrecRankState> trial = devices;
-                TorchrecOption copy = o;
-                const bool ok = o.type == ShardingType::table_row_wise
-                                    ? placeUniform( copy, trial, ranks )
-                                    : placeOnDevices( copy, trial, ranks, L );
-                if ( ok )
-                {
-                    devices = trial;
-                    o = copy;
-                    done = true;
-                    break;
-                }
-            }
-            if ( !done )
-                return failed( o );
-        }
-        else // grid_shard: a window of k consecutive hosts in perf order, uniform
-             // placement
-        {
-            const int k = static_cast<int>( o.shards.size() ) / L;
-            if ( k * L != static_cast<int>( o.shards.size() ) || k > hosts )
-                return failed( o );
-            const std::vector<int> order = hostsByPerf();
-            bool done = false;
-            for ( int start = 0; start + k <= hosts && !done; ++start )
-            {
-                std::vector<int> ranks;
-                for ( int j = 0; j < k; ++j )
-                    for ( int r : hostRanks( order[start + j] ) )
-                        ranks.push_back( r );
-                std::vector<TorchrecRankState> trial = devices;
-                TorchrecOption copy = o;
-                if ( placeUniform( copy, trial, ranks ) )
-                {
-                    devices = trial;
-                    o = copy;
-                    done = true;
-                }
-            }
-            if ( !done )
-                return failed( o );
-        }
+            placed = placeOnOneHost( o, devices, hosts, L );
+        else // grid_shard
+            placed = placeOnHostWindow( o, devices, hosts, L );
+        if ( !placed )
+            return failed( o );
     }
     return true;
 }

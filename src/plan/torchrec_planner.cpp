@@ -14,13 +14,14 @@
 namespace shardsweep
 {
 
-TorchrecPlanOutcome torchrecPlan( const std::vector<TorchrecTableInput>& tables,
-                                  const TorchrecPlannerConfig& config )
+namespace
 {
-    TorchrecPlanOutcome out;
-    const auto start = std::chrono::steady_clock::now();
-    const std::vector<TorchrecRankState> devices = torchrecReservedDevices( tables, config );
-    const bool cpu = config.topology.device == TorchrecDevice::cpu;
+
+//! Sets out's error when a rank's storage reservation (dense model and input buffers) exceeds its
+//! memory (DDR on CPU, HBM otherwise); true then.
+bool reservationExceedsMemory( const std::vector<TorchrecRankState>& devices, bool cpu,
+                               TorchrecPlanOutcome& out )
+{
     for ( const auto& d : devices )
         if ( ( cpu ? d.ddr : d.hbm ) < 0.0 )
         {
@@ -29,45 +30,46 @@ TorchrecPlanOutcome torchrecPlan( const std::vector<TorchrecTableInput>& tables,
                                        "input buffers) exceeds the memory of "
                                        "rank {}",
                                        d.rank );
-            return out;
+            return true;
         }
-    if ( tables.empty() )
-        return out;
-    const auto options = torchrecEnumerate( tables, config );
+    return false;
+}
 
-    std::map<TorchrecProposal, std::pair<bool, double>> cache;
-    double best_rating = 0.0;
-    bool have_best = false;
-    TorchrecStorage lowest{ INT64_MAX, INT64_MAX };
-    auto timedOut = [&]()
+//! Rates the proposals of the planner loop: partitions each proposal once (later ones replay the
+//! cache), keeps the best-rated plan in out.best and the smallest storage no partition took.
+class ProposalEvaluator
+{
+  public:
+    ProposalEvaluator( const std::vector<std::vector<TorchrecOption>>& options,
+                       const std::vector<TorchrecRankState>& devices,
+                       const TorchrecPlannerConfig& config, TorchrecPlanOutcome& out )
+        : _options( options ), _devices( devices ), _config( config ), _out( out )
     {
-        return config.timeout_seconds > 0.0 &&
-               std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count() >
-                   config.timeout_seconds;
-    };
-    // Partitions one proposal (or replays it from the cache); returns
-    // (partitionable, rating).
-    auto evaluate = [&]( const TorchrecProposal& p ) -> std::pair<bool, double>
+    }
+
+    //! Partitions one proposal (or replays it from the cache); returns
+    //! (partitionable, rating).
+    std::pair<bool, double> evaluate( const TorchrecProposal& p )
     {
         TorchrecProposal key = p;
-        auto it = cache.find( key );
-        if ( it != cache.end() )
+        auto it = _cache.find( key );
+        if ( it != _cache.end() )
             return it->second;
         std::vector<TorchrecOption> plan;
         plan.reserve( p.size() );
         for ( std::size_t t = 0; t < p.size(); ++t )
-            plan.push_back( options[t][p[t]] );
-        ++out.num_proposals;
+            plan.push_back( _options[t][p[t]] );
+        ++_out.num_proposals;
         std::pair<bool, double> result{ false, 0.0 };
-        if ( torchrecPartition( plan, devices, config.topology.local_world_size, nullptr ) )
+        if ( torchrecPartition( plan, _devices, _config.topology.local_world_size, nullptr ) )
         {
-            const double rating = torchrecRating( plan, config.topology.world_size );
+            const double rating = torchrecRating( plan, _config.topology.world_size );
             result = { true, rating };
-            if ( !have_best || rating < best_rating )
+            if ( !_have_best || rating < _best_rating )
             {
-                have_best = true;
-                best_rating = rating;
-                out.best = plan;
+                _have_best = true;
+                _best_rating = rating;
+                _out.best = plan;
             }
         }
         else
@@ -79,42 +81,34 @@ TorchrecPlanOutcome torchrecPlan( const std::vector<TorchrecTableInput>& tables,
                 total.hbm += s.hbm;
                 total.ddr += s.ddr;
             }
-            if ( torchrecStorageLess( total, lowest ) )
-                lowest = total;
+            if ( torchrecStorageLess( total, _lowest ) )
+                _lowest = total;
         }
-        cache.emplace( key, result );
+        _cache.emplace( key, result );
         return result;
-    };
-
-    if ( config.use_grid_search )
-        for ( const auto& p : torchrecGridProposals( options ) )
-        {
-            if ( timedOut() )
-                break;
-            evaluate( p );
-        }
-    for ( bool use_depth : { true, false } )
-    {
-        TorchrecGreedyProposer g( options, use_depth, 0 );
-        TorchrecProposal p;
-        while ( !timedOut() && g.propose( p ) )
-        {
-            const auto r = evaluate( p );
-            g.feedback( r.first, r.second );
-        }
-    }
-    for ( const auto& p : torchrecUniformProposals( options ) )
-    {
-        if ( timedOut() )
-            break;
-        evaluate( p );
     }
 
-    if ( have_best )
-    {
-        out.rating = best_rating;
-        return out;
-    }
+    bool haveBest() const { return _have_best; }
+    double bestRating() const { return _best_rating; }
+    //! The smallest total storage of a proposal that could not be partitioned.
+    const TorchrecStorage& lowest() const { return _lowest; }
+
+  private:
+    const std::vector<std::vector<TorchrecOption>>& _options;
+    const std::vector<TorchrecRankState>& _devices;
+    const TorchrecPlannerConfig& _config;
+    TorchrecPlanOutcome& _out;
+    std::map<TorchrecProposal, std::pair<bool, double>> _cache;
+    double _best_rating = 0.0;
+    bool _have_best = false;
+    TorchrecStorage _lowest{ INT64_MAX, INT64_MAX };
+};
+
+//! Sets out's error and message when no proposal was partitionable: insufficient storage when the
+//! smallest proposal exceeds the ranks' total memory, else too strict sharding constraints.
+void explainNoPlan( const std::vector<TorchrecRankState>& devices, const TorchrecStorage& lowest,
+                    TorchrecPlanOutcome& out )
+{
     double hbm = 0.0, ddr = 0.0;
     for ( const auto& d : devices )
     {
@@ -132,6 +126,61 @@ TorchrecPlanOutcome torchrecPlan( const std::vector<TorchrecTableInput>& tables,
                       : fmt::format( "the smallest proposal needs {} B HBM / {} B DDR, the ranks "
                                      "offer {:.0f} / {:.0f} after reservation",
                                      lowest.hbm, lowest.ddr, hbm, ddr );
+}
+
+} // namespace
+
+TorchrecPlanOutcome torchrecPlan( const std::vector<TorchrecTableInput>& tables,
+                                  const TorchrecPlannerConfig& config )
+{
+    TorchrecPlanOutcome out;
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<TorchrecRankState> devices = torchrecReservedDevices( tables, config );
+    const bool cpu = config.topology.device == TorchrecDevice::cpu;
+    if ( reservationExceedsMemory( devices, cpu, out ) )
+        return out;
+    if ( tables.empty() )
+        return out;
+    const auto options = torchrecEnumerate( tables, config );
+
+    ProposalEvaluator evaluator( options, devices, config, out );
+    auto timedOut = [&]()
+    {
+        return config.timeout_seconds > 0.0 &&
+               std::chrono::duration<double>( std::chrono::steady_clock::now() - start ).count() >
+                   config.timeout_seconds;
+    };
+
+    if ( config.use_grid_search )
+        for ( const auto& p : torchrecGridProposals( options ) )
+        {
+            if ( timedOut() )
+                break;
+            evaluator.evaluate( p );
+        }
+    for ( bool use_depth : { true, false } )
+    {
+        TorchrecGreedyProposer g( options, use_depth, 0 );
+        TorchrecProposal p;
+        while ( !timedOut() && g.propose( p ) )
+        {
+            const auto r = evaluator.evaluate( p );
+            g.feedback( r.first, r.second );
+        }
+    }
+    for ( const auto& p : torchrecUniformProposals( options ) )
+    {
+        if ( timedOut() )
+            break;
+        evaluator.evaluate( p );
+    }
+
+    if ( evaluator.haveBest() )
+    {
+        out.rating = evaluator.bestRating();
+        return out;
+    }
+    explainNoPlan( devices, evaluator.lowest(), out );
     return out;
 }
 

@@ -15,6 +15,8 @@ namespace transformer_plan_detail
 {
 namespace
 {
+namespace td = transformer_detail;
+
 //! One (layout, micro-batch, SP): the configurations sharing an operator case and a pipeline
 //! shape; they differ in recompute, ZeRO and schedule.
 struct Family
@@ -31,84 +33,55 @@ struct Family
     int ops = -1;       //!< index of its operator cost
 };
 
-} // namespace
-
-TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Platform& platform,
-                                          std::int64_t global_batch,
-                                          const TransformerPlanOptions& options )
+//! One configuration of a family with its bound, and its recompute, ZeRO and schedule indices.
+struct Variant
 {
-    namespace td = transformer_detail;
-    TransformerPlanResult r;
-    const int gpus = platform.numGpus();
-    const TransformerConstants& k = kTransformerConstants;
+    double bound;
+    ParallelConfig config;
+    int ri, z, si;
+};
 
-    // 1. Memory: the closed-form peak of every configuration; families with none that fits
-    // are dropped before any time is priced.
-    std::vector<Family> families;
-    for ( const Layout& l : layouts( model, gpus, global_batch ) )
-        for ( int b : divisorsOf( global_batch / l.dp ) )
-            for ( bool sp : { false, true } )
-            {
-                if ( sp && l.tp == 1 )
-                    continue;
-                Family f;
-                f.layout = l;
-                f.micro_batch = b;
-                f.sp = sp;
-                bool any = false;
-                ParallelConfig c = baseConfig( l, b, global_batch, sp, options.fused );
-                for ( int ri = 0; ri < 3; ++ri )
-                    for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
-                        for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
-                        {
-                            c.recompute = kRecomputes[ri];
-                            c.zero = z;
-                            c.schedule = kSchedules[si];
-                            ++r.stats.space;
-                            const bool fits = fitsInMemory( r, model, platform, c );
-                            f.fits[ri][z][si] = fits;
-                            f.any_zero[z] |= fits;
-                            f.any_recompute[ri] |= fits;
-                            any |= fits;
-                        }
-                if ( any )
-                    families.push_back( f );
-            }
+//! One branch-and-bound search: its inputs, the result whose statistics it counts and the
+//! operator costs priced so far (one per (tp, micro-batch, SP)).
+class BranchAndBound
+{
+  public:
+    BranchAndBound( const TransformerSpec& model, const Platform& platform,
+                    std::int64_t global_batch, const TransformerPlanOptions& options,
+                    TransformerPlanResult& r )
+        : _model( model ), _platform( platform ), _global_batch( global_batch ),
+          _options( options ), _r( r )
+    {
+    }
 
-    // 2. Family bounds: the operator case once per (tp, micro-batch, SP); the pipeline with no
-    // recompute under 1F1B (every other recompute and GPipe only add: transformerPipelineMs)
-    // plus the first stage's post-pipeline time Q(z) (the iteration's post part is at least it).
-    std::map<std::tuple<int, int, bool>, int> ops_index;
-    std::vector<TransformerOperatorCost> ops;
-    auto stages = [&]( const Family& f, const ParallelConfig& c, td::StageTimes& first,
-                       td::StageTimes& mid, td::StageTimes& last )
+    //! Every family with a configuration that fits in memory, its fits filled in.
+    std::vector<Family> fittingFamilies()
     {
-        const double m = transformerMicroBatches( c );
-        const TransformerOperatorCost& o = ops[f.ops];
-        const int pp = c.pp;
-        first = transformerStageTimes( k, platform, model, c, o, 0, m );
-        last = pp > 1 ? transformerStageTimes( k, platform, model, c, o, pp - 1, m ) : first;
-        mid = pp > 2 ? transformerStageTimes( k, platform, model, c, o, 1, m ) : first;
-        r.stats.stage_bounds += 1 + ( pp > 1 ) + ( pp > 2 );
-        return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last,
-                                      m );
-    };
-    for ( Family& f : families )
+        std::vector<Family> families;
+        for ( const Layout& l : layouts( _model, _platform.numGpus(), _global_batch ) )
+            for ( int b : divisorsOf( _global_batch / l.dp ) )
+                for ( bool sp : { false, true } )
+                {
+                    if ( sp && l.tp == 1 )
+                        continue;
+                    Family f;
+                    f.layout = l;
+                    f.micro_batch = b;
+                    f.sp = sp;
+                    if ( fillFits( f ) )
+                        families.push_back( f );
+                }
+        return families;
+    }
+
+    //! f.ops, f.pipeline_none, f.post_bound and f.bound: the family's operator case (priced on
+    //! first use) and its bound P(none) + min_z Q(z).
+    void bound( Family& f )
     {
-        const auto key = std::make_tuple( f.layout.tp, f.micro_batch, f.sp );
-        auto [it, fresh] = ops_index.emplace( key, static_cast<int>( ops.size() ) );
-        if ( fresh )
-        {
-            const ParallelConfig c =
-                baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
-            ops.push_back(
-                transformerOperatorCost( transformerOperatorCase( platform.gpu, model, c ) ) );
-            ++r.stats.operator_cases;
-        }
-        f.ops = it->second;
-        ParallelConfig c = baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
-        td::StageTimes first, mid, last;
-        f.pipeline_none = stages( f, c, first, mid, last );
+        f.ops = operatorCase( f );
+        ParallelConfig c = familyConfig( f );
+        td::StageTimes first;
+        f.pipeline_none = pipelineOneFOneB( f, c, first );
         double best_post = -1.0;
         for ( int z = 0; z < 4; ++z )
         {
@@ -117,9 +90,9 @@ TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Pl
             if ( z > 0 )
             {
                 c.zero = z;
-                first = transformerStageTimes( k, platform, model, c, ops[f.ops], 0,
-                                               transformerMicroBatches( c ) );
-                ++r.stats.stage_bounds;
+                first = transformerStageTimes( kTransformerConstants, _platform, _model, c,
+                                               _ops[f.ops], 0, transformerMicroBatches( c ) );
+                ++_r.stats.stage_bounds;
             }
             f.post_bound[z] = first.dp + first.opt;
             if ( best_post < 0.0 || f.post_bound[z] < best_post )
@@ -127,38 +100,110 @@ TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Pl
         }
         f.bound = f.pipeline_none + best_post;
     }
-    std::sort( families.begin(), families.end(),
-               []( const Family& a, const Family& b )
-               {
-                   return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch,
-                                           a.sp ) <
-                          std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp );
-               } );
 
-    // 3. Best-first: families in bound order until the K-th best beats the next bound; inside a
-    // family its configurations in bound order, priced in full only while they can enter.
-    TopK top( options.top_k );
-    struct Variant
+    //! Prices the family's configurations in bound order while they can enter `top`.
+    void priceFamily( const Family& f, TopK& top )
     {
-        double bound;
-        ParallelConfig config;
-        int ri, z, si;
-    };
-    std::vector<Variant> variants;
-    for ( const Family& f : families )
+        const std::vector<Variant> variants = variantsInBoundOrder( f );
+        double priced_1f1b[3][4];
+        std::fill( &priced_1f1b[0][0], &priced_1f1b[0][0] + 12, -1.0 );
+        for ( const Variant& v : variants )
+        {
+            if ( top.excludes( v.bound ) )
+                break;
+            // GPipe is never faster than its 1F1B twin (same stages, same post part).
+            const double bound = v.si == 1 ? std::max( v.bound, priced_1f1b[v.ri][v.z] ) : v.bound;
+            if ( top.excludes( bound ) )
+                continue;
+            const TransformerStepSummary s =
+                predictTransformerStep( _platform, _model, v.config, _ops[f.ops] );
+            ++_r.stats.priced;
+            if ( v.si == 0 )
+                priced_1f1b[v.ri][v.z] = s.iteration_ms;
+            if ( s.feasible )
+                top.offer( { v.config, s } );
+        }
+    }
+
+  private:
+    //! The family's base configuration (recompute none, ZeRO 0, 1F1B).
+    ParallelConfig familyConfig( const Family& f ) const
     {
-        if ( top.excludes( f.bound ) )
-            break;
+        return baseConfig( f.layout, f.micro_batch, _global_batch, f.sp, _options.fused );
+    }
+
+    //! f.fits, f.any_zero and f.any_recompute from the closed-form peak memory of every
+    //! configuration of the family; true when one fits.
+    bool fillFits( Family& f )
+    {
+        const Layout& l = f.layout;
+        bool any = false;
+        ParallelConfig c = familyConfig( f );
+        for ( int ri = 0; ri < 3; ++ri )
+            for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
+                for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
+                {
+                    c.recompute = kRecomputes[ri];
+                    c.zero = z;
+                    c.schedule = kSchedules[si];
+                    ++_r.stats.space;
+                    const bool fits = fitsInMemory( _r, _model, _platform, c );
+                    f.fits[ri][z][si] = fits;
+                    f.any_zero[z] |= fits;
+                    f.any_recompute[ri] |= fits;
+                    any |= fits;
+                }
+        return any;
+    }
+
+    //! The index of the family's operator cost, priced when its (tp, micro-batch, SP) is new.
+    int operatorCase( const Family& f )
+    {
+        const auto key = std::make_tuple( f.layout.tp, f.micro_batch, f.sp );
+        auto [it, fresh] = _ops_index.emplace( key, static_cast<int>( _ops.size() ) );
+        if ( fresh )
+        {
+            const ParallelConfig c = familyConfig( f );
+            _ops.push_back(
+                transformerOperatorCost( transformerOperatorCase( _platform.gpu, _model, c ) ) );
+            ++_r.stats.operator_cases;
+        }
+        return it->second;
+    }
+
+    //! The pipeline time of `c` (a configuration of `f`) under 1F1B; `first`: its first stage.
+    double pipelineOneFOneB( const Family& f, const ParallelConfig& c, td::StageTimes& first )
+    {
+        const double m = transformerMicroBatches( c );
+        const TransformerOperatorCost& o = _ops[f.ops];
+        const int pp = c.pp;
+        first = transformerStageTimes( kTransformerConstants, _platform, _model, c, o, 0, m );
+        const td::StageTimes last =
+            pp > 1
+                ? transformerStageTimes( kTransformerConstants, _platform, _model, c, o, pp - 1, m )
+                : first;
+        const td::StageTimes mid =
+            pp > 2 ? transformerStageTimes( kTransformerConstants, _platform, _model, c, o, 1, m )
+                   : first;
+        _r.stats.stage_bounds += 1 + ( pp > 1 ) + ( pp > 2 );
+        return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last,
+                                      m );
+    }
+
+    //! The family's fitting configurations with their bounds P(r) + Q(z), in bound order (ties
+    //! by key); P(r) priced for each recompute some configuration fits with.
+    std::vector<Variant> variantsInBoundOrder( const Family& f )
+    {
         double pipeline[3] = { f.pipeline_none, 0.0, 0.0 };
-        ParallelConfig c = baseConfig( f.layout, f.micro_batch, global_batch, f.sp, options.fused );
+        ParallelConfig c = familyConfig( f );
         for ( int ri = 1; ri < 3; ++ri )
             if ( f.any_recompute[ri] )
             {
                 c.recompute = kRecomputes[ri];
-                td::StageTimes first, mid, last;
-                pipeline[ri] = stages( f, c, first, mid, last );
+                td::StageTimes first;
+                pipeline[ri] = pipelineOneFOneB( f, c, first );
             }
-        variants.clear();
+        std::vector<Variant> variants;
         for ( int ri = 0; ri < 3; ++ri )
             for ( int z = 0; z < 4; ++z )
                 for ( int si = 0; si < 2; ++si )
@@ -175,24 +220,52 @@ TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Pl
                        return a.bound != b.bound ? a.bound < b.bound
                                                  : configKey( a.config ) < configKey( b.config );
                    } );
-        double priced_1f1b[3][4];
-        std::fill( &priced_1f1b[0][0], &priced_1f1b[0][0] + 12, -1.0 );
-        for ( const Variant& v : variants )
-        {
-            if ( top.excludes( v.bound ) )
-                break;
-            // GPipe is never faster than its 1F1B twin (same stages, same post part).
-            const double bound = v.si == 1 ? std::max( v.bound, priced_1f1b[v.ri][v.z] ) : v.bound;
-            if ( top.excludes( bound ) )
-                continue;
-            const TransformerStepSummary s =
-                predictTransformerStep( platform, model, v.config, ops[f.ops] );
-            ++r.stats.priced;
-            if ( v.si == 0 )
-                priced_1f1b[v.ri][v.z] = s.iteration_ms;
-            if ( s.feasible )
-                top.offer( { v.config, s } );
-        }
+        return variants;
+    }
+
+    const TransformerSpec& _model;
+    const Platform& _platform;
+    std::int64_t _global_batch;
+    const TransformerPlanOptions& _options;
+    TransformerPlanResult& _r;
+    std::map<std::tuple<int, int, bool>, int> _ops_index;
+    std::vector<TransformerOperatorCost> _ops;
+};
+
+} // namespace
+
+TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Platform& platform,
+                                          std::int64_t global_batch,
+                                          const TransformerPlanOptions& options )
+{
+    TransformerPlanResult r;
+    BranchAndBound search( model, platform, global_batch, options, r );
+
+    // 1. Memory: the closed-form peak of every configuration; families with none that fits
+    // are dropped before any time is priced.
+    std::vector<Family> families = search.fittingFamilies();
+
+    // 2. Family bounds: the operator case once per (tp, micro-batch, SP); the pipeline with no
+    // recompute under 1F1B (every other recompute and GPipe only add: transformerPipelineMs)
+    // plus the first stage's post-pipeline time Q(z) (the iteration's post part is at least it).
+    for ( Family& f : families )
+        search.bound( f );
+    std::sort( families.begin(), families.end(),
+               []( const Family& a, const Family& b )
+               {
+                   return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch,
+                                           a.sp ) <
+                          std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp );
+               } );
+
+    // 3. Best-first: families in bound order until the K-th best beats the next bound; inside a
+    // family its configurations in bound order, priced in full only while they can enter.
+    TopK top( options.top_k );
+    for ( const Family& f : families )
+    {
+        if ( top.excludes( f.bound ) )
+            break;
+        search.priceFamily( f, top );
     }
     finish( r, top, model, platform, global_batch );
     return r;

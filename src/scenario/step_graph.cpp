@@ -69,6 +69,113 @@ std::uint64_t allToAllCommSize( const Platform& platform, const double* send, co
                             platform.network.num_dims );
 }
 
+//! GPU g's value (ms) of phase k in the batch's only scenario.
+double phaseMs( const HostScenarioBatch& batch, int g, Phase k )
+{
+    return batch.gpu_phase_ms( g * kNumPhases + int( k ) );
+}
+
+//! comm_size of each of the step's collectives (0: left out).
+struct DlrmCommBytes
+{
+    std::uint64_t index = 0, fwd = 0, bwd = 0, allreduce = 0;
+};
+
+//! The collectives are the same on every GPU (each is priced by its busiest GPU): one
+//! comm_size each. A collective the model prices at 0 (one GPU, no model-parallel tables)
+//! is left out and its dependants wait for what it waited for.
+DlrmCommBytes dlrmCommBytes( const Platform& platform, const HostScenarioBatch& batch )
+{
+    const int p = platform.numGpus();
+    const double* scratch = batch.gpu_scratch.data();
+    const double* send_index = scratch;
+    const double* recv_index = scratch + p;
+    const double* send_embedding = scratch + 2 * p;
+    const double* recv_embedding = scratch + 3 * p;
+    const double index_ns = phaseNs( phaseMs( batch, 0, Phase::input_dist ) );
+    const double fwd_ns = phaseNs( phaseMs( batch, 0, Phase::embedding_comm_fwd ) );
+    const double bwd_ns = phaseNs( phaseMs( batch, 0, Phase::embedding_comm_bwd ) );
+    const double allreduce_ns = phaseNs( phaseMs( batch, 0, Phase::dense_allreduce ) );
+    DlrmCommBytes bytes;
+    if ( p > 1 )
+    {
+        bytes.index = allToAllCommSize( platform, send_index, recv_index, index_ns );
+        bytes.fwd = allToAllCommSize( platform, send_embedding, recv_embedding, fwd_ns );
+        bytes.bwd = allToAllCommSize( platform, recv_embedding, send_embedding, bwd_ns );
+        if ( allreduce_ns > 0.0 )
+        {
+            const std::uint64_t align = commAlignment( platform );
+            bytes.allreduce = std::max<std::uint64_t>(
+                align, static_cast<std::uint64_t>( std::llround(
+                           batch.summary( 0 ).allreduce_bytes / static_cast<double>( align ) ) ) *
+                           align );
+        }
+    }
+    return bytes;
+}
+
+//! What every GPU's nodes are built from.
+struct DlrmStep
+{
+    const HostScenarioBatch& batch;
+    const DenseCost& dense;
+    DlrmCommBytes bytes;
+    int dims;          //!< the network's dimensions
+    double max_fwd_ms; //!< the slowest GPU's lookups
+};
+
+//! GPU g's nodes of the step.
+void addDlrmRankNodes( const DlrmStep& step, int g, std::vector<StepGraphNode>& nodes )
+{
+    const DenseCost& dense = step.dense;
+    const DlrmCommBytes& bytes = step.bytes;
+    const int dims = step.dims;
+    auto add = [&]( StepGraphNode n )
+    {
+        nodes.push_back( std::move( n ) );
+        return static_cast<int>( nodes.size() ) - 1;
+    };
+    const double lookup_ms = phaseMs( step.batch, g, Phase::embedding_fwd );
+    // Forward: the bottom MLP runs while the ids are distributed; the lookups need both.
+    std::vector<int> lookup_deps;
+    if ( bytes.index > 0 )
+        lookup_deps.push_back(
+            add( collectiveNode( "input_dist", Collective::all_to_all, bytes.index, dims, {} ) ) );
+    lookup_deps.push_back( add( computeNode( "bottom_mlp_fwd", dense.bottom_fwd_ms, {} ) ) );
+    int last = add( computeNode( "embedding_fwd", lookup_ms, lookup_deps ) );
+    // The pooled all-to-all starts when the slowest GPU has finished its lookups (the model
+    // is a rendezvous, as NCCL's all-to-all is). ASTRA-sim's collectives are eager: a rank
+    // that starts early sends at once and a late rank finds its data already there, which
+    // on 2-NPU dimensions hides most of the late rank's collective. The wait is therefore
+    // explicit: a GPU with less lookup work idles until the slowest one is done.
+    if ( bytes.fwd > 0 )
+    {
+        const double wait_ms = step.max_fwd_ms - lookup_ms;
+        if ( wait_ms > 0.0 )
+            last = add( computeNode( "wait_embedding_comm_fwd", wait_ms, { last } ) );
+        last = add( collectiveNode( "embedding_comm_fwd", Collective::all_to_all, bytes.fwd, dims,
+                                    { last } ) );
+    }
+    last = add( computeNode( "top_fwd", dense.top_fwd_ms, { last } ) );
+    const int top_bwd = add( computeNode( "top_bwd", dense.top_bwd_ms, { last } ) );
+    // Backward: the gradient all-to-all and the bottom MLP's backward overlap; the shard
+    // update needs both; the dense all-reduce follows the gradient all-to-all on the
+    // network and overlaps the update.
+    int gradients = top_bwd;
+    if ( bytes.bwd > 0 )
+        gradients = add( collectiveNode( "embedding_comm_bwd", Collective::all_to_all, bytes.bwd,
+                                         dims, { top_bwd } ) );
+    const int bottom_bwd = add( computeNode( "bottom_mlp_bwd", dense.bottom_bwd_ms, { top_bwd } ) );
+    std::vector<int> update_deps = { bottom_bwd };
+    if ( gradients != top_bwd )
+        update_deps.insert( update_deps.begin(), gradients );
+    add( computeNode( "embedding_bwd", phaseMs( step.batch, g, Phase::embedding_bwd ),
+                      update_deps ) );
+    if ( bytes.allreduce > 0 )
+        add( collectiveNode( "dense_allreduce", Collective::all_reduce, bytes.allreduce, dims,
+                             { gradients } ) );
+}
+
 } // namespace
 
 std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Collective c,
@@ -109,95 +216,19 @@ StepGraph buildDlrmStepGraph( const ScenarioInput& scenario )
 
     const Platform& platform = *input.platform;
     const int p = platform.numGpus();
-    const int dims = platform.network.num_dims;
-    const DenseCost& dense = batch.dense_cost( batch.dense_index( 0 ) );
-    const StepSummary& summary = batch.summary( 0 );
-    auto phase = [&]( int g, Phase k ) { return batch.gpu_phase_ms( g * kNumPhases + int( k ) ); };
-    const double* scratch = batch.gpu_scratch.data();
-    const double* send_index = scratch;
-    const double* recv_index = scratch + p;
-    const double* send_embedding = scratch + 2 * p;
-    const double* recv_embedding = scratch + 3 * p;
-
-    // The collectives are the same on every GPU (each is priced by its busiest GPU): one
-    // comm_size each. A collective the model prices at 0 (one GPU, no model-parallel tables)
-    // is left out and its dependants wait for what it waited for.
-    const double index_ns = phaseNs( phase( 0, Phase::input_dist ) );
-    const double fwd_ns = phaseNs( phase( 0, Phase::embedding_comm_fwd ) );
-    const double bwd_ns = phaseNs( phase( 0, Phase::embedding_comm_bwd ) );
-    const double allreduce_ns = phaseNs( phase( 0, Phase::dense_allreduce ) );
-    std::uint64_t index_bytes = 0, fwd_bytes = 0, bwd_bytes = 0, allreduce_bytes = 0;
-    if ( p > 1 )
-    {
-        index_bytes = allToAllCommSize( platform, send_index, recv_index, index_ns );
-        fwd_bytes = allToAllCommSize( platform, send_embedding, recv_embedding, fwd_ns );
-        bwd_bytes = allToAllCommSize( platform, recv_embedding, send_embedding, bwd_ns );
-        if ( allreduce_ns > 0.0 )
-        {
-            const std::uint64_t align = commAlignment( platform );
-            allreduce_bytes = std::max<std::uint64_t>(
-                align, static_cast<std::uint64_t>( std::llround( summary.allreduce_bytes /
-                                                                 static_cast<double>( align ) ) ) *
-                           align );
-        }
-    }
-
+    const DlrmCommBytes bytes = dlrmCommBytes( platform, batch );
     double max_fwd_ms = 0.0;
     for ( int g = 0; g < p; ++g )
-        max_fwd_ms = std::max( max_fwd_ms, phase( g, Phase::embedding_fwd ) );
+        max_fwd_ms = std::max( max_fwd_ms, phaseMs( batch, g, Phase::embedding_fwd ) );
+    const DlrmStep step{ batch, batch.dense_cost( batch.dense_index( 0 ) ), bytes,
+                         platform.network.num_dims, max_fwd_ms };
 
     StepGraph graph;
     graph.workload_kind = "dlrm";
-    graph.iteration_ms = summary.iteration_ms;
+    graph.iteration_ms = batch.summary( 0 ).iteration_ms;
     graph.ranks.resize( p );
     for ( int g = 0; g < p; ++g )
-    {
-        std::vector<StepGraphNode>& nodes = graph.ranks[g];
-        auto add = [&]( StepGraphNode n )
-        {
-            nodes.push_back( std::move( n ) );
-            return static_cast<int>( nodes.size() ) - 1;
-        };
-        // Forward: the bottom MLP runs while the ids are distributed; the lookups need both.
-        std::vector<int> lookup_deps;
-        if ( index_bytes > 0 )
-            lookup_deps.push_back( add(
-                collectiveNode( "input_dist", Collective::all_to_all, index_bytes, dims, {} ) ) );
-        lookup_deps.push_back( add( computeNode( "bottom_mlp_fwd", dense.bottom_fwd_ms, {} ) ) );
-        int last =
-            add( computeNode( "embedding_fwd", phase( g, Phase::embedding_fwd ), lookup_deps ) );
-        // The pooled all-to-all starts when the slowest GPU has finished its lookups (the model
-        // is a rendezvous, as NCCL's all-to-all is). ASTRA-sim's collectives are eager: a rank
-        // that starts early sends at once and a late rank finds its data already there, which
-        // on 2-NPU dimensions hides most of the late rank's collective. The wait is therefore
-        // explicit: a GPU with less lookup work idles until the slowest one is done.
-        if ( fwd_bytes > 0 )
-        {
-            const double wait_ms = max_fwd_ms - phase( g, Phase::embedding_fwd );
-            if ( wait_ms > 0.0 )
-                last = add( computeNode( "wait_embedding_comm_fwd", wait_ms, { last } ) );
-            last = add( collectiveNode( "embedding_comm_fwd", Collective::all_to_all, fwd_bytes,
-                                        dims, { last } ) );
-        }
-        last = add( computeNode( "top_fwd", dense.top_fwd_ms, { last } ) );
-        const int top_bwd = add( computeNode( "top_bwd", dense.top_bwd_ms, { last } ) );
-        // Backward: the gradient all-to-all and the bottom MLP's backward overlap; the shard
-        // update needs both; the dense all-reduce follows the gradient all-to-all on the
-        // network and overlaps the update.
-        int gradients = top_bwd;
-        if ( bwd_bytes > 0 )
-            gradients = add( collectiveNode( "embedding_comm_bwd", Collective::all_to_all,
-                                             bwd_bytes, dims, { top_bwd } ) );
-        const int bottom_bwd =
-            add( computeNode( "bottom_mlp_bwd", dense.bottom_bwd_ms, { top_bwd } ) );
-        std::vector<int> update_deps = { bottom_bwd };
-        if ( gradients != top_bwd )
-            update_deps.insert( update_deps.begin(), gradients );
-        add( computeNode( "embedding_bwd", phase( g, Phase::embedding_bwd ), update_deps ) );
-        if ( allreduce_bytes > 0 )
-            add( collectiveNode( "dense_allreduce", Collective::all_reduce, allreduce_bytes, dims,
-                                 { gradients } ) );
-    }
+        addDlrmRankNodes( step, g, graph.ranks[g] );
     return graph;
 }
 

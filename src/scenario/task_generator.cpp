@@ -98,35 +98,32 @@ std::vector<int> dreamshardSplit( int pool_size, std::uint64_t seed )
     return ids;
 }
 
-GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::uint64_t seed,
-                            std::uint64_t task_index, const TaskOptions& options,
-                            const DenseModel& dense, const std::vector<int>* split_ids )
+namespace
 {
-    const ProtocolSpec spec = protocolSpec( protocol, options );
-    const int pool_size = static_cast<int>( pool.size() );
-    GeneratedTask task;
-    task.num_gpus = spec.num_gpus;
-    task.gpus_per_node = spec.gpus_per_node;
-    task.memory_cap_GiB = spec.memory_cap_GiB;
-    task.workload.dense = dense;
-    task.workload.global_batch = options.global_batch;
-    task.workload.name =
-        std::string( taskProtocolName( protocol ) ) + "#" + std::to_string( task_index );
 
-    CounterRng tables( seed, task_index, kStreamTaskTables );
-    CounterRng dims( seed, task_index, kStreamTaskDims );
-    CounterRng count( seed, task_index, kStreamTaskCount );
-    auto needPool = [&]( int n )
+//! One task's draw of tables: what the protocols' draws share, and a draw per protocol.
+struct TaskDraw
+{
+    TaskProtocol protocol;
+    const ProtocolSpec& spec;
+    const TablePool& pool;
+    int pool_size;
+    std::uint64_t seed, task_index;
+    const TaskOptions& options;
+    GeneratedTask& task;
+    CounterRng &tables, &dims, &count;
+
+    //! Throws std::invalid_argument when the pool holds fewer than n tables.
+    void needPool( int n ) const
     {
         if ( pool_size < n )
             throw std::invalid_argument( std::string( taskProtocolName( protocol ) ) + " needs " +
                                          std::to_string( n ) + " pool tables, the pool has " +
                                          std::to_string( pool_size ) );
-    };
+    }
 
-    switch ( protocol )
-    {
-    case TaskProtocol::neuroshard:
+    //! NeuroShard: T tables with replacement, redrawn until they fit.
+    void neuroShard()
     {
         // gen_tasks.py: T = randint(10, 60), ids with replacement, a dim per table; the whole
         // draw is repeated until the task's fp32 size fits 4 GPUs × 4 GB minus 1 GB.
@@ -154,10 +151,10 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
             if ( total <= max_total_GiB )
                 break;
         }
-        break;
     }
-    case TaskProtocol::dreamshard:
-    case TaskProtocol::surco:
+
+    //! Dreamshard and SurCo; `split_ids`: the seed's split if computed already (or null).
+    void dreamShard( const std::vector<int>* split_ids )
     {
         // gen_tasks.py: shuffle the ids, first half train, second half test; T tables without
         // replacement from one half; dim 16. SurCo: T = 10, 20, ..., 60 in turn.
@@ -180,9 +177,10 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
         reserveTables( task, n );
         for ( int i = 0; i < n; ++i )
             addTable( task, pool, split[first + picked[i]], 16, spec.dtype );
-        break;
     }
-    case TaskProtocol::autoshard:
+
+    //! AutoShard: T tables without replacement from the whole pool.
+    void autoShard()
     {
         // gen_dlrm_data.py: 80 tables without replacement from all tables, dims from {16, 32}.
         const int n = spec.min_tables;
@@ -192,17 +190,56 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
         reserveTables( task, n );
         for ( int i = 0; i < n; ++i )
             addTable( task, pool, picked[i], dims.uniformInt( 0, 1 ) ? 32 : 16, spec.dtype );
-        break;
     }
-    case TaskProtocol::large_856x128:
+
+    //! large-856x128: every table of the pool.
+    void large856x128()
     {
         // The planner benchmark's scale task: every pool table once, NeuroShard's dims.
         needPool( spec.min_tables );
         reserveTables( task, spec.min_tables );
         for ( int i = 0; i < spec.min_tables; ++i )
             addTable( task, pool, i, kNeuroShardDims[dims.uniformInt( 0, 5 )], spec.dtype );
-        break;
     }
+};
+
+} // namespace
+
+GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::uint64_t seed,
+                            std::uint64_t task_index, const TaskOptions& options,
+                            const DenseModel& dense, const std::vector<int>* split_ids )
+{
+    const ProtocolSpec spec = protocolSpec( protocol, options );
+    const int pool_size = static_cast<int>( pool.size() );
+    GeneratedTask task;
+    task.num_gpus = spec.num_gpus;
+    task.gpus_per_node = spec.gpus_per_node;
+    task.memory_cap_GiB = spec.memory_cap_GiB;
+    task.workload.dense = dense;
+    task.workload.global_batch = options.global_batch;
+    task.workload.name =
+        std::string( taskProtocolName( protocol ) ) + "#" + std::to_string( task_index );
+
+    CounterRng tables( seed, task_index, kStreamTaskTables );
+    CounterRng dims( seed, task_index, kStreamTaskDims );
+    CounterRng count( seed, task_index, kStreamTaskCount );
+    TaskDraw draw{ protocol, spec, pool,   pool_size, seed, task_index,
+                   options,  task, tables, dims,      count };
+    switch ( protocol )
+    {
+    case TaskProtocol::neuroshard:
+        draw.neuroShard();
+        break;
+    case TaskProtocol::dreamshard:
+    case TaskProtocol::surco:
+        draw.dreamShard( split_ids );
+        break;
+    case TaskProtocol::autoshard:
+        draw.autoShard();
+        break;
+    case TaskProtocol::large_856x128:
+        draw.large856x128();
+        break;
     case TaskProtocol::none:
         break;
     }

@@ -16,6 +16,7 @@ namespace
 {
 
 using Kind = StepGraphNode::Kind;
+using transformer_detail::StageTimes;
 
 //! Which communicator a collective runs on.
 enum class GroupKind
@@ -46,6 +47,66 @@ struct Layout
     int rank( int t, int d, int s ) const { return t + tp * ( d + dp * s ); }
 };
 
+//! Appends a compute item (none of zero duration).
+void addCompute( std::vector<Item>& v, std::string name, double ms )
+{
+    if ( ms > 0.0 )
+        v.push_back( { Kind::compute, std::move( name ), ms } );
+}
+
+//! A stage's TP collectives (the group's network and sync are the same for all of them).
+struct TpItems
+{
+    int ranks = 1;      //!< the TP degree
+    bool sp = false;    //!< sequence parallelism (with TP)
+    double bytes = 0.0; //!< a micro-batch's activations
+    GroupNetwork net;
+    double sync = 0.0; //!< the rank-skew sync per collective
+    //! One collective (none without TP): network time, then the host's issue floor and sync.
+    void add( std::vector<Item>& v, const std::string& name, Collective k, double size ) const
+    {
+        if ( ranks <= 1 )
+            return;
+        const double net_ms = groupCollectiveMs( net, k, size );
+        const double host =
+            transformer_detail::issuedMs( kTransformerConstants, net_ms, 1.0 ) + sync - net_ms;
+        v.push_back( { Kind::collective, name, net_ms, host, k, GroupKind::tp, size } );
+    }
+    //! One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
+    //! shard and a reduce-scatter.
+    void pair( std::vector<Item>& v, const std::string& name ) const
+    {
+        if ( sp )
+        {
+            add( v, name + "_ag", Collective::all_gather, bytes / ranks );
+            add( v, name + "_rs", Collective::reduce_scatter, bytes );
+        }
+        else
+            add( v, name, Collective::all_reduce, bytes );
+    }
+};
+
+//! One rank's serial chain of nodes under construction: each node waits for the one before.
+struct RankChain
+{
+    int t = 0, d = 0, me = 0; //!< the rank's TP and DP index, and the rank
+    std::vector<StepGraphNode> nodes;
+    void append( StepGraphNode n )
+    {
+        if ( !nodes.empty() )
+            n.deps = { static_cast<int>( nodes.size() ) - 1 };
+        nodes.push_back( std::move( n ) );
+    }
+    //! A compute node of `ms`.
+    void appendCompute( std::string name, double ms )
+    {
+        StepGraphNode n;
+        n.name = std::move( name );
+        n.duration_ns = ms * 1e6;
+        append( std::move( n ) );
+    }
+};
+
 class TransformerGraphBuilder
 {
   public:
@@ -65,7 +126,6 @@ class TransformerGraphBuilder
 
     StepGraph build()
     {
-        const TransformerConstants& c = kTransformerConstants;
         StepGraph graph;
         graph.workload_kind = "transformer";
         graph.iteration_ms = predictTransformerStep( platform_, model_, cfg_, ops_ ).iteration_ms;
@@ -73,8 +133,8 @@ class TransformerGraphBuilder
         graph.ranks.resize( platform_.numGpus() );
         for ( int s = 0; s < layout_.pp; ++s )
         {
-            const transformer_detail::StageTimes st =
-                transformerStageTimes( c, platform_, model_, cfg_, ops_, s, micro_batches_ );
+            const StageTimes st = transformerStageTimes( kTransformerConstants, platform_, model_,
+                                                         cfg_, ops_, s, micro_batches_ );
             std::vector<Item> fwd, bwd, post;
             stageItems( s, fwd, bwd, post );
             checkSums( s, st, fwd, bwd, post );
@@ -90,48 +150,38 @@ class TransformerGraphBuilder
     void makeGroups( StepGraph& graph )
     {
         const int p = platform_.numGpus();
-        auto add = [&]( std::vector<int> members ) -> int
+        // Per (i, j): the group of ranks rank_of(i, j, k), k < n; its number goes to `group_of`.
+        auto add = [&]( std::vector<int>& group_of, int ni, int nj, int n, auto rank_of )
         {
-            if ( static_cast<int>( members.size() ) == p )
-                return 0;
-            graph.groups.push_back( std::move( members ) );
-            return static_cast<int>( graph.groups.size() );
+            for ( int i = 0; i < ni; ++i )
+                for ( int j = 0; j < nj; ++j )
+                {
+                    std::vector<int> m;
+                    for ( int k = 0; k < n; ++k )
+                        m.push_back( rank_of( i, j, k ) );
+                    int g = 0;
+                    if ( static_cast<int>( m.size() ) != p )
+                    {
+                        graph.groups.push_back( m );
+                        g = static_cast<int>( graph.groups.size() );
+                    }
+                    for ( int r : m )
+                        group_of[r] = g;
+                }
         };
         tp_group_.assign( p, -1 );
         dp_group_.assign( p, -1 );
         embedding_group_.assign( p, -1 );
         const Layout& L = layout_;
         if ( L.tp > 1 )
-            for ( int s = 0; s < L.pp; ++s )
-                for ( int d = 0; d < L.dp; ++d )
-                {
-                    std::vector<int> m;
-                    for ( int t = 0; t < L.tp; ++t )
-                        m.push_back( L.rank( t, d, s ) );
-                    const int g = add( m );
-                    for ( int r : m )
-                        tp_group_[r] = g;
-                }
+            add( tp_group_, L.pp, L.dp, L.tp,
+                 [&]( int s, int d, int t ) { return L.rank( t, d, s ); } );
         if ( L.dp > 1 && train_ )
-            for ( int s = 0; s < L.pp; ++s )
-                for ( int t = 0; t < L.tp; ++t )
-                {
-                    std::vector<int> m;
-                    for ( int d = 0; d < L.dp; ++d )
-                        m.push_back( L.rank( t, d, s ) );
-                    const int g = add( m );
-                    for ( int r : m )
-                        dp_group_[r] = g;
-                }
+            add( dp_group_, L.pp, L.tp, L.dp,
+                 [&]( int s, int t, int d ) { return L.rank( t, d, s ); } );
         if ( L.pp > 1 && train_ )
-            for ( int d = 0; d < L.dp; ++d )
-                for ( int t = 0; t < L.tp; ++t )
-                {
-                    std::vector<int> m = { L.rank( t, d, 0 ), L.rank( t, d, L.pp - 1 ) };
-                    const int g = add( m );
-                    for ( int r : m )
-                        embedding_group_[r] = g;
-                }
+            add( embedding_group_, L.dp, L.tp, 2,
+                 [&]( int d, int t, int k ) { return L.rank( t, d, k == 0 ? 0 : L.pp - 1 ); } );
         groups_ = &graph.groups;
     }
 
@@ -171,70 +221,45 @@ class TransformerGraphBuilder
     void stageItems( int s, std::vector<Item>& fwd, std::vector<Item>& bwd,
                      std::vector<Item>& post ) const
     {
-        namespace td = transformer_detail;
-        const TransformerConstants& c = kTransformerConstants;
         const TransformerOperatorCost& o = ops_;
         const int layers = model_.layers / layout_.pp;
         const bool first = s == 0, last = s == layout_.pp - 1;
-        const bool sp = cfg_.sequence_parallel && cfg_.tp > 1;
-        const double e = td::activationBytes( model_.dtype );
-        const double bytes = e * double( model_.seq_len ) * cfg_.micro_batch * model_.hidden;
-        auto compute = [&]( std::vector<Item>& v, std::string name, double ms )
-        {
-            if ( ms > 0.0 )
-                v.push_back( { Kind::compute, std::move( name ), ms } );
-        };
-        const GroupNetwork tpg = groupNetwork( platform_, cfg_.tp, 1.0 );
-        const double sync = c.tp_sync_ms * std::log2( double( cfg_.tp ) );
-        auto tp = [&]( std::vector<Item>& v, const std::string& name, Collective k, double size )
-        {
-            if ( cfg_.tp <= 1 )
-                return;
-            const double net = groupCollectiveMs( tpg, k, size );
-            const double host = td::issuedMs( c, net, 1.0 ) + sync - net;
-            v.push_back( { Kind::collective, name, net, host, k, GroupKind::tp, size } );
-        };
-        // One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
-        // shard and a reduce-scatter.
-        auto pair = [&]( std::vector<Item>& v, const std::string& name )
-        {
-            if ( sp )
-            {
-                tp( v, name + "_ag", Collective::all_gather, bytes / cfg_.tp );
-                tp( v, name + "_rs", Collective::reduce_scatter, bytes );
-            }
-            else
-                tp( v, name, Collective::all_reduce, bytes );
-        };
+        TpItems tp;
+        tp.ranks = cfg_.tp;
+        tp.sp = cfg_.sequence_parallel && cfg_.tp > 1;
+        const double e = transformer_detail::activationBytes( model_.dtype );
+        tp.bytes = e * double( model_.seq_len ) * cfg_.micro_batch * model_.hidden;
+        tp.net = groupNetwork( platform_, cfg_.tp, 1.0 );
+        tp.sync = kTransformerConstants.tp_sync_ms * std::log2( double( cfg_.tp ) );
         const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
 
         // Forward of one micro-batch.
         if ( first )
         {
-            compute( fwd, "embedding.fwd", o.embedding_fwd_ms );
-            if ( sp )
-                tp( fwd, "embedding.tp_rs", Collective::reduce_scatter, bytes );
+            addCompute( fwd, "embedding.fwd", o.embedding_fwd_ms );
+            if ( tp.sp )
+                tp.add( fwd, "embedding.tp_rs", Collective::reduce_scatter, tp.bytes );
             else
-                pair( fwd, "embedding.tp" );
+                tp.pair( fwd, "embedding.tp" );
         }
         for ( int l = 0; l < layers; ++l )
         {
             const std::string layer = fmt::format( "layer{}", s * layers + l );
-            compute( fwd, layer + ".fwd", layer_f );
-            pair( fwd, layer + ".tp_attn" );
-            pair( fwd, layer + ".tp_mlp" );
+            addCompute( fwd, layer + ".fwd", layer_f );
+            tp.pair( fwd, layer + ".tp_attn" );
+            tp.pair( fwd, layer + ".tp_mlp" );
         }
         if ( last )
         {
-            compute( fwd, "head.fwd", o.head_fwd_ms );
+            addCompute( fwd, "head.fwd", o.head_fwd_ms );
             if ( train_ )
-                compute( fwd, "loss.fwd", o.loss_fwd_ms );
-            if ( sp )
-                tp( fwd, "head.tp_ag", Collective::all_gather, bytes / cfg_.tp );
+                addCompute( fwd, "loss.fwd", o.loss_fwd_ms );
+            if ( tp.sp )
+                tp.add( fwd, "head.tp_ag", Collective::all_gather, tp.bytes / cfg_.tp );
             if ( train_ )
                 for ( int k = 0; k < 3; ++k )
-                    tp( fwd, fmt::format( "loss.tp{}", k ), Collective::all_reduce,
-                        4.0 * cfg_.micro_batch * model_.seq_len );
+                    tp.add( fwd, fmt::format( "loss.tp{}", k ), Collective::all_reduce,
+                            4.0 * cfg_.micro_batch * model_.seq_len );
         }
         if ( !train_ )
             return;
@@ -242,35 +267,38 @@ class TransformerGraphBuilder
         // Backward of one micro-batch (recomputation first).
         if ( last )
         {
-            compute( bwd, "loss.bwd", o.loss_bwd_ms );
-            compute( bwd, "head.bwd", o.head_bwd_ms );
-            if ( sp )
-                tp( bwd, "head.tp_rs", Collective::reduce_scatter, bytes );
+            addCompute( bwd, "loss.bwd", o.loss_bwd_ms );
+            addCompute( bwd, "head.bwd", o.head_bwd_ms );
+            if ( tp.sp )
+                tp.add( bwd, "head.tp_rs", Collective::reduce_scatter, tp.bytes );
             else
-                pair( bwd, "head.tp" );
+                tp.pair( bwd, "head.tp" );
         }
         for ( int l = layers - 1; l >= 0; --l )
         {
             const std::string layer = fmt::format( "layer{}", s * layers + l );
             if ( cfg_.recompute == Recompute::full )
             {
-                compute( bwd, layer + ".recompute", o.layer_fwd_ms );
-                pair( bwd, layer + ".recompute_tp_attn" );
-                pair( bwd, layer + ".recompute_tp_mlp" );
+                addCompute( bwd, layer + ".recompute", o.layer_fwd_ms );
+                tp.pair( bwd, layer + ".recompute_tp_attn" );
+                tp.pair( bwd, layer + ".recompute_tp_mlp" );
             }
             else if ( cfg_.recompute == Recompute::selective )
-                compute( bwd, layer + ".recompute", o.layer_attn_core_ms );
-            compute( bwd, layer + ".bwd", o.layer_bwd_ms );
-            pair( bwd, layer + ".tp_mlp" );
-            pair( bwd, layer + ".tp_attn" );
+                addCompute( bwd, layer + ".recompute", o.layer_attn_core_ms );
+            addCompute( bwd, layer + ".bwd", o.layer_bwd_ms );
+            tp.pair( bwd, layer + ".tp_mlp" );
+            tp.pair( bwd, layer + ".tp_attn" );
         }
         if ( first )
-            compute( bwd, "embedding.bwd", o.embedding_bwd_ms );
+            addCompute( bwd, "embedding.bwd", o.embedding_bwd_ms );
+        postItems( layers, StageRole{ first, last }, post );
+    }
 
-        // After the pipeline: gradient synchronisation (at dp_bw_eff) and the optimizer.
-        StageRole role;
-        role.first = first;
-        role.last = last;
+    //! After the pipeline: gradient synchronisation (at dp_bw_eff) and the optimizer.
+    void postItems( int layers, const StageRole& role, std::vector<Item>& post ) const
+    {
+        namespace td = transformer_detail;
+        const TransformerConstants& c = kTransformerConstants;
         const double params = transformerStageParams( model_, cfg_.tp, layers, role );
         const ModelStateBytes sb = modelStateBytes( model_.dtype );
         auto dp = [&]( const std::string& name, GroupKind g, const GroupNetwork& net, Collective k,
@@ -297,7 +325,7 @@ class TransformerGraphBuilder
                     dp( fmt::format( "zero3.allgather{}", k ), GroupKind::dp, dpg,
                         Collective::all_gather, shard );
         }
-        if ( layout_.pp > 1 && ( first || last ) )
+        if ( layout_.pp > 1 && ( role.first || role.last ) )
         {
             const GroupNetwork emb =
                 groupNetwork( platform_, 2, double( cfg_.tp ) * cfg_.dp * ( layout_.pp - 1 ) );
@@ -306,15 +334,15 @@ class TransformerGraphBuilder
         }
         const double shard = cfg_.zero >= 1 ? params / std::max( 1, cfg_.dp ) : params;
         const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
-        compute( post, "optimizer",
-                 td::memoryBoundMs( c, platform_.gpu,
-                                    shard * ( sb.gradients + master + 16.0 + sb.weights +
-                                              c.optimizer_bytes_extra ) ) );
+        addCompute( post, "optimizer",
+                    td::memoryBoundMs( c, platform_.gpu,
+                                       shard * ( sb.gradients + master + 16.0 + sb.weights +
+                                                 c.optimizer_bytes_extra ) ) );
     }
 
     //! The items add up to the model's stage times (a builder that drifted from step.hpp fails
     //! here rather than writing a graph that disagrees with `evaluate`).
-    void checkSums( int s, const transformer_detail::StageTimes& st, const std::vector<Item>& fwd,
+    void checkSums( int s, const StageTimes& st, const std::vector<Item>& fwd,
                     const std::vector<Item>& bwd, const std::vector<Item>& post ) const
     {
         auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer )
@@ -342,140 +370,105 @@ class TransformerGraphBuilder
     //! One rank's serial chain: the stage's micro-batches in schedule order, each forward
     //! preceded by the receive of its activation and followed by its send (backward: gradient,
     //! the other way), then the post-pipeline part.
-    std::vector<StepGraphNode> rankNodes( int t, int d, int s,
-                                          const transformer_detail::StageTimes& st,
+    std::vector<StepGraphNode> rankNodes( int t, int d, int s, const StageTimes& st,
                                           const std::vector<Item>& fwd,
                                           const std::vector<Item>& bwd,
                                           const std::vector<Item>& post )
     {
-        std::vector<StepGraphNode> nodes;
-        const int me = layout_.rank( t, d, s );
-        const int dims = platform_.network.num_dims;
-        auto append = [&]( StepGraphNode n )
-        {
-            if ( !nodes.empty() )
-                n.deps = { static_cast<int>( nodes.size() ) - 1 };
-            nodes.push_back( std::move( n ) );
-        };
-        auto items = [&]( const std::vector<Item>& v, const std::string& suffix )
-        {
-            for ( const Item& i : v )
-            {
-                StepGraphNode n;
-                n.kind = i.kind;
-                n.name = i.name + suffix;
-                if ( i.kind == Kind::compute )
-                    n.duration_ns = i.ms * 1e6;
-                else
-                {
-                    n.collective = i.collective;
-                    n.group = groupOf( i.group )[me];
-                    n.comm_bytes = commSize( i, n.group );
-                    n.involved_dims.assign( dims, true );
-                }
-                append( std::move( n ) );
-                if ( i.host_ms > 0.0 )
-                {
-                    StepGraphNode host;
-                    host.name = i.name + ".host" + suffix;
-                    host.duration_ns = i.host_ms * 1e6;
-                    append( std::move( host ) );
-                }
-            }
-        };
-        // A pipeline message: the model charges `ms` per micro-batch and direction to every
-        // stage, p2p_ms of it the framework's: the sender spends that in a compute node
-        // `pp.p2p_host` and the rest in its SEND; a stage without a neighbour that way idles as
-        // long.
-        const double p2p_ms = kTransformerConstants.p2p_ms;
-        auto message = [&]( int peer_stage, int tag, double ms, bool send, const std::string& name )
-        {
-            if ( ms <= 0.0 )
-                return;
-            const bool has_peer = peer_stage >= 0 && peer_stage < layout_.pp;
-            if ( has_peer && ms > p2p_ms )
-                ms -= p2p_ms;
-            if ( has_peer && send )
-            {
-                StepGraphNode host;
-                host.name = "pp.p2p_host" + name.substr( name.find( '@' ) );
-                host.duration_ns = p2p_ms * 1e6;
-                append( std::move( host ) );
-            }
-            StepGraphNode n;
-            n.name = name;
-            if ( has_peer )
-            {
-                const int peer = layout_.rank( t, d, peer_stage );
-                n.kind = send ? Kind::send : Kind::recv;
-                n.peer = peer;
-                n.tag = tag;
-                n.comm_bytes =
-                    send ? pointToPointSizeForTime( platform_.network, me, peer, ms * 1e6 )
-                         : pointToPointSizeForTime( platform_.network, peer, me, ms * 1e6 );
-            }
-            else
-            {
-                n.kind = Kind::compute;
-                n.duration_ns = ms * 1e6;
-            }
-            append( std::move( n ) );
-        };
-        const bool train = train_;
+        RankChain chain{ t, d, layout_.rank( t, d, s ), {} };
         const double msg =
-            train ? st.pp_f : st.pp_f / ( ( s == 0 || s == layout_.pp - 1 ) ? 1 : 2 );
+            train_ ? st.pp_f : st.pp_f / ( ( s == 0 || s == layout_.pp - 1 ) ? 1 : 2 );
         auto forward = [&]( int k )
         {
             const std::string mb = fmt::format( "@mb{}", k );
             if ( s > 0 )
-                message( s - 1, 2 * k, msg, false, "pp.recv_act" + mb );
-            items( fwd, mb );
+                appendMessage( chain, s - 1, 2 * k, msg, false, "pp.recv_act" + mb );
+            appendItems( chain, fwd, mb );
             // Inference charges a middle stage both its messages; the receive's share is
             // spent before the send so that the next stage waits for it too.
-            if ( !train && s > 0 && s < layout_.pp - 1 )
-                message( -1, 0, msg, true, "pp.fwd_recv_time" + mb );
-            if ( s < layout_.pp - 1 )
-                message( s + 1, 2 * k, msg, true, "pp.send_act" + mb );
-            else
-                message( -1, 0, msg, true, "pp.fwd_unpaired" + mb );
+            if ( !train_ && s > 0 && s < layout_.pp - 1 )
+                appendMessage( chain, -1, 0, msg, true, "pp.fwd_recv_time" + mb );
+            appendMessage( chain, s + 1, 2 * k, msg, true,
+                           ( s < layout_.pp - 1 ? "pp.send_act" : "pp.fwd_unpaired" ) + mb );
         };
         auto backward = [&]( int k )
         {
             const std::string mb = fmt::format( "@mb{}", k );
             if ( s < layout_.pp - 1 )
-                message( s + 1, 2 * k + 1, st.pp_b, false, "pp.recv_grad" + mb );
-            items( bwd, mb );
-            if ( s > 0 )
-                message( s - 1, 2 * k + 1, st.pp_b, true, "pp.send_grad" + mb );
-            else
-                message( -1, 0, st.pp_b, true, "pp.bwd_unpaired" + mb );
+                appendMessage( chain, s + 1, 2 * k + 1, st.pp_b, false, "pp.recv_grad" + mb );
+            appendItems( chain, bwd, mb );
+            appendMessage( chain, s - 1, 2 * k + 1, st.pp_b, true,
+                           ( s > 0 ? "pp.send_grad" : "pp.bwd_unpaired" ) + mb );
         };
+        // Forwards before the first backward: all (inference, GPipe), one per later stage (1F1B).
         const int m = micro_batches_;
-        if ( !train )
-            for ( int k = 0; k < m; ++k )
-                forward( k );
-        else if ( cfg_.schedule == PipelineSchedule::gpipe )
+        const bool one_f_one_b = train_ && cfg_.schedule != PipelineSchedule::gpipe;
+        const int warmup = one_f_one_b ? std::min( layout_.pp - s - 1, m ) : m;
+        for ( int k = 0; k < warmup; ++k )
+            forward( k );
+        for ( int k = 0; k < m - warmup; ++k )
         {
-            for ( int k = 0; k < m; ++k )
-                forward( k );
-            for ( int k = 0; k < m; ++k )
-                backward( k );
+            forward( warmup + k );
+            backward( k );
         }
-        else
-        {
-            const int warmup = std::min( layout_.pp - s - 1, m );
-            for ( int k = 0; k < warmup; ++k )
-                forward( k );
-            for ( int k = 0; k < m - warmup; ++k )
-            {
-                forward( warmup + k );
-                backward( k );
-            }
+        if ( train_ )
             for ( int k = m - warmup; k < m; ++k )
                 backward( k );
+        appendItems( chain, post, "" );
+        return std::move( chain.nodes );
+    }
+
+    //! The items' nodes, names suffixed; a collective's host time after it (`NAME.host`).
+    void appendItems( RankChain& chain, const std::vector<Item>& v, const std::string& suffix )
+    {
+        for ( const Item& i : v )
+        {
+            StepGraphNode n;
+            n.kind = i.kind;
+            n.name = i.name + suffix;
+            if ( i.kind == Kind::compute )
+                n.duration_ns = i.ms * 1e6;
+            else
+            {
+                n.collective = i.collective;
+                n.group = groupOf( i.group )[chain.me];
+                n.comm_bytes = commSize( i, n.group );
+                n.involved_dims.assign( platform_.network.num_dims, true );
+            }
+            chain.append( std::move( n ) );
+            if ( i.host_ms > 0.0 )
+                chain.appendCompute( i.name + ".host" + suffix, i.host_ms );
         }
-        items( post, "" );
-        return nodes;
+    }
+
+    //! A pipeline message to or from stage `peer_stage`: the model charges `ms` per micro-batch
+    //! and direction to every stage, p2p_ms of it the framework's: the sender spends that in a
+    //! compute node `pp.p2p_host` and the rest in its SEND; a stage without a neighbour that way
+    //! idles as long.
+    void appendMessage( RankChain& chain, int peer_stage, int tag, double ms, bool send,
+                        const std::string& name ) const
+    {
+        if ( ms <= 0.0 )
+            return;
+        if ( peer_stage < 0 || peer_stage >= layout_.pp )
+        {
+            chain.appendCompute( name, ms ); // no neighbour that way: idle
+            return;
+        }
+        const double p2p_ms = kTransformerConstants.p2p_ms;
+        if ( ms > p2p_ms )
+            ms -= p2p_ms;
+        if ( send )
+            chain.appendCompute( "pp.p2p_host" + name.substr( name.find( '@' ) ), p2p_ms );
+        StepGraphNode n;
+        n.name = name;
+        const int peer = layout_.rank( chain.t, chain.d, peer_stage );
+        n.kind = send ? Kind::send : Kind::recv;
+        n.peer = peer;
+        n.tag = tag;
+        const int from = send ? chain.me : peer, to = send ? peer : chain.me;
+        n.comm_bytes = pointToPointSizeForTime( platform_.network, from, to, ms * 1e6 );
+        chain.append( std::move( n ) );
     }
 
     const Platform& platform_;

@@ -22,62 +22,10 @@
 #include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/model/gemm.hpp>
 #include <shardsweep/model/math.hpp>
+#include <shardsweep/model/transformer/operator_case.hpp>
 
 namespace shardsweep
 {
-
-//! Global constants of the transformer operator model (the same for every GPU). Fitted values
-//! and how: kTransformerConstants, docs/model/transformer.md.
-struct TransformerConstants
-{
-    double kernel_gap_ms;         //!< GPU-side time between back-to-back kernels, ms
-    double host_ms_per_kernel;    //!< framework (Python, autograd, launch) time per kernel, ms
-    double elementwise_bw_eff;    //!< fraction of datasheet bandwidth element-wise kernels reach
-    double tensor_core_eff;       //!< scales the 16-bit/TF32 tensor-core peak the GEMM model sees
-    double flash_efficiency;      //!< fraction of tensor peak a fused attention kernel sustains
-    double flash_bwd_ratio;       //!< fused attention backward / forward time
-    double optimizer_bytes_extra; //!< Adam bytes per parameter beyond the states (grad zeroing)
-    double workspace_GiB;         //!< CUDA context, cuBLAS/NCCL workspaces, allocator slack
-    double tp_sync_ms;            //!< per TP collective and log2(tp): rank skew at each sync
-    double p2p_bw_eff;            //!< fraction of the link bandwidth a pipeline send/recv reaches
-    double p2p_ms;                //!< fixed cost of one pipeline send/recv pair (framework), ms
-    double dp_bw_eff;             //!< fraction of the modelled bandwidth the gradient sync reaches
-};
-
-//! Shipped constants (see docs/model/transformer.md for the fit).
-constexpr TransformerConstants kTransformerConstants = {
-    0.0, 0.04615, 0.977, 0.981, 0.55, 2.5, 4.0, 1.5, 0.0, 1.479, 0.1327, 0.584 };
-
-//! The plan-independent inputs of the operator costs.
-struct TransformerOperatorCase
-{
-    GpuSpec gpu;
-    TransformerSpec model;
-    int tp = 1;
-    int micro_batch = 1;
-    bool sequence_parallel = false;
-    bool fused = true;
-};
-
-//! Operator costs of one micro-batch on one TP rank, ms. "fwd" is the forward, "bwd" the backward
-//! (data + weight gradients and element-wise backward), without any recomputation.
-struct TransformerOperatorCost
-{
-    double layer_fwd_ms = 0.0;       //!< one layer, every operator
-    double layer_bwd_ms = 0.0;       //!< one layer
-    double layer_attn_core_ms = 0.0; //!< forward of scores..context (selective recompute)
-    double layer_dropout_ms = 0.0;   //!< dropout kernels inside layer_fwd_ms (absent at inference)
-    double layer_gemm_fwd_ms = 0.0;  //!< GEMM part of layer_fwd_ms
-    double layer_gemm_bwd_ms = 0.0;  //!< GEMM part of layer_bwd_ms
-    double embedding_fwd_ms = 0.0;   //!< token + position embedding and its dropout
-    double embedding_bwd_ms = 0.0;
-    double head_fwd_ms = 0.0; //!< final LayerNorm, (BERT transform,) vocabulary GEMM
-    double head_bwd_ms = 0.0;
-    double loss_fwd_ms = 0.0; //!< vocab-parallel cross-entropy
-    double loss_bwd_ms = 0.0;
-    double layer_flops = 0.0; //!< forward FLOPs of one layer, whole model width (not per rank)
-    double head_flops = 0.0;  //!< forward FLOPs of the vocabulary GEMM, whole width
-};
 
 namespace transformer_detail
 {
@@ -181,6 +129,69 @@ struct OperatorContext
     }
 };
 
+//! The operator context of a case: framework GEMM constants, tensor-core GPU, activation bytes.
+KOKKOS_INLINE_FUNCTION OperatorContext operatorContext( const TransformerConstants& c,
+                                                        const TransformerOperatorCase& oc,
+                                                        const GemmConstants& gemm )
+{
+    OperatorContext x;
+    x.c = c;
+    x.gemm_constants = frameworkGemmConstants( c, gemm );
+    x.gpu = tensorCoreGpu( c, oc.gpu );
+    x.memory = oc.gpu;
+    x.dtype = oc.model.dtype;
+    x.e = activationBytes( oc.model.dtype );
+    return x;
+}
+
+//! The sizes of one case on one TP rank (Megatron's notation: b, s, h, a, t).
+struct OperatorShape
+{
+    double e = 0.0;      //!< bytes per activation element
+    double t = 0.0;      //!< tensor-parallel degree
+    double b = 0.0;      //!< micro-batch
+    double s = 0.0;      //!< sequence length
+    double h = 0.0;      //!< hidden size
+    double a = 0.0;      //!< attention heads
+    double d = 0.0;      //!< head dimension
+    double f = 0.0;      //!< FFN width
+    double V = 0.0;      //!< padded vocabulary
+    double T = 0.0;      //!< tokens of the micro-batch
+    double Tsp = 0.0;    //!< tokens of LN/dropout/residual ops
+    double X = 0.0;      //!< attention-score elements per rank
+    bool fast = false;   //!< Megatron's fused kernels apply
+    bool causal = false; //!< causal attention mask (not BERT)
+};
+
+//! The sizes of a case (its model must have positive hidden, heads and seq_len).
+KOKKOS_INLINE_FUNCTION OperatorShape operatorShape( const TransformerOperatorCase& oc )
+{
+    const TransformerSpec& m = oc.model;
+    OperatorShape p;
+    p.e = activationBytes( m.dtype );
+    p.t = oc.tp;
+    p.b = oc.micro_batch;
+    p.s = m.seq_len;
+    p.h = m.hidden;
+    p.a = m.heads;
+    p.d = p.h / p.a;
+    p.f = ffnHidden( m );
+    p.V = paddedVocab( m, oc.tp );
+    p.T = p.b * p.s;
+    p.Tsp = oc.sequence_parallel ? p.T / p.t : p.T;
+    p.X = p.b * ( p.a / p.t ) * p.s * p.s;
+    p.fast = sixteenBit( m.dtype );
+    p.causal = m.arch != TransformerArch::bert;
+    return p;
+}
+
+//! Forward and backward time of a group of element-wise or normalisation kernels, ms.
+struct FwdBwdMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+};
+
 //! Forward and backward of a linear layer y[T, out] = x[T, in]·W[in, out] (+ bias).
 struct LinearMs
 {
@@ -204,6 +215,200 @@ KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, do
     if ( bias )
         r.bwd += x.mem( T * out * x.e ) + x.mem( out * ( x.e + 8.0 ) );
     return r;
+}
+
+//! The attention core (scores, softmax, dropout, context) of one layer, ms.
+struct AttentionCoreMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+    double dropout = 0.0;  //!< attention dropout inside fwd
+    double gemm_fwd = 0.0; //!< batched-GEMM part of fwd (unfused only)
+    double gemm_bwd = 0.0; //!< batched-GEMM part of bwd (unfused only)
+};
+
+//! One FlashAttention kernel: 4·b·s²·h/t FLOPs forward, half of it under a causal mask. `gpu`:
+//! as listed (the kernel sustains flash_efficiency of its tensor peak).
+KOKKOS_INLINE_FUNCTION AttentionCoreMs flashAttentionMs( const TransformerConstants& c,
+                                                         const GpuSpec& gpu, DataType dtype,
+                                                         const OperatorShape& p )
+{
+    AttentionCoreMs r;
+    const double flops = 4.0 * p.b * p.s * p.s * p.h / p.t * ( p.causal ? 0.5 : 1.0 );
+    const double peak = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12 * c.flash_efficiency;
+    const double ms = flops / peak * 1.0e3;
+    r.fwd = issuedMs( c, c.kernel_gap_ms + ms, 1.0 );
+    r.bwd = issuedMs( c, c.kernel_gap_ms + c.flash_bwd_ratio * ms, 2.0 );
+    return r;
+}
+
+//! The unfused attention core: batched GEMMs for scores and context, softmax and dropout kernels.
+KOKKOS_INLINE_FUNCTION AttentionCoreMs unfusedAttentionMs( const OperatorContext& x,
+                                                           const OperatorShape& p )
+{
+    const double e = p.e, s = p.s, d = p.d, X = p.X;
+    const double heads_batch = p.b * p.a / p.t;
+    AttentionCoreMs r;
+    const double scores = x.gemm( heads_batch, s, s, d );
+    const double context = x.gemm( heads_batch, s, d, s );
+    // Backward: dQ = dS·K and dK = dSᵀ·Q, both (s, d, s); dP = dO·Vᵀ (s, s, d), dV = Pᵀ·dO.
+    const double scores_bwd = 2.0 * x.gemm( heads_batch, s, d, s );
+    const double context_bwd = x.gemm( heads_batch, s, s, d ) + x.gemm( heads_batch, s, d, s );
+    r.gemm_fwd = scores + context;
+    r.gemm_bwd = scores_bwd + context_bwd;
+    double softmax_fwd, softmax_bwd;
+    if ( p.fast )
+    {
+        // Fused scale + mask + softmax: read and write the scores once; backward reads y and
+        // dy and writes dx. BERT's general mask adds a 1-byte [b, s, s] read.
+        softmax_fwd = x.mem( 2.0 * X * e + ( p.causal ? 0.0 : p.b * s * s ) );
+        softmax_bwd = x.mem( 3.0 * X * e );
+    }
+    else
+    {
+        // Eager: scale, mask, softmax as three kernels each reading and writing the scores;
+        // backward: softmax backward and the scale's.
+        softmax_fwd = x.mem( 6.0 * X * e, 3.0 );
+        softmax_bwd = x.mem( 3.0 * X * e ) + x.mem( 2.0 * X * e );
+    }
+    // Attention dropout: read, write, 1-byte mask; backward reads dy and the mask.
+    r.dropout = x.mem( X * ( 2.0 * e + 1.0 ) );
+    const double dropout_bwd = x.mem( X * ( 2.0 * e + 1.0 ) );
+    r.fwd = scores + softmax_fwd + r.dropout + context;
+    r.bwd = scores_bwd + softmax_bwd + dropout_bwd + context_bwd;
+    return r;
+}
+
+//! LayerNorms: forward reads x, writes y; backward dx (reads x, dy) and the γ/β gradient, then γ
+//! and β accumulate into main_grad.
+KOKKOS_INLINE_FUNCTION FwdBwdMs layerNormMs( const OperatorContext& x, const OperatorShape& p )
+{
+    const double e = p.e, h = p.h, Tsp = p.Tsp;
+    FwdBwdMs r;
+    r.fwd = x.mem( 2.0 * Tsp * h * e );
+    r.bwd =
+        x.mem( 3.0 * Tsp * h * e ) + x.mem( 2.0 * Tsp * h * e ) + 2.0 * x.mem( h * ( e + 8.0 ) );
+    return r;
+}
+
+//! Activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight eager
+//! kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one.
+KOKKOS_INLINE_FUNCTION FwdBwdMs activationMs( const OperatorContext& x, const OperatorShape& p,
+                                              TransformerArch arch )
+{
+    const double act_elems = p.T * p.f / p.t;
+    const double act_kernels = p.fast || arch != TransformerArch::gpt ? 1.0 : 8.0;
+    FwdBwdMs r;
+    r.fwd = x.mem( act_kernels * 2.0 * act_elems * p.e, act_kernels );
+    r.bwd = x.mem( act_kernels * 3.0 * act_elems * p.e, act_kernels );
+    return r;
+}
+
+//! Dropout + residual add after the projection or after FC2, ms.
+struct ResidualMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+    double dropout = 0.0; //!< dropout part of fwd
+};
+
+//! One dropout + residual add on [Tsp, h].
+KOKKOS_INLINE_FUNCTION ResidualMs residualMs( const OperatorContext& x, const OperatorShape& p )
+{
+    const double e = p.e, h = p.h, Tsp = p.Tsp;
+    ResidualMs r;
+    if ( p.fast )
+    {
+        // JIT-fused bias + dropout + add: read x and the residual, write y and the 1-byte mask;
+        // backward: dropout backward (dy, mask → dx) and the residual's gradient sum.
+        r.fwd = x.mem( Tsp * h * ( 3.0 * e + 1.0 ) );
+        r.dropout = r.fwd - x.mem( Tsp * h * 3.0 * e );
+        r.bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
+    }
+    else
+    {
+        // Eager: dropout (read, write, mask), then the add (two reads, one write).
+        const double drop = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+        r.fwd = drop + x.mem( 3.0 * Tsp * h * e );
+        r.dropout = drop;
+        r.bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
+    }
+    return r;
+}
+
+//! The layer_* fields of `r`: one transformer layer's operators on one rank. `ln`: one LayerNorm.
+KOKKOS_INLINE_FUNCTION void layerCosts( const TransformerConstants& c,
+                                        const TransformerOperatorCase& oc, const OperatorContext& x,
+                                        const OperatorShape& p, const FwdBwdMs& ln,
+                                        TransformerOperatorCost& r )
+{
+    const TransformerSpec& m = oc.model;
+    const double e = p.e, t = p.t, h = p.h, f = p.f, T = p.T;
+
+    // --- the four linear layers of a layer (per rank) ---
+    const LinearMs qkv = linearMs( x, T, h, ( 1.0 + 2.0 * kvHeadRatio( m ) ) * h / t, true );
+    const LinearMs proj = linearMs( x, T, h / t, h, true );
+    const LinearMs fc1 = linearMs( x, T, h, f / t, true );
+    const LinearMs fc2 = linearMs( x, T, f / t, h, true );
+    double gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd + fc1.gemm_fwd + fc2.gemm_fwd;
+    double gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd + fc1.gemm_bwd + fc2.gemm_bwd;
+
+    // --- attention core: scores, softmax, dropout, context ---
+    const AttentionCoreMs core =
+        oc.fused ? flashAttentionMs( c, oc.gpu, m.dtype, p ) : unfusedAttentionMs( x, p );
+    if ( !oc.fused )
+    {
+        gemm_fwd += core.gemm_fwd;
+        gemm_bwd += core.gemm_bwd;
+    }
+    // The context [b, a/t, s, d] is permuted back to [s, b, h/t] by a copy (and its backward).
+    const double permute = x.mem( 2.0 * T * h / t * e );
+
+    const FwdBwdMs act = activationMs( x, p, m.arch );
+    const ResidualMs res = residualMs( x, p );
+
+    r.layer_gemm_fwd_ms = gemm_fwd;
+    r.layer_gemm_bwd_ms = gemm_bwd;
+    r.layer_attn_core_ms = core.fwd;
+    r.layer_dropout_ms = core.dropout + 2.0 * res.dropout;
+    r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core.fwd + permute + 2.0 * ln.fwd +
+                     act.fwd + 2.0 * res.fwd;
+    r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core.bwd + permute + 2.0 * ln.bwd +
+                     act.bwd + 2.0 * res.bwd;
+}
+
+//! The embedding_*, head_* and loss_* fields of `r`. `ln`: one LayerNorm (the final one).
+KOKKOS_INLINE_FUNCTION void embeddingHeadLossCosts( const OperatorContext& x,
+                                                    const TransformerSpec& m,
+                                                    const OperatorShape& p, const FwdBwdMs& ln,
+                                                    TransformerOperatorCost& r )
+{
+    const double e = p.e, t = p.t, h = p.h, V = p.V, T = p.T, Tsp = p.Tsp;
+
+    // --- embedding: gather of T rows from the V/t shard (masked), + positions, dropout ---
+    r.embedding_fwd_ms = x.mem( 2.0 * T * h * e ) + x.mem( 3.0 * Tsp * h * e ) +
+                         x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
+    // Backward: dropout backward, then the scatter-add of T rows into the fp32 gradients of the
+    // word and position embeddings.
+    r.embedding_bwd_ms = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + 2.0 * x.mem( T * h * ( e + 8.0 ) );
+
+    // --- LM head: final LayerNorm, (BERT: dense h×h + GeLU + LayerNorm,) vocabulary GEMM
+    // (tied weight, no bias) ---
+    const LinearMs vocab = linearMs( x, T, h, V / t, false );
+    r.head_fwd_ms = ln.fwd + vocab.fwd;
+    r.head_bwd_ms = ln.bwd + vocab.bwd;
+    if ( m.arch == TransformerArch::bert )
+    {
+        const LinearMs dense = linearMs( x, T, h, h, true );
+        r.head_fwd_ms += dense.fwd + x.mem( 2.0 * T * h * e ) + x.mem( 2.0 * T * h * e );
+        r.head_bwd_ms += dense.bwd + x.mem( 3.0 * T * h * e ) + x.mem( 3.0 * T * h * e );
+    }
+    // --- vocab-parallel cross-entropy on fp32 logits [T, V/t]: convert, max, exp-sum, pick ---
+    const double logits = T * V / t;
+    r.loss_fwd_ms =
+        x.mem( logits * ( e + 4.0 ) ) + x.mem( 2.0 * logits * 4.0, 2.0 ) + x.mem( T * 16.0, 2.0 );
+    // Backward: softmax minus one-hot, written as the logits' gradient in the GEMM's dtype.
+    r.loss_bwd_ms = x.mem( logits * ( 4.0 + e ) );
 }
 
 } // namespace transformer_detail
@@ -233,146 +438,13 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
     const TransformerSpec& m = oc.model;
     if ( m.hidden <= 0 || m.heads <= 0 || m.seq_len <= 0 || oc.tp <= 0 || oc.micro_batch <= 0 )
         return r;
-    td::OperatorContext x;
-    x.c = c;
-    x.gemm_constants = td::frameworkGemmConstants( c, gemm );
-    x.gpu = td::tensorCoreGpu( c, oc.gpu );
-    x.memory = oc.gpu;
-    x.dtype = m.dtype;
-    x.e = td::activationBytes( m.dtype );
-    const double e = x.e;
-    const double t = oc.tp;
-    const double b = oc.micro_batch;
-    const double s = m.seq_len;
-    const double h = m.hidden;
-    const double a = m.heads;
-    const double d = h / a;
-    const double f = td::ffnHidden( m );
-    const double V = td::paddedVocab( m, oc.tp );
-    const double T = b * s;                              // tokens of the micro-batch
-    const double Tsp = oc.sequence_parallel ? T / t : T; // tokens of LN/dropout/residual ops
-    const double X = b * ( a / t ) * s * s;              // attention-score elements per rank
-    const bool fast = td::sixteenBit( m.dtype );         // Megatron's fused kernels apply
-    const bool causal = m.arch != TransformerArch::bert;
+    const td::OperatorContext x = td::operatorContext( c, oc, gemm );
+    const td::OperatorShape p = td::operatorShape( oc );
+    const td::FwdBwdMs ln = td::layerNormMs( x, p );
+    td::layerCosts( c, oc, x, p, ln, r );
+    td::embeddingHeadLossCosts( x, m, p, ln, r );
 
-    // --- the four linear layers of a layer (per rank) ---
-    const td::LinearMs qkv =
-        td::linearMs( x, T, h, ( 1.0 + 2.0 * td::kvHeadRatio( m ) ) * h / t, true );
-    const td::LinearMs proj = td::linearMs( x, T, h / t, h, true );
-    const td::LinearMs fc1 = td::linearMs( x, T, h, f / t, true );
-    const td::LinearMs fc2 = td::linearMs( x, T, f / t, h, true );
-    double gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd + fc1.gemm_fwd + fc2.gemm_fwd;
-    double gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd + fc1.gemm_bwd + fc2.gemm_bwd;
-
-    // --- attention core: scores, softmax, dropout, context ---
-    const double heads_batch = b * a / t;
-    double core_fwd = 0.0, core_bwd = 0.0, dropout_core = 0.0;
-    if ( oc.fused )
-    {
-        // One FlashAttention kernel: 4·b·s²·h/t FLOPs forward, half of it under a causal mask.
-        const double flops = 4.0 * b * s * s * h / t * ( causal ? 0.5 : 1.0 );
-        const double peak = gemmPeakTFLOPs( oc.gpu, m.dtype ) * 1.0e12 * c.flash_efficiency;
-        const double ms = flops / peak * 1.0e3;
-        core_fwd = td::issuedMs( c, c.kernel_gap_ms + ms, 1.0 );
-        core_bwd = td::issuedMs( c, c.kernel_gap_ms + c.flash_bwd_ratio * ms, 2.0 );
-    }
-    else
-    {
-        const double scores = x.gemm( heads_batch, s, s, d );
-        const double context = x.gemm( heads_batch, s, d, s );
-        // Backward: dQ = dS·K and dK = dSᵀ·Q, both (s, d, s); dP = dO·Vᵀ (s, s, d), dV = Pᵀ·dO.
-        const double scores_bwd = 2.0 * x.gemm( heads_batch, s, d, s );
-        const double context_bwd = x.gemm( heads_batch, s, s, d ) + x.gemm( heads_batch, s, d, s );
-        gemm_fwd += scores + context;
-        gemm_bwd += scores_bwd + context_bwd;
-        double softmax_fwd, softmax_bwd;
-        if ( fast )
-        {
-            // Fused scale + mask + softmax: read and write the scores once; backward reads y and
-            // dy and writes dx. BERT's general mask adds a 1-byte [b, s, s] read.
-            softmax_fwd = x.mem( 2.0 * X * e + ( causal ? 0.0 : b * s * s ) );
-            softmax_bwd = x.mem( 3.0 * X * e );
-        }
-        else
-        {
-            // Eager: scale, mask, softmax as three kernels each reading and writing the scores;
-            // backward: softmax backward and the scale's.
-            softmax_fwd = x.mem( 6.0 * X * e, 3.0 );
-            softmax_bwd = x.mem( 3.0 * X * e ) + x.mem( 2.0 * X * e );
-        }
-        // Attention dropout: read, write, 1-byte mask; backward reads dy and the mask.
-        dropout_core = x.mem( X * ( 2.0 * e + 1.0 ) );
-        const double dropout_bwd = x.mem( X * ( 2.0 * e + 1.0 ) );
-        core_fwd = scores + softmax_fwd + dropout_core + context;
-        core_bwd = scores_bwd + softmax_bwd + dropout_bwd + context_bwd;
-    }
-    // The context [b, a/t, s, d] is permuted back to [s, b, h/t] by a copy (and its backward).
-    const double permute = x.mem( 2.0 * T * h / t * e );
-
-    // --- LayerNorms: forward reads x, writes y; backward dx (reads x, dy) and the γ/β gradient,
-    // then γ and β accumulate into main_grad ---
-    const double ln_fwd = x.mem( 2.0 * Tsp * h * e );
-    const double ln_bwd =
-        x.mem( 3.0 * Tsp * h * e ) + x.mem( 2.0 * Tsp * h * e ) + 2.0 * x.mem( h * ( e + 8.0 ) );
-    // --- activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight
-    // eager kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one ---
-    const double act_elems = T * f / t;
-    const double act_kernels = fast || m.arch != TransformerArch::gpt ? 1.0 : 8.0;
-    const double act_fwd = x.mem( act_kernels * 2.0 * act_elems * e, act_kernels );
-    const double act_bwd = x.mem( act_kernels * 3.0 * act_elems * e, act_kernels );
-    // --- dropout + residual add after the projection and after FC2 ---
-    double res_fwd, res_bwd, res_dropout;
-    if ( fast )
-    {
-        // JIT-fused bias + dropout + add: read x and the residual, write y and the 1-byte mask;
-        // backward: dropout backward (dy, mask → dx) and the residual's gradient sum.
-        res_fwd = x.mem( Tsp * h * ( 3.0 * e + 1.0 ) );
-        res_dropout = res_fwd - x.mem( Tsp * h * 3.0 * e );
-        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
-    }
-    else
-    {
-        // Eager: dropout (read, write, mask), then the add (two reads, one write).
-        const double drop = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
-        res_fwd = drop + x.mem( 3.0 * Tsp * h * e );
-        res_dropout = drop;
-        res_bwd = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + x.mem( 3.0 * Tsp * h * e );
-    }
-
-    r.layer_gemm_fwd_ms = gemm_fwd;
-    r.layer_gemm_bwd_ms = gemm_bwd;
-    r.layer_attn_core_ms = core_fwd;
-    r.layer_dropout_ms = dropout_core + 2.0 * res_dropout;
-    r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core_fwd + permute + 2.0 * ln_fwd +
-                     act_fwd + 2.0 * res_fwd;
-    r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core_bwd + permute + 2.0 * ln_bwd +
-                     act_bwd + 2.0 * res_bwd;
-
-    // --- embedding: gather of T rows from the V/t shard (masked), + positions, dropout ---
-    r.embedding_fwd_ms = x.mem( 2.0 * T * h * e ) + x.mem( 3.0 * Tsp * h * e ) +
-                         x.mem( Tsp * h * ( 2.0 * e + 1.0 ) );
-    // Backward: dropout backward, then the scatter-add of T rows into the fp32 gradients of the
-    // word and position embeddings.
-    r.embedding_bwd_ms = x.mem( Tsp * h * ( 2.0 * e + 1.0 ) ) + 2.0 * x.mem( T * h * ( e + 8.0 ) );
-
-    // --- LM head: final LayerNorm, (BERT: dense h×h + GeLU + LayerNorm,) vocabulary GEMM
-    // (tied weight, no bias) ---
-    const td::LinearMs vocab = td::linearMs( x, T, h, V / t, false );
-    r.head_fwd_ms = ln_fwd + vocab.fwd;
-    r.head_bwd_ms = ln_bwd + vocab.bwd;
-    if ( m.arch == TransformerArch::bert )
-    {
-        const td::LinearMs dense = td::linearMs( x, T, h, h, true );
-        r.head_fwd_ms += dense.fwd + x.mem( 2.0 * T * h * e ) + x.mem( 2.0 * T * h * e );
-        r.head_bwd_ms += dense.bwd + x.mem( 3.0 * T * h * e ) + x.mem( 3.0 * T * h * e );
-    }
-    // --- vocab-parallel cross-entropy on fp32 logits [T, V/t]: convert, max, exp-sum, pick ---
-    const double logits = T * V / t;
-    r.loss_fwd_ms =
-        x.mem( logits * ( e + 4.0 ) ) + x.mem( 2.0 * logits * 4.0, 2.0 ) + x.mem( T * 16.0, 2.0 );
-    // Backward: softmax minus one-hot, written as the logits' gradient in the GEMM's dtype.
-    r.loss_bwd_ms = x.mem( logits * ( 4.0 + e ) );
-
+    const double b = p.b, s = p.s, h = p.h, f = p.f, T = p.T;
     r.layer_flops =
         ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );

@@ -108,6 +108,181 @@ struct StageTimes
     double total() const { return forward() + backward(); }
 };
 
+//! What every phase of one stage's times needs: mode, layers, role and activation size.
+struct StageShape
+{
+    bool train = true;
+    int layers = 0;
+    StageRole role;
+    double e = 0.0;   //!< bytes per activation element
+    double sbh = 0.0; //!< elements of one [s, b, h] activation
+    bool sp = false;  //!< sequence parallelism in effect (tp > 1)
+};
+
+//! The shape of stage `stage` of a configuration.
+KOKKOS_INLINE_FUNCTION StageShape stageShape( const TransformerSpec& m, const ParallelConfig& cfg,
+                                              int stage )
+{
+    StageShape sh;
+    sh.train = cfg.mode == RunMode::train;
+    sh.layers = m.layers / math::max( 1, cfg.pp );
+    sh.role.first = stage == 0;
+    sh.role.last = stage == cfg.pp - 1;
+    sh.e = activationBytes( m.dtype );
+    sh.sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
+    sh.sp = cfg.sequence_parallel && cfg.tp > 1;
+    return sh;
+}
+
+//! st.compute_f and st.compute_b: the stage's layers, embedding, head and loss, with recompute.
+KOKKOS_INLINE_FUNCTION void setComputeTimes( const ParallelConfig& cfg,
+                                             const TransformerOperatorCost& ops,
+                                             const StageShape& sh, StageTimes& st )
+{
+    const bool train = sh.train;
+    const double layer_f = train ? ops.layer_fwd_ms : ops.layer_fwd_ms - ops.layer_dropout_ms;
+    st.compute_f = sh.layers * layer_f;
+    if ( sh.role.first )
+        st.compute_f += ops.embedding_fwd_ms;
+    if ( sh.role.last )
+        st.compute_f += ops.head_fwd_ms + ( train ? ops.loss_fwd_ms : 0.0 );
+    if ( train )
+    {
+        double recompute = 0.0;
+        if ( cfg.recompute == Recompute::full )
+            recompute = ops.layer_fwd_ms;
+        else if ( cfg.recompute == Recompute::selective )
+            recompute = ops.layer_attn_core_ms;
+        st.compute_b = sh.layers * ( ops.layer_bwd_ms + recompute );
+        if ( sh.role.first )
+            st.compute_b += ops.embedding_bwd_ms;
+        if ( sh.role.last )
+            st.compute_b += ops.head_bwd_ms + ops.loss_bwd_ms;
+    }
+}
+
+//! st.tp_f and st.tp_b (tp > 1): 2 all-reduces of [s, b, h] per layer forward and 2 backward (SP:
+//! each an all-gather of the 1/t shard plus a reduce-scatter); full recompute repeats the forward
+//! pair; embedding one forward, LM head one backward, cross-entropy three of b·s fp32.
+KOKKOS_INLINE_FUNCTION void setTensorParallelTimes( const TransformerConstants& c,
+                                                    const Platform& platform,
+                                                    const TransformerSpec& m,
+                                                    const ParallelConfig& cfg, const StageShape& sh,
+                                                    StageTimes& st )
+{
+    const bool train = sh.train, sp = sh.sp;
+    const GroupNetwork tpg = groupNetwork( platform, cfg.tp, 1.0 );
+    const double bytes = sh.e * sh.sbh;
+    // Each collective is also a kernel the host issues, and waits for the slowest rank of the
+    // group: tp_sync_ms per doubling of the group (rank skew).
+    const double sync = c.tp_sync_ms * math::log2( double( cfg.tp ) );
+    auto coll = [&]( Collective k, double size )
+    { return issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync; };
+    const double pair = sp ? coll( Collective::all_gather, bytes / cfg.tp ) +
+                                 coll( Collective::reduce_scatter, bytes )
+                           : coll( Collective::all_reduce, bytes );
+    const double per_layer_f = 2.0 * pair;
+    double per_layer_b = 2.0 * pair;
+    if ( cfg.recompute == Recompute::full )
+        per_layer_b += 2.0 * pair;
+    st.tp_f = sh.layers * per_layer_f;
+    st.tp_b = train ? sh.layers * per_layer_b : 0.0;
+    if ( sh.role.first )
+        st.tp_f += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
+    if ( sh.role.last )
+    {
+        if ( sp )
+            st.tp_f += coll( Collective::all_gather, bytes / cfg.tp );
+        if ( train )
+        {
+            st.tp_f += 3.0 * coll( Collective::all_reduce, 4.0 * cfg.micro_batch * m.seq_len );
+            st.tp_b += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
+        }
+    }
+}
+
+//! st.pp_f and st.pp_b (pp > 1): one activation forward and one gradient backward per micro-batch
+//! and stage boundary, [s, b, h] (1/t of it with SP), between ranks tp·dp apart.
+KOKKOS_INLINE_FUNCTION void setPipelineTimes( const TransformerConstants& c,
+                                              const Platform& platform, const ParallelConfig& cfg,
+                                              const StageShape& sh, StageTimes& st )
+{
+    // The framework's send/recv reaches p2p_bw_eff of the link and costs p2p_ms per message
+    // (nothing without a network: a pipeline on one GPU is a test fixture).
+    const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.dp,
+                                        sh.e * sh.sbh / ( sh.sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
+    const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
+    const double neighbours = ( sh.role.first || sh.role.last ) ? 1.0 : 2.0;
+    if ( sh.train )
+    {
+        // Megatron pairs the sends and receives of the steady state (send_forward_recv_backward
+        // and send_backward_recv_forward): one message time in each direction.
+        st.pp_f = msg;
+        st.pp_b = msg;
+    }
+    else
+    {
+        st.pp_f = neighbours * msg;
+    }
+}
+
+//! st.dp and st.opt (training): the gradient synchronisation and the Adam step, once per
+//! iteration.
+KOKKOS_INLINE_FUNCTION void
+setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform& platform,
+                                  const TransformerSpec& m, const ParallelConfig& cfg,
+                                  const StageShape& sh, double micro_batches, StageTimes& st )
+{
+    const double params = transformerStageParams( m, cfg.tp, sh.layers, sh.role );
+    const ModelStateBytes sb = modelStateBytes( m.dtype );
+    const double dp = math::max( 1, cfg.dp );
+    if ( cfg.dp > 1 )
+    {
+        const GroupNetwork dpg = groupNetwork( platform, cfg.dp, double( cfg.tp ) );
+        const double grads = params * sb.gradients;
+        if ( cfg.zero == 0 )
+            st.dp = groupCollectiveMs( dpg, Collective::all_reduce, grads );
+        else
+            st.dp = groupCollectiveMs( dpg, Collective::reduce_scatter, grads ) +
+                    groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+        // ZeRO-3 gathers the stage's weights again in every micro-batch's forward and backward.
+        if ( cfg.zero >= 3 )
+            st.dp += 2.0 * micro_batches *
+                     groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+    }
+    // Tied word embeddings: the first and last stage all-reduce their gradient copies.
+    if ( cfg.pp > 1 && ( sh.role.first || sh.role.last ) )
+    {
+        const double V = paddedVocab( m, cfg.tp );
+        const GroupNetwork emb =
+            groupNetwork( platform, 2, double( cfg.tp ) * cfg.dp * ( cfg.pp - 1 ) );
+        st.dp +=
+            groupCollectiveMs( emb, Collective::all_reduce, V * m.hidden / cfg.tp * sb.gradients );
+    }
+    // The framework's gradient synchronisation reaches dp_bw_eff of the modelled collectives.
+    st.dp /= c.dp_bw_eff;
+    // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
+    // momentum and variance, write the model-precision copy, zero the gradient buffer.
+    const double shard = cfg.zero >= 1 ? params / dp : params;
+    const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
+    const double bytes_per_param =
+        sb.gradients + master + 16.0 + sb.weights + c.optimizer_bytes_extra;
+    st.opt = memoryBoundMs( c, platform.gpu, shard * bytes_per_param );
+}
+
+//! The stage with the largest time per micro-batch: first, then last (pp > 1), then a middle one
+//! (pp > 2); an earlier one wins a tie.
+KOKKOS_INLINE_FUNCTION const StageTimes*
+criticalStage( int pp, const StageTimes& first, const StageTimes& mid, const StageTimes& last )
+{
+    const StageTimes* crit = &first;
+    if ( pp > 1 && last.total() > crit->total() )
+        crit = &last;
+    if ( pp > 2 && mid.total() > crit->total() )
+        crit = &mid;
+    return crit;
+}
+
 } // namespace transformer_detail
 
 //! Stage `stage`'s times per micro-batch (and its post-pipeline DP and optimizer times).
@@ -118,133 +293,14 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
 {
     namespace td = transformer_detail;
     td::StageTimes st;
-    const bool train = cfg.mode == RunMode::train;
-    const int layers = m.layers / math::max( 1, cfg.pp );
-    StageRole role;
-    role.first = stage == 0;
-    role.last = stage == cfg.pp - 1;
-    const double e = td::activationBytes( m.dtype );
-    const double sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
-    const bool sp = cfg.sequence_parallel && cfg.tp > 1;
-
-    // --- compute ---
-    const double layer_f = train ? ops.layer_fwd_ms : ops.layer_fwd_ms - ops.layer_dropout_ms;
-    st.compute_f = layers * layer_f;
-    if ( role.first )
-        st.compute_f += ops.embedding_fwd_ms;
-    if ( role.last )
-        st.compute_f += ops.head_fwd_ms + ( train ? ops.loss_fwd_ms : 0.0 );
-    if ( train )
-    {
-        double recompute = 0.0;
-        if ( cfg.recompute == Recompute::full )
-            recompute = ops.layer_fwd_ms;
-        else if ( cfg.recompute == Recompute::selective )
-            recompute = ops.layer_attn_core_ms;
-        st.compute_b = layers * ( ops.layer_bwd_ms + recompute );
-        if ( role.first )
-            st.compute_b += ops.embedding_bwd_ms;
-        if ( role.last )
-            st.compute_b += ops.head_bwd_ms + ops.loss_bwd_ms;
-    }
-
-    // --- tensor parallel: 2 all-reduces of [s, b, h] per layer forward and 2 backward (SP: each
-    // an all-gather of the 1/t shard plus a reduce-scatter); full recompute repeats the forward
-    // pair; embedding one forward, LM head one backward, cross-entropy three of b·s fp32 ---
+    const td::StageShape sh = td::stageShape( m, cfg, stage );
+    td::setComputeTimes( cfg, ops, sh, st );
     if ( cfg.tp > 1 )
-    {
-        const GroupNetwork tpg = groupNetwork( platform, cfg.tp, 1.0 );
-        const double bytes = e * sbh;
-        // Each collective is also a kernel the host issues, and waits for the slowest rank of the
-        // group: tp_sync_ms per doubling of the group (rank skew).
-        const double sync = c.tp_sync_ms * math::log2( double( cfg.tp ) );
-        auto coll = [&]( Collective k, double size )
-        { return td::issuedMs( c, groupCollectiveMs( tpg, k, size ), 1.0 ) + sync; };
-        const double pair = sp ? coll( Collective::all_gather, bytes / cfg.tp ) +
-                                     coll( Collective::reduce_scatter, bytes )
-                               : coll( Collective::all_reduce, bytes );
-        const double per_layer_f = 2.0 * pair;
-        double per_layer_b = 2.0 * pair;
-        if ( cfg.recompute == Recompute::full )
-            per_layer_b += 2.0 * pair;
-        st.tp_f = layers * per_layer_f;
-        st.tp_b = train ? layers * per_layer_b : 0.0;
-        if ( role.first )
-            st.tp_f += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
-        if ( role.last )
-        {
-            if ( sp )
-                st.tp_f += coll( Collective::all_gather, bytes / cfg.tp );
-            if ( train )
-            {
-                st.tp_f += 3.0 * coll( Collective::all_reduce, 4.0 * cfg.micro_batch * m.seq_len );
-                st.tp_b += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
-            }
-        }
-    }
-
-    // --- pipeline: one activation forward and one gradient backward per micro-batch and stage
-    // boundary, [s, b, h] (1/t of it with SP), between ranks tp·dp apart ---
+        td::setTensorParallelTimes( c, platform, m, cfg, sh, st );
     if ( cfg.pp > 1 )
-    {
-        // The framework's send/recv reaches p2p_bw_eff of the link and costs p2p_ms per message
-        // (nothing without a network: a pipeline on one GPU is a test fixture).
-        const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.dp,
-                                            e * sbh / ( sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
-        const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
-        const double neighbours = ( role.first || role.last ) ? 1.0 : 2.0;
-        if ( train )
-        {
-            // Megatron pairs the sends and receives of the steady state (send_forward_recv_backward
-            // and send_backward_recv_forward): one message time in each direction.
-            st.pp_f = msg;
-            st.pp_b = msg;
-        }
-        else
-        {
-            st.pp_f = neighbours * msg;
-        }
-    }
-
-    // --- data parallel and optimizer, once per iteration ---
-    if ( train )
-    {
-        const double params = transformerStageParams( m, cfg.tp, layers, role );
-        const ModelStateBytes sb = modelStateBytes( m.dtype );
-        const double dp = math::max( 1, cfg.dp );
-        if ( cfg.dp > 1 )
-        {
-            const GroupNetwork dpg = groupNetwork( platform, cfg.dp, double( cfg.tp ) );
-            const double grads = params * sb.gradients;
-            if ( cfg.zero == 0 )
-                st.dp = groupCollectiveMs( dpg, Collective::all_reduce, grads );
-            else
-                st.dp = groupCollectiveMs( dpg, Collective::reduce_scatter, grads ) +
-                        groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
-            // ZeRO-3 gathers the stage's weights again in every micro-batch's forward and backward.
-            if ( cfg.zero >= 3 )
-                st.dp += 2.0 * micro_batches *
-                         groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
-        }
-        // Tied word embeddings: the first and last stage all-reduce their gradient copies.
-        if ( cfg.pp > 1 && ( role.first || role.last ) )
-        {
-            const double V = td::paddedVocab( m, cfg.tp );
-            const GroupNetwork emb =
-                groupNetwork( platform, 2, double( cfg.tp ) * cfg.dp * ( cfg.pp - 1 ) );
-            st.dp += groupCollectiveMs( emb, Collective::all_reduce,
-                                        V * m.hidden / cfg.tp * sb.gradients );
-        }
-        // The framework's gradient synchronisation reaches dp_bw_eff of the modelled collectives.
-        st.dp /= c.dp_bw_eff;
-        // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
-        // momentum and variance, write the model-precision copy, zero the gradient buffer.
-        const double shard = cfg.zero >= 1 ? params / dp : params;
-        const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
-        const double bytes_per_param =
-            sb.gradients + master + 16.0 + sb.weights + c.optimizer_bytes_extra;
-        st.opt = td::memoryBoundMs( c, platform.gpu, shard * bytes_per_param );
-    }
+        td::setPipelineTimes( c, platform, cfg, sh, st );
+    if ( sh.train )
+        td::setDataParallelAndOptimizerTimes( c, platform, m, cfg, sh, micro_batches, st );
     return st;
 }
 
@@ -271,11 +327,8 @@ KOKKOS_INLINE_FUNCTION double transformerPipelineMs( PipelineSchedule schedule, 
                                                      const transformer_detail::StageTimes& last,
                                                      double micro_batches )
 {
-    const transformer_detail::StageTimes* crit = &first;
-    if ( pp > 1 && last.total() > crit->total() )
-        crit = &last;
-    if ( pp > 2 && mid.total() > crit->total() )
-        crit = &mid;
+    const transformer_detail::StageTimes* crit =
+        transformer_detail::criticalStage( pp, first, mid, last );
     const double middles = pp > 2 ? pp - 2.0 : 0.0;
     const double sum_total =
         first.total() + ( pp > 1 ? last.total() : 0.0 ) + middles * mid.total();
@@ -321,11 +374,7 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
     const td::StageTimes mid =
         pp > 2 ? transformerStageTimes( c, platform, m, cfg, ops, 1, micro_batches ) : first;
 
-    const td::StageTimes* crit = &first;
-    if ( pp > 1 && last.total() > crit->total() )
-        crit = &last;
-    if ( pp > 2 && mid.total() > crit->total() )
-        crit = &mid;
+    const td::StageTimes* crit = td::criticalStage( pp, first, mid, last );
     const double pipeline =
         transformerPipelineMs( cfg.schedule, train, pp, first, mid, last, micro_batches );
 
