@@ -29,7 +29,9 @@ import numpy as np
 import pandas as pd
 
 # Coded /scenarios and /shards columns and the /names table each one indexes.
-CODED = {
+# Which /names table each code column indexes comes from the column's `codes` attribute; files
+# written before the columns carried it fall back to this map.
+LEGACY_CODED = {
     "workload": "workloads",
     "platform": "platforms",
     "planner": "planners",
@@ -84,6 +86,17 @@ def _attr(value):
     return value.decode() if isinstance(value, bytes) else value
 
 
+def _coded_columns(f: h5py.File) -> Dict[str, str]:
+    """column -> /names table, from the `codes` attributes of the row groups' datasets."""
+    coded: Dict[str, str] = {}
+    for group in ("scenarios", "gpus", "shards"):
+        if group in f:
+            for column, dataset in f[group].items():
+                if "codes" in dataset.attrs:
+                    coded[column] = _attr(dataset.attrs["codes"]).rsplit("/", 1)[-1]
+    return coded or dict(LEGACY_CODED)
+
+
 def _read_one(path: str):
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: no such results file")
@@ -96,13 +109,14 @@ def _read_one(path: str):
         tables = _group(f, "tables")
         shards = _join_table_features(path, _group(f, "shards"), tables)
         names = {k: [_attr(s) for s in f["names"][k][...]] for k in f["names"]} if "names" in f else {}
+        coded = _coded_columns(f)
     scenarios.index.name = "scenario_id"
     scenarios = scenarios[scenarios["done"] == 1]
-    return scenarios, gpus, shards, names, attrs, tables
+    return scenarios, gpus, shards, names, attrs, tables, coded
 
 
-def _decode(df: pd.DataFrame, names: Dict[str, List[str]]) -> pd.DataFrame:
-    for column, table in CODED.items():
+def _decode(df: pd.DataFrame, names: Dict[str, List[str]], coded: Dict[str, str]) -> pd.DataFrame:
+    for column, table in coded.items():
         if column in df.columns and table in names:
             labels = np.asarray(names[table], dtype=object)
             codes = df[column].to_numpy()
@@ -118,16 +132,18 @@ def _concat_sweeps(parts, paths):
     the code columns are remapped onto the union of the name tables, scenario ids are offset by
     the scenario counts of the files before (`file` and `file_scenario_id` keep the origin)."""
     names: Dict[str, List[str]] = {}
+    coded: Dict[str, str] = {}
     for p in parts:
+        coded.update(p[6])
         for table, labels in p[3].items():
             union = names.setdefault(table, [])
             union.extend(label for label in labels if label not in union)
     out = ([], [], [])
     offset = 0
-    for index, (scen, gpus, shards, file_names, attrs, _) in enumerate(parts):
+    for index, (scen, gpus, shards, file_names, attrs, _, _) in enumerate(parts):
         scen, gpus, shards = scen.copy(), gpus.copy(), shards.copy()
         for df in (scen, shards):
-            for column, table in CODED.items():
+            for column, table in coded.items():
                 if column in df.columns and table in file_names:
                     lut = np.array([names[table].index(x) for x in file_names[table]] or [0], dtype=np.int64)
                     codes = df[column].to_numpy()
@@ -149,8 +165,8 @@ def _concat_sweeps(parts, paths):
              "num_scenarios": offset, "num_done": len(frames[0]),
              "complete": int(all(int(p[4].get("complete", 0)) == 1 for p in parts)),
              "combine": "concat"}
-    return Results(scenarios=_decode(frames[0].sort_index(), names), gpus=frames[1],
-                   shards=_decode(frames[2], names), names=names, attrs=attrs, tables=parts[0][5])
+    return Results(scenarios=_decode(frames[0].sort_index(), names, coded), gpus=frames[1],
+                   shards=_decode(frames[2], names, coded), names=names, attrs=attrs, tables=parts[0][5])
 
 
 def load(paths: Union[str, Iterable[str]], combine: str = "auto") -> Results:
@@ -201,9 +217,9 @@ def load(paths: Union[str, Iterable[str]], combine: str = "auto") -> Results:
         attrs["num_done"] = len(scenarios)
         attrs["complete"] = int(len(scenarios) == int(attrs.get("num_scenarios", -1)))
     return Results(
-        scenarios=_decode(scenarios.sort_index(), names),
+        scenarios=_decode(scenarios.sort_index(), names, parts[0][6]),
         gpus=rows(1),
-        shards=_decode(rows(2), names),
+        shards=_decode(rows(2), names, parts[0][6]),
         names=names,
         attrs=attrs,
         tables=parts[0][5],

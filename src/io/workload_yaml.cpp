@@ -109,9 +109,7 @@ void parseDense( const YamlView& node, DenseModel& d )
     };
     widths( "bottom_mlp", d.bottom_mlp, d.bottom_mlp_layers, d.num_dense_features == 0 );
     widths( "top_mlp", d.top_mlp, d.top_mlp_layers, false );
-    d.interaction =
-        node.getEnumOr<Interaction>( "interaction", d.interaction,
-                                     { { "dot", Interaction::dot }, { "cat", Interaction::cat } } );
+    d.interaction = node.getEnumOr( "interaction", d.interaction, enumPairs<Interaction>() );
     d.dtype = node.getEnumOr( "dtype", d.dtype, computeDataTypeNames() );
     d.optimizer = node.getEnumOr( "optimizer", d.optimizer, enumPairs<Optimizer>() );
 }

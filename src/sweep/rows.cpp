@@ -166,7 +166,7 @@ const std::vector<ColumnSpec>& shardColumns()
             column( "table", &R::table, "1" ),
             column( "table_row", &R::table_row, "row" ),
             column( "dim", &R::dim, "elements" ),
-            column( "dtype", &R::dtype, "code" ),
+            column( "dtype", &R::dtype, "code", "dtypes" ),
             column( "sharding_type", &R::sharding_type, "code", "sharding_types" ),
             column( "compute_kernel", &R::compute_kernel, "code", "compute_kernels" ),
             column( "cache_fraction", &R::cache_fraction, "1" ),
@@ -194,7 +194,7 @@ const std::vector<ColumnSpec>& tableColumns()
             column( "index", &R::index, "1" ),
             column( "rows", &R::rows, "rows" ),
             column( "pooling_factor", &R::pooling_factor, "lookups/sample" ),
-            column( "distribution", &R::distribution, "code" ),
+            column( "distribution", &R::distribution, "code", "distributions" ),
             column( "zipf_alpha", &R::zipf_alpha, "1" ),
         };
         std::vector<std::string> bins;

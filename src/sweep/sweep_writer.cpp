@@ -81,6 +81,8 @@ void writeNames( const h5::Group& root, const SweepProblem& problem, bool with_t
     names.createStringDataset( "sharding_types", enumNameList<ShardingType>() );
     names.createStringDataset( "compute_kernels", enumNameList<ComputeKernel>() );
     names.createStringDataset( "workload_kinds", enumNameList<WorkloadKind>() );
+    names.createStringDataset( "dtypes", enumNameList<DataType>() );
+    names.createStringDataset( "distributions", enumNameList<AccessDistribution>() );
     for ( const ParallelField& f : kParallelFields )
         if ( f.kind == ParallelField::choice )
             names.createStringDataset( f.table, f.names() );

@@ -32,6 +32,8 @@ TEST( TEST_CATEGORY, domain_names_in_code_order )
     expectCodeOrder<DataType>();
     expectCodeOrder<Optimizer>();
     expectCodeOrder<ShardingType>();
+    expectCodeOrder<AccessDistribution>();
+    expectCodeOrder<Interaction>();
     expectCodeOrder<ComputeKernel>();
     expectCodeOrder<CostModel>();
     expectCodeOrder<PlannerKind>();
@@ -75,6 +77,9 @@ TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
         ( V{ "round_robin", "random", "dim_greedy", "size_greedy", "lookup_greedy",
              "size_lookup_greedy", "torchrec", "shardsweep", "megatron", "exhaustive", "none" } ) );
     EXPECT_EQ( enumNameList<WorkloadKind>(), ( V{ "dlrm", "transformer" } ) );
+    EXPECT_EQ( enumNameList<DataType>(), ( V{ "fp32", "tf32", "fp16", "bf16", "int8" } ) );
+    EXPECT_EQ( enumNameList<AccessDistribution>(), ( V{ "uniform", "zipf", "histogram" } ) );
+    EXPECT_EQ( enumNameList<Interaction>(), ( V{ "dot", "cat" } ) );
     EXPECT_EQ( enumNameList<PipelineSchedule>(), ( V{ "1f1b", "gpipe" } ) );
     EXPECT_EQ( enumNameList<Recompute>(), ( V{ "none", "selective", "full" } ) );
     EXPECT_EQ( enumNameList<RunMode>(), ( V{ "train", "infer" } ) );
@@ -172,8 +177,8 @@ TEST( TEST_CATEGORY, domain_model_fields )
             EXPECT_EQ( f.fallback, f.get( plain ) ) << f.key; // arch gpt, dtype bf16
         }
     }
-    EXPECT_EQ( keys, ( std::vector<std::string>{ "arch", "hidden", "heads", "layers", "seq_len",
-                                                 "vocab", "ffn_hidden", "dtype" } ) );
+    EXPECT_EQ( keys, ( std::vector<std::string>{ "arch", "hidden", "heads", "kv_heads", "layers",
+                                                 "seq_len", "vocab", "ffn_hidden", "dtype" } ) );
     EXPECT_EQ( required, ( std::vector<std::string>{ "hidden", "heads", "layers", "seq_len" } ) );
     EXPECT_EQ( findModelField( "vocab" )->fallback, 50257 );
     EXPECT_EQ( findModelField( "ffn_hidden" )->fallback, 0 ); // 0: 4·hidden

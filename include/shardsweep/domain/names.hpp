@@ -59,6 +59,16 @@ SHARDSWEEP_ENUM_NAMES( Optimizer, "optimizer", { Optimizer::sgd, "sgd", "no opti
                        { Optimizer::rowwise_adagrad, "rowwise_adagrad", "one fp32 state per row" },
                        { Optimizer::adam, "adam", "two states per element" } );
 
+SHARDSWEEP_ENUM_NAMES( AccessDistribution, "access distribution",
+                       { AccessDistribution::uniform, "uniform", "every row equally likely" },
+                       { AccessDistribution::zipf, "zipf", "p_i proportional to i^-alpha" },
+                       { AccessDistribution::histogram, "histogram",
+                         "a measured 17-bin reuse histogram" } );
+
+SHARDSWEEP_ENUM_NAMES( Interaction, "interaction",
+                       { Interaction::dot, "dot", "pairwise dot products (DLRM default)" },
+                       { Interaction::cat, "cat", "concatenation" } );
+
 SHARDSWEEP_ENUM_NAMES(
     ShardingType, "sharding type",
     { ShardingType::table_wise, "table_wise", "whole table on one GPU" },
