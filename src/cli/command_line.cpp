@@ -1,7 +1,9 @@
 // The subcommands' option parsing (command_line.hpp).
 #include "command_line.hpp"
 
+#include <fmt/format.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -35,6 +37,22 @@ bool parseCommandLine( const CommandContext& ctx, const std::string& command, co
                           " --help')" );
     }
     return true;
+}
+
+void checkScenarioFileInput( const std::string& command, const ScenarioInput& input )
+{
+    if ( input.workload->isTransformer() )
+    {
+        const std::string error = scenarioInputError( input );
+        if ( !error.empty() )
+            throw UsageError( command + ": " + error );
+        return;
+    }
+    const int gpus = input.platform->numGpus();
+    if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
+        throw UsageError(
+            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
+                         input.global_batch ) );
 }
 
 } // namespace shardsweep

@@ -4,6 +4,7 @@
 //! become a UsageError that names the subcommand (exit 2), `--help` prints the help and stops.
 #include <boost/program_options.hpp>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/domain/scenario.hpp>
 #include <string>
 
 namespace shardsweep
@@ -26,5 +27,10 @@ bool parseCommandLine(
     boost::program_options::variables_map& values, const CommandHelp& help = {},
     const boost::program_options::options_description& hidden = {},
     const boost::program_options::positional_options_description& positional = {} );
+
+//! The check of a scenario read from a file (evaluate, export-et) before the model prices it:
+//! a transformer's by scenarioInputError ("COMMAND: reason"), a DLRM's global batch dividing
+//! over its GPUs (the per-GPU batch of the embedding model). Throws UsageError.
+void checkScenarioFileInput( const std::string& command, const ScenarioInput& input );
 
 } // namespace shardsweep

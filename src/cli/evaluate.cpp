@@ -210,9 +210,7 @@ void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
 int evaluateTransformer( const CommandContext& ctx, const EvaluateOptions& o,
                          const ScenarioFile& scenario, const ScenarioInput& input )
 {
-    const std::string error = scenarioInputError( input );
-    if ( !error.empty() )
-        throw UsageError( "evaluate: " + error );
+    checkScenarioFileInput( "evaluate", input );
     if ( o.has_cost_model && o.cost_model != "native" )
         throw UsageError( "--cost-model: transformer workloads have only 'native'" );
     const ScenarioResult result = evaluateScenario( input );
@@ -227,11 +225,7 @@ int evaluateTransformer( const CommandContext& ctx, const EvaluateOptions& o,
 int evaluateDlrm( const CommandContext& ctx, const EvaluateOptions& o, const ScenarioFile& scenario,
                   ScenarioInput& input )
 {
-    const int gpus = scenario.platform.platform.numGpus();
-    if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
-        throw UsageError(
-            fmt::format( "--batch: expected a positive multiple of the {} GPUs, found {}", gpus,
-                         input.global_batch ) );
+    checkScenarioFileInput( "evaluate", input );
     const CostModelChoice choice =
         chooseCostModel( ctx, o.has_cost_model ? o.cost_model : scenario.cost_model,
                          o.has_cost_model_file ? o.cost_model_file : scenario.cost_model_file,

@@ -149,23 +149,9 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
     input.plan = &scenario.plan;
     input.global_batch = batch != 0 ? batch : scenario.global_batch;
     input.model = CostModel::native;
-    StepGraph graph;
-    if ( scenario.workload.isTransformer() )
-    {
-        const std::string error = scenarioInputError( input );
-        if ( !error.empty() )
-            throw UsageError( "export-et: " + error );
-        graph = buildTransformerStepGraph( input );
-    }
-    else
-    {
-        if ( input.global_batch <= 0 || input.global_batch % gpus != 0 )
-            throw UsageError( fmt::format( "--batch: expected a positive multiple of the {} GPUs, "
-                                           "found {}",
-                                           gpus, input.global_batch ) );
-        graph = buildDlrmStepGraph( input );
-    }
-    return graph;
+    checkScenarioFileInput( "export-et", input );
+    return scenario.workload.isTransformer() ? buildTransformerStepGraph( input )
+                                             : buildDlrmStepGraph( input );
 }
 
 //! Creates `dir` (root) and writes one et.<rank>.et per rank into it (root); sets the graph's
