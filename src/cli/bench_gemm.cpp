@@ -94,9 +94,9 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
             bmm[i] = !linear[i];
         addLearnedRows( table, name, "all",
                         learnedSplitErrors( meas, logo, unseen, analytic, held, all ) );
-        addLearnedRows( table, name, "bmm",
+        addLearnedRows( table, name, nameOf( GemmOp::bmm ),
                         learnedSplitErrors( meas, logo, unseen, analytic, held, bmm ) );
-        addLearnedRows( table, name, "linear",
+        addLearnedRows( table, name, nameOf( GemmOp::linear ),
                         learnedSplitErrors( meas, logo, unseen, analytic, held, linear ) );
     }
     return table;
@@ -140,7 +140,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
     opts.add_options()( "help,h", "this text" )(
         "data-dir", po::value( &o.data_dir ),
         "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
-        "$SHARED/data/gemm)" )( "format,f", po::value( &o.format ), "table | csv | json" )(
+        "$SHARED/data/gemm)" )( "format,f", po::value( &o.format ),
+                                enumChoices<OutputFormat>().c_str() )(
         "table", po::value( &o.table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
         "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "

@@ -204,7 +204,7 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "GEMM model of the dense part: analytic | learned | both (learned: inputs/models/gemm.mlp "
         "on every dense case, model/learned_operator.hpp; both: one row each, same run)" )(
         "format,f", po::value( &o.format )->default_value( o.format ),
-        "output: table | csv | json" )(
+        ( "output: " + enumChoices<OutputFormat>() ).c_str() )(
         "min-seconds", po::value( &o.min_seconds )->default_value( o.min_seconds ),
         "repeat each measurement until it has run at least this long" )(
         "batch", po::value( &o.batch_size )->default_value( o.batch_size ),

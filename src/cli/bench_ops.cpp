@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/bench_learned.hpp>
 #include <shardsweep/cli/commands.hpp>
@@ -56,8 +57,11 @@ void readOperatorFile( const std::string& f, OperatorData& data )
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         OperatorRow row;
-        if ( !parseOperatorKind( t.text( r, "OPName" ), row.shape.kind ) )
-            t.fail( r, "OPName", "one of " + operatorKindList() );
+        const std::optional<OperatorKind> kind =
+            enumFromName<OperatorKind>( t.text( r, "OPName" ) );
+        if ( !kind )
+            t.fail( r, "OPName", "one of " + enumChoices<OperatorKind>( ", " ) );
+        row.shape.kind = *kind;
         const GpuEntry* g = defaultGpuCatalog().find( t.text( r, "Device" ) );
         if ( !g )
             t.fail( r, "Device", "a GPU of the catalog (inputs/gpus)" );
@@ -126,7 +130,7 @@ void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std:
         for ( std::size_t i = 0; i < shapes.size(); ++i )
             any |= ( sel[i] = static_cast<int>( shapes[i].kind ) == k );
         if ( any )
-            addLearnedRows( table, data.gpus[g], operatorKindName( static_cast<OperatorKind>( k ) ),
+            addLearnedRows( table, data.gpus[g], nameOf( static_cast<OperatorKind>( k ) ),
                             learnedSplitErrors( meas, logo, unseen, analytic, held, sel ) );
     }
 }
@@ -197,7 +201,7 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
         "data-dir", po::value( &data_dir ), "folder with train/*.csv (default: $SHARED/data/ops)" )(
         "model-dir", po::value( &model_dir ),
         "folder with logo/ops_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
-        "format,f", po::value( &format ), "table | csv | json" );
+        "format,f", po::value( &format ), enumChoices<OutputFormat>().c_str() );
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench ops", args, opts, vm ) )
         return 0;

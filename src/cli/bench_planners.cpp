@@ -73,7 +73,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "locality", po::value( &o.locality_file ),
         "dlrm_datasets locality file the synthetic pool is fitted to (default "
         "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
-        "format,f", po::value( &o.format )->default_value( o.format ), "table | csv | json" );
+        "format,f", po::value( &o.format )->default_value( o.format ),
+        enumChoices<OutputFormat>().c_str() );
     po::variables_map vm;
     const CommandHelp help{
         "Usage: shardsweep bench planners [options]\n\n"
@@ -199,7 +200,7 @@ void addProtocolRows( ResultTable& table, TaskProtocol protocol, int count,
         if ( s.tasks == 0 )
             continue;
         const bool has_baseline = std::isfinite( s.worst_improvement );
-        table.addRow( { std::string( taskProtocolName( protocol ) ),
+        table.addRow( { std::string( nameOf( protocol ) ),
                         std::string( plannerName( static_cast<PlannerKind>( k ) ) ),
                         static_cast<long long>( s.tasks ), 100.0 * ( count - s.tasks ) / count,
                         static_cast<long long>( s.misses ),

@@ -223,12 +223,12 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
           "uses, the kernel's preferred call size: 256 on host backends, the whole batch on "
           "devices; set it to --batch-size for whole-batch calls)" )
         ( "detail", po::value( &o.detail_text ),
-          "only this detail level in the throughput case (scenarios | gpus | all; default: all "
-          "and scenarios)" )
+          ( "only this detail level in the throughput case (" + enumChoices<SweepDetail>() +
+            "; default: all and scenarios)" ).c_str() )
         ( "dir", po::value( &o.dir ),
           "where the temporary results files go (default: $TMPDIR or /tmp)" )
         ( "format,f", po::value( &o.format_text )->default_value( o.format_text ),
-          "table | csv | json" );
+          enumChoices<OutputFormat>().c_str() );
     // clang-format on
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench sweep", args, desc, vm ) )
@@ -368,8 +368,8 @@ void runThroughputCase( const CommandContext& ctx, const BenchSetup& setup, MPI_
         }
     for ( int v = 0; v < variants; ++v )
     {
-        const std::string name = std::string( "throughput_" ) + sweepDetailName( detail ) +
-                                 ( v == 0 ? "" : "_uncached" );
+        const std::string name =
+            std::string( "throughput_" ) + nameOf( detail ) + ( v == 0 ? "" : "_uncached" );
         table.add( name, best1[v], kNaN, kNaN );
         if ( ctx.size > 1 )
             table.add( name, bestN[v],

@@ -138,8 +138,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
         "platform", po::value( &o.platform_path ),
         "platform of the vTrain runs (default inputs/platforms/dgx-a100-hdr800.yaml)" )(
-        "gpus", po::value( &o.catalog_dir ),
-        "GPU catalog folder" )( "format,f", po::value( &format ), "table | csv | json" )(
+        "gpus", po::value( &o.catalog_dir ), "GPU catalog folder" )(
+        "format,f", po::value( &format ), enumChoices<OutputFormat>().c_str() )(
         "table", po::value( &o.table ), "errors | fastest | feasible | constants | rows | nccl" )(
         "folds", po::value( &o.folds ), "cross-validation folds on vTrain (default 4)" )(
         "max-evaluations", po::value( &o.max_evals ),

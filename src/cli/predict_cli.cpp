@@ -27,11 +27,14 @@ PredictCli::PredictCli( std::string command, const std::string& usage, unsigned 
     if ( _taken & kOutput )
         _options.add_options()( "output,o", po::value( &_output ),
                                 "write the result to this file instead of standard output" );
-    _options.add_options()( "format,f", po::value( &_format_text ),
-                            ( _taken & kOutput )
-                                ? "table | csv | json (default: table on standard output, csv in "
-                                  "--output)"
-                                : "table (default) | csv | json" );
+    // "table | csv | json", with the default: table, or csv when written to --output.
+    std::vector<std::string> formats = enumNameList<OutputFormat>();
+    if ( !( _taken & kOutput ) )
+        formats[std::size_t( OutputFormat::table )] += " (default)";
+    const std::string format_help =
+        joinChoices( formats, " | ", " | " ) +
+        ( ( _taken & kOutput ) ? " (default: table on standard output, csv in --output)" : "" );
+    _options.add_options()( "format,f", po::value( &_format_text ), format_help.c_str() );
 }
 
 bool PredictCli::parse( const CommandContext& ctx, const Arguments& args )
@@ -48,8 +51,9 @@ bool PredictCli::parse( const CommandContext& ctx, const Arguments& args )
                           " (see --help)" );
     try
     {
-        _format = parseOutputFormat( _format_text.empty() ? ( _output.empty() ? "table" : "csv" )
-                                                          : _format_text );
+        _format = _format_text.empty()
+                      ? ( _output.empty() ? OutputFormat::table : OutputFormat::csv )
+                      : parseOutputFormat( _format_text );
     }
     catch ( const UsageError& e )
     {

@@ -8,6 +8,7 @@
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/io/table_fields.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <utility>
@@ -51,6 +52,29 @@ ComputeKernel parseKernel( const CsvTable& t, std::size_t row, bool has_cache )
     return kernel;
 }
 
+//! The input columns that are table fields (domain/dlrm_fields.hpp): required, then optional.
+constexpr const char* kTableColumns[] = { "rows", "dim", "pooling_factor", "zipf_alpha" };
+constexpr const char* kOptionalTableColumns[] = { "dtype", "optimizer" };
+
+//! The --help lines of the table-field columns, from the field table.
+std::string tableColumnsHelp()
+{
+    std::string text;
+    auto line = [&]( const char* key, bool required )
+    {
+        const TableField& f = *findTableField( key );
+        const std::string fallback =
+            f.kind == TableField::choice ? ", default " + f.names()[std::size_t( f.fallback )] : "";
+        text += fmt::format( "  {}{}: {} ({}{})\n", required ? "" : "optional ", key, f.help,
+                             fieldValuesText( f ), fallback );
+    };
+    for ( const char* key : kTableColumns )
+        line( key, true );
+    for ( const char* key : kOptionalTableColumns )
+        line( key, false );
+    return text;
+}
+
 //! A whole number >= `least` (written as an integer or e.g. 1e6).
 double wholeNumber( const CsvTable& t, std::size_t row, const char* column, double least )
 {
@@ -69,19 +93,21 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
         "Usage: shardsweep predict embedding --gpu NAME --input tables.csv [--output pred.csv]\n\n"
         "Predicts one training step's embedding lookup (forward) and its backward with the\n"
         "optimizer update for every row of a CSV file, each row one whole table on one GPU, with\n"
-        "the model of model/embedding.hpp (docs/model/embedding.md). Columns:\n"
-        "  rows, dim, pooling_factor (mean lookups per sample), batch (samples),\n"
-        "  zipf_alpha (p_i ~ i^-alpha over the rows; 0 = uniform),\n"
-        "  optional dtype (fp32 default, tf32, fp16, bf16, int8),\n"
-        "  optional cache_rows (rows of a fully associative LRU cache in HBM),\n"
-        "  optional kernel (fused: rows in HBM; fused_uvm: rows in host memory;\n"
-        "    fused_uvm_caching: host rows with the cache_rows cache; default fused_uvm_caching\n"
-        "    when cache_rows is given, else fused; the older names hbm, uvm, uvm_caching are\n"
-        "    read with a deprecation note),\n"
-        "  optional optimizer (sgd default, rowwise_adagrad, adam).\n"
-        "The output repeats the input columns and adds expected_unique_rows (distinct rows one\n"
-        "batch touches), cache_hit_rate (steady-state LRU hit rate of cache_rows rows, Che's\n"
-        "approximation; empty without cache_rows), fwd_ms and bwd_ms (backward incl. optimizer).\n",
+        "the model of model/embedding.hpp (docs/model/embedding.md). Columns:\n" +
+            tableColumnsHelp() +
+            "  batch: samples in the step\n"
+            "  optional cache_rows (rows of a fully associative LRU cache in HBM),\n"
+            "  optional kernel (fused: rows in HBM; fused_uvm: rows in host memory;\n"
+            "    fused_uvm_caching: host rows with the cache_rows cache; default "
+            "fused_uvm_caching\n"
+            "    when cache_rows is given, else fused; the older names hbm, uvm, uvm_caching are\n"
+            "    read with a deprecation note).\n"
+            "A zipf_alpha of 0 means uniform accesses.\n"
+            "The output repeats the input columns and adds expected_unique_rows (distinct rows "
+            "one\n"
+            "batch touches), cache_hit_rate (steady-state LRU hit rate of cache_rows rows, Che's\n"
+            "approximation; empty without cache_rows), fwd_ms and bwd_ms (backward incl. "
+            "optimizer).\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
     double host_GBps = 0.0;
     cli.options().add_options()(
@@ -104,23 +130,17 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         TableSpec spec;
-        const double rows = wholeNumber( t, r, "rows", 1.0 );
-        const double dim = wholeNumber( t, r, "dim", 1.0 );
-        if ( dim > 1e6 )
-            t.fail( r, "dim", "an integer between 1 and 1000000" );
-        spec.rows = static_cast<std::int64_t>( rows );
-        spec.dim = static_cast<int>( dim );
-        spec.pooling_factor = t.getDouble( r, "pooling_factor" );
-        if ( !( spec.pooling_factor >= 0.0 ) || !std::isfinite( spec.pooling_factor ) )
-            t.fail( r, "pooling_factor", "a number >= 0" );
-        const double batch = wholeNumber( t, r, "batch", 1.0 );
-        spec.zipf_alpha = t.getDouble( r, "zipf_alpha" );
-        if ( !( spec.zipf_alpha >= 0.0 ) || !( spec.zipf_alpha <= 10.0 ) )
-            t.fail( r, "zipf_alpha", "a number in [0, 10] (0: uniform)" );
+        for ( const char* key : kTableColumns ) // required: an empty cell fails
+            findTableField( key )->set( spec, tableFieldCell( t, r, *findTableField( key ) ) );
+        for ( const char* key : kOptionalTableColumns )
+            if ( !t.isEmpty( r, key ) )
+                findTableField( key )->set( spec, tableFieldCell( t, r, *findTableField( key ) ) );
+        // This command's zipf_alpha 0 means uniform (a workload's table gives no exponent).
         spec.distribution =
             spec.zipf_alpha > 0.0 ? AccessDistribution::zipf : AccessDistribution::uniform;
-        spec.dtype = t.getEnumOr( r, "dtype", enumPairs<DataType>(), DataType::fp32 );
-        spec.optimizer = t.getEnumOr( r, "optimizer", enumPairs<Optimizer>(), Optimizer::sgd );
+        const double rows = double( spec.rows );
+        const double dim = spec.dim;
+        const double batch = wholeNumber( t, r, "batch", 1.0 );
         const bool has_cache = !t.isEmpty( r, "cache_rows" );
         const double cache_rows = has_cache ? wholeNumber( t, r, "cache_rows", 0.0 ) : 0.0;
         const ComputeKernel kernel = parseKernel( t, r, has_cache );

@@ -1,6 +1,7 @@
 // shardsweep predict gemm: the GEMM model (model/gemm.hpp) for the shapes of a CSV file.
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
@@ -14,32 +15,35 @@ namespace shardsweep
 namespace
 {
 
+//! Every DataType a model computes in (not int8).
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
     if ( t.isEmpty( row, "dtype" ) )
         return DataType::fp32;
     const std::string& s = t.text( row, "dtype" );
-    if ( s == "fp32" )
-        return DataType::fp32;
-    if ( s == "tf32" )
-        return DataType::tf32;
-    if ( s == "fp16" )
-        return DataType::fp16;
-    if ( s == "bf16" )
-        return DataType::bf16;
-    t.fail( row, "dtype", "one of fp32, tf32, fp16, bf16" );
+    std::vector<std::string> names;
+    for ( const auto& [name, dtype] : computeDataTypeNames() )
+    {
+        if ( s == name )
+            return dtype;
+        names.push_back( name );
+    }
+    t.fail( row, "dtype", "one of " + joinChoices( names, ", ", ", " ) );
 }
 
+//! A GemmOp name, or "mm" (torch.mm: a bmm).
 GemmOp parseGemmOp( const CsvTable& t, std::size_t row )
 {
     if ( !t.hasColumn( "op" ) || t.isEmpty( row, "op" ) )
         return GemmOp::bmm;
     const std::string& s = t.text( row, "op" );
-    if ( s == "bmm" || s == "mm" )
+    if ( s == "mm" )
         return GemmOp::bmm;
-    if ( s == "linear" )
-        return GemmOp::linear;
-    t.fail( row, "op", "one of bmm, mm, linear" );
+    if ( const std::optional<GemmOp> op = enumFromName<GemmOp>( s ) )
+        return *op;
+    std::vector<std::string> names = enumNameList<GemmOp>();
+    names.insert( names.begin() + 1, "mm" );
+    t.fail( row, "op", "one of " + joinChoices( names, ", ", ", " ) );
 }
 
 } // namespace
@@ -99,15 +103,14 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
     const std::vector<GemmPrediction> pred = predictGemmsHost( learned.get(), gpu, shapes );
     ResultTable result(
         { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound", "model" } );
-    static const char* names[] = { "fp32", "tf32", "fp16", "bf16" };
     for ( std::size_t r = 0; r < shapes.size(); ++r )
     {
         const GemmShape& s = shapes[r];
         const GemmPrediction& p = pred[r];
         result.addRow( { static_cast<long long>( s.B ), static_cast<long long>( s.M ),
                          static_cast<long long>( s.N ), static_cast<long long>( s.K ),
-                         std::string( names[static_cast<int>( s.dtype )] ),
-                         std::string( s.op == GemmOp::linear ? "linear" : "bmm" ), p.latency_ms,
+                         std::string( nameOf( s.dtype ) ), std::string( nameOf( s.op ) ),
+                         p.latency_ms,
                          std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
                          std::string( p.memory_bound ? "memory" : "compute" ),
                          std::string( learned ? "learned" : "analytic" ) } );

@@ -2,6 +2,7 @@
 // operators on a [B,H] fp32 tensor (model/learned_operator.hpp) for the rows of a CSV file.
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
@@ -49,8 +50,10 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         OperatorShape& s = shapes[r];
-        if ( !parseOperatorKind( t.text( r, "op" ), s.kind ) )
-            t.fail( r, "op", "one of " + operatorKindList() );
+        const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( t.text( r, "op" ) );
+        if ( !kind )
+            t.fail( r, "op", "one of " + enumChoices<OperatorKind>( ", " ) );
+        s.kind = *kind;
         s.B = positiveIntegerCell( t, r, "B" );
         s.H = positiveIntegerCell( t, r, "H" );
     }
@@ -59,7 +62,7 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
     for ( std::size_t r = 0; r < shapes.size(); ++r )
     {
         const OperatorShape& s = shapes[r];
-        result.addRow( { std::string( operatorKindName( s.kind ) ), static_cast<long long>( s.B ),
+        result.addRow( { std::string( nameOf( s.kind ) ), static_cast<long long>( s.B ),
                          static_cast<long long>( s.H ), latency[r],
                          operatorBoundMs( gpu, s.kind, s.B, s.H ),
                          std::string( learned ? "learned" : "analytic" ) } );

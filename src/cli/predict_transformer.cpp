@@ -108,6 +108,7 @@ int fieldCell( const CsvTable& t, std::size_t row, const Field<S>& f )
     case Field<S>::choice:
         return t.getEnumOr( row, f.key, fieldChoices( f ), f.fallback );
     case Field<S>::integer:
+    case Field<S>::real: // integer-valued tables have none
         break;
     }
     const std::int64_t v = intCell( t, row, f.key, f.fallback, f.min, f.required );

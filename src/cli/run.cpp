@@ -95,7 +95,7 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
         ( "detail", po::value<std::string>( &detail_text )->default_value( "all" ),
           "row groups to store: scenarios | gpus (+ /gpus) | all (+ /shards, the cost-model training rows)" )
         ( "format,f", po::value<std::string>( &format_text )->default_value( "table" ),
-          "summary format: table | csv | json" );
+          ( "summary format: " + enumChoices<OutputFormat>() ).c_str() );
     // clang-format on
     po::positional_options_description positional;
     positional.add( "sweep", 1 );

@@ -175,8 +175,9 @@ int validate( const CommandContext& ctx, const Arguments& args )
         "'file:line:col: field ...: expected ..., found ...' on standard error. Exit status 0 "
         "when\n"
         "all files are valid, 2 otherwise. docs/INPUTS.md describes the fields.\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )( "format,f", po::value( &format ),
-                                                 "table | csv | json (default table)" )(
+    opts.add_options()( "help,h", "this text" )(
+        "format,f", po::value( &format ),
+        ( enumChoices<OutputFormat>() + " (default table)" ).c_str() )(
         "workload", po::value( &workload_file ),
         "workload file to check plan files against (table names, shard bounds)" )(
         "platform", po::value( &platform_file ),

@@ -5,6 +5,8 @@
 #include <mutex>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/gpu_fields.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 
 namespace shardsweep
@@ -43,13 +45,10 @@ std::string normalizeGpuName( const std::string& name )
 
 GpuEntry parseGpu( const YamlView& node, bool inline_gpu )
 {
-    std::vector<std::string> required = {
-        "name",           "sm_count",   "boost_clock_MHz",       "fp32_TFLOPs",
-        "fp16_TFLOPs",    "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
-        "pcie_generation" };
-    std::vector<std::string> optional = {
-        "aliases",     "tf32_TFLOPs", "bf16_TFLOPs", "pcie_bandwidth_GBps",
-        "description", "tdp_W",       "process_nm" };
+    std::vector<std::string> required = { "name" };
+    std::vector<std::string> optional = { "aliases", "description" };
+    for ( const GpuField& f : kGpuFields )
+        ( f.required ? required : optional ).emplace_back( f.key );
     if ( inline_gpu )
         node.requireMap( "a GPU catalog name or a mapping of GPU fields" );
     else
@@ -65,25 +64,19 @@ GpuEntry parseGpu( const YamlView& node, bool inline_gpu )
     if ( auto a = node.find( "aliases" ) )
         e.aliases = a->asStringList();
     GpuSpec& g = e.spec;
-    // Ranges are generous physical bounds: they catch unit mistakes (MHz vs GHz, GB vs MB).
-    g.sm_count = node.getInt32( "sm_count", Range::between( 1, 10000 ) );
-    g.boost_clock_MHz = node.getDouble( "boost_clock_MHz", Range::between( 100, 10000 ) );
-    const Range tflops = Range::between( 0, 100000 );
-    g.fp32_TFLOPs = node.getDouble( "fp32_TFLOPs", Range{ 0.0, 100000.0, false, true } );
-    g.tf32_TFLOPs = node.getDoubleOr( "tf32_TFLOPs", 0.0, tflops );
-    g.fp16_TFLOPs = node.getDouble( "fp16_TFLOPs", tflops );
-    g.bf16_TFLOPs = node.getDoubleOr( "bf16_TFLOPs", 0.0, tflops );
-    g.memory_GiB = node.getDouble( "memory_GiB", Range{ 0.0, 65536.0, false, true } );
-    g.memory_bandwidth_GBps =
-        node.getDouble( "memory_bandwidth_GBps", Range{ 0.0, 1.0e6, false, true } );
-    g.l2_cache_MiB = node.getDouble( "l2_cache_MiB", Range{ 0.0, 65536.0, false, true } );
-    g.pcie_generation = node.getInt32( "pcie_generation", Range::between( 1, 6 ) );
-    g.pcie_bandwidth_GBps =
-        node.getDoubleOr( "pcie_bandwidth_GBps", pcieX16BandwidthGBps( g.pcie_generation ),
-                          Range{ 0.0, 10000.0, false, true } );
-    // Optional; 0 (the default) means unknown, and the GEMM model then applies no power cap.
-    g.tdp_W = node.getDoubleOr( "tdp_W", 0.0, Range::between( 0, 10000 ) );
-    g.process_nm = node.getDoubleOr( "process_nm", 0.0, Range::between( 0, 1000 ) );
+    for ( const GpuField& f : kGpuFields )
+    {
+        const Range range{ f.min, f.max, !f.above_min, true };
+        if ( f.kind == GpuField::integer )
+            f.set( g, f.required ? node.getInt32( f.key, range )
+                                 : node.getInt32Or( f.key, int( f.fallback ), range ) );
+        else
+            f.set( g, f.required ? node.getDouble( f.key, range )
+                                 : node.getDoubleOr( f.key, f.fallback, range ) );
+    }
+    // The one derived default (its fallback 0 lies outside its range).
+    if ( !node.find( "pcie_bandwidth_GBps" ) )
+        g.pcie_bandwidth_GBps = pcieX16BandwidthGBps( g.pcie_generation );
     return e;
 }
 
@@ -126,7 +119,7 @@ const GpuEntry& GpuCatalog::get( const std::string& name ) const
     std::string hint = closestName( name, names() );
     throw UsageError( "unknown GPU '" + name + "'" +
                       ( hint.empty() ? "" : " (did you mean '" + hint + "'?)" ) +
-                      "; the catalog has " + joinNames( names(), " and " ) );
+                      "; the catalog has " + joinChoices( names(), ", ", " and " ) );
 }
 
 std::vector<std::string> GpuCatalog::names() const

@@ -168,16 +168,4 @@ std::string closestName( const std::string& word, const std::vector<std::string>
     return best_distance <= limit ? best : std::string();
 }
 
-std::string joinNames( const std::vector<std::string>& names, const std::string& last_sep )
-{
-    std::string out;
-    for ( std::size_t i = 0; i < names.size(); ++i )
-    {
-        if ( i > 0 )
-            out += i + 1 == names.size() ? last_sep : ", ";
-        out += names[i];
-    }
-    return out;
-}
-
 } // namespace shardsweep

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/mlp_file.hpp>
@@ -168,15 +169,18 @@ MlpFile parseMlpFile( const std::string& text, const std::string& name )
     {
         const Line& l = in.expect( "layer" );
         const std::string field = "layer " + std::to_string( k + 1 );
+        // The messages name relu first (the hidden layers' activation).
+        const std::string relu_name = nameOf( MlpActivation::relu ),
+                          identity_name = nameOf( MlpActivation::identity );
         if ( l.words.size() != 4 )
-            in.fail( l, field, "'layer relu|identity INPUTS OUTPUTS'", joinWords( l, 1 ) );
+            in.fail( l, field, "'layer " + relu_name + "|" + identity_name + " INPUTS OUTPUTS'",
+                     joinWords( l, 1 ) );
         MlpFileLayer layer;
-        if ( l.words[1] == "relu" )
-            layer.activation = MlpActivation::relu;
-        else if ( l.words[1] == "identity" )
-            layer.activation = MlpActivation::identity;
+        if ( const std::optional<MlpActivation> a = enumFromName<MlpActivation>( l.words[1] ) )
+            layer.activation = *a;
         else
-            in.fail( l, field + " activation", "relu or identity", "'" + l.words[1] + "'" );
+            in.fail( l, field + " activation", relu_name + " or " + identity_name,
+                     "'" + l.words[1] + "'" );
         layer.inputs = in.count( l, 2, field + " inputs", 1, kMlpMaxWidth );
         layer.outputs = in.count( l, 3, field + " outputs", 1, kMlpMaxWidth );
         if ( layer.inputs != width )
@@ -249,8 +253,7 @@ void writeMlpFile( std::ostream& out, const MlpFile& m )
     out << "\nlayers " << m.layers.size() << '\n';
     for ( const MlpFileLayer& l : m.layers )
     {
-        out << "layer " << ( l.activation == MlpActivation::relu ? "relu" : "identity" ) << ' '
-            << l.inputs << ' ' << l.outputs << '\n';
+        out << "layer " << nameOf( l.activation ) << ' ' << l.inputs << ' ' << l.outputs << '\n';
         row( "weights", l.weights );
         row( "bias", l.bias );
     }

@@ -1,9 +1,11 @@
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/model/gemm.hpp>
 #include <yaml-cpp/yaml.h>
 
 namespace shardsweep
@@ -63,10 +65,10 @@ void readNeuSightGemm( const std::string& path, int gpu, std::vector<GemmMeasure
     {
         GemmMeasurement m;
         m.gpu = gpu;
-        const std::string op = t.text( r, "op" );
-        if ( op != "bmm" && op != "linear" )
-            t.fail( r, "op", "'bmm' or 'linear'" );
-        m.linear = op == "linear";
+        const std::optional<GemmOp> op = enumFromName<GemmOp>( t.text( r, "op" ) );
+        if ( !op )
+            t.fail( r, "op", "'" + joinChoices( enumNameList<GemmOp>(), "', '", "' or '" ) + "'" );
+        m.linear = *op == GemmOp::linear;
         if ( t.hasColumn( "kernels" ) )
         {
             const std::string& k = t.text( r, "kernels" );

@@ -7,10 +7,6 @@ namespace shardsweep
 
 namespace
 {
-constexpr const char* kOperatorNames[kNumOperatorKinds] = {
-    "softmax", "ln",  "add",  "addu", "mul",  "mulu", "div",
-    "divu",    "pow", "powu", "gelu", "relu", "tanh" };
-
 LearnedOperatorModel load( const std::string& path, const char* family, const char* const* names,
                            int count )
 {
@@ -97,30 +93,6 @@ std::string defaultGemmModelPath()
 std::string defaultOperatorModelPath()
 {
     return defaultModelDir() + "/ops.mlp";
-}
-
-bool parseOperatorKind( const std::string& name, OperatorKind& kind )
-{
-    for ( int i = 0; i < kNumOperatorKinds; ++i )
-        if ( name == kOperatorNames[i] )
-        {
-            kind = static_cast<OperatorKind>( i );
-            return true;
-        }
-    return false;
-}
-
-const char* operatorKindName( OperatorKind kind )
-{
-    return kOperatorNames[static_cast<int>( kind )];
-}
-
-std::string operatorKindList()
-{
-    std::string s;
-    for ( int i = 0; i < kNumOperatorKinds; ++i )
-        s += ( i ? ", " : "" ) + std::string( kOperatorNames[i] );
-    return s;
 }
 
 std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,

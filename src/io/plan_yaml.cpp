@@ -260,6 +260,7 @@ int parallelFieldValue( const YamlView& node, const ParallelField& f )
     case ParallelField::choice:
         return node.getEnumOr( f.key, f.fallback, fieldChoices( f ) );
     case ParallelField::integer:
+    case ParallelField::real: // integer-valued tables have none
         break;
     }
     return node.getInt32Or( f.key, f.fallback, Range::between( f.min, f.max ) );

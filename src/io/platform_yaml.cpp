@@ -167,7 +167,7 @@ NamedPlatform parsePlatform( const YamlView& root, const GpuCatalog& catalog, bo
         std::string name = gpu.asName();
         const GpuEntry* e = catalog.find( name );
         if ( !e )
-            gpu.fail( "a GPU of the catalog (" + joinNames( catalog.names() ) + ")" +
+            gpu.fail( "a GPU of the catalog (" + joinChoices( catalog.names() ) + ")" +
                       [&]
                       {
                           std::string c = closestName( name, catalog.names() );

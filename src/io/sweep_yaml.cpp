@@ -80,7 +80,7 @@ std::vector<std::int64_t> intValues( const YamlView& v, const Range& range )
 
 std::vector<std::string> nameList( const YamlView& v, const std::vector<std::string>& names )
 {
-    v.requireSequence( "a list of names (" + joinNames( names ) + ")" );
+    v.requireSequence( "a list of names (" + joinChoices( names ) + ")" );
     if ( v.size() == 0 )
         v.fail( "at least one name" );
     std::vector<std::string> out;
@@ -197,6 +197,7 @@ std::vector<int> fieldValues( const YamlView& v, const ParallelField& f )
     case ParallelField::choice:
         return enumValues( v, fieldChoices( f ) );
     case ParallelField::integer:
+    case ParallelField::real: // integer-valued tables have none
         break;
     }
     return intOrList( v, Range::between( f.min, f.max ) );
@@ -298,7 +299,7 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
                            "cost_models" } );
             TaskGeneratorConfig t;
             t.protocol = parseTaskProtocol( g.at( "protocol" ).asOneOf( taskProtocolNames() ) );
-            t.name = g.has( "name" ) ? g.at( "name" ).asName() : taskProtocolName( t.protocol );
+            t.name = g.has( "name" ) ? g.at( "name" ).asName() : nameOf( t.protocol );
             if ( !names.insert( t.name ).second )
                 ( g.has( "name" ) ? g.at( "name" ) : g.at( "protocol" ) )
                     .fail( "a generator name not used before in this sweep (add 'name:')",
@@ -318,8 +319,7 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
             {
                 if ( t.protocol != TaskProtocol::dreamshard && t.protocol != TaskProtocol::surco )
                     v->fail( "no 'split' key: only dreamshard and surco split the pool" );
-                t.options.split = v->asOneOf( { "test", "train" } ) == "train" ? PoolSplit::train
-                                                                               : PoolSplit::test;
+                t.options.split = v->asEnum( enumPairs<PoolSplit>() );
             }
             t.planners = g.has( "planners" ) ? planners( g.at( "planners" ) ) : c.planners;
             t.batches = g.has( "batches" ) ? intValues( g.at( "batches" ), Range::positive() )

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <optional>
 #include <ostream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -10,13 +11,10 @@ namespace shardsweep
 
 OutputFormat parseOutputFormat( const std::string& text )
 {
-    if ( text == "table" )
-        return OutputFormat::table;
-    if ( text == "csv" )
-        return OutputFormat::csv;
-    if ( text == "json" )
-        return OutputFormat::json;
-    throw UsageError( "--format: expected table, csv or json, found '" + text + "'" );
+    if ( const std::optional<OutputFormat> format = enumFromName<OutputFormat>( text ) )
+        return *format;
+    throw UsageError( "--format: expected " + enumChoices<OutputFormat>( ", ", " or " ) +
+                      ", found '" + text + "'" );
 }
 
 ResultTable::ResultTable( std::vector<std::string> columns ) : _columns( std::move( columns ) ) {}

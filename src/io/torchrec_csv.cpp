@@ -8,18 +8,6 @@ namespace shardsweep
 
 namespace
 {
-const char* const kKernelNames[kNumTorchrecKernels] = {
-    "dense", "fused",     "fused_uvm",         "fused_uvm_caching",
-    "quant", "quant_uvm", "quant_uvm_caching", "key_value" };
-
-std::string joined( const char* const* names, int n )
-{
-    std::string s;
-    for ( int i = 0; i < n; ++i )
-        s += ( i ? ( i + 1 == n ? " or " : ", " ) : "" ) + std::string( names[i] );
-    return s;
-}
-
 //! The integer in column `col` of row `r`, which must be > 0.
 std::int64_t positiveInt( const CsvTable& table, std::size_t r, const char* col )
 {
@@ -40,19 +28,6 @@ std::optional<double> optionalPositive( const CsvTable& table, std::size_t r, co
     return v;
 }
 } // namespace
-
-const char* torchrecKernelName( TorchrecKernel kernel )
-{
-    return kKernelNames[static_cast<int>( kernel )];
-}
-
-std::optional<TorchrecKernel> parseTorchrecKernel( const std::string& name )
-{
-    for ( int i = 0; i < kNumTorchrecKernels; ++i )
-        if ( name == kKernelNames[i] )
-            return static_cast<TorchrecKernel>( i );
-    return std::nullopt;
-}
 
 const std::vector<std::string>& torchrecCsvRequiredColumns()
 {
@@ -81,9 +56,9 @@ void readShard( const CsvTable& table, std::size_t r, TorchrecShard& s )
     const auto type = enumFromName<ShardingType>( table.text( r, "sharding_type" ) );
     if ( !type )
         table.fail( r, "sharding_type", "one of " + enumChoices<ShardingType>( ", " ) );
-    const auto kernel = parseTorchrecKernel( table.text( r, "compute_kernel" ) );
+    const auto kernel = enumFromName<TorchrecKernel>( table.text( r, "compute_kernel" ) );
     if ( !kernel )
-        table.fail( r, "compute_kernel", "one of " + joined( kKernelNames, kNumTorchrecKernels ) );
+        table.fail( r, "compute_kernel", "one of " + enumChoices<TorchrecKernel>( ", ", " or " ) );
     s.sharding = *type;
     s.kernel = *kernel;
     s.rows = positiveInt( table, r, "rows" );

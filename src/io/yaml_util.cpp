@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/input_text.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <sstream>
@@ -164,7 +165,7 @@ void YamlView::checkKeys( const std::vector<std::string>& required,
         const std::string name = it->first.Scalar();
         key._path = childPath( name );
         if ( std::find( allowed.begin(), allowed.end(), name ) == allowed.end() )
-            key.fail( "one of the keys " + joinNames( allowed ) + didYouMean( name, allowed ),
+            key.fail( "one of the keys " + joinChoices( allowed ) + didYouMean( name, allowed ),
                       "unknown key '" + name + "'" );
         for ( const auto& s : seen )
             if ( s.first == name )
@@ -241,9 +242,9 @@ std::string YamlView::asOneOf( const std::vector<std::string>& names ) const
         const std::string s = _node.Scalar();
         if ( std::find( names.begin(), names.end(), s ) != names.end() )
             return s;
-        fail( "one of " + joinNames( names ) + didYouMean( s, names ) );
+        fail( "one of " + joinChoices( names ) + didYouMean( s, names ) );
     }
-    fail( "one of " + joinNames( names ) );
+    fail( "one of " + joinChoices( names ) );
 }
 
 std::vector<double> YamlView::asDoubleList( const Range& range ) const

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <iterator>
+#include <shardsweep/domain/dlrm_fields.hpp>
+#include <shardsweep/domain/gpu_fields.hpp>
 #include <shardsweep/domain/transformer_fields.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
@@ -23,7 +25,9 @@ namespace
 {
 //! Fixed-size keys of the deduplicated cases: no allocation per table and scenario (packing runs
 //! for every batch of a sweep). Unused entries stay 0.
-constexpr std::size_t kDenseKeySize = 23 + 2 * kMaxMlpLayers;
+constexpr std::size_t kNumDenseFields = std::size( kDenseFields );
+constexpr std::size_t kDenseWidthsWord = kGpuSpecWords + kNumDenseFields + 6; //!< the MLP widths
+constexpr std::size_t kDenseKeySize = kDenseWidthsWord + 2 * kMaxMlpLayers;
 using DenseKey = std::array<double, kDenseKeySize>;
 //! The GPU, every model field (domain/transformer_fields.hpp) and the case's four knobs.
 constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 4;
@@ -54,24 +58,25 @@ struct KeyHash
     }
 };
 
-//! Every field denseCost reads (structs with padding cannot be compared bytewise).
+//! Every field denseCost reads (structs with padding cannot be compared bytewise): the GPU, the
+//! dense model's fields (domain/dlrm_fields.hpp), its layer counts, the case's inputs, then the
+//! layer widths.
 DenseKey denseCaseKey( const DenseCase& c )
 {
     const DenseModel& d = c.dense;
-    const double rest[] = { double( d.num_dense_features ),
-                            double( d.bottom_mlp_layers ),
-                            double( d.top_mlp_layers ),
-                            double( d.interaction ),
-                            double( d.dtype ),
-                            double( d.optimizer ),
-                            double( c.num_tables ),
-                            c.sum_embedding_dims,
-                            c.local_batch,
-                            c.learned_gemm ? 1.0 : 0.0 };
-    static_assert( kGpuSpecWords + std::size( rest ) == 23, "the MLP widths start at word 23" );
+    double rest[kNumDenseFields + 6];
+    for ( std::size_t k = 0; k < kNumDenseFields; ++k )
+        rest[k] = kDenseFields[k].get( d );
+    rest[kNumDenseFields + 0] = d.bottom_mlp_layers;
+    rest[kNumDenseFields + 1] = d.top_mlp_layers;
+    rest[kNumDenseFields + 2] = c.num_tables;
+    rest[kNumDenseFields + 3] = c.sum_embedding_dims;
+    rest[kNumDenseFields + 4] = c.local_batch;
+    rest[kNumDenseFields + 5] = c.learned_gemm ? 1.0 : 0.0;
     DenseKey key = gpuKey<kDenseKeySize>( c.gpu, rest );
-    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + 23 );
-    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers, key.begin() + 23 + kMaxMlpLayers );
+    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + kDenseWidthsWord );
+    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers,
+               key.begin() + kDenseWidthsWord + kMaxMlpLayers );
     return key;
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <shardsweep/domain/gpu_fields.hpp>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/embedding.hpp>

@@ -298,12 +298,4 @@ std::vector<CatalogTable> ScenarioSpace::tableCatalog() const
     return catalog;
 }
 
-std::vector<std::string> ScenarioSpace::protocolNames()
-{
-    std::vector<std::string> names = { "none" };
-    for ( const std::string& n : taskProtocolNames() )
-        names.push_back( n );
-    return names;
-}
-
 } // namespace shardsweep

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <optional>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/scenario/task_generator.hpp>
@@ -10,9 +11,6 @@ namespace shardsweep
 
 namespace
 {
-constexpr const char* kProtocolNames[kNumTaskProtocols] = {
-    "none", "neuroshard", "dreamshard", "autoshard", "surco", "large-856x128" };
-
 // NeuroShard's dims, in the order of its gen_tasks.py list.
 constexpr int kNeuroShardDims[6] = { 128, 64, 32, 16, 8, 4 };
 
@@ -40,24 +38,22 @@ double fp32GiB( const TableSpec& t, int dim )
 }
 } // namespace
 
-const char* taskProtocolName( TaskProtocol protocol )
-{
-    const int i = static_cast<int>( protocol );
-    return i >= 0 && i < kNumTaskProtocols ? kProtocolNames[i] : "unknown";
-}
-
 TaskProtocol parseTaskProtocol( const std::string& name )
 {
-    for ( int i = 1; i < kNumTaskProtocols; ++i )
-        if ( name == kProtocolNames[i] )
-            return static_cast<TaskProtocol>( i );
-    throw UsageError( "unknown task protocol '" + name +
-                      "' (expected neuroshard, dreamshard, autoshard, surco or large-856x128)" );
+    const std::optional<TaskProtocol> protocol = enumFromName<TaskProtocol>( name );
+    if ( protocol && *protocol != TaskProtocol::none )
+        return *protocol;
+    throw UsageError( "unknown task protocol '" + name + "' (expected " +
+                      joinChoices( taskProtocolNames() ) + ")" );
 }
 
 std::vector<std::string> taskProtocolNames()
 {
-    return std::vector<std::string>( kProtocolNames + 1, kProtocolNames + kNumTaskProtocols );
+    std::vector<std::string> names;
+    for ( const EnumEntry<TaskProtocol>& e : EnumNames<TaskProtocol>::entries )
+        if ( e.value != TaskProtocol::none )
+            names.emplace_back( e.name );
+    return names;
 }
 
 ProtocolSpec protocolSpec( TaskProtocol protocol, const TaskOptions& options )
@@ -117,7 +113,7 @@ struct TaskDraw
     void needPool( int n ) const
     {
         if ( pool_size < n )
-            throw std::invalid_argument( std::string( taskProtocolName( protocol ) ) + " needs " +
+            throw std::invalid_argument( std::string( nameOf( protocol ) ) + " needs " +
                                          std::to_string( n ) + " pool tables, the pool has " +
                                          std::to_string( pool_size ) );
     }
@@ -217,8 +213,7 @@ GeneratedTask generateTask( TaskProtocol protocol, const TablePool& pool, std::u
     task.memory_cap_GiB = spec.memory_cap_GiB;
     task.workload.dense = dense;
     task.workload.global_batch = options.global_batch;
-    task.workload.name =
-        std::string( taskProtocolName( protocol ) ) + "#" + std::to_string( task_index );
+    task.workload.name = std::string( nameOf( protocol ) ) + "#" + std::to_string( task_index );
 
     CounterRng tables( seed, task_index, kStreamTaskTables );
     CounterRng dims( seed, task_index, kStreamTaskDims );

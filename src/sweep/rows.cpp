@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/sweep/rows.hpp>
@@ -221,26 +222,12 @@ TableRow tableRow( const CatalogTable& table )
     return r;
 }
 
-const char* sweepDetailName( SweepDetail detail )
-{
-    switch ( detail )
-    {
-    case SweepDetail::scenarios:
-        return "scenarios";
-    case SweepDetail::gpus:
-        return "gpus";
-    case SweepDetail::all:
-        return "all";
-    }
-    return "all";
-}
-
 SweepDetail parseSweepDetail( const std::string& text )
 {
-    for ( auto d : { SweepDetail::scenarios, SweepDetail::gpus, SweepDetail::all } )
-        if ( text == sweepDetailName( d ) )
-            return d;
-    throw UsageError( "--detail: expected scenarios, gpus or all, found '" + text + "'" );
+    if ( const std::optional<SweepDetail> detail = enumFromName<SweepDetail>( text ) )
+        return *detail;
+    throw UsageError( "--detail: expected " + enumChoices<SweepDetail>( ", ", " or " ) +
+                      ", found '" + text + "'" );
 }
 
 void setParallelColumns( ScenarioRow& row, const ParallelConfig& config )

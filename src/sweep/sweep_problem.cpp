@@ -35,7 +35,7 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
         p.generator_names.push_back( g.name );
     p.planner_names = enumNameList<PlannerKind>();
     p.cost_model_names = enumNameList<CostModel>();
-    p.protocol_names = ScenarioSpace::protocolNames();
+    p.protocol_names = enumNameList<TaskProtocol>();
     for ( const CatalogTable& t : space.tableCatalog() )
     {
         p.tables.push_back( tableRow( t ) );

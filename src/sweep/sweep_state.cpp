@@ -24,8 +24,8 @@ std::string manifestText( const ExpectedIdentity& id )
 {
     return fmt::format( "shardsweep-journal-manifest\nschema_version {}\nconfig_hash {:016x}\n"
                         "num_scenarios {}\ndetail {}\nslice {}\n",
-                        kSweepSchemaVersion, id.config_hash, id.num_scenarios,
-                        sweepDetailName( id.detail ), id.slice );
+                        kSweepSchemaVersion, id.config_hash, id.num_scenarios, nameOf( id.detail ),
+                        id.slice );
 }
 
 void syncDirectory( const fs::path& dir )
@@ -77,7 +77,7 @@ std::string compareIdentity( const std::map<std::string, std::string>& stored,
         { "schema_version", std::to_string( kSweepSchemaVersion ) },
         { "config_hash", fmt::format( "{:016x}", id.config_hash ) },
         { "num_scenarios", std::to_string( id.num_scenarios ) },
-        { "detail", sweepDetailName( id.detail ) },
+        { "detail", nameOf( id.detail ) },
         { "slice", id.slice },
     };
     std::string diff;

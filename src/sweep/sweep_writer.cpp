@@ -126,7 +126,7 @@ void writeRootAttributes( h5::Id id, MPI_Comm comm, const SweepProblem& problem,
     h5::writeAttribute( id, "num_ranks", std::int64_t( mpi::size( comm ) ) );
     h5::writeAttribute( id, "kokkos_backend",
                         std::string( Kokkos::DefaultExecutionSpace::name() ) );
-    h5::writeAttribute( id, "detail", std::string( sweepDetailName( options.detail ) ) );
+    h5::writeAttribute( id, "detail", std::string( nameOf( options.detail ) ) );
     h5::writeAttribute( id, "command_line", options.command_line );
     h5::writeAttribute( id, "units",
                         std::string( "times in ms, memory in GiB (2^30 B), batch in samples" ) );

@@ -2,9 +2,17 @@
 // /names tables are these lists as they stand), the names the results files' schema fixes, and the
 // lookups parsers and printers use.
 #include <gtest/gtest.h>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/dlrm_fields.hpp>
+#include <shardsweep/domain/gpu_fields.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/domain/transformer_fields.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/learned_operator.hpp>
+#include <shardsweep/model/torchrec/estimator.hpp>
+#include <shardsweep/scenario/task_generator.hpp>
+#include <shardsweep/sweep/rows.hpp>
 #include <string>
 #include <vector>
 
@@ -109,6 +117,60 @@ TEST( TEST_CATEGORY, domain_names_lookups )
     EXPECT_EQ( enumPairs<DataType>().size(), 5u );
 }
 
+// The tables of enums declared above the vocabulary layer, next to their enums: the names files,
+// options and printouts carry, in code order.
+TEST( TEST_CATEGORY, domain_names_of_upper_layers )
+{
+    using V = std::vector<std::string>;
+    // /names/task_protocols: none (a grid scenario) at code 0.
+    expectCodeOrder<TaskProtocol>();
+    EXPECT_EQ( enumCount<TaskProtocol>(), std::size_t( kNumTaskProtocols ) );
+    EXPECT_EQ( enumNameList<TaskProtocol>(),
+               ( V{ "none", "neuroshard", "dreamshard", "autoshard", "surco", "large-856x128" } ) );
+    EXPECT_EQ( taskProtocolNames(),
+               ( V{ "neuroshard", "dreamshard", "autoshard", "surco", "large-856x128" } ) );
+    EXPECT_EQ( parseTaskProtocol( "large-856x128" ), TaskProtocol::large_856x128 );
+    EXPECT_THROW( parseTaskProtocol( "none" ), UsageError );
+    expectCodeOrder<PoolSplit>();
+    EXPECT_EQ( enumNameList<PoolSplit>(), ( V{ "test", "train" } ) );
+    EXPECT_EQ( joinChoices( taskProtocolNames() ),
+               "neuroshard, dreamshard, autoshard, surco or large-856x128" );
+    EXPECT_EQ( enumChoices<PoolSplit>( ", ", " or " ), "test or train" );
+    // The results file's `detail` attribute (--detail).
+    expectCodeOrder<SweepDetail>();
+    EXPECT_EQ( enumNameList<SweepDetail>(), ( V{ "scenarios", "gpus", "all" } ) );
+    EXPECT_EQ( parseSweepDetail( "gpus" ), SweepDetail::gpus );
+    EXPECT_THROW( parseSweepDetail( "shards" ), UsageError );
+    // The op columns of predict gemm / predict op and NeuSight's files; shardsweep-mlp layers.
+    expectCodeOrder<GemmOp>();
+    EXPECT_EQ( enumNameList<GemmOp>(), ( V{ "bmm", "linear" } ) );
+    expectCodeOrder<OperatorKind>();
+    EXPECT_EQ( enumCount<OperatorKind>(), std::size_t( kNumOperatorKinds ) );
+    EXPECT_EQ( enumNameList<OperatorKind>(),
+               ( V{ "softmax", "ln", "add", "addu", "mul", "mulu", "div", "divu", "pow", "powu",
+                    "gelu", "relu", "tanh" } ) );
+    // The learned operator model's one-hot features follow the same order.
+    for ( int k = 0; k < kNumOperatorKinds; ++k )
+        EXPECT_EQ( std::string( kOperatorLearnedFeatureNames[k] ),
+                   std::string( "op_" ) + nameOf( static_cast<OperatorKind>( k ) ) );
+    expectCodeOrder<MlpActivation>();
+    EXPECT_EQ( enumNameList<MlpActivation>(), ( V{ "identity", "relu" } ) );
+    // --format.
+    expectCodeOrder<OutputFormat>();
+    EXPECT_EQ( enumNameList<OutputFormat>(), ( V{ "table", "csv", "json" } ) );
+    EXPECT_EQ( enumChoices<OutputFormat>(), "table | csv | json" );
+    EXPECT_EQ( parseOutputFormat( "json" ), OutputFormat::json );
+    // TorchRec's EmbeddingComputeKernel values (predict torchrec's compute_kernel column).
+    expectCodeOrder<TorchrecKernel>();
+    EXPECT_EQ( enumCount<TorchrecKernel>(), std::size_t( kNumTorchrecKernels ) );
+    EXPECT_EQ( enumNameList<TorchrecKernel>(),
+               ( V{ "dense", "fused", "fused_uvm", "fused_uvm_caching", "quant", "quant_uvm",
+                    "quant_uvm_caching", "key_value" } ) );
+    EXPECT_EQ( enumChoices<TorchrecKernel>( ", ", " or " ),
+               "dense, fused, fused_uvm, fused_uvm_caching, quant, quant_uvm, quant_uvm_caching "
+               "or key_value" );
+}
+
 // The field table of ParallelConfig: its defaults are the struct's (one default everywhere: files,
 // sweep grids and predict transformer read the table), and every field reads back what it sets.
 TEST( TEST_CATEGORY, domain_parallel_fields )
@@ -190,6 +252,77 @@ TEST( TEST_CATEGORY, domain_model_fields )
     EXPECT_EQ( fieldValueText( *findModelField( "arch" ), int( TransformerArch::opt ) ), "opt" );
     EXPECT_EQ( fieldValuesText( *findModelField( "arch" ) ), "gpt | bert | opt" );
     EXPECT_EQ( fieldValuesText( *findModelField( "heads" ) ), "1..100000" );
+}
+
+// The field tables of a DLRM table and of the dense model: every default is the struct's own (a
+// reader that starts from TableSpec{} and one that starts from the table's fallbacks agree),
+// every field reads back what it sets, and the keys are the file formats' columns in order.
+TEST( TEST_CATEGORY, domain_dlrm_fields )
+{
+    std::vector<std::string> keys;
+    const TableSpec plain;
+    for ( const TableField& f : kTableFields )
+    {
+        keys.emplace_back( f.key );
+        EXPECT_EQ( findTableField( f.key ), &f );
+        EXPECT_EQ( f.fallback, f.get( plain ) ) << f.key;
+        const double last = f.kind == TableField::choice ? double( f.names().size() - 1 ) : f.max;
+        TableSpec t;
+        f.set( t, last );
+        EXPECT_EQ( f.get( t ), last ) << f.key;
+    }
+    EXPECT_EQ(
+        keys, ( std::vector<std::string>{ "rows", "dim", "pooling_factor", "zipf_alpha",
+                                          "histogram_batch", "dtype", "optimizer", "weighted" } ) );
+    // The largest row count is exact in the double that carries it.
+    TableSpec t;
+    findTableField( "rows" )->set( t, 1.0e13 );
+    EXPECT_EQ( t.rows, 10000000000000LL );
+    // Giving an exponent makes the accesses Zipf-distributed.
+    findTableField( "zipf_alpha" )->set( t, 0.5 );
+    EXPECT_EQ( t.distribution, AccessDistribution::zipf );
+    EXPECT_EQ( fieldValuesText( *findTableField( "dtype" ) ), "fp32 | tf32 | fp16 | bf16 | int8" );
+    EXPECT_EQ( fieldValuesText( *findTableField( "pooling_factor" ) ), "0..100000" );
+
+    keys.clear();
+    const DenseModel dense;
+    for ( const DenseField& f : kDenseFields )
+    {
+        keys.emplace_back( f.key );
+        EXPECT_EQ( f.fallback, f.get( dense ) ) << f.key;
+    }
+    EXPECT_EQ( keys, ( std::vector<std::string>{ "num_dense_features", "interaction", "dtype",
+                                                 "optimizer" } ) );
+    // The dense dtype is a compute type: no int8.
+    EXPECT_EQ( fieldValuesText( kDenseFields[2] ), "fp32 | tf32 | fp16 | bf16" );
+}
+
+// The field table of a GPU's spec sheet: declaration order (the cost caches' keys are the fields
+// in table order), the struct's defaults, and a key built from it holds each field's value.
+TEST( TEST_CATEGORY, domain_gpu_fields )
+{
+    std::vector<std::string> keys;
+    const GpuSpec plain;
+    GpuSpec g;
+    double value = 1.0;
+    for ( const GpuField& f : kGpuFields )
+    {
+        keys.emplace_back( f.key );
+        EXPECT_EQ( f.fallback, f.get( plain ) ) << f.key;
+        f.set( g, value++ );
+    }
+    EXPECT_EQ( keys, ( std::vector<std::string>{
+                         "sm_count", "boost_clock_MHz", "fp32_TFLOPs", "tf32_TFLOPs", "fp16_TFLOPs",
+                         "bf16_TFLOPs", "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
+                         "pcie_generation", "pcie_bandwidth_GBps", "tdp_W", "process_nm" } ) );
+    EXPECT_EQ( g.sm_count, 1 );
+    EXPECT_EQ( g.memory_GiB, 7.0 );
+    EXPECT_EQ( g.pcie_generation, 10 );
+    EXPECT_EQ( g.process_nm, 13.0 );
+    const double rest[] = { 99.0 };
+    const std::array<double, 16> key = gpuKey<16>( g, rest );
+    const std::array<double, 16> expected = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 99, 0, 0 };
+    EXPECT_EQ( key, expected );
 }
 
 } // namespace Test

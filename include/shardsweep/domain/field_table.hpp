@@ -15,9 +15,11 @@
 namespace shardsweep
 {
 
-//! One field of struct S. Every value is carried as an int: the number itself, 0/1 for a flag,
-//! the enum's code for a choice (its names: `names`, index = code).
-template <class S>
+//! One field of struct S. Every value is carried as a V: the number itself, 0/1 for a flag, the
+//! enum's code for a choice (its names: `names`, index = code). Integer-only structs (the
+//! transformer's) use V = int; a struct with real-valued fields (a DLRM table) uses V = double,
+//! which holds its integers (< 2^53) exactly.
+template <class S, class V = int>
 struct Field
 {
     enum Kind
@@ -25,32 +27,43 @@ struct Field
         integer,
         flag,
         choice,
+        real, //!< a floating-point number (V = double only)
     };
     const char* key; //!< YAML key, CSV column and HDF5 column
     Kind kind;
-    int min, max;      //!< integer: the valid range
-    int fallback;      //!< the default (a code for a choice, 0/1 for a flag)
+    V min, max;        //!< integer, real: the valid range (inclusive but for above_min)
+    V fallback;        //!< the default (a code for a choice, 0/1 for a flag)
     bool required;     //!< files must give it (fallback unused)
     const char* unit;  //!< the HDF5 column's unit attribute
     const char* table; //!< choice: the HDF5 /names table of its codes; else ""
     const char* help;  //!< one line: what it is
-    int ( *get )( const S& );
-    void ( *set )( S&, int );
+    V ( *get )( const S& );
+    void ( *set )( S&, V );
     std::vector<std::string> ( *names )(); //!< choice: the names in code order
+    bool above_min = false;                //!< integer, real: `min` itself is excluded (x > min)
 };
 
-//! The field of `table` whose key is `key`, or null.
-template <class S, std::size_t N>
-const Field<S>* findField( const Field<S> ( &table )[N], const std::string& key )
+//! The names of a choice of element type that a model computes in: every DataType but int8, which
+//! is the last code (index = code).
+inline std::vector<std::string> computeDataTypeList()
 {
-    for ( const Field<S>& f : table )
+    std::vector<std::string> names = enumNameList<DataType>();
+    names.pop_back();
+    return names;
+}
+
+//! The field of `table` whose key is `key`, or null.
+template <class S, class V, std::size_t N>
+const Field<S, V>* findField( const Field<S, V> ( &table )[N], const std::string& key )
+{
+    for ( const Field<S, V>& f : table )
         if ( key == f.key )
             return &f;
     return nullptr;
 }
 
-//! The value `v` of `field` as files write it: "true"/"false" for a flag, the name for a choice,
-//! the number otherwise.
+//! The value `v` of an integer, flag or choice field as files write it: "true"/"false" for a
+//! flag, the name for a choice, the number otherwise.
 template <class S>
 std::string fieldValueText( const Field<S>& field, int v )
 {
@@ -61,14 +74,15 @@ std::string fieldValueText( const Field<S>& field, int v )
     case Field<S>::choice:
         return field.names()[std::size_t( v )];
     case Field<S>::integer:
+    case Field<S>::real:
         break;
     }
     return std::to_string( v );
 }
 
 //! A choice field's names with their codes, for the readers' enum lookups.
-template <class S>
-NamePairs<int> fieldChoices( const Field<S>& field )
+template <class S, class V>
+NamePairs<int> fieldChoices( const Field<S, V>& field )
 {
     NamePairs<int> pairs;
     for ( const std::string& n : field.names() )
@@ -76,14 +90,16 @@ NamePairs<int> fieldChoices( const Field<S>& field )
     return pairs;
 }
 
-//! The values a field takes, for help texts: "a | b", "0 | 1" or "min..max".
-template <class S>
-std::string fieldValuesText( const Field<S>& field )
+//! The values a field takes, for help texts: "a | b", "0 | 1" or "min..max" (a real field's
+//! bounds are whole numbers in every table).
+template <class S, class V>
+std::string fieldValuesText( const Field<S, V>& field )
 {
-    if ( field.kind == Field<S>::flag )
+    if ( field.kind == Field<S, V>::flag )
         return "0 | 1";
-    if ( field.kind == Field<S>::integer )
-        return std::to_string( field.min ) + ".." + std::to_string( field.max );
+    if ( field.kind == Field<S, V>::integer || field.kind == Field<S, V>::real )
+        return std::to_string( static_cast<long long>( field.min ) ) + ".." +
+               std::to_string( static_cast<long long>( field.max ) );
     std::string values;
     for ( const std::string& n : field.names() )
         values += ( values.empty() ? "" : " | " ) + n;

@@ -47,26 +47,6 @@ struct GpuSpec
     double process_nm = 0.0; //!< fabrication node (16, 12, 7, 4...); 0 = unknown: no power cap
 };
 
-//! A cost cache's key: every field of a GpuSpec as a double, in declaration order, then `rest`,
-//! then zeros up to N (a struct with padding can be neither compared nor hashed bytewise).
-//! Host code.
-constexpr std::size_t kGpuSpecWords = 13;
-template <std::size_t N, std::size_t R>
-std::array<double, N> gpuKey( const GpuSpec& g, const double ( &rest )[R] )
-{
-    static_assert( kGpuSpecWords + R <= N, "the key has no room for its words" );
-    std::array<double, N> key = { double( g.sm_count ),  g.boost_clock_MHz,
-                                  g.fp32_TFLOPs,         g.tf32_TFLOPs,
-                                  g.fp16_TFLOPs,         g.bf16_TFLOPs,
-                                  g.memory_GiB,          g.memory_bandwidth_GBps,
-                                  g.l2_cache_MiB,        double( g.pcie_generation ),
-                                  g.pcie_bandwidth_GBps, g.tdp_W,
-                                  g.process_nm };
-    for ( std::size_t k = 0; k < R; ++k )
-        key[kGpuSpecWords + k] = rest[k];
-    return key;
-}
-
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).
 enum class Topology : std::uint8_t
 {

@@ -32,7 +32,10 @@ struct EnumEntry
     const char* help;
 };
 
-//! Specialised once per enum below: `what` names the enum in messages, `entries` its values.
+//! Specialised once per enum: `what` names the enum in messages, `entries` its values. The
+//! vocabulary's enums have their tables below; an enum declared above the vocabulary layer
+//! (TaskProtocol, SweepDetail, GemmOp, OutputFormat, ...) declares its table right after itself
+//! with the same macro, in namespace shardsweep (its header includes this one).
 template <class E>
 struct EnumNames;
 
@@ -185,8 +188,6 @@ SHARDSWEEP_ENUM_NAMES( CollectiveOptimization, "collective optimization",
                        { CollectiveOptimization::local_bw_aware, "localBWAware",
                          "the local dimension's bandwidth first" } );
 
-#undef SHARDSWEEP_ENUM_NAMES
-
 //! Number of values of E.
 template <class E>
 constexpr std::size_t enumCount()
@@ -234,14 +235,23 @@ std::vector<std::string> enumNameList()
     return names;
 }
 
-//! The names joined by `separator` ("none | selective | full"), for help texts and messages.
-template <class E>
-std::string enumChoices( const char* separator = " | " )
+//! `names` joined by `separator`, the last two by `last_separator` ("a, b or c"), for messages
+//! that list part of a table.
+inline std::string joinChoices( const std::vector<std::string>& names, const char* separator = ", ",
+                                const char* last_separator = " or " )
 {
     std::string s;
-    for ( const EnumEntry<E>& e : EnumNames<E>::entries )
-        s += ( s.empty() ? "" : separator ) + std::string( e.name );
+    for ( std::size_t i = 0; i < names.size(); ++i )
+        s += ( i == 0 ? "" : i + 1 == names.size() ? last_separator : separator ) + names[i];
     return s;
+}
+
+//! The names joined by `separator` ("none | selective | full"), for help texts and messages;
+//! with `last_separator`, the last two by that ("none, selective or full").
+template <class E>
+std::string enumChoices( const char* separator = " | ", const char* last_separator = nullptr )
+{
+    return joinChoices( enumNameList<E>(), separator, last_separator ? last_separator : separator );
 }
 
 //! (name, value) pairs in code order: what the YAML and CSV readers match cells against.

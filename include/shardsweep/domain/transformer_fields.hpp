@@ -48,17 +48,10 @@ inline constexpr ModelField kModelFields[] = {
       "MLP inner size f (default 4*hidden)",
       []( const TransformerSpec& m ) { return m.ffn_hidden; },
       []( TransformerSpec& m, int v ) { m.ffn_hidden = v; }, nullptr },
-    { "dtype", ModelField::choice, 0, 0, int( DataType::bf16 ), false, "code", "",
+    { "dtype", ModelField::choice, 0, 0, int( DataType::bf16 ), false, "code", "dtypes",
       "element type of weights and activations",
       []( const TransformerSpec& m ) { return int( m.dtype ); },
-      []( TransformerSpec& m, int v ) { m.dtype = DataType( v ); },
-      // Every type but int8, which is the last code: index = code.
-      []()
-      {
-          std::vector<std::string> names = enumNameList<DataType>();
-          names.pop_back();
-          return names;
-      } },
+      []( TransformerSpec& m, int v ) { m.dtype = DataType( v ); }, computeDataTypeList },
 };
 constexpr int kNumModelFields = int( std::size( kModelFields ) );
 

@@ -25,8 +25,5 @@ std::string formatNumber( double x );
 //! The entry of `names` closest to `word` (case-insensitive edit distance), or "" if none is
 //! close enough to be a plausible typo.
 std::string closestName( const std::string& word, const std::vector<std::string>& names );
-//! "a, b or c" (for error messages).
-std::string joinNames( const std::vector<std::string>& names,
-                       const std::string& last_sep = " or " );
 
 } // namespace shardsweep

@@ -46,12 +46,6 @@ KernelGemmModel loadKernelGemmModel( const std::string& path );
 std::string defaultGemmModelPath();
 std::string defaultOperatorModelPath();
 
-//! NeuSight's op name → kind; false if unknown.
-bool parseOperatorKind( const std::string& name, OperatorKind& kind );
-const char* operatorKindName( OperatorKind kind );
-//! "softmax, ln, add, ..." for messages.
-std::string operatorKindList();
-
 //! Host convenience: predictGemms on the default execution space (model == nullptr: analytic).
 std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model, const GpuSpec& gpu,
                                               const std::vector<GemmShape>& shapes );

@@ -8,6 +8,7 @@
 //! 6 in the table.
 
 #include <iosfwd>
+#include <shardsweep/domain/names.hpp>
 #include <string>
 #include <variant>
 #include <vector>
@@ -21,6 +22,14 @@ enum class OutputFormat
     csv,
     json,
 };
+
+// The values of --format.
+SHARDSWEEP_ENUM_NAMES( OutputFormat, "output format",
+                       { OutputFormat::table, "table", "aligned text, 6 significant digits" },
+                       { OutputFormat::csv, "csv",
+                         "one header line, one row per record, 17 significant digits" },
+                       { OutputFormat::json, "json",
+                         "an array of objects, 17 significant digits" } );
 
 //! Parses "table" | "csv" | "json"; throws UsageError otherwise.
 OutputFormat parseOutputFormat( const std::string& text );

@@ -1,7 +1,7 @@
 #pragma once
 //! \file torchrec_csv.hpp
-//! \brief TorchRec names (sharding types, compute kernels) and the shard CSV of
-//! `shardsweep predict torchrec` turned into TorchrecTopology + TorchrecShard.
+//! \brief The shard CSV of `shardsweep predict torchrec` turned into TorchrecTopology +
+//! TorchrecShard (sharding types and compute kernels by the names of their descriptor tables).
 
 #include <optional>
 #include <shardsweep/io/csv.hpp>
@@ -11,10 +11,6 @@
 
 namespace shardsweep
 {
-
-//! TorchRec's EmbeddingComputeKernel value: "dense", "fused", "fused_uvm", ...
-const char* torchrecKernelName( TorchrecKernel kernel );
-std::optional<TorchrecKernel> parseTorchrecKernel( const std::string& name );
 
 //! One CSV row: the topology it runs on and the shard it prices.
 struct TorchrecCsvRow

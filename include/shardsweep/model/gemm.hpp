@@ -33,6 +33,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep
@@ -54,6 +55,12 @@ enum class GemmOp : unsigned char
     bmm = 0,
     linear = 1,
 };
+
+// The `op` column of predict gemm's input and NeuSight's GEMM files.
+SHARDSWEEP_ENUM_NAMES( GemmOp, "GEMM op",
+                       { GemmOp::bmm, "bmm", "plain (batched) matmul: bmm or mm" },
+                       { GemmOp::linear, "linear",
+                         "addmm with a bias: its host path costs more per call" } );
 
 //! The global constants of the model (the same for every GPU).
 struct GemmConstants

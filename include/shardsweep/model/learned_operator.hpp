@@ -16,6 +16,7 @@
 //! Everything here is a pure function callable inside Kokkos kernels.
 
 #include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/model/gemm.hpp>
 #include <shardsweep/model/math.hpp>
 #include <shardsweep/model/mlp.hpp>
@@ -23,7 +24,7 @@
 namespace shardsweep
 {
 
-//! NeuSight's non-GEMM operators on a [B,H] tensor (names: operatorKindName).
+//! NeuSight's non-GEMM operators on a [B,H] tensor (names: NeuSight's, in the table below).
 enum class OperatorKind : unsigned char
 {
     softmax = 0,
@@ -41,6 +42,22 @@ enum class OperatorKind : unsigned char
     tanh = 12,
 };
 constexpr int kNumOperatorKinds = 13;
+
+// NeuSight's operator names: predict op's `op` column, NeuSight's OPName.
+SHARDSWEEP_ENUM_NAMES( OperatorKind, "operator",
+                       { OperatorKind::softmax, "softmax", "softmax over H" },
+                       { OperatorKind::ln, "ln", "layer norm over H" },
+                       { OperatorKind::add, "add", "add of two tensors" },
+                       { OperatorKind::addu, "addu", "add of a tensor and a scalar" },
+                       { OperatorKind::mul, "mul", "multiply of two tensors" },
+                       { OperatorKind::mulu, "mulu", "multiply of a tensor and a scalar" },
+                       { OperatorKind::div, "div", "divide of two tensors" },
+                       { OperatorKind::divu, "divu", "divide of a tensor and a scalar" },
+                       { OperatorKind::pow, "pow", "power of two tensors" },
+                       { OperatorKind::powu, "powu", "power of a tensor and a scalar" },
+                       { OperatorKind::gelu, "gelu", "GELU activation" },
+                       { OperatorKind::relu, "relu", "ReLU activation" },
+                       { OperatorKind::tanh, "tanh", "tanh activation" } );
 
 //! Feature names, in order, of the two model families (the files must list exactly these).
 constexpr int kGemmLearnedFeatures = 18;

@@ -9,6 +9,7 @@
 //! mlpEvaluate works on two fixed-size stack buffers: no allocation, no std containers.
 
 #include <Kokkos_Core.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep
@@ -23,6 +24,11 @@ enum class MlpActivation : unsigned char
     identity = 0,
     relu = 1,
 };
+
+// A `layer` line of a shardsweep-mlp file names its activation.
+SHARDSWEEP_ENUM_NAMES( MlpActivation, "activation",
+                       { MlpActivation::identity, "identity", "y = W*h + b (the output layer)" },
+                       { MlpActivation::relu, "relu", "y = max(0, W*h + b)" } );
 
 //! Shape of an MLP and where its parameters sit in the flat parameter array.
 struct MlpLayout

@@ -122,7 +122,6 @@ class ScenarioSpace
     const std::vector<std::string>& workloadNames() const { return _workload_names; }
     //! Platform names (grid platforms, then generator platforms not already listed).
     const std::vector<std::string>& platformNames() const { return _platform_names; }
-    static std::vector<std::string> protocolNames(); //!< index = TaskProtocol ("none" first)
     //! Every table a scenario can hold, once: the grid workloads' tables in order, then each
     //! generator's pool (ScenarioSpec::tableCatalogRow() indexes it). Valid while the space is.
     std::vector<CatalogTable> tableCatalog() const;

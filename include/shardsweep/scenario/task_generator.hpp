@@ -20,6 +20,7 @@
 //! order asks for it. The global batch is 65536 (the papers' B) unless the caller overrides it.
 
 #include <cstdint>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/scenario/table_pool.hpp>
 #include <string>
@@ -39,9 +40,23 @@ enum class TaskProtocol : std::uint8_t
 };
 constexpr int kNumTaskProtocols = 6;
 
-//! "none", "neuroshard", "dreamshard", "autoshard", "surco", "large-856x128".
-const char* taskProtocolName( TaskProtocol protocol );
-//! Inverse of taskProtocolName; throws UsageError on unknown names.
+// Index = code: /names/task_protocols is enumNameList<TaskProtocol>().
+SHARDSWEEP_ENUM_NAMES(
+    TaskProtocol, "task protocol",
+    { TaskProtocol::none, "none", "not a generated task (grid scenarios)" },
+    { TaskProtocol::neuroshard, "neuroshard",
+      "NeuroShard: 4 GPUs, 10..59 tables with replacement, 4 GiB fp32" },
+    { TaskProtocol::dreamshard, "dreamshard",
+      "DreamShard: 4 GPUs, 50 (or 80) tables from one half of a 50/50 split, 5 GiB fp16" },
+    { TaskProtocol::autoshard, "autoshard",
+      "AutoShard: 8 GPUs, 80 tables without replacement, dims 16 or 32, 7 GiB fp16" },
+    { TaskProtocol::surco, "surco",
+      "SurCo: 4 GPUs, 10 x (1 + i mod 6) tables, DreamShard's pools" },
+    { TaskProtocol::large_856x128, "large-856x128",
+      "128 GPUs, the whole pool (856 tables) in pool order, fp32" } );
+
+//! The protocol named `name`, "none" excluded (it generates no tasks); throws UsageError on
+//! other names.
 TaskProtocol parseTaskProtocol( const std::string& name );
 //! Every protocol name except "none", for error messages.
 std::vector<std::string> taskProtocolNames();
@@ -52,6 +67,11 @@ enum class PoolSplit : std::uint8_t
     test = 0, //!< the second half of the shuffled ids (the papers' evaluation tasks)
     train = 1,
 };
+
+SHARDSWEEP_ENUM_NAMES( PoolSplit, "pool split",
+                       { PoolSplit::test, "test",
+                         "the second half of the shuffled ids (the papers' evaluation tasks)" },
+                       { PoolSplit::train, "train", "the first half of the shuffled ids" } );
 
 //! Protocol knobs a sweep may override (0 / defaults: the paper's values).
 struct TaskOptions

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <shardsweep/domain/dlrm_spec.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/io/hdf5.hpp>
@@ -24,7 +25,9 @@ namespace shardsweep
 //! /shards row to one /tables row per table (/shards/table_row points to it).
 constexpr int kSweepSchemaVersion = 4;
 
-//! `status` of a scenario row.
+//! `status` of a scenario row. No name table: files store the code (-1 is the column's fill
+//! value; docs/HDF5_LAYOUT.md lists the meanings) and no file or printout names a status, and as
+//! codes start at -1 an enumNameList would not be index = code.
 enum class ScenarioStatus : std::int8_t
 {
     pending = -1,
@@ -169,7 +172,13 @@ enum class SweepDetail : std::uint8_t
     gpus = 1,      //!< and /gpus
     all = 2,       //!< and /shards
 };
-const char* sweepDetailName( SweepDetail detail );
+
+// The results file's `detail` attribute and the journal manifest hold these names.
+SHARDSWEEP_ENUM_NAMES( SweepDetail, "detail",
+                       { SweepDetail::scenarios, "scenarios", "/scenarios only" },
+                       { SweepDetail::gpus, "gpus", "/scenarios and /gpus" },
+                       { SweepDetail::all, "all", "/scenarios, /gpus and /shards" } );
+
 SweepDetail parseSweepDetail( const std::string& text ); //!< throws UsageError
 
 //! Rows of one evaluated scenario (fills num_shards, num_gpus_rows and every result field).

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <shardsweep/domain/dlrm_spec.hpp>
 #include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep
@@ -31,6 +32,19 @@ enum class TorchrecKernel : std::uint8_t
     key_value = 7,         //!< SSD/KV-backed table (reads over the host link)
 };
 constexpr int kNumTorchrecKernels = 8;
+
+// TorchRec's own spellings: predict torchrec's `compute_kernel` column.
+SHARDSWEEP_ENUM_NAMES(
+    TorchrecKernel, "TorchRec compute kernel",
+    { TorchrecKernel::dense, "dense", "unfused lookups, rows in HBM" },
+    { TorchrecKernel::fused, "fused", "fused lookups, rows in HBM" },
+    { TorchrecKernel::fused_uvm, "fused_uvm", "rows in host memory (UVM)" },
+    { TorchrecKernel::fused_uvm_caching, "fused_uvm_caching", "host rows with an HBM cache" },
+    { TorchrecKernel::quant, "quant", "inference (quantised) counterpart of fused" },
+    { TorchrecKernel::quant_uvm, "quant_uvm", "inference counterpart of fused_uvm" },
+    { TorchrecKernel::quant_uvm_caching, "quant_uvm_caching",
+      "inference counterpart of fused_uvm_caching" },
+    { TorchrecKernel::key_value, "key_value", "SSD/KV-backed table (reads over the host link)" } );
 
 //! Topology.compute_device.
 enum class TorchrecDevice : std::uint8_t
