@@ -7,7 +7,7 @@ on dimensionless features, the boosting correction halved, boosting on the 18 sh
 and an oracle that removes the held-out GPU's own median ratio (how much of the error is a
 per-GPU bias). About 30 s on one core:
 
-    /usr/bin/python3 postprocess/gemm_residual_experiment.py [SHARED_GEMM_DIR]
+    /usr/bin/python3 postprocess/gemm_residual_experiment.py [GEMM_DIR (default inputs/measured/gemm)]
 """
 import os
 import sys
@@ -22,7 +22,7 @@ from sklearn.linear_model import Ridge  # noqa: E402
 from sklearn.pipeline import make_pipeline  # noqa: E402
 from sklearn.preprocessing import StandardScaler  # noqa: E402
 cat = t.read_catalog(os.path.join(ROOT, "inputs", "gpus"))
-d = t.load_gemm(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(ROOT), "shared", "data", "gemm"), cat)
+d = t.load_gemm(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "inputs", "measured", "gemm"), cat)
 X, base, bound = t.gemm_features(d)
 B, M, N, K = (d[c].values.astype(float) for c in "BMNK")
 sm, peak, bw = d["sm_count"].values, d["fp32_TFLOPs"].values, d["memory_bandwidth_GBps"].values

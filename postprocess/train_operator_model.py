@@ -2,7 +2,7 @@
 """Trains shardsweep's learned operator models (GEMM and non-GEMM) on NeuSight's measured kernels.
 
     /usr/bin/python3 postprocess/train_operator_model.py [--family gemm|ops|all] [--out-dir inputs/models]
-        [--gemm-dir ../shared/data/gemm] [--ops-dir ../shared/data/ops] [--gpus inputs/gpus]
+        [--gemm-dir inputs/measured/gemm] [--ops-dir inputs/measured/ops] [--gpus inputs/gpus]
         [--gemm-stride 4] [--max-iter 80] [--no-logo] [--seed 0] [--subset N]
 
 Writes, in the shardsweep-mlp text format (docs/model/learned_operators.md):
@@ -277,11 +277,11 @@ def ape(pred, meas):
 
 def main(argv) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    shared = os.path.join(os.path.dirname(ROOT), "shared", "data")
+    measured = os.path.join(ROOT, "inputs", "measured")
     p.add_argument("--family", choices=["gemm", "ops", "all"], default="all")
     p.add_argument("--out-dir", default=os.path.join(ROOT, "inputs", "models"))
-    p.add_argument("--gemm-dir", default=os.path.join(shared, "gemm"))
-    p.add_argument("--ops-dir", default=os.path.join(shared, "ops"))
+    p.add_argument("--gemm-dir", default=os.path.join(measured, "gemm"))
+    p.add_argument("--ops-dir", default=os.path.join(measured, "ops"))
     p.add_argument("--gpus", default=os.path.join(ROOT, "inputs", "gpus"), help="GPU catalog folder")
     p.add_argument("--gemm-stride", type=int, default=4, help="train GEMM on every n-th row (default 4)")
     p.add_argument("--max-iter", type=int, default=80, help="MLP epochs at most (default 80)")

@@ -52,7 +52,7 @@ readVtrainMeasurements( const std::string& path, const std::string& set, const P
 
 namespace
 {
-//! NeuSight's models (shared/data/transformer/README.md): layers, hidden, heads, ffn, vocab.
+//! NeuSight's models (inputs/measured/transformer/README.md): layers, hidden, heads, ffn, vocab.
 bool neusightModel( const std::string& name, TransformerSpec& m )
 {
     struct Known

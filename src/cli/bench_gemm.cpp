@@ -116,7 +116,7 @@ void addConstantsRow( ResultTable& t, const std::string& fold, const GemmFitResu
 //! The options of `bench gemm`.
 struct BenchOptions
 {
-    std::string data_dir = std::string( SHARDSWEEP_SHARED_DIR ) + "/data/gemm";
+    std::string data_dir = std::string( SHARDSWEEP_MEASURED_DIR ) + "/gemm";
     std::string format = "table", table = "errors";
     std::string model_dir = defaultModelDir();
     int stride = 8, max_evals = 2500;

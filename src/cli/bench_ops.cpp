@@ -87,7 +87,7 @@ OperatorData readOperatorData( const std::string& data_dir )
     namespace fs = std::filesystem;
     const fs::path train = fs::path( data_dir ) / "train";
     if ( !fs::is_directory( train ) )
-        throw InputError( data_dir, "expected the folder train/ (shared/data/ops)" );
+        throw InputError( data_dir, "expected the folder train/ (inputs/measured/ops)" );
     std::vector<std::string> files;
     for ( const auto& e : fs::directory_iterator( train ) )
         if ( e.path().extension() == ".csv" )
@@ -182,14 +182,14 @@ learnedSplitErrors( const std::vector<double>& meas, const std::vector<double>& 
 
 int benchOps( const CommandContext& ctx, const Arguments& args )
 {
-    std::string data_dir = std::string( SHARDSWEEP_SHARED_DIR ) + "/data/ops";
+    std::string data_dir = std::string( SHARDSWEEP_MEASURED_DIR ) + "/ops";
     std::string model_dir = defaultModelDir();
     std::string format = "table";
     po::options_description opts(
         "Usage: shardsweep bench ops [options]\n\n"
         "Validates the learned operator model (softmax, ln, element-wise; "
         "model/learned_operator.hpp)\n"
-        "on NeuSight's measured kernels (shared/data/ops/train/*.csv). For each GPU: the model\n"
+        "on NeuSight's measured kernels (inputs/measured/ops/train/*.csv). For each GPU: the model\n"
         "trained without that GPU (<models>/logo/ops_without_<GPU>.mlp, written by\n"
         "postprocess/train_operator_model.py) on all its rows (leave-one-GPU-out), and the model\n"
         "trained without the rows whose B+H is a multiple of 5 "

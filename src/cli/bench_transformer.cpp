@@ -107,9 +107,9 @@ struct BenchOptions
 //! Reads and checks the options into `o`; false after --help (the command then returns 0).
 bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOptions& o )
 {
-    const std::string shared = SHARDSWEEP_SHARED_DIR;
-    o.data_dir = shared + "/data/transformer";
-    o.gemm_dir = shared + "/data/gemm";
+    const std::string measured = SHARDSWEEP_MEASURED_DIR;
+    o.data_dir = measured + "/transformer";
+    o.gemm_dir = measured + "/gemm";
     o.platform_path =
         std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
     o.catalog_dir = defaultGpuCatalogDir();

@@ -91,7 +91,7 @@ GemmDataset loadNeuSightGemmDataset( const std::string& dir )
     const fs::path devices = fs::path( dir ) / "devices";
     const fs::path train = fs::path( dir ) / "train";
     if ( !fs::is_directory( devices ) || !fs::is_directory( train ) )
-        throw InputError( dir, "expected the folders devices/ and train/ (shared/data/gemm)" );
+        throw InputError( dir, "expected the folders devices/ and train/ (inputs/measured/gemm)" );
     std::vector<std::string> stems;
     for ( const auto& e : fs::directory_iterator( devices ) )
     {

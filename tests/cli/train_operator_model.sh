@@ -7,14 +7,12 @@ src=$2
 scratch=$3
 py=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }
-shared=${SHARDSWEEP_SHARED_DIR:-$src/../shared}
-[ -d "$shared/data/gemm/train" ] && [ -d "$shared/data/ops/train" ] || {
-    echo "SKIP: no $shared/data/{gemm,ops}/train"; exit 77; }
+measured=$src/inputs/measured
 $py -c "import sklearn, pandas, yaml" 2>/dev/null || fail "$py lacks sklearn/pandas/yaml"
 rm -rf "$scratch"
 mkdir -p "$scratch"
 $py "$src/postprocess/train_operator_model.py" --subset 1500 --max-iter 15 --out-dir "$scratch/models" \
-    --gemm-dir "$shared/data/gemm" --ops-dir "$shared/data/ops" --dump-predictions "$scratch/pred_" \
+    --gemm-dir "$measured/gemm" --ops-dir "$measured/ops" --dump-predictions "$scratch/pred_" \
     >"$scratch/train.log" 2>&1 || fail "trainer exit $?: $(tail -5 "$scratch/train.log")"
 for f in gemm ops logo/gemm_unseen_shapes logo/ops_unseen_shapes logo/gemm_without_T4 logo/ops_without_P4; do
     [ -s "$scratch/models/$f.mlp" ] || fail "missing $f.mlp"

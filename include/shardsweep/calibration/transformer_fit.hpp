@@ -29,7 +29,7 @@ struct TransformerMeasurement
     bool without_optimizer = false;
 };
 
-//! vTrain's ground-truth rows (shared/data/transformer/vtrain_*_dev.csv): GPT, fp16, full
+//! vTrain's ground-truth rows (inputs/measured/transformer/vtrain_*_dev.csv): GPT, fp16, full
 //! recompute, 1F1B, vocabulary 50257, Megatron's fused softmax (fused = false: no FlashAttention),
 //! on `platform`.
 std::vector<TransformerMeasurement>

@@ -1,6 +1,6 @@
 #pragma once
 //! \file neusight_data.hpp
-//! \brief Reads NeuSight's measured GEMM latencies and GPU spec files (shared/data/gemm/).
+//! \brief Reads NeuSight's measured GEMM latencies and GPU spec files (inputs/measured/gemm/).
 //!
 //! NeuSight's files use N as the reduction: bmm is [B,M,N]·[B,N,K], linear is x[B,M,N]·W(N→K)
 //! with bias. Rows are converted on reading to shardsweep's convention C[B,M,N] = A[B,M,K]·W[B,K,N]
@@ -42,7 +42,7 @@ GpuSpec readNeuSightDevice( const std::string& path, std::string* device_name = 
 void readNeuSightGemm( const std::string& path, int gpu, std::vector<GemmMeasurement>& rows );
 
 //! Loads every GPU that has devices/<stem>.json and train/bmm_<stem>.csv or linear_<stem>.csv
-//! under `dir` (shared/data/gemm), GPUs sorted by stem; specs from the catalog (see above).
+//! under `dir` (inputs/measured/gemm), GPUs sorted by stem; specs from the catalog (see above).
 GemmDataset loadNeuSightGemmDataset( const std::string& dir );
 
 } // namespace shardsweep

@@ -4,8 +4,8 @@
 //!
 //! Every predict/evaluate/bench subcommand builds a ResultTable and prints it with the user's
 //! --format. CSV: one header line, one row per record, units in the column names. JSON: an array
-//! of objects. Numbers are printed with 17 significant digits in csv/json (round-trip exact) and
-//! 6 in the table.
+//! of objects. Numbers are printed in the shortest form that reads back exactly in csv/json, and
+//! with 6 significant digits in the table.
 
 #include <iosfwd>
 #include <shardsweep/domain/names.hpp>
@@ -27,9 +27,9 @@ enum class OutputFormat
 SHARDSWEEP_ENUM_NAMES( OutputFormat, "output format",
                        { OutputFormat::table, "table", "aligned text, 6 significant digits" },
                        { OutputFormat::csv, "csv",
-                         "one header line, one row per record, 17 significant digits" },
+                         "one header line, one row per record, numbers that read back exactly" },
                        { OutputFormat::json, "json",
-                         "an array of objects, 17 significant digits" } );
+                         "an array of objects, numbers that read back exactly" } );
 
 //! Parses "table" | "csv" | "json"; throws UsageError otherwise.
 OutputFormat parseOutputFormat( const std::string& text );

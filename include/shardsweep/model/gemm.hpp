@@ -77,7 +77,7 @@ struct GemmConstants
     double boost_ms;             //!< kernel time at which the clock is halfway down to the cap, ms
 };
 
-//! Shipped constants, fitted on all five GPUs of shared/data/gemm/train (119,847 FP32 bmm and
+//! Shipped constants, fitted on all five GPUs of inputs/measured/gemm/train (119,847 FP32 bmm and
 //! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
 //! from kGemmFitStart (src/calibration/gemm_fit.cpp), rounded to 5 digits: `shardsweep bench gemm
 //! --table constants` re-runs this fit (row "all"). See docs/model/gemm.md.

@@ -105,7 +105,7 @@ constexpr const char* kOperatorLearnedFeatureNames[kOperatorLearnedFeatures] = {
     "log2_l2_MiB" };
 
 //! Fraction of the datasheet bandwidth the analytic operator model assumes: the median of
-//! bound / measured over the five GPUs of shared/data/ops/train (0.65 P100 ... 0.80 V100).
+//! bound / measured over the five GPUs of inputs/measured/ops/train (0.65 P100 ... 0.80 V100).
 constexpr double kOperatorBandwidthEfficiency = 0.73;
 
 //! Tensors of B·H elements read plus written: binary ops read two, unary ops and the scalar

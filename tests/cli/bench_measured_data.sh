@@ -1,0 +1,44 @@
+# A clone reproduces its own figures: `bench gemm`, `bench ops` and `bench transformer` read the
+# measurements the shipped constants were fitted on from the repository (inputs/measured/), run
+# from an unrelated directory without ../shared, and count exactly the rows those files hold
+# (counted here independently with awk).
+# Usage: bash bench_measured_data.sh <shardsweep> <source-dir> <scratch-dir>
+set -u
+exe=$(realpath "$1")
+src=$(realpath "$2")
+scratch=$3
+fail() {
+    echo "FAIL: $*"
+    exit 1
+}
+rm -rf "$scratch"
+mkdir -p "$scratch"
+cd "$scratch" || fail "no scratch directory"
+data=$src/inputs/measured
+# Data rows of a CSV (header and # lines excluded), optionally only those whose column c is v.
+rows() { awk -F, -v c="${2:-0}" -v v="${3:-}" 'NR > 1 && !/^#/ && (c == 0 || $c == v)' "$1" | wc -l; }
+# The value of column `name` in the CSV row whose first two cells are $2,$3.
+cell() {
+    awk -F, -v n="$1" -v a="$2" -v b="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i; next }
+        $1 == a && $2 == b { print $c }' "$4"
+}
+
+OMP_NUM_THREADS=1 "$exe" bench gemm --table learned --format csv >gemm.csv 2>gemm.err ||
+    fail "bench gemm exit $?: $(cat gemm.err)"
+bmm=$(rows "$data/gemm/train/bmm_NVIDIA_A100-PCIE-40GB.csv")
+got=$(cell rows A100-PCIe-40GB bmm gemm.csv)
+[ "$got" = "$bmm" ] || fail "bench gemm: A100 bmm rows $got, the file has $bmm"
+
+OMP_NUM_THREADS=1 "$exe" bench ops --format csv >ops.csv 2>ops.err || fail "bench ops exit $?: $(cat ops.err)"
+# NeuSight's ops files name the device in column 3 (Device).
+softmax=$(($(rows "$data/ops/train/softmax.csv" 3 "NVIDIA A100-PCIE-40GB")))
+got=$(cell rows A100-PCIe-40GB softmax ops.csv)
+[ "$got" = "$softmax" ] || fail "bench ops: A100 softmax rows $got, the file has $softmax"
+
+"$exe" bench transformer --table nccl --format csv >nccl.csv 2>nccl.err ||
+    fail "bench transformer exit $?: $(cat nccl.err)"
+nccl=$(rows "$data/transformer/nccl_tests_a100/all_reduce_8gpu.csv")
+got=$(awk -F, '$1 == 8 { print $2 }' nccl.csv)
+[ "$got" = "$nccl" ] || fail "bench transformer --table nccl: 8-GPU rows $got, the file has $nccl"
+echo "bench gemm, ops and transformer read the repository's measurements: A100 bmm $bmm rows," \
+    "A100 softmax $softmax, 8-GPU all-reduce $nccl"
