@@ -137,7 +137,9 @@ bool parseEvaluateArguments( const CommandContext& ctx, const Arguments& args, E
     const CommandHelp help{
         "Usage: shardsweep evaluate SCENARIO.yaml [options]\n\n"
         "Predicts one training iteration of the plan in SCENARIO.yaml (kind: scenario:\n"
-        "workload, platform and plan, as paths or inline; docs/INPUTS.md) and prints its\n"
+        "workload, platform and plan, as paths or inline; docs/INPUTS.md), or of a plan file\n"
+        "that 'shardsweep plan -o' wrote (its source: names the workload and platform), and\n"
+        "prints its\n"
         "per-GPU busy time of every phase, the memory per GPU and the critical path.\n"
         "Phases (ms): input_dist, embedding_fwd, bottom_mlp_fwd, embedding_comm_fwd,\n"
         "top_fwd, top_bwd, embedding_comm_bwd, bottom_mlp_bwd, embedding_bwd,\n"

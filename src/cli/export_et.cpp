@@ -91,8 +91,9 @@ bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, E
              ctx, "export-et", args, options, "scenario", scenario_path,
              "Usage: shardsweep export-et SCENARIO.yaml -o DIR [options]\n\n"
              "Writes the training step of the scenario (anything 'shardsweep evaluate' accepts:\n"
-             "a DLRM or transformer workload, platform and plan, e.g. a plan from 'shardsweep\n"
-             "plan -o') as Chakra execution traces that ASTRA-sim replays\n"
+             "a scenario file of a DLRM or transformer workload, platform and plan, or a plan\n"
+             "file written by 'shardsweep plan -o') as Chakra execution traces that ASTRA-sim\n"
+             "replays\n"
              "(docs/model/chakra.md). In DIR:\n"
              "  et.<rank>.et        one Chakra ET per GPU (compute nodes with the native model's\n"
              "                      times in whole microseconds, collective and send nodes\n"

@@ -309,6 +309,8 @@ int planTransformer( const CommandContext& ctx, PlanArguments& a, const Workload
     if ( endsWith( a.output, ".json" ) )
         throw UsageError( "--output: a transformer plan is written as YAML (FILE.yaml)" );
     transformer.output = a.output;
+    transformer.workload_path = a.files[0];
+    transformer.platform_path = a.files[1];
     transformer.format = a.format;
     transformer.global_batch = vm.count( "batch" ) || vm.count( "global-batch" ) ? a.batch : 0;
     if ( vm.count( "global-batch" ) + vm.count( "batch" ) > 0 && a.batch <= 0 )
@@ -408,11 +410,15 @@ int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload&
 
     if ( best.feasible && ctx.isRoot() )
     {
+        // A YAML plan records what it was planned for: evaluate and export-et then read it as
+        // their scenario.
         if ( !a.output.empty() )
             writeFile( a.output,
                        endsWith( a.output, ".json" )
                            ? planToJson( best.plan, workload )
-                           : planToYaml( best.plan, workload.table_names, workload.name ) );
+                           : planToYaml( best.plan, workload.table_names, workload.name ) +
+                                 planSourceYaml( { a.files[0], a.files[1], gpus, global_batch },
+                                                 a.output ) );
         if ( !a.torchrec_output.empty() )
             writeFile( a.torchrec_output, torchrecConstraints( best.plan, workload ) );
     }

@@ -96,11 +96,13 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
              std::string() };
 }
 
+//! The plan file, with its `source:` so that evaluate and export-et read it as their scenario.
 void writePlanFile( const std::string& path, const ParallelConfig& config,
-                    const std::string& workload_name )
+                    const std::string& workload_name, const PlanSource& source )
 {
     std::ofstream out( path );
     writeTransformerPlanYaml( out, config, workload_name );
+    out << planSourceYaml( source, path );
     if ( !out )
         throw UsageError( fmt::format( "cannot write '{}'", path ) );
 }
@@ -274,7 +276,12 @@ int planTransformerWorkload( const CommandContext& ctx, const Workload& workload
         return kExitBadInput;
     }
     if ( !request.output.empty() && ctx.isRoot() )
-        writePlanFile( request.output, best->top.front().config, workload.name );
+    {
+        const ParallelConfig& config = best->top.front().config;
+        writePlanFile( request.output, config, workload.name,
+                       { request.workload_path, request.platform_path, task.platform.numGpus(),
+                         config.global_batch } );
+    }
     return 0;
 }
 

@@ -1,3 +1,5 @@
+#include <filesystem>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <set>
@@ -343,7 +345,7 @@ Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* 
         expectKind( root, "plan" );
         required.insert( required.begin(), "kind" );
     }
-    root.checkKeys( required, { "name", "description", "workload" } );
+    root.checkKeys( required, { "name", "description", "workload", "source" } );
     if ( workload && workload->isTransformer() != transformer )
         root.at( required.back() )
             .fail( workload->isTransformer()
@@ -360,6 +362,26 @@ Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* 
         return plan;
     }
     return parseTablesPlan( root, workload, platform );
+}
+
+std::string planSourceYaml( const PlanSource& source, const std::string& plan_path )
+{
+    const std::filesystem::path folder =
+        std::filesystem::absolute( plan_path ).lexically_normal().parent_path();
+    // Relative to the plan's folder (the pair moves together with a checkout), absolute when
+    // they share no folder but the root (a plan in /tmp of inputs in /home).
+    auto relative = [&]( const std::string& path )
+    {
+        const std::filesystem::path file = std::filesystem::absolute( path ).lexically_normal();
+        const bool share = std::distance( file.begin(), file.end() ) > 1 &&
+                           std::distance( folder.begin(), folder.end() ) > 1 &&
+                           *std::next( file.begin() ) == *std::next( folder.begin() );
+        return jsonQuoted( ( share ? file.lexically_relative( folder ) : file ).generic_string() );
+    };
+    return "source: { workload: " + relative( source.workload_path ) +
+           ", platform: " + relative( source.platform_path ) +
+           ", gpus: " + std::to_string( source.gpus ) +
+           ", global_batch: " + std::to_string( source.global_batch ) + " }\n";
 }
 
 Plan readPlanFile( const std::string& path, const Workload* workload, const Platform* platform )

@@ -17,10 +17,69 @@ YamlView documentOf( const YamlView& value )
         return loadYamlFile( value.resolvePath( value.asName() ) );
     return value;
 }
-} // namespace
 
-namespace
+// Resizes the scenario's platform to `gpus` GPUs, as sweeps do; `where` is blamed when it cannot.
+void resizeScenarioPlatform( ScenarioFile& s, int gpus, const YamlView& where )
 {
+    try
+    {
+        s.platform.platform = resizePlatform( s.platform.platform, gpus );
+    }
+    catch ( const std::invalid_argument& e )
+    {
+        where.fail( "a GPU count platform '" + s.platform.name + "' can take",
+                    std::to_string( gpus ) + " GPUs (" + e.what() + ")" );
+    }
+}
+
+// A DLRM scenario's global batch: `batch` when given, else the workload's (`workload` is blamed);
+// the platform's GPUs must divide it.
+std::int64_t dlrmGlobalBatch( const ScenarioFile& s, const YamlView* batch,
+                              const YamlView& workload )
+{
+    const std::int64_t gpus = s.platform.platform.numGpus();
+    if ( batch )
+    {
+        const std::int64_t b = batch->asInt( Range::between( 1, 1.0e9 ) );
+        if ( b % gpus != 0 )
+            batch->fail( "a batch divisible by the platform's " + std::to_string( gpus ) + " GPUs",
+                         "'" + std::to_string( b ) + "'" );
+        return b;
+    }
+    if ( s.workload.global_batch % gpus != 0 )
+        workload.fail( "a workload whose global_batch is divisible by the platform's " +
+                           std::to_string( gpus ) + " GPUs",
+                       "global_batch " + std::to_string( s.workload.global_batch ) );
+    return s.workload.global_batch;
+}
+
+// A plan file that `shardsweep plan -o` wrote: its `source:` names the workload and platform
+// (paths relative to the plan), the GPU count and the batch it was planned for.
+ScenarioFile scenarioOfPlanFile( const YamlView& root, const GpuCatalog& catalog )
+{
+    if ( !root.has( "source" ) )
+        root.at( "kind" ).fail( "a scenario file, or a plan written by 'shardsweep plan -o' (its "
+                                "'source:' names the workload and platform)",
+                                "a plan without 'source:'" );
+    const YamlView source = root.at( "source" );
+    source.checkKeys( { "workload", "platform" }, { "gpus", "global_batch" } );
+    ScenarioFile s;
+    s.name = std::filesystem::path( root.file() ).stem().string();
+    s.workload = parseWorkload( documentOf( source.at( "workload" ) ) );
+    s.platform = parsePlatform( documentOf( source.at( "platform" ) ), catalog );
+    if ( auto g = source.find( "gpus" ) )
+        resizeScenarioPlatform( s, g->asInt32( Range::between( 1, 1 << 20 ) ), *g );
+    if ( s.workload.isTransformer() )
+    {
+        s.plan = parsePlan( root, &s.workload, &s.platform.platform );
+        s.global_batch = s.plan.parallel.global_batch;
+        return s;
+    }
+    const auto batch = source.find( "global_batch" );
+    s.global_batch = dlrmGlobalBatch( s, batch ? &*batch : nullptr, source.at( "workload" ) );
+    s.plan = parsePlan( root, &s.workload, &s.platform.platform );
+    return s;
+}
 // A transformer scenario: the parallel configuration inline (`parallel:`) or from a plan file
 // (`plan:`); `gpus:` (else tp·pp·dp when dp is given, else the platform's own) resizes the
 // platform to that many GPUs, as sweeps do.
@@ -51,16 +110,7 @@ void parseTransformerScenario( const YamlView& root, ScenarioFile& s )
         gpus = parallel.getInt32Or( "tp", 1, Range::between( 1, 1 << 20 ) ) *
                parallel.getInt32Or( "pp", 1, Range::between( 1, 1 << 20 ) ) *
                parallel.getInt32( "dp", Range::between( 1, 1 << 20 ) );
-    try
-    {
-        s.platform.platform = resizePlatform( s.platform.platform, gpus );
-    }
-    catch ( const std::invalid_argument& e )
-    {
-        ( root.has( "gpus" ) ? root.at( "gpus" ) : parallel )
-            .fail( "a GPU count platform '" + s.platform.name + "' can take",
-                   std::to_string( gpus ) + " GPUs (" + e.what() + ")" );
-    }
+    resizeScenarioPlatform( s, gpus, root.has( "gpus" ) ? root.at( "gpus" ) : parallel );
     s.global_batch = s.workload.global_batch;
     if ( auto b = root.find( "global_batch" ) )
         s.global_batch = b->asInt( Range::between( 1, 1.0e9 ) );
@@ -73,6 +123,9 @@ void parseTransformerScenario( const YamlView& root, ScenarioFile& s )
 
 ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
 {
+    if ( root.isMap() && root.has( "kind" ) && root.at( "kind" ).isScalar() &&
+         root.at( "kind" ).asString() == "plan" )
+        return scenarioOfPlanFile( root, catalog );
     expectKind( root, "scenario" );
     ScenarioFile s;
     s.name = root.find( "name" ) ? root.at( "name" ).asName()
@@ -101,22 +154,8 @@ ScenarioFile parseScenario( const YamlView& root, const GpuCatalog& catalog )
         root.at( "cost_model" )
             .fail( "a 'cost_model_file: MODEL.mlp' beside cost_model: learned", "none" );
 
-    const std::int64_t gpus = s.platform.platform.numGpus();
-    if ( auto b = root.find( "global_batch" ) )
-    {
-        s.global_batch = b->asInt( Range::between( 1, 1.0e9 ) );
-        if ( s.global_batch % gpus != 0 )
-            b->fail( "a batch divisible by the platform's " + std::to_string( gpus ) + " GPUs",
-                     "'" + std::to_string( s.global_batch ) + "'" );
-    }
-    else
-    {
-        s.global_batch = s.workload.global_batch;
-        if ( s.global_batch % gpus != 0 )
-            workload.fail( "a workload whose global_batch is divisible by the platform's " +
-                               std::to_string( gpus ) + " GPUs",
-                           "global_batch " + std::to_string( s.global_batch ) );
-    }
+    const auto batch = root.find( "global_batch" );
+    s.global_batch = dlrmGlobalBatch( s, batch ? &*batch : nullptr, workload );
     YamlView plan = root.at( "plan" );
     YamlView plan_doc = documentOf( plan );
     s.plan = parsePlan( plan_doc, &s.workload, &s.platform.platform, !plan.isScalar() );

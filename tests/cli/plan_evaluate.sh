@@ -70,6 +70,11 @@ for r in rows[:-1]:
     if not float(r["memory_GiB"]) > 0:
         print("FAIL: memory", r); sys.exit(1)
 PY
+# plan -o's file alone is a scenario (source: workload, platform, GPUs, batch): the same answer.
+grep -q "^source: { workload: \"w.yaml\", platform: \"p.yaml\", gpus: 2, global_batch: " plan.yaml ||
+    fail "plan.yaml has no source: $(tail -2 plan.yaml)"
+"$exe" evaluate plan.yaml --format csv > eval_plan.csv || fail "evaluate plan.yaml exit $?"
+cmp -s eval.csv eval_plan.csv || fail "evaluate plan.yaml differs from the scenario's answer"
 # The table explains why a GPU's total_ms may exceed the iteration; CSV stays data only.
 "$exe" evaluate s.yaml | grep -q "^total_ms adds up a GPU's busy time" || fail "no total_ms note"
 grep -q "adds up" eval.csv && fail "the total_ms note leaked into CSV"

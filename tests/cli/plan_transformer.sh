@@ -62,6 +62,18 @@ row=$(tail -1 et.csv)
 [ "$(cut -d, -f2 <<<"$row")" = 16 ] || fail "export-et ranks: $row"
 [ "$(cut -d, -f3 <<<"$row")" = "$(cat best_ms)" ] || fail "export-et iteration_ms: $row"
 [ -s et/et.15.et ] || fail "export-et wrote no trace of rank 15"
+# The plan file alone is a scenario (its source: names workload, platform, 16 GPUs, the batch):
+# the same answers from evaluate and export-et, with no scenario file written by hand.
+grep -q "^source: { workload: .*, gpus: 16, global_batch: 64 }" plan.yaml || fail "no source: $(cat plan.yaml)"
+"$exe" evaluate plan.yaml --format csv > eval_plan.csv || fail "evaluate plan.yaml exit $?"
+cmp -s eval.csv eval_plan.csv || fail "evaluate plan.yaml differs from the scenario's answer"
+"$exe" export-et plan.yaml -o et2 --format csv > et2.csv || fail "export-et plan.yaml exit $?"
+[ "$(tail -1 et2.csv | cut -d, -f2-)" = "$(tail -1 et.csv | cut -d, -f2-)" ] || fail "export-et plan.yaml: $(cat et2.csv)"
+cmp -s et/et.15.et et2/et.15.et || fail "export-et of the plan file wrote another trace"
+# A plan without source: (hand-written) is not a scenario: exit 2, saying what is missing.
+grep -v "^source:" plan.yaml > bare.yaml
+err=$("$exe" evaluate bare.yaml 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "a plan without 'source:'" <<<"$err" || fail "bare plan: exit $rc: $err"
 
 # The table format: the best configuration, its phases and per-stage memory, and the planners.
 "$exe" plan "$w" "$p" --gpus 16 --global-batch 64 > plan.txt || fail "plan (table) exit $?"

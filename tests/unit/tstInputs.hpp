@@ -428,6 +428,18 @@ TEST( TEST_CATEGORY, table_fields_one_meaning )
     std::remove( path.c_str() );
 }
 
+// The source: line of plan -o: paths relative to the plan's folder when they share a folder below
+// the root, absolute otherwise.
+TEST( TEST_CATEGORY, plan_source_paths )
+{
+    EXPECT_EQ( planSourceYaml( { "/a/b/w.yaml", "/a/p.yaml", 16, 64 }, "/a/b/out/plan.yaml" ),
+               "source: { workload: \"../w.yaml\", platform: \"../../p.yaml\", gpus: 16, "
+               "global_batch: 64 }\n" );
+    EXPECT_EQ( planSourceYaml( { "/home/w.yaml", "/home/p.yaml", 8, 512 }, "/tmp/plan.yaml" ),
+               "source: { workload: \"/home/w.yaml\", platform: \"/home/p.yaml\", gpus: 8, "
+               "global_batch: 512 }\n" );
+}
+
 TEST( TEST_CATEGORY, plan_file_values_and_round_trip )
 {
     Workload w = readWorkloadFile( kInputs + "/workloads/mlperf-dlrm-criteo-1tb.yaml" );

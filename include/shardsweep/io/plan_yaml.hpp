@@ -15,11 +15,6 @@
 namespace shardsweep
 {
 
-//! Parses a plan document. With `workload`, table names resolve to workload indices, every table
-//! must have exactly one entry, and shards must lie inside their table and tile it (data-parallel:
-//! one full copy per GPU). With `platform`, shard GPUs must exist and (table_)row-wise-in-a-node
-//! types must stay inside one node. Without them only the file's own consistency is checked and
-//! tables are numbered in file order. `embedded`: a `plan:` mapping inside a scenario file.
 //! Parses a `parallel:` mapping. Every key is optional: tp, pp, micro_batch 1, schedule 1f1b,
 //! recompute none, zero 0, sequence_parallel false, fused true, mode train; dp defaults to
 //! num_gpus / (tp·pp) (1 when num_gpus is 0), global_batch to `global_batch`. With `model` the
@@ -31,6 +26,12 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
 //! reads back to the same configuration.
 std::string parallelConfigYaml( const ParallelConfig& config );
 
+//! Parses a plan document. With `workload`, table names resolve to workload indices, every table
+//! must have exactly one entry, and shards must lie inside their table and tile it (data-parallel:
+//! one full copy per GPU). With `platform`, shard GPUs must exist and (table_)row-wise-in-a-node
+//! types must stay inside one node. Without them only the file's own consistency is checked and
+//! tables are numbered in file order. `embedded`: a `plan:` mapping inside a scenario file. The
+//! optional `source:` (PlanSource) is not part of the plan; scenario_yaml reads it.
 Plan parsePlan( const YamlView& root, const Workload* workload, const Platform* platform,
                 bool embedded = false );
 Plan readPlanFile( const std::string& path, const Workload* workload, const Platform* platform );
@@ -47,6 +48,18 @@ void writePlanYaml( std::ostream& out, const Plan& plan,
 //! A transformer plan: `kind: plan`, `workload:`, `parallel: { ... }`.
 void writeTransformerPlanYaml( std::ostream& out, const ParallelConfig& config,
                                const std::string& workload_name = "" );
+
+//! What a plan was made for, as `shardsweep plan -o` records it in the file (`source:`), so that
+//! `evaluate` and `export-et` take the plan file itself as their scenario (io/scenario_yaml).
+struct PlanSource
+{
+    std::string workload_path, platform_path; //!< as the user gave them to `plan`
+    int gpus = 0;                             //!< the platform's GPU count the plan is for
+    std::int64_t global_batch = 0;
+};
+//! The `source:` line of a plan file to be written at `plan_path`: the workload and platform
+//! paths relative to that file's folder (as scenario files resolve them), the GPUs and the batch.
+std::string planSourceYaml( const PlanSource& source, const std::string& plan_path );
 
 std::string planToYaml( const Plan& plan, const std::vector<std::string>& table_names,
                         const std::string& workload_name = "" );

@@ -3,7 +3,8 @@
 //! \brief Scenario files (`kind: scenario`) for `shardsweep evaluate`: one workload, one platform
 //! and one plan (each a path relative to the scenario file or written inline), the global batch
 //! and the cost model. Everything is cross-checked: plan against workload and platform, batch
-//! divisible by the GPU count.
+//! divisible by the GPU count. A plan file that `shardsweep plan -o` wrote (`kind: plan` with a
+//! `source:` naming its workload, platform, GPU count and batch) reads as a scenario too.
 
 #include <cstdint>
 #include <shardsweep/domain/scenario.hpp>
