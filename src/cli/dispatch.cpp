@@ -47,11 +47,13 @@ const std::vector<Command>& topCommands()
           "Evaluate every scenario of a sweep over all MPI ranks into one HDF5 file (resumable).",
           runSweep },
         { "plan", "plan WORKLOAD.yaml PLATFORM.yaml [options]",
-          "Find the best sharding plan for one workload on one platform; compare with baselines.",
+          "Best table sharding (DLRM) or parallel configuration (transformer) for one workload\n"
+          "      on one platform, next to every other planner.",
           plan },
-        { "evaluate", "evaluate SCENARIO.yaml [options]",
-          "Per-GPU, per-phase cost breakdown of one given plan.", evaluate },
-        { "export-et", "export-et SCENARIO.yaml -o DIR [options]",
+        { "evaluate", "evaluate SCENARIO.yaml|PLAN.yaml [options]",
+          "Per-GPU (DLRM) or per-stage (transformer) phase breakdown of one given plan.",
+          evaluate },
+        { "export-et", "export-et SCENARIO.yaml|PLAN.yaml -o DIR [options]",
           "The scenario's training step as Chakra execution traces that ASTRA-sim replays.",
           exportEt },
         { "inspect-et", "inspect-et PREFIX [options]",
@@ -126,9 +128,11 @@ std::string commandTable( const std::vector<Command>& commands )
 
 std::string programHelp()
 {
-    return "shardsweep: sweep DLRM embedding-sharding scenarios over GPU platforms with a batched\n"
-           "Kokkos cost model (embedding lookups, GEMMs, collectives on the step's critical "
-           "path).\n\n"
+    return "shardsweep: predict, plan and sweep distributed training steps over GPU platforms:\n"
+           "recommendation models (DLRM: how to shard the embedding tables) and transformers\n"
+           "(GPT/BERT/OPT: tensor, pipeline and data parallelism, micro-batch, recompute, ZeRO),\n"
+           "with one batched Kokkos cost model (embedding lookups, GEMMs, operators and\n"
+           "collectives on the step's critical path).\n\n"
            "Usage: shardsweep <subcommand> [options]\n"
            "       mpirun -np N shardsweep run SWEEP.yaml -o OUT.h5\n\n"
            "Subcommands:\n" +

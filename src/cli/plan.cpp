@@ -193,10 +193,11 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
     positional.add( "files", 2 );
     const CommandHelp help{
         "Usage: shardsweep plan WORKLOAD.yaml PLATFORM.yaml [options]\n\n"
-        "Plans the workload's embedding tables on the platform with the chosen planner,\n"
-        "prints the plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown,\n"
-        "its gap to the lower bound on any plan, and every other planner's result on\n"
-        "the same task (docs/PLANNERS.md).\n\n"
+        "Finds the best way to train the workload on the platform with the chosen planner\n"
+        "and compares it with every other planner on the same task.\n\n"
+        "For a DLRM workload (kind: workload) it shards the embedding tables and prints the\n"
+        "plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown and its gap to\n"
+        "the lower bound on any plan (docs/PLANNERS.md).\n\n"
         "For a transformer workload (kind: transformer) it searches the Megatron-LM\n"
         "configuration on --gpus N GPUs at --global-batch B: tensor parallel (dividing\n"
         "the heads), pipeline parallel (dividing the layers; 1F1B or GPipe), data\n"

@@ -64,6 +64,21 @@ evaluated=$("$exe" evaluate "$src/inputs/scenarios/gpt3-175b-a100.yaml" -f csv |
     awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } $1 == "critical_path" { print $c }')
 [ -n "$predicted" ] && [ "$predicted" = "$evaluated" ] ||
     fail "predict transformer $predicted ms, evaluate $evaluated ms for the same configuration"
+# The README's sample (platforms relative to the CSV's folder, run from elsewhere) prices that
+# paper configuration the same, and the README's plan of GPT-3 175B on 1024 GPUs as plan does.
+sample=$(cd "$scratch" && "$exe" predict transformer --input "$src/inputs/predict/transformer_cases.csv" -f csv) ||
+    fail "the shipped sample CSV: exit $?"
+row_ms() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } $1 == k { print $c }' <<<"$sample"; }
+[ "$(row_ms gpt3-175b-megatron-paper)" = "$evaluated" ] ||
+    fail "sample: paper configuration $(row_ms gpt3-175b-megatron-paper) ms, evaluate $evaluated ms"
+"$exe" plan "$src/inputs/workloads/gpt3-175b.yaml" "$src/inputs/platforms/dgx-a100-hdr800.yaml" \
+    --gpus 1024 -f csv -o "$scratch/g175.plan.yaml" >"$scratch/plan.csv" || fail "plan 175B exit $?"
+grep -q "tp: 4, pp: 16, dp: 16, micro_batch: 1, .*recompute: none, zero: 2, sequence_parallel: true" \
+    "$scratch/g175.plan.yaml" || fail "the README's plan changed: $(cat "$scratch/g175.plan.yaml")"
+planned=$("$exe" evaluate "$scratch/g175.plan.yaml" -f csv |
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } $1 == "critical_path" { print $c }')
+[ "$(row_ms gpt3-175b-plan)" = "$planned" ] ||
+    fail "sample: planned configuration $(row_ms gpt3-175b-plan) ms, evaluate of the plan $planned ms"
 
 # Bad rows: exit 2, the message names file:line:column and the field.
 bad() { # $1 = CSV text, $2 = expected "line:col: field 'name'"
