@@ -2,6 +2,7 @@
 #include "command_line.hpp"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fmt/format.h>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
@@ -12,6 +13,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <shardsweep/model/transformer/throughput.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep
@@ -177,15 +179,10 @@ void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
 {
     const int gpus = scenario.platform.platform.numGpus();
     const TransformerStepSummary& t = result.transformer;
-    const double tflops = t.model_flops / ( result.iteration_ms * 1e-3 ) / gpus / 1e12;
     const GpuSpec& gpu = scenario.platform.platform.gpu;
-    const double peak =
-        scenario.workload.transformer.dtype == DataType::fp32
-            ? gpu.fp32_TFLOPs
-            : ( scenario.workload.transformer.dtype == DataType::tf32
-                    ? gpu.tf32_TFLOPs
-                    : ( scenario.workload.transformer.dtype == DataType::bf16 ? gpu.bf16_TFLOPs
-                                                                              : gpu.fp16_TFLOPs ) );
+    const TransformerThroughput throughput = transformerThroughput(
+        t, gpu, gpus, scenario.workload.transformer.dtype,
+        double( input.global_batch ) * scenario.workload.transformer.seq_len );
     out << fmt::format( "scenario {}: transformer {} ({} layers x {} hidden), platform {} "
                         "({} x {} GPUs), global batch {}\n",
                         scenario_path, scenario.workload.name, scenario.workload.transformer.layers,
@@ -197,8 +194,9 @@ void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
     out << "configuration: " << parallelConfigSummary( config ) << "\n";
     out << fmt::format(
         "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "
-        "GPU (MFU {:.1f} %), peak memory {:.3f} GiB on stage {}, {}\n\n",
-        result.iteration_ms, result.exposed_comm_ms, tflops, peak > 0 ? 100.0 * tflops / peak : 0.0,
+        "GPU (MFU {:.1f} %), {:.4g} tokens/s, peak memory {:.3f} GiB on stage {}, {}\n\n",
+        result.iteration_ms, result.exposed_comm_ms, throughput.tflops_per_gpu,
+        std::isnan( throughput.mfu_pct ) ? 0.0 : throughput.mfu_pct, throughput.tokens_per_s,
         t.peak_memory_GiB, t.peak_memory_stage,
         result.feasible
             ? std::string( "fits in memory" )

@@ -14,6 +14,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <shardsweep/model/transformer/throughput.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <sstream>
@@ -24,40 +25,25 @@ namespace shardsweep
 namespace
 {
 
-//! Dense peak of the model's dtype, TFLOP/s per GPU (model-FLOPs utilisation).
-double peakTFLOPs( const GpuSpec& gpu, DataType dtype )
+//! A candidate's throughput (model/transformer/throughput.hpp) on the task's platform.
+TransformerThroughput candidateThroughput( const TransformerCandidate& c, const Platform& p,
+                                           const TransformerSpec& model )
 {
-    switch ( dtype )
-    {
-    case DataType::fp32:
-        return gpu.fp32_TFLOPs;
-    case DataType::tf32:
-        return gpu.tf32_TFLOPs;
-    case DataType::bf16:
-        return gpu.bf16_TFLOPs;
-    default:
-        return gpu.fp16_TFLOPs;
-    }
-}
-
-double mfuPct( const TransformerStepSummary& s, const Platform& p, DataType dtype )
-{
-    const double peak = peakTFLOPs( p.gpu, dtype );
-    if ( !( s.iteration_ms > 0 ) || !( peak > 0 ) )
-        return NAN;
-    return 100.0 * s.model_flops / ( s.iteration_ms * 1e-3 ) / p.numGpus() / 1e12 / peak;
+    return transformerThroughput( c.summary, p.gpu, p.numGpus(), model.dtype,
+                                  double( c.config.global_batch ) * model.seq_len );
 }
 
 //! One candidate's row of the comparison (csv/json) and top-K tables.
 std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long long rank,
                                              const TransformerPlanResult& r,
                                              const TransformerCandidate* c, double best_ms,
-                                             const Platform& p, DataType dtype )
+                                             const Platform& p, const TransformerSpec& model )
 {
     if ( !c )
         return { planner,
                  rank,
                  0LL,
+                 NAN,
                  NAN,
                  NAN,
                  NAN,
@@ -80,7 +66,8 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
              1LL,
              c->summary.iteration_ms,
              best_ms > 0 ? c->summary.iteration_ms / best_ms : NAN,
-             mfuPct( c->summary, p, dtype ),
+             candidateThroughput( *c, p, model ).mfu_pct,
+             candidateThroughput( *c, p, model ).tokens_per_s,
              static_cast<long long>( k.tp ),
              static_cast<long long>( k.pp ),
              static_cast<long long>( k.dp ),
@@ -167,21 +154,37 @@ PlannerResults runTransformerPlanners( const TransformerPlanTask& task,
 //! The chosen planner's top K (or its reason when infeasible), then the best of every other one.
 ResultTable comparisonTable( const TransformerPlanRequest& request, const PlannerResults& results,
                              const TransformerPlanTask& task, const TransformerPlanResult& best,
-                             double best_ms, DataType dtype )
+                             double best_ms, const TransformerSpec& model )
 {
-    ResultTable table( { "planner", "rank", "feasible", "iteration_ms", "ratio_to_best", "mfu_pct",
-                         "tp", "pp", "dp", "micro_batch", "recompute", "zero", "sequence_parallel",
-                         "schedule", "peak_memory_GiB", "priced", "configurations", "plan_seconds",
+    ResultTable table( { "planner",
+                         "rank",
+                         "feasible",
+                         "iteration_ms",
+                         "ratio_to_best",
+                         "mfu_pct",
+                         "tokens_per_s",
+                         "tp",
+                         "pp",
+                         "dp",
+                         "micro_batch",
+                         "recompute",
+                         "zero",
+                         "sequence_parallel",
+                         "schedule",
+                         "peak_memory_GiB",
+                         "priced",
+                         "configurations",
+                         "plan_seconds",
                          "reason" } );
     for ( std::size_t i = 0; i < best.top.size() || ( i == 0 && !best.feasible ); ++i )
         table.addRow( candidateRow( request.planner, static_cast<long long>( i + 1 ), best,
                                     best.feasible ? &best.top[i] : nullptr, best_ms, task.platform,
-                                    dtype ) );
+                                    model ) );
     for ( const auto& [kind, r] : results )
         if ( kind != task.chosen )
             table.addRow( candidateRow( plannerName( kind ), 1, r,
                                         r.feasible ? &r.top.front() : nullptr, best_ms,
-                                        task.platform, dtype ) );
+                                        task.platform, model ) );
     return table;
 }
 
@@ -196,12 +199,13 @@ void printBestConfiguration( std::ostream& out, const Workload& workload,
     plan.parallel = c.config;
     const ScenarioResult e =
         evaluateScenario( { &workload, &platform, &plan, task.batch, CostModel::native } );
+    const TransformerThroughput throughput = candidateThroughput( c, platform, model );
     out << fmt::format(
-        "best: {}\niteration {:.4f} ms, MFU {:.1f} %, peak memory {:.3f} GiB (stage {}); "
-        "planned in {:.4f} s: {} of {} configurations priced, {} memory-checked, {} "
-        "operator cases, {} stage bounds\n\n",
-        parallelConfigSummary( c.config ), c.summary.iteration_ms,
-        mfuPct( c.summary, platform, model.dtype ), c.summary.peak_memory_GiB,
+        "best: {}\niteration {:.4f} ms, {:.1f} model TFLOP/s per GPU (MFU {:.1f} %), {:.4g} "
+        "tokens/s, peak memory {:.3f} GiB (stage {}); planned in {:.4f} s: {} of {} "
+        "configurations priced, {} memory-checked, {} operator cases, {} stage bounds\n\n",
+        parallelConfigSummary( c.config ), c.summary.iteration_ms, throughput.tflops_per_gpu,
+        throughput.mfu_pct, throughput.tokens_per_s, c.summary.peak_memory_GiB,
         c.summary.peak_memory_stage, best.plan_seconds, best.stats.priced, best.stats.space,
         best.stats.memory_checked, best.stats.operator_cases, best.stats.stage_bounds );
     ResultTable phases( { "phase", "ms", "share_pct" } );
@@ -260,8 +264,7 @@ int planTransformerWorkload( const CommandContext& ctx, const Workload& workload
         if ( r.feasible && ( best_ms == 0.0 || r.top.front().summary.iteration_ms < best_ms ) )
             best_ms = r.top.front().summary.iteration_ms;
     }
-    const ResultTable table =
-        comparisonTable( request, results, task, *best, best_ms, model.dtype );
+    const ResultTable table = comparisonTable( request, results, task, *best, best_ms, model );
 
     std::ostream& out = ctx.print();
     const OutputFormat format = parseOutputFormat( request.format );

@@ -15,6 +15,7 @@
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <shardsweep/model/transformer/throughput.hpp>
 
 namespace shardsweep
 {
@@ -78,6 +79,8 @@ std::vector<std::string> outputColumns()
         columns.push_back( phase );
     columns.emplace_back( "peak_memory_GiB" );
     columns.emplace_back( "feasible" );
+    for ( const char* c : { "tflops_per_gpu", "mfu_pct", "tokens_per_s" } )
+        columns.emplace_back( c );
     return columns;
 }
 
@@ -307,8 +310,10 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             "Output: the resolved inputs, then iteration_ms, compute_ms, tp_comm_ms, pp_comm_ms,\n"
             "dp_comm_ms, bubble_ms, optimizer_ms (the critical path, adding up to iteration_ms),\n"
             "peak_memory_GiB (fullest pipeline stage), feasible (fits the GPU memory less the\n"
-            "platform's hbm_reserve_GiB). A bad row exits with status 2 naming file, line and "
-            "column.\n",
+            "platform's hbm_reserve_GiB), tflops_per_gpu (model FLOPs without recompute per\n"
+            "second and GPU), mfu_pct (of the GPU's dense peak in dtype) and tokens_per_s\n"
+            "(global_batch x seq_len per second). A bad row exits with status 2 naming file,\n"
+            "line and column.\n",
         PredictCli::kInput | PredictCli::kOutput );
     if ( !cli.parse( ctx, args ) )
         return 0;
@@ -346,6 +351,11 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             row.emplace_back( s.phase_ms[ph] );
         row.emplace_back( s.peak_memory_GiB );
         row.emplace_back( static_cast<long long>( s.feasible ) );
+        const TransformerThroughput tp = transformerThroughput(
+            s, p.platform.gpu, int( gpus ), m.dtype, double( cfg.global_batch ) * m.seq_len );
+        row.emplace_back( tp.tflops_per_gpu );
+        row.emplace_back( tp.mfu_pct );
+        row.emplace_back( tp.tokens_per_s );
         result.addRow( row );
     }
     cli.write( ctx, result );

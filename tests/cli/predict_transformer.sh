@@ -19,7 +19,7 @@ layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_b
 24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
 CSV
 out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
-want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s"
 [ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
 [ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; it = c["iteration_ms"]; next }
@@ -28,8 +28,21 @@ NR > 1 {
     sum = $c["compute_ms"] + $c["tp_comm_ms"] + $c["pp_comm_ms"] + $c["dp_comm_ms"] + $c["bubble_ms"] + $c["optimizer_ms"]
     if (sum < $it * (1 - 1e-9) || sum > $it * (1 + 1e-9)) { print $1 ": phases " sum " != " $it; bad = 1 }
     if (!($it > 0) || !($c["peak_memory_GiB"] > 0)) { print $1 ": non-positive"; bad = 1 }
+    # Throughput: tokens/s is global_batch x seq_len per second of the step.
+    tok = $c["global_batch"] * $c["seq_len"] / ($it * 1e-3)
+    if ($c["tokens_per_s"] < tok * (1 - 1e-12) || $c["tokens_per_s"] > tok * (1 + 1e-12)) {
+        print $1 ": tokens_per_s " $c["tokens_per_s"] " != " tok; bad = 1 }
+    if (!($c["tflops_per_gpu"] > 0)) { print $1 ": tflops_per_gpu " $c["tflops_per_gpu"]; bad = 1 }
+    # MFU on the A100-SXM4-80GB in bf16: of its 312 TFLOP/s dense peak (inputs/gpus).
+    if ($c["gpu"] == "A100-SXM4-80GB" && $c["dtype"] == "bf16") {
+        m = 100 * $c["tflops_per_gpu"] / 312
+        if ($c["mfu_pct"] < m * (1 - 1e-12) || $c["mfu_pct"] > m * (1 + 1e-12)) {
+            print $1 ": mfu_pct " $c["mfu_pct"] " != " m; bad = 1 }
+        ++mfu_rows
+    }
     t[$1] = $it; f[$1] = $c["feasible"]; line[$1] = $0
 } END {
+    if (mfu_rows < 2) { print "only " mfu_rows " bf16 A100 rows checked for MFU"; bad = 1 }
     # gpt175: dp = 512 / (8*16) = 4 from gpus, on the platform GPU.
     split(line["gpt175"], g, ","); if (g[14] != 4 || g[3] != "A100-SXM4-80GB" || g[10] != 50257) { print "gpt175 " line["gpt175"]; bad = 1 }
     # defaults: gpt, vocab 50257, ffn 4h, 1 GPU, micro_batch 1 = global batch, 1f1b, none, bf16,
