@@ -5,6 +5,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/model/collectives.hpp>
 
 namespace shardsweep
 {
@@ -396,6 +397,26 @@ TransformerFitResult fitTransformerConstants( const TransformerConstants& start,
     result.constants = constantsAt( base, free, best );
     result.objective = best_value;
     return result;
+}
+
+std::vector<double> ncclAllReduceApe( const std::string& data_dir, const Platform& platform, int n )
+{
+    const std::string path =
+        data_dir + "/nccl_tests_a100/all_reduce_" + std::to_string( n ) + "gpu.csv";
+    const CsvTable csv = CsvTable::read( path );
+    Platform node = platform;
+    node.network.num_dims = 1;
+    node.network.dims[0].npus_count = n;
+    std::vector<double> ape;
+    for ( std::size_t r = 0; r < csv.numRows(); ++r )
+    {
+        const double bytes = csv.getDouble( r, "size(B)" );
+        const double measured_ns = std::stod( csv.text( r, "time(ns)" ) );
+        const double ns =
+            collectiveTimeNs( node.network, node.system, Collective::all_reduce, bytes );
+        ape.push_back( 100.0 * std::fabs( ns - measured_ns ) / measured_ns );
+    }
+    return ape;
 }
 
 } // namespace shardsweep

@@ -18,6 +18,7 @@
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/transformer/throughput.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -159,28 +160,6 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
     return true;
 }
 
-//! Absolute percentage errors of the all-reduce model on `n` NVSwitch GPUs of `platform` against
-//! nccl-tests' measurements (<data_dir>/nccl_tests_a100/all_reduce_<n>gpu.csv).
-std::vector<double> ncclAllReduceApe( const std::string& data_dir, const Platform& platform, int n )
-{
-    const std::string path =
-        data_dir + "/nccl_tests_a100/all_reduce_" + std::to_string( n ) + "gpu.csv";
-    const CsvTable csv = CsvTable::read( path );
-    Platform node = platform;
-    node.network.num_dims = 1;
-    node.network.dims[0].npus_count = n;
-    std::vector<double> ape;
-    for ( std::size_t r = 0; r < csv.numRows(); ++r )
-    {
-        const double bytes = csv.getDouble( r, "size(B)" );
-        const double measured_ns = std::stod( csv.text( r, "time(ns)" ) );
-        const double ns =
-            collectiveTimeNs( node.network, node.system, Collective::all_reduce, bytes );
-        ape.push_back( 100.0 * std::fabs( ns - measured_ns ) / measured_ns );
-    }
-    return ape;
-}
-
 //! --table nccl: the all-reduce errors per GPU count 2..8 and over all rows.
 void printNcclTable( const CommandContext& ctx, const BenchOptions& o, const Platform& platform )
 {
@@ -226,7 +205,8 @@ TransformerStepSummary predictStepSummary( const TransformerMeasurement& m )
     return predictTransformerStep( m.platform, m.model, m.config, ops );
 }
 
-//! --table rows: every measured row with its prediction, phases and peak memory.
+//! --table rows: every measured row with its prediction, phases, peak memory and the MFU the
+//! measured time means (the model's FLOPs over the measured time: the validated range's MFU).
 void printRowsTable( const CommandContext& ctx, OutputFormat fmt, const MeasuredSets& sets )
 {
     std::vector<std::string> columns = { "set",         "gpu",          "line",     "case",
@@ -234,6 +214,7 @@ void printRowsTable( const CommandContext& ctx, OutputFormat fmt, const Measured
     for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
         columns.push_back( c );
     columns.emplace_back( "peak_memory_GiB" );
+    columns.emplace_back( "measured_mfu_pct" );
     ResultTable t( columns );
     for ( const Rows* set : { &sets.single, &sets.multi, &sets.neusight } )
         for ( const TransformerMeasurement& m : *set )
@@ -250,6 +231,12 @@ void printRowsTable( const CommandContext& ctx, OutputFormat fmt, const Measured
             for ( int ph = 0; ph < kNumTransformerPhases; ++ph )
                 row.emplace_back( s.phase_ms[ph] );
             row.emplace_back( s.peak_memory_GiB );
+            TransformerStepSummary measured = s;
+            measured.iteration_ms = m.measured_ms;
+            row.emplace_back( transformerThroughput( measured, m.platform.gpu,
+                                                     m.config.tp * m.config.pp * m.config.dp,
+                                                     m.model.dtype, 0.0 )
+                                  .mfu_pct );
             t.addRow( row );
         }
     t.print( ctx.print(), fmt );

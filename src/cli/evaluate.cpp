@@ -14,6 +14,7 @@
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
+#include <shardsweep/model/transformer/validated_range.hpp>
 #include <shardsweep/scenario/sweep_config.hpp>
 
 namespace shardsweep
@@ -194,7 +195,7 @@ void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
     out << "configuration: " << parallelConfigSummary( config ) << "\n";
     out << fmt::format(
         "iteration {:.4f} ms, exposed communication {:.4f} ms, {:.1f} model TFLOP/s per "
-        "GPU (MFU {:.1f} %), {:.4g} tokens/s, peak memory {:.3f} GiB on stage {}, {}\n\n",
+        "GPU (MFU {:.1f} %), {:.4g} tokens/s, peak memory {:.3f} GiB on stage {}, {}\n",
         result.iteration_ms, result.exposed_comm_ms, throughput.tflops_per_gpu,
         std::isnan( throughput.mfu_pct ) ? 0.0 : throughput.mfu_pct, throughput.tokens_per_s,
         t.peak_memory_GiB, t.peak_memory_stage,
@@ -204,6 +205,10 @@ void printTransformerSummary( std::ostream& out, const ScenarioFile& scenario,
                            "{:.1f} GiB",
                            result.overflow_GiB,
                            gpu.memory_GiB - scenario.platform.platform.hbm_reserve_GiB ) );
+    out << validationLine( transformerValidationNotes(
+               scenario.platform.gpu_name, scenario.platform.platform,
+               scenario.workload.transformer, config, throughput.mfu_pct ) )
+        << "\n";
 }
 
 //! Evaluates and prints a transformer scenario (native cost model only).

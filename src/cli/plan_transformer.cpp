@@ -15,6 +15,7 @@
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
+#include <shardsweep/model/transformer/validated_range.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
 #include <sstream>
@@ -24,6 +25,15 @@ namespace shardsweep
 {
 namespace
 {
+
+//! A checked transformer planning request: the chosen planner, the batch and the platform.
+struct TransformerPlanTask
+{
+    PlannerKind chosen;
+    std::int64_t batch;
+    Platform platform;    //!< resized to --gpus when given
+    std::string gpu_name; //!< the platform's GPU (catalog name), for the validated range
+};
 
 //! A candidate's throughput (model/transformer/throughput.hpp) on the task's platform.
 TransformerThroughput candidateThroughput( const TransformerCandidate& c, const Platform& p,
@@ -37,7 +47,8 @@ TransformerThroughput candidateThroughput( const TransformerCandidate& c, const 
 std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long long rank,
                                              const TransformerPlanResult& r,
                                              const TransformerCandidate* c, double best_ms,
-                                             const Platform& p, const TransformerSpec& model )
+                                             const TransformerPlanTask& task,
+                                             const TransformerSpec& model )
 {
     if ( !c )
         return { planner,
@@ -59,15 +70,17 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
                  static_cast<long long>( r.stats.priced ),
                  static_cast<long long>( r.stats.space ),
                  r.plan_seconds,
+                 std::string(),
                  r.reason };
     const ParallelConfig& k = c->config;
+    const TransformerThroughput throughput = candidateThroughput( *c, task.platform, model );
     return { planner,
              rank,
              1LL,
              c->summary.iteration_ms,
              best_ms > 0 ? c->summary.iteration_ms / best_ms : NAN,
-             candidateThroughput( *c, p, model ).mfu_pct,
-             candidateThroughput( *c, p, model ).tokens_per_s,
+             throughput.mfu_pct,
+             throughput.tokens_per_s,
              static_cast<long long>( k.tp ),
              static_cast<long long>( k.pp ),
              static_cast<long long>( k.dp ),
@@ -80,6 +93,8 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
              static_cast<long long>( r.stats.priced ),
              static_cast<long long>( r.stats.space ),
              r.plan_seconds,
+             joinValidationNotes( transformerValidationNotes( task.gpu_name, task.platform, model,
+                                                              k, throughput.mfu_pct ) ),
              std::string() };
 }
 
@@ -93,14 +108,6 @@ void writePlanFile( const std::string& path, const ParallelConfig& config,
     if ( !out )
         throw UsageError( fmt::format( "cannot write '{}'", path ) );
 }
-
-//! A checked transformer planning request: the chosen planner, the batch and the platform.
-struct TransformerPlanTask
-{
-    PlannerKind chosen;
-    std::int64_t batch;
-    Platform platform; //!< resized to --gpus when given
-};
 
 //! Checks the request (planner, --top, batch, --gpus) and resolves its batch and platform.
 TransformerPlanTask checkedPlanTask( const Workload& workload, const NamedPlatform& named,
@@ -129,7 +136,7 @@ TransformerPlanTask checkedPlanTask( const Workload& workload, const NamedPlatfo
             throw UsageError( fmt::format( "--gpus {}: {}", request.gpus, e.what() ) );
         }
     }
-    return { chosen, batch, platform };
+    return { chosen, batch, platform, named.gpu_name };
 }
 
 using PlannerResults = std::vector<std::pair<PlannerKind, TransformerPlanResult>>;
@@ -175,16 +182,17 @@ ResultTable comparisonTable( const TransformerPlanRequest& request, const Planne
                          "priced",
                          "configurations",
                          "plan_seconds",
+                         "outside_validated_range",
                          "reason" } );
     for ( std::size_t i = 0; i < best.top.size() || ( i == 0 && !best.feasible ); ++i )
         table.addRow( candidateRow( request.planner, static_cast<long long>( i + 1 ), best,
-                                    best.feasible ? &best.top[i] : nullptr, best_ms, task.platform,
+                                    best.feasible ? &best.top[i] : nullptr, best_ms, task,
                                     model ) );
     for ( const auto& [kind, r] : results )
         if ( kind != task.chosen )
             table.addRow( candidateRow( plannerName( kind ), 1, r,
-                                        r.feasible ? &r.top.front() : nullptr, best_ms,
-                                        task.platform, model ) );
+                                        r.feasible ? &r.top.front() : nullptr, best_ms, task,
+                                        model ) );
     return table;
 }
 
@@ -203,11 +211,14 @@ void printBestConfiguration( std::ostream& out, const Workload& workload,
     out << fmt::format(
         "best: {}\niteration {:.4f} ms, {:.1f} model TFLOP/s per GPU (MFU {:.1f} %), {:.4g} "
         "tokens/s, peak memory {:.3f} GiB (stage {}); planned in {:.4f} s: {} of {} "
-        "configurations priced, {} memory-checked, {} operator cases, {} stage bounds\n\n",
+        "configurations priced, {} memory-checked, {} operator cases, {} stage bounds\n",
         parallelConfigSummary( c.config ), c.summary.iteration_ms, throughput.tflops_per_gpu,
         throughput.mfu_pct, throughput.tokens_per_s, c.summary.peak_memory_GiB,
         c.summary.peak_memory_stage, best.plan_seconds, best.stats.priced, best.stats.space,
         best.stats.memory_checked, best.stats.operator_cases, best.stats.stage_bounds );
+    out << validationLine( transformerValidationNotes( task.gpu_name, platform, model, c.config,
+                                                       throughput.mfu_pct ) )
+        << "\n";
     ResultTable phases( { "phase", "ms", "share_pct" } );
     for ( int k = 0; k < kNumTransformerPhases; ++k )
         phases.addRow( { std::string( nameOf( TransformerPhase( k ) ) ), c.summary.phase_ms[k],

@@ -16,6 +16,7 @@
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
+#include <shardsweep/model/transformer/validated_range.hpp>
 
 namespace shardsweep
 {
@@ -79,7 +80,8 @@ std::vector<std::string> outputColumns()
         columns.push_back( phase );
     columns.emplace_back( "peak_memory_GiB" );
     columns.emplace_back( "feasible" );
-    for ( const char* c : { "tflops_per_gpu", "mfu_pct", "tokens_per_s" } )
+    for ( const char* c :
+          { "tflops_per_gpu", "mfu_pct", "tokens_per_s", "outside_validated_range" } )
         columns.emplace_back( c );
     return columns;
 }
@@ -312,8 +314,10 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             "peak_memory_GiB (fullest pipeline stage), feasible (fits the GPU memory less the\n"
             "platform's hbm_reserve_GiB), tflops_per_gpu (model FLOPs without recompute per\n"
             "second and GPU), mfu_pct (of the GPU's dense peak in dtype) and tokens_per_s\n"
-            "(global_batch x seq_len per second). A bad row exits with status 2 naming file,\n"
-            "line and column.\n",
+            "(global_batch x seq_len per second), outside_validated_range (every way the row\n"
+            "leaves what the model was checked against: GPU, dtype, GPU count, tp across nodes,\n"
+            "fused attention, MFU; empty inside it; docs/MODEL.md). A bad row exits with status\n"
+            "2 naming file, line and column.\n",
         PredictCli::kInput | PredictCli::kOutput );
     if ( !cli.parse( ctx, args ) )
         return 0;
@@ -356,6 +360,8 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
         row.emplace_back( tp.tflops_per_gpu );
         row.emplace_back( tp.mfu_pct );
         row.emplace_back( tp.tokens_per_s );
+        row.emplace_back( joinValidationNotes(
+            transformerValidationNotes( p.gpu_name, p.platform, m, cfg, tp.mfu_pct ) ) );
         result.addRow( row );
     }
     cli.write( ctx, result );

@@ -40,5 +40,15 @@ got=$(cell rows A100-PCIe-40GB softmax ops.csv)
 nccl=$(rows "$data/transformer/nccl_tests_a100/all_reduce_8gpu.csv")
 got=$(awk -F, '$1 == 8 { print $2 }' nccl.csv)
 [ "$got" = "$nccl" ] || fail "bench transformer --table nccl: 8-GPU rows $got, the file has $nccl"
+# The validated range's highest measured MFU per GPU (model/transformer/validated_range.hpp) is
+# the largest measured_mfu_pct of bench transformer's rows, rounded to 0.01.
+"$exe" bench transformer --table rows --format csv >rows.csv 2>rows.err ||
+    fail "bench transformer --table rows exit $?: $(cat rows.err)"
+maxmfu=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "measured_mfu_pct") c = i; next }
+    { if (!($2 in m) || $c > m[$2]) m[$2] = $c } END { for (g in m) printf "%s=%.2f\n", g, m[g] }' rows.csv | sort | tr '\n' ' ')
+[ "$maxmfu" = "A100-SXM4=43.44 P100=70.15 P4=40.08 T4=52.20 V100-PCIe-32GB=82.85 " ] ||
+    fail "measured MFU maxima $maxmfu differ from kMeasuredTransformerRuns"
+grep -q "43.44," "$src/include/shardsweep/model/transformer/validated_range.hpp" ||
+    fail "validated_range.hpp no longer holds A100's 43.44 %"
 echo "bench gemm, ops and transformer read the repository's measurements: A100 bmm $bmm rows," \
     "A100 softmax $softmax, 8-GPU all-reduce $nccl"

@@ -19,7 +19,7 @@ layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_b
 24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
 CSV
 out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
-want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s,outside_validated_range"
 [ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
 [ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; it = c["iteration_ms"]; next }
@@ -84,6 +84,9 @@ sample=$(cd "$scratch" && "$exe" predict transformer --input "$src/inputs/predic
 row_ms() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i } $1 == k { print $c }' <<<"$sample"; }
 [ "$(row_ms gpt3-175b-megatron-paper)" = "$evaluated" ] ||
     fail "sample: paper configuration $(row_ms gpt3-175b-megatron-paper) ms, evaluate $evaluated ms"
+# Its 1024 GPUs lie beyond vTrain's 512 (model/transformer/validated_range.hpp): the row says so.
+grep "^gpt3-175b-megatron-paper," <<<"$sample" | grep -q "1024 GPUs; measured up to 512" ||
+    fail "sample: the paper configuration is not flagged outside the validated range"
 "$exe" plan "$src/inputs/workloads/gpt3-175b.yaml" "$src/inputs/platforms/dgx-a100-hdr800.yaml" \
     --gpus 1024 -f csv -o "$scratch/g175.plan.yaml" >"$scratch/plan.csv" || fail "plan 175B exit $?"
 grep -q "tp: 4, pp: 16, dp: 16, micro_batch: 1, .*recompute: none, zero: 2, sequence_parallel: true" \

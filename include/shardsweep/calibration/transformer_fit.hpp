@@ -67,4 +67,10 @@ TransformerFitResult fitTransformerConstants( const TransformerConstants& start,
                                               const std::vector<TransformerMeasurement>& rows,
                                               const bool* vary, int max_evaluations );
 
+//! Absolute percentage errors of the all-reduce model on `n` NVSwitch GPUs of `platform` against
+//! nccl-tests' measurements (<data_dir>/nccl_tests_a100/all_reduce_<n>gpu.csv: size(B),
+//! time(ns)), one per row.
+std::vector<double> ncclAllReduceApe( const std::string& data_dir, const Platform& platform,
+                                      int n );
+
 } // namespace shardsweep

@@ -1,0 +1,63 @@
+#pragma once
+//! \file validated_range.hpp
+//! \brief Where a transformer prediction lies outside what the model was checked against. The
+//! measured runs of inputs/measured/transformer (vTrain's A100 iterations, NeuSight's single-GPU
+//! steps, published H100 runs) cover some GPUs, dtypes, tensor-parallel spans, GPU counts and MFU;
+//! `plan`, `evaluate` and `predict transformer` name every way a configuration leaves that range,
+//! so that a figure nobody ever measured is not read as a validated one (docs/MODEL.md).
+//! Host code.
+
+#include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/domain/transformer_spec.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! One class of measured transformer steps.
+struct MeasuredTransformerRuns
+{
+    const char* gpus[2];  //!< catalog names of the GPUs measured (nullptr: unused slot)
+    bool sixteen_bit;     //!< fp16/bf16 runs (else fp32)
+    int max_gpus;         //!< the largest GPU count measured
+    int max_tp_nodes;     //!< the most nodes one tensor-parallel group spanned
+    double max_mfu_pct;   //!< the highest MFU measured (model FLOPs over the measured time)
+    bool flash_attention; //!< the runs used fused (flash) attention
+    const char* source;
+};
+
+//! The measured classes. A100 and the fp32 GPUs: the highest measured_mfu_pct of `shardsweep
+//! bench transformer --table rows` per GPU (cli.bench_measured_data checks these against it);
+//! H100: the MFU that Megatron-LM's 2024 table publishes (its own FLOPs count).
+inline constexpr MeasuredTransformerRuns kMeasuredTransformerRuns[] = {
+    { { "A100-SXM4-40GB", "A100-SXM4-80GB" },
+      true,
+      512,
+      2,
+      43.44,
+      false,
+      "vTrain's Megatron-DeepSpeed iterations" },
+    { { "H100-SXM-80GB", nullptr }, true, 6144, 1, 49.0, false, "Megatron-LM's 2024 H100 table" },
+    { { "V100-PCIe-32GB", nullptr }, false, 1, 1, 82.85, false, "NeuSight's single-GPU steps" },
+    { { "P100", nullptr }, false, 1, 1, 70.15, false, "NeuSight's single-GPU steps" },
+    { { "T4", nullptr }, false, 1, 1, 52.20, false, "NeuSight's single-GPU steps" },
+    { { "P4", nullptr }, false, 1, 1, 40.08, false, "NeuSight's single-GPU steps" },
+};
+
+//! Every way the configuration leaves the measured range, one short note each (empty: inside
+//! it): a GPU or dtype without measured steps, more GPUs than measured, a tensor-parallel group
+//! over more nodes than measured, fused (flash) attention never measured, or an MFU above the
+//! highest measured. `gpu_name` is the catalog name; `mfu_pct` the prediction's (NaN: unknown).
+std::vector<std::string> transformerValidationNotes( const std::string& gpu_name,
+                                                     const Platform& platform,
+                                                     const TransformerSpec& model,
+                                                     const ParallelConfig& config, double mfu_pct );
+
+//! The notes joined by "; " ("" inside the range): the CSV/JSON column outside_validated_range.
+std::string joinValidationNotes( const std::vector<std::string>& notes );
+
+//! The line the text reports print: "outside the validated range: ..." or that it lies inside.
+std::string validationLine( const std::vector<std::string>& notes );
+
+} // namespace shardsweep

@@ -1,0 +1,74 @@
+// Where a transformer prediction leaves the measured range (see validated_range.hpp).
+#include <cmath>
+#include <fmt/format.h>
+#include <shardsweep/model/transformer/validated_range.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+const MeasuredTransformerRuns* measuredClass( const std::string& gpu_name )
+{
+    for ( const MeasuredTransformerRuns& c : kMeasuredTransformerRuns )
+        for ( const char* g : c.gpus )
+            if ( g && gpu_name == g )
+                return &c;
+    return nullptr;
+}
+} // namespace
+
+std::vector<std::string> transformerValidationNotes( const std::string& gpu_name,
+                                                     const Platform& platform,
+                                                     const TransformerSpec& model,
+                                                     const ParallelConfig& config, double mfu_pct )
+{
+    std::vector<std::string> notes;
+    const MeasuredTransformerRuns* c = measuredClass( gpu_name );
+    if ( !c )
+    {
+        notes.push_back( fmt::format( "no measured transformer steps on {}", gpu_name ) );
+        return notes;
+    }
+    const bool sixteen_bit = model.dtype == DataType::fp16 || model.dtype == DataType::bf16;
+    if ( sixteen_bit != c->sixteen_bit )
+        notes.push_back( fmt::format( "{} measured in {} only", gpu_name,
+                                      c->sixteen_bit ? "fp16/bf16" : "fp32" ) );
+    const int gpus = config.tp * config.pp * config.dp;
+    if ( gpus > c->max_gpus )
+        notes.push_back( fmt::format( "{} GPUs; measured up to {}", gpus, c->max_gpus ) );
+    const int per_node = platform.gpus_per_node > 0 ? platform.gpus_per_node : 1;
+    const int tp_nodes = ( config.tp + per_node - 1 ) / per_node;
+    if ( tp_nodes > c->max_tp_nodes )
+        notes.push_back( fmt::format( "tp {} spans {} nodes; measured: {}", config.tp, tp_nodes,
+                                      c->max_tp_nodes == 1
+                                          ? std::string( "within one node" )
+                                          : fmt::format( "up to {} nodes", c->max_tp_nodes ) ) );
+    if ( config.fused && !c->flash_attention )
+        notes.push_back( fmt::format( "fused (flash) attention: the measured runs on {} used "
+                                      "unfused attention",
+                                      gpu_name ) );
+    if ( !std::isnan( mfu_pct ) && mfu_pct > c->max_mfu_pct )
+        notes.push_back( fmt::format( "MFU {:.1f} % above the highest measured on {} ({:.1f} % in "
+                                      "{})",
+                                      mfu_pct, gpu_name, c->max_mfu_pct, c->source ) );
+    return notes;
+}
+
+std::string joinValidationNotes( const std::vector<std::string>& notes )
+{
+    std::string text;
+    for ( const std::string& n : notes )
+        text += ( text.empty() ? "" : "; " ) + n;
+    return text;
+}
+
+std::string validationLine( const std::vector<std::string>& notes )
+{
+    return notes.empty()
+               ? "inside the validated range (the measured runs of docs/MODEL.md)\n"
+               : "outside the validated range (docs/MODEL.md): " + joinValidationNotes( notes ) +
+                     "\n";
+}
+
+} // namespace shardsweep
