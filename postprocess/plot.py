@@ -6,9 +6,14 @@
 Writes into DIR (default: figures/):
   planner_comparison.png  per planner: distribution of the gap to the best plan of the same task
                           (box plot) and the share of infeasible scenarios (bars)
-  phase_breakdown.png     one scenario (--scenario, default: the evaluated scenario with the most
-                          GPUs and the largest iteration time): busy time of every GPU in each of
-                          the 10 phases, stacked, with the scenario's iteration time as a line
+  phase_breakdown.png     one DLRM scenario (--scenario, default: the evaluated DLRM scenario with
+                          the most GPUs and the largest iteration time): busy time of every GPU in
+                          each of the 10 phases, stacked, with the scenario's iteration time as a
+                          line (needs /gpus rows: run --detail gpus or all)
+  transformer_phases.png  transformer sweeps: per workload, platform and GPU count the fastest
+                          configuration that fits (summarize.py's best_configurations), its
+                          critical path stacked by phase (compute, tp/pp/dp communication,
+                          bubble, optimizer), labelled with tp x pp x dp
   cost_vs_gpus.png        iteration time (median over the tasks of a point) vs GPU count, one line
                           per planner, one panel per platform; grid scenarios at the largest batch
   sweep_throughput.png    the sweep's own progress (scenarios/s over time) read from the progress
@@ -33,7 +38,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shardsweep_results import load  # noqa: E402
-from summarize import with_gaps  # noqa: E402
+from summarize import TRANSFORMER_PHASES, best_configurations, with_gaps  # noqa: E402
 
 
 def planner_comparison(df, path):
@@ -67,6 +72,8 @@ def planner_comparison(df, path):
 
 def choose_scenario(df):
     ok = df[df["ok"]]
+    if "workload_kind_name" in ok:
+        ok = ok[ok["workload_kind_name"] != "transformer"]
     if ok.empty:
         return None
     return int(ok.sort_values(["gpu_count", "iteration_ms"], ascending=False).index[0])
@@ -95,6 +102,27 @@ def phase_breakdown(r, df, sid, path):
     if len(x) <= 32:
         ax.set_xticks(x)
     ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def transformer_phases(best, path):
+    labels = [f"{w}\n{p}\n{g} GPUs: {tp}x{pp}x{dp}" for w, p, g, tp, pp, dp in
+              zip(best["workload"], best["platform"], best["gpus"], best["tp"], best["pp"], best["dp"])]
+    x = np.arange(len(best))
+    fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(x) + 4), 5))
+    bottom = np.zeros(len(x))
+    for phase, color in zip(TRANSFORMER_PHASES, plt.cm.tab10(np.linspace(0, 1, 10))):
+        v = best[phase].to_numpy()
+        ax.bar(x, v, bottom=bottom, label=phase[:-3], color=color, width=0.7)
+        bottom += v
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, fontsize=6, rotation=60, ha="right")
+    ax.set_ylabel("critical path (ms)")
+    ax.set_yscale("log" if bottom.max() > 100 * max(bottom.min(), 1e-9) else "linear")
+    ax.set_title("fastest configuration per workload, platform and GPU count (tp x pp x dp)", fontsize=9)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -179,15 +207,22 @@ def main(argv: List[str]) -> int:
 
     note = planner_comparison(df, out("planner_comparison.png"))
     print(f"wrote {out('planner_comparison.png')}" + (f" ({note})" if note else ""))
+    best = best_configurations(df) if "workload_kind_name" in df else None
+    if best is not None and not best.empty:
+        transformer_phases(best, out("transformer_phases.png"))
+        print(f"wrote {out('transformer_phases.png')}")
     sid = args.scenario if args.scenario is not None else choose_scenario(df)
-    if sid is None or sid not in df.index:
+    if args.scenario is not None and sid not in df.index:
         print(f"plot.py: scenario {sid} is not a computed scenario", file=sys.stderr)
         return 2
-    try:
-        phase_breakdown(r, df, sid, out("phase_breakdown.png"))
-        print(f"wrote {out('phase_breakdown.png')} (scenario {sid})")
-    except ValueError as e:
-        print(f"plot.py: phase_breakdown.png skipped: {e}")
+    if sid is None:
+        pass  # a transformer sweep: its phases are transformer_phases.png
+    else:
+        try:
+            phase_breakdown(r, df, sid, out("phase_breakdown.png"))
+            print(f"wrote {out('phase_breakdown.png')} (scenario {sid})")
+        except ValueError as e:
+            print(f"plot.py: phase_breakdown.png skipped: {e}")
     cost_vs_gpus(df, out("cost_vs_gpus.png"))
     print(f"wrote {out('cost_vs_gpus.png')}")
     if args.log is None:

@@ -11,6 +11,9 @@ For every group (planner, platform, workload; --by adds others, e.g. planner,pla
   no_feasible_plan_pct
                   100 * (1 - feasible / scenarios): scenarios with no plan that fits (the planner
                   found none, a planning error, or the kernel found a GPU's memory overflowing)
+  invalid_configs explicit configurations of a grid (planner none) that are no valid layout
+                  (e.g. tp not dividing the heads): slots of the grid, not scenarios, so they
+                  count neither as scenarios nor as infeasible
   mean_ms         predicted iteration time, mean over the feasible scenarios
   scenarios       computed scenarios in the group (done = 1)
   feasible        of those, evaluated with a plan that fits every GPU (status 0, feasible 1)
@@ -25,6 +28,12 @@ For every group (planner, platform, workload; --by adds others, e.g. planner,pla
                   without a plan that fits is never best)
 Schema 1 files store no lower bound (docs/HDF5_LAYOUT.md), so there is no gap-to-bound column;
 `shardsweep plan` prints the bound for a single scenario.
+
+Transformer sweeps also get best_configurations.csv: per workload, platform and GPU count the
+fastest configuration that fits (planner, tp, pp, dp, micro-batch, recompute, ZeRO, sequence
+parallelism) with its phases (compute, tp_comm, pp_comm, dp_comm, bubble, optimizer ms: the
+phase stack of the critical path) and its model-FLOPs rate per GPU. Keys tp, pp, dp, micro_batch,
+recompute, schedule, zero group transformer rows by their configuration.
 
 Tables are printed and written as CSV files summary_by_<key>.csv into --csv-dir (default: the
 current directory). Several files (the slices of a job array) are loaded together.
@@ -48,13 +57,20 @@ TASK_KEY = ["workload", "platform", "gpu_count", "global_batch", "cost_model", "
             "generator", "task_index", "task_seed", "memory_cap_GiB"]
 KEYS = {"planner": "planner_name", "platform": "platform_name", "workload": "workload_name",
         "cost_model": "cost_model_name", "protocol": "task_protocol_name",
-        "gpu_count": "gpu_count", "batch": "global_batch"}
+        "gpu_count": "gpu_count", "batch": "global_batch", "tp": "tp", "pp": "pp", "dp": "dp",
+        "micro_batch": "micro_batch", "recompute": "recompute_name", "schedule": "schedule_name",
+        "zero": "zero"}
+TRANSFORMER_PHASES = ["compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
+                      "optimizer_ms"]
 
 
 def with_gaps(scen: pd.DataFrame) -> pd.DataFrame:
     """Adds ok (evaluated and fits) and gap_pct (to the task's best feasible plan) columns."""
     df = scen.copy()
     df["ok"] = (df["status"] == 0) & (df["feasible"] == 1)
+    # An explicit configuration (planner none) without a plan is a grid slot that is no layout.
+    names = df["planner_name"] if "planner_name" in df else pd.Series("", index=df.index)
+    df["invalid"] = (names == "none") & (df["status"] == 1)
     time = df["iteration_ms"].where(df["ok"])
     best = time.groupby([df[k] for k in TASK_KEY], dropna=False).transform("min")
     df["gap_pct"] = 100.0 * (time / best - 1.0)
@@ -67,6 +83,10 @@ def summary(df: pd.DataFrame, columns: List[str]) -> pd.DataFrame:
     by = columns[0] if len(columns) == 1 else columns
     for key, g in df.groupby(by, dropna=False, sort=True):
         key = key if isinstance(key, tuple) else (key,)
+        invalid = int(g["invalid"].sum())
+        g = g[~g["invalid"]]
+        if g.empty:
+            continue
         ok = g[g["ok"]]
         t = ok["iteration_ms"].to_numpy()
         gap = ok["gap_pct"].to_numpy()
@@ -83,12 +103,33 @@ def summary(df: pd.DataFrame, columns: List[str]) -> pd.DataFrame:
             gap_mean_pct=float(gap.mean()) if len(gap) else float("nan"),
             gap_p90_pct=pct(gap, 90),
             best_pct=100.0 * float(g["is_best"].mean()),
+            invalid_configs=invalid,
         )
         rows.append(row)
     # Feasibility first: fewest scenarios without a plan that fits, then the fastest.
     table = pd.DataFrame(rows)
     return table.sort_values(["no_feasible_plan_pct", "mean_ms"], kind="stable",
                              na_position="last").reset_index(drop=True)
+
+
+def best_configurations(df: pd.DataFrame) -> pd.DataFrame:
+    """Per workload, platform and GPU count of the transformer rows: the fastest configuration
+    that fits, its phases and its model TFLOP/s per GPU."""
+    t = df[df["ok"] & (df["workload_kind_name"] == "transformer")]
+    if t.empty:
+        return pd.DataFrame()
+    best = t.loc[t.groupby(["workload_name", "platform_name", "gpu_count"])["iteration_ms"].idxmin()]
+    out = pd.DataFrame({
+        "workload": best["workload_name"], "platform": best["platform_name"],
+        "gpus": best["gpu_count"], "planner": best["planner_name"],
+        "iteration_ms": best["iteration_ms"],
+        "tflops_per_gpu": best["model_flops"] / (best["iteration_ms"] * 1e-3) / best["gpu_count"] / 1e12,
+        "tp": best["tp"], "pp": best["pp"], "dp": best["dp"], "micro_batch": best["micro_batch"],
+        "recompute": best["recompute_name"], "zero": best["zero"],
+        "sequence_parallel": best["sequence_parallel"]})
+    for phase in TRANSFORMER_PHASES:
+        out[phase] = best[phase]
+    return out.sort_values(["workload", "platform", "gpus"]).reset_index(drop=True)
 
 
 def main(argv: List[str]) -> int:
@@ -130,6 +171,14 @@ def main(argv: List[str]) -> int:
         table.to_csv(path, index=False, float_format="%.9g")
         print(f"\n== by {', '.join(keys)} ({path})")
         print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    if "workload_kind_name" in df:
+        best = best_configurations(df)
+        if not best.empty:
+            path = os.path.join(args.csv_dir, "best_configurations.csv")
+            best.to_csv(path, index=False)  # full precision: numbers read back exactly
+            print(f"\n== best configuration per workload, platform and GPU count, with its phases "
+                  f"({path})")
+            print(best.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return 0
 
 

@@ -57,4 +57,37 @@ sed -e 's/gpt3-2.7b/gpt3-1.3b/' -e 's/tp: 2, pp: 2/tp: 1, pp: 16/' s.yaml > bad.
 "$exe" evaluate bad.yaml > /dev/null 2> bad.err
 [ $? -eq 2 ] || fail "evaluate of pp 16 on 24 layers: exit status not 2"
 grep -q "layers" bad.err || fail "evaluate's reason: $(cat bad.err)"
+# summarize.py: the grid's no_plan slots are invalid configurations, not infeasible scenarios
+# (issue 26: it reported 18 % infeasible), and the best configuration per workload and GPU count
+# is the fastest stored row (both computed here from h5py alone).
+$py "$src/postprocess/summarize.py" grid.h5 --csv-dir sum --by planner > sum.txt 2>&1 ||
+    fail "summarize exit $?: $(cat sum.txt)"
+$py - <<'PY' || exit 1
+import csv, sys
+import h5py
+import numpy as np
+s = h5py.File("grid.h5")["scenarios"]
+status, feasible, it = s["status"][...], s["feasible"][...], s["iteration_ms"][...]
+row = next(csv.DictReader(open("sum/summary_by_planner.csv")))
+invalid = int((status == 1).sum())
+if int(row["invalid_configs"]) != invalid or int(row["scenarios"]) != len(status) - invalid:
+    print("FAIL: invalid_configs", row["invalid_configs"], "scenarios", row["scenarios"],
+          "expected", invalid, len(status) - invalid); sys.exit(1)
+if float(row["no_feasible_plan_pct"]) != 0.0:
+    print("FAIL: no_feasible_plan_pct", row["no_feasible_plan_pct"]); sys.exit(1)
+names = [x.decode() for x in h5py.File("grid.h5")["names"]["workloads"][...]]
+ok = (status == 0) & (feasible == 1)
+best = {}
+for w, g, t in zip(s["workload"][ok], s["gpu_count"][ok], it[ok]):
+    key = (names[w], int(g))
+    best[key] = min(best.get(key, np.inf), t)
+got = {(r["workload"], int(r["gpus"])): float(r["iteration_ms"])
+       for r in csv.DictReader(open("sum/best_configurations.csv"))}
+if got != best:
+    print("FAIL: best configurations", got, "expected", best); sys.exit(1)
+PY
+# plot.py draws the phase stack of those best configurations, and no DLRM per-GPU figure.
+$py "$src/postprocess/plot.py" grid.h5 -o figs > plot.txt 2>&1 || fail "plot exit $?: $(cat plot.txt)"
+[ -s figs/transformer_phases.png ] || fail "no transformer_phases.png: $(cat plot.txt)"
+grep -q "detail scenarios\|phase_breakdown" plot.txt && fail "plot.py speaks of DLRM rows: $(cat plot.txt)"
 echo "explicit configurations OK"
