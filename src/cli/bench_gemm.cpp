@@ -140,8 +140,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
     opts.add_options()( "help,h", "this text" )(
         "data-dir", po::value( &o.data_dir ),
         "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
-        "$SHARED/data/gemm)" )( "format,f", po::value( &o.format ),
-                                enumChoices<OutputFormat>().c_str() )(
+        "inputs/measured/gemm)" )( "format,f", po::value( &o.format ),
+                                   enumChoices<OutputFormat>().c_str() )(
         "table", po::value( &o.table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
         "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "

@@ -189,7 +189,8 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
         "Usage: shardsweep bench ops [options]\n\n"
         "Validates the learned operator model (softmax, ln, element-wise; "
         "model/learned_operator.hpp)\n"
-        "on NeuSight's measured kernels (inputs/measured/ops/train/*.csv). For each GPU: the model\n"
+        "on NeuSight's measured kernels (inputs/measured/ops/train/*.csv). For each GPU: the "
+        "model\n"
         "trained without that GPU (<models>/logo/ops_without_<GPU>.mlp, written by\n"
         "postprocess/train_operator_model.py) on all its rows (leave-one-GPU-out), and the model\n"
         "trained without the rows whose B+H is a multiple of 5 "
@@ -197,8 +198,9 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
         "on those rows (unseen shapes of a known GPU); each next to the analytic model (the "
         "roofline\n"
         "at 73 % of the bandwidth). MAPE per GPU and op family (subset).\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )(
-        "data-dir", po::value( &data_dir ), "folder with train/*.csv (default: $SHARED/data/ops)" )(
+    opts.add_options()( "help,h",
+                        "this text" )( "data-dir", po::value( &data_dir ),
+                                       "folder with train/*.csv (default: inputs/measured/ops)" )(
         "model-dir", po::value( &model_dir ),
         "folder with logo/ops_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
         "format,f", po::value( &format ), enumChoices<OutputFormat>().c_str() );

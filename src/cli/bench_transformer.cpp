@@ -134,7 +134,7 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
     opts.add_options()( "help,h",
                         "this text" )( "data-dir", po::value( &o.data_dir ),
                                        "folder of vtrain_*_dev.csv, neusight_e2e_dev.csv, "
-                                       "nccl_tests_a100/ (default: $SHARED/data/transformer)" )(
+                                       "nccl_tests_a100/ (default: inputs/measured/transformer)" )(
         "gemm-dir", po::value( &o.gemm_dir ),
         "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
         "platform", po::value( &o.platform_path ),

@@ -15,20 +15,10 @@ namespace shardsweep
 namespace
 {
 
-//! Every DataType a model computes in (not int8).
+//! Every DataType a model computes in (not int8); fp32 when empty.
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
-    if ( t.isEmpty( row, "dtype" ) )
-        return DataType::fp32;
-    const std::string& s = t.text( row, "dtype" );
-    std::vector<std::string> names;
-    for ( const auto& [name, dtype] : computeDataTypeNames() )
-    {
-        if ( s == name )
-            return dtype;
-        names.push_back( name );
-    }
-    t.fail( row, "dtype", "one of " + joinChoices( names, ", ", ", " ) );
+    return t.getEnumOr( row, "dtype", computeDataTypeNames(), DataType::fp32 );
 }
 
 //! A GemmOp name, or "mm" (torch.mm: a bmm).
