@@ -80,6 +80,7 @@ ScenarioFile scenarioOfPlanFile( const YamlView& root, const GpuCatalog& catalog
     s.plan = parsePlan( root, &s.workload, &s.platform.platform );
     return s;
 }
+
 // A transformer scenario: the parallel configuration inline (`parallel:`) or from a plan file
 // (`plan:`); `gpus:` (else tp·pp·dp when dp is given, else the platform's own) resizes the
 // platform to that many GPUs, as sweeps do.

@@ -17,7 +17,7 @@ constexpr double kHistogramTolerance = 0.02;
 
 Range fieldRange( const TableField& f )
 {
-    return Range::between( f.min, f.max );
+    return Range{ f.min, f.max, !f.above_min, true };
 }
 
 const char* fieldNoun( const TableField& f )
