@@ -130,11 +130,16 @@ int predictEmbedding( const CommandContext& ctx, const Arguments& args )
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         TableSpec spec;
+        const auto readCell = [&]( const char* key )
+        {
+            const TableField& f = *findTableField( key );
+            f.set( spec, tableFieldCell( t, r, f ) );
+        };
         for ( const char* key : kTableColumns ) // required: an empty cell fails
-            findTableField( key )->set( spec, tableFieldCell( t, r, *findTableField( key ) ) );
+            readCell( key );
         for ( const char* key : kOptionalTableColumns )
             if ( !t.isEmpty( r, key ) )
-                findTableField( key )->set( spec, tableFieldCell( t, r, *findTableField( key ) ) );
+                readCell( key );
         // This command's zipf_alpha 0 means uniform (a workload's table gives no exponent).
         spec.distribution =
             spec.zipf_alpha > 0.0 ? AccessDistribution::zipf : AccessDistribution::uniform;

@@ -477,12 +477,13 @@ TEST( TEST_CATEGORY, transformer_validated_range_notes )
     c.tp = 8;
     c.dp = 32; // 8 x 4 x 32 = 1024 GPUs
     c.fused = true;
-    EXPECT_EQ( transformerValidationNotes( "A100-SXM4-80GB", dgx, m, c, 51.66 ),
-               ( Notes{ "1024 GPUs; measured up to 512",
-                        "fused (flash) attention: the measured runs on A100-SXM4-80GB used "
-                        "unfused attention",
-                        "MFU 51.7 % above the highest measured on A100-SXM4-80GB (43.4 % in vTrain's "
-                        "Megatron-DeepSpeed iterations)" } ) );
+    EXPECT_EQ(
+        transformerValidationNotes( "A100-SXM4-80GB", dgx, m, c, 51.66 ),
+        ( Notes{ "1024 GPUs; measured up to 512",
+                 "fused (flash) attention: the measured runs on A100-SXM4-80GB used "
+                 "unfused attention",
+                 "MFU 51.7 % above the highest measured on A100-SXM4-80GB (43.4 % in vTrain's "
+                 "Megatron-DeepSpeed iterations)" } ) );
     EXPECT_EQ( transformerValidationNotes( "A100-SXM4-80GB", dgx, m, c, std::nan( "" ) ).size(),
                2u ); // an unknown MFU is no note
     EXPECT_EQ( transformerValidationNotes( "L4", dgx, m, c, 10.0 ),
