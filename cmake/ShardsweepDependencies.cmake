@@ -24,6 +24,14 @@ if(Kokkos_ENABLE_CUDA OR "CUDA" IN_LIST Kokkos_DEVICES)
   list(APPEND SHARDSWEEP_KOKKOS_BACKENDS CUDA)
 endif()
 message(STATUS "shardsweep: Kokkos ${Kokkos_VERSION} from ${Kokkos_DIR}, backends: ${SHARDSWEEP_KOKKOS_BACKENDS}")
+# Under nvcc, reaching host-only code from a KOKKOS_INLINE_FUNCTION (a plain function, a constexpr
+# function, a global constant of class type) is an error, not a warning that turns into a crash
+# on the first GPU run: cudafe's cross-execution-space diagnostics 20011-20015 (README "CUDA").
+if("CUDA" IN_LIST SHARDSWEEP_KOKKOS_BACKENDS)
+  foreach(_diagnostic 20011 20012 20013 20014 20015)
+    add_compile_options("SHELL:-Xcudafe --diag_error=${_diagnostic}")
+  endforeach()
+endif()
 
 find_package(Boost REQUIRED COMPONENTS program_options)
 find_package(fmt REQUIRED)

@@ -47,7 +47,7 @@ FORMAT_VERSION = 1
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-# The analytic model's shipped constants (model/gemm.hpp kGemmConstants, same order).
+# The analytic model's shipped constants (model/gemm.hpp shippedGemmConstants(), same order).
 GEMM_CONSTANTS = [0.027053, 1.0, 16.135, 4.2137, 23616.0, 0.5977, 0.018288, 1.3374, 42.0, 0.80804]
 TILE_M = [128, 128, 64, 128, 32, 64, 64, 32]
 TILE_N = [128, 64, 128, 32, 128, 64, 32, 32]

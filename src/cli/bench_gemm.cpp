@@ -136,7 +136,7 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "rows of the held-out GPU. Prints per GPU and subset (all rows; 'large': B*M*N*K >= 2^30)\n"
         "the MAPE and median APE of that fit, of the plain roofline max(FLOPs/peak, bytes/BW) and "
         "of\n"
-        "the shipped constants (kGemmConstants, fitted on all GPUs).\n\nOptions" );
+        "the shipped constants (shippedGemmConstants(), fitted on all GPUs).\n\nOptions" );
     opts.add_options()( "help,h", "this text" )(
         "data-dir", po::value( &o.data_dir ),
         "folder with devices/*.json and train/{bmm,linear}_<gpu>.csv (default: "
@@ -193,7 +193,7 @@ void addErrorRows( ResultTable& errors, const GemmDataset& d, int g, const GemmF
             gemmErrorStats( predictRows( fold.constants, d, rows ), d, rows );
         const GemmErrorStats roof = gemmErrorStats( rooflineRows( d, rows ), d, rows );
         const GemmErrorStats shipped =
-            gemmErrorStats( predictRows( kGemmConstants, d, rows ), d, rows );
+            gemmErrorStats( predictRows( shippedGemmConstants(), d, rows ), d, rows );
         const GemmErrorStats refit =
             gemmErrorStats( predictRows( all.constants, d, rows ), d, rows );
         errors.addRow( { d.gpus[g], std::string( large ? "large" : "all" ),

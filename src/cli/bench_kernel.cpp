@@ -138,28 +138,16 @@ std::vector<ParallelConfig> gpt3Configurations( const TransformerSpec& model, in
 
 struct BatchRates
 {
-    double kernel_batches_per_s = 0.0;    //!< evaluateBatch in the default execution space
+    double kernel_batches_per_s = 0.0;    //!< evaluateBatch in the bench's backend
     double reference_batches_per_s = 0.0; //!< the same entry functions in a plain loop, one core
 };
 
 //! Times whole batches (plan-independent cases included) until each side ran `min_seconds`.
-BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
+BatchRates timeBatch( Backend backend, const HostScenarioBatch& host, double min_seconds )
 {
-    using Exec = Kokkos::DefaultExecutionSpace;
-    auto device = toMemorySpace<Exec::memory_space>( host );
-    evaluateBatch( Exec(), device ); // warm-up
-    long long launches = 0;
-    auto start = std::chrono::steady_clock::now();
-    double kernel_s = 0.0;
-    do
-    {
-        evaluateBatch( Exec(), device );
-        ++launches;
-        kernel_s = bench::secondsSince( start );
-    } while ( kernel_s < min_seconds );
-
+    const double launches_per_s = kernelLaunchesPerSecond( backend, host, min_seconds );
     long long loops = 0;
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     double loop_s = 0.0;
     do
     {
@@ -176,7 +164,7 @@ BatchRates timeBatch( const HostScenarioBatch& host, double min_seconds )
         ++loops;
         loop_s = bench::secondsSince( start );
     } while ( loop_s < min_seconds );
-    return { launches / kernel_s, loops / loop_s };
+    return { launches_per_s, loops / loop_s };
 }
 
 //! The options of `bench kernel`.
@@ -186,6 +174,7 @@ struct BenchOptions
     double min_seconds = 1.0;
     int batch_size = 4096;
     std::string gemm_models = "analytic", cost_models = "native";
+    std::string backend = nameOf( defaultBackend() );
     std::string cost_model_file = defaultModelDir() + "/dlrm.mlp";
 };
 
@@ -208,12 +197,15 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "min-seconds", po::value( &o.min_seconds )->default_value( o.min_seconds ),
         "repeat each measurement until it has run at least this long" )(
         "batch", po::value( &o.batch_size )->default_value( o.batch_size ),
-        "scenarios per kernel launch" );
+        "scenarios per kernel launch" )( "backend",
+                                         po::value( &o.backend )->default_value( o.backend ),
+                                         backendOptionHelp().c_str() );
     po::variables_map vm;
     const CommandHelp help{
         "Usage: shardsweep bench kernel [options]\n\n"
         "Shard evaluations and scenarios per second per core of the batched cost\n"
-        "kernel (default execution space, all its threads) for a 50-table/4-GPU and\n"
+        "kernel (--backend, all its threads; on a GPU per GPU: threads = 1, the inputs\n"
+        "copied to it once, each launch's time to its end) for a 50-table/4-GPU and\n"
         "a 500-table/128-GPU case, next to a plain scalar loop over the same packed\n"
         "data on one core (the reference). Tables are drawn from a pool of 856, so the\n"
         "plan-independent table statistics are shared as in a sweep (column\n"
@@ -328,10 +320,12 @@ Workload gpt3Workload()
 class KernelBench
 {
   public:
-    using Exec = Kokkos::DefaultExecutionSpace;
-
-    KernelBench( int batch_size, double min_seconds )
-        : _batch_size( batch_size ), _min_seconds( min_seconds ), _cores( Exec().concurrency() )
+    //! `cores`: what the per-core rates divide by, the backend's host threads or 1 for a GPU.
+    KernelBench( Backend backend, int batch_size, double min_seconds )
+        : _backend( backend ), _batch_size( batch_size ), _min_seconds( min_seconds ),
+          _cores( runsOnHost( backend ) ? withExecutionSpace( backend, []( const auto& e )
+                                                              { return e.concurrency(); } )
+                                        : 1 )
     {
     }
 
@@ -343,7 +337,7 @@ class KernelBench
         PackedCase packed = packDlrmCase( c, n, learned_shards, models.shard.get() );
         if ( learned )
             useLearnedGemm( packed.host, *models.gemm );
-        const BatchRates rates = timeBatch( packed.host, _min_seconds );
+        const BatchRates rates = timeBatch( _backend, packed.host, _min_seconds );
         addRow( c.name, learned, learned_shards, n,
                 static_cast<long long>( packed.host.table_case.extent( 0 ) ),
                 static_cast<double>( packed.shards ), rates );
@@ -366,7 +360,7 @@ class KernelBench
             inputs[i] = { &w, &p, &plans[i], 0, CostModel::native };
         }
         HostScenarioBatch host = packScenarios( inputs );
-        const BatchRates rates = timeBatch( host, _min_seconds );
+        const BatchRates rates = timeBatch( _backend, host, _min_seconds );
         addRow( fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ), false,
                 false, n, static_cast<long long>( host.transformer_case.extent( 0 ) ), n, rates );
     }
@@ -382,12 +376,13 @@ class KernelBench
         const double loop_rate = evals_per_batch * rates.reference_batches_per_s;
         _table.addRow( { name, std::string( learned ? "learned" : "analytic" ),
                          std::string( learned_shards ? "learned" : "native" ),
-                         std::string( Exec::name() ), static_cast<long long>( _cores ),
+                         executionSpaceName( _backend ), static_cast<long long>( _cores ),
                          static_cast<long long>( n ), distinct_cases, kernel_rate,
                          n * rates.kernel_batches_per_s / _cores, loop_rate,
                          kernel_rate / loop_rate } );
     }
 
+    Backend _backend;
     int _batch_size;
     double _min_seconds;
     int _cores;
@@ -409,7 +404,7 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     if ( o.batch_size < 1 || o.min_seconds <= 0 )
         throw UsageError( "--batch and --min-seconds must be positive" );
 
-    KernelBench bench( o.batch_size, o.min_seconds );
+    KernelBench bench( parseBackend( "bench kernel", o.backend ), o.batch_size, o.min_seconds );
     const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
                                 { "500-table/128-GPU", 500, 8, 16 } };
     for ( const BenchCase& c : cases )

@@ -64,6 +64,7 @@ struct BenchSetup
     std::string base; //!< prefix of the temporary results files, the same on all ranks
     std::uint64_t batch_size = 0;
     std::uint64_t evaluate_tile = 0;
+    Backend backend = defaultBackend();
 };
 
 //! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
@@ -79,6 +80,7 @@ Measurement runOnce( MPI_Comm comm, const BenchSetup& setup, const std::string& 
     options.detail = detail;
     options.batch_size = setup.batch_size;
     options.evaluate_tile = setup.evaluate_tile;
+    options.backend = setup.backend;
     options.command_line = "shardsweep bench sweep";
     std::ostringstream sink;
     resetPeakRss();
@@ -87,7 +89,7 @@ Measurement runOnce( MPI_Comm comm, const BenchSetup& setup, const std::string& 
     // A fresh per-rank cache per run (as `shardsweep run`): its filling is part of the timing.
     TableStatsCache table_stats;
     const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
-    { return cache_table_stats ? evaluateScenarios( in, table_stats ) : evaluateScenarios( in ); };
+    { return evaluateScenarios( setup.backend, in, cache_table_stats ? &table_stats : nullptr ); };
     const SweepReport r =
         runSweepEngine( comm, setup.problem, planSweepScenario, evaluate, options, sink );
     const double cpu = cpuSeconds() - cpu0;
@@ -158,11 +160,13 @@ std::vector<std::uint64_t> parseCounts( const std::string& text, const char* opt
 struct BenchOptions
 {
     std::string format_text = "table", sweep_file, dir, rss_text = "1e5,1e6", detail_text;
+    std::string backend_text = nameOf( defaultBackend() );
     std::uint64_t scenarios = 20000, batch_size = 2048, evaluate_tile = 0;
     int repeats = 2;
     bool uncached_baseline = false;
     // Derived from the above by parseOptions:
     OutputFormat format = OutputFormat::table;
+    Backend backend = defaultBackend();
     std::vector<std::uint64_t> rss_counts; //!< increasing
     std::vector<SweepDetail> details;
 };
@@ -220,20 +224,24 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
           "scenarios per engine batch (as `run --batch-size`)" )
         ( "evaluate-tile", po::value( &o.evaluate_tile )->default_value( o.evaluate_tile ),
           "scenarios materialised, planned and evaluated together within a batch (0: what `run` "
-          "uses, the kernel's preferred call size: 256 on host backends, the whole batch on "
-          "devices; set it to --batch-size for whole-batch calls)" )
+          "uses, the kernel's preferred call size: 256 on host backends, 1024 on a GPU; set it "
+          "to --batch-size for whole-batch calls)" )
         ( "detail", po::value( &o.detail_text ),
           ( "only this detail level in the throughput case (" + enumChoices<SweepDetail>() +
             "; default: all and scenarios)" ).c_str() )
         ( "dir", po::value( &o.dir ),
           "where the temporary results files go (default: $TMPDIR or /tmp)" )
         ( "format,f", po::value( &o.format_text )->default_value( o.format_text ),
-          enumChoices<OutputFormat>().c_str() );
+          enumChoices<OutputFormat>().c_str() )
+        ( "backend", po::value( &o.backend_text )->default_value( o.backend_text ),
+          ( backendOptionHelp() + "; the engine materialises and plans on the host threads "
+            "whichever it is" ).c_str() );
     // clang-format on
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench sweep", args, desc, vm ) )
         return false;
     o.format = parseOutputFormat( o.format_text );
+    o.backend = parseBackend( "bench sweep", o.backend_text );
     if ( o.scenarios < 1 || o.repeats < 1 || o.batch_size < 1 )
         throw UsageError( "bench sweep: --scenarios, --repeats and --batch-size must be >= 1" );
     o.rss_counts = o.rss_text.empty() ? std::vector<std::uint64_t>{}
@@ -391,10 +399,10 @@ void printReport( const CommandContext& ctx, const BenchOptions& o, const Scenar
         std::string load_avg;
         std::getline( load, load_avg );
         ctx.print() << fmt::format( "sweep engine on {} ({} scenarios in the space), {} "
-                                    "rank(s) x {} Kokkos thread(s) ({}); load average at the "
-                                    "end: {}\n",
+                                    "rank(s) x {} Kokkos host thread(s), kernel in {}; load "
+                                    "average at the end: {}\n",
                                     o.sweep_file, space.size(), ctx.size, threads,
-                                    Kokkos::DefaultExecutionSpace::name(), load_avg );
+                                    executionSpaceName( o.backend ), load_avg );
     }
     table.print( ctx.print(), o.format );
 }
@@ -410,13 +418,14 @@ int benchSweep( const CommandContext& ctx, const Arguments& args )
     const ScenarioSpace space = loadScenarioSpace( o.sweep_file );
     const SweepProblem problem = sweepProblemFromSpace( space );
     checkScenarioCounts( o, space );
-    const int threads = Kokkos::DefaultExecutionSpace().concurrency();
+    // The engine's host threads (its tiles, planning and materialising run there on any backend).
+    const int threads = Kokkos::DefaultHostExecutionSpace().concurrency();
     // One name per launch (rank 0's pid), shared by all ranks.
     const BenchSetup setup{
         problem,
         mpi::broadcast( fmt::format( "{}/shardsweep-bench-sweep-{}", o.dir, ::getpid() ), 0,
                         ctx.comm ),
-        o.batch_size, o.evaluate_tile };
+        o.batch_size, o.evaluate_tile, o.backend };
 
     MPI_Comm solo = MPI_COMM_NULL;
     MPI_Comm_split( ctx.comm, ctx.rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo );

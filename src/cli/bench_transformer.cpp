@@ -65,7 +65,7 @@ Stats stats( const std::vector<double>& pred, const Rows& rows )
 }
 
 std::vector<double> predictAll( const TransformerConstants& c, const Rows& rows,
-                                const GemmConstants& gemm = kGemmConstants )
+                                const GemmConstants& gemm = shippedGemmConstants() )
 {
     std::vector<double> p;
     for ( const TransformerMeasurement& m : rows )
@@ -120,7 +120,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "Validates the transformer step model (model/transformer.hpp) on measured iterations:\n"
         "vTrain's Megatron-DeepSpeed GPT runs on A100s (single node 2-8 GPUs, multi-node 64-512)\n"
         "and NeuSight's single-GPU HuggingFace fp32 steps on V100/T4/P100/P4.\n"
-        "--table errors: MAPE per set with the shipped constants (kTransformerConstants) and,\n"
+        "--table errors: MAPE per set with the shipped constants (shippedTransformerConstants()) "
+        "and,\n"
         "  honestly held out, k-fold cross-validation on vTrain (constants refitted without the\n"
         "  fold) and, for NeuSight, the GEMM model refitted without the GPU (leave-one-GPU-out;\n"
         "  the transformer constants never see NeuSight's GPUs).\n"
@@ -220,7 +221,7 @@ void printRowsTable( const CommandContext& ctx, OutputFormat fmt, const Measured
         for ( const TransformerMeasurement& m : *set )
         {
             const TransformerStepSummary s = predictStepSummary( m );
-            const double p = predictMeasurement( kTransformerConstants, m );
+            const double p = predictMeasurement( shippedTransformerConstants(), m );
             std::vector<ResultTable::Cell> row{ m.set,
                                                 m.gpu,
                                                 static_cast<long long>( m.line ),
@@ -249,7 +250,7 @@ void printFastestTable( const CommandContext& ctx, OutputFormat fmt, const Rows&
     ResultTable t( { "set", "problem", "configs", "measured_fastest_ms",
                      "measured_ms_of_predicted_fastest", "gap_pct", "within_3pct" } );
     int pass = 0, total = 0;
-    const std::vector<double> pred = predictAll( kTransformerConstants, vtrain );
+    const std::vector<double> pred = predictAll( shippedTransformerConstants(), vtrain );
     for ( const auto& [key, idx] : sameProblemGroups( vtrain ) )
     {
         if ( idx.size() < 2 )
@@ -312,7 +313,7 @@ void printConstantsTable( const CommandContext& ctx, OutputFormat fmt,
     ResultTable t( cols );
     for ( int which = 0; which < 2; ++which )
     {
-        const TransformerConstants c = which ? all.constants : kTransformerConstants;
+        const TransformerConstants c = which ? all.constants : shippedTransformerConstants();
         double x[kTransformerNumConstants];
         transformerConstantsToArray( c, x );
         std::vector<ResultTable::Cell> row{
@@ -343,7 +344,7 @@ std::vector<double> crossValidatedPredictions( const Rows& vtrain, int folds, in
             else
                 train.push_back( vtrain[i] );
         const TransformerFitResult fold =
-            fitTransformerConstants( kTransformerConstants, train, kFitted, max_evals );
+            fitTransformerConstants( shippedTransformerConstants(), train, kFitted, max_evals );
         const std::vector<double> p = predictAll( fold.constants, test );
         for ( std::size_t j = 0; j < test_idx.size(); ++j )
             cv_pred[test_idx[j]] = p[j];
@@ -355,7 +356,8 @@ std::vector<double> crossValidatedPredictions( const Rows& vtrain, int folds, in
 void addVtrainErrorRows( ResultTable& t, const MeasuredSets& sets, int folds, int max_evals )
 {
     const std::vector<double> cv_pred = crossValidatedPredictions( sets.vtrain, folds, max_evals );
-    const std::vector<double> shipped_vtrain = predictAll( kTransformerConstants, sets.vtrain );
+    const std::vector<double> shipped_vtrain =
+        predictAll( shippedTransformerConstants(), sets.vtrain );
     for ( int which = 0; which < 2; ++which )
     {
         const Rows& set = which ? sets.multi : sets.single;
@@ -401,15 +403,15 @@ void addNeusightErrorRows( ResultTable& t, const BenchOptions& o, const GpuCatal
         gemm_data = loadNeuSightGemmDataset( o.gemm_dir );
     for ( const auto& [gpu, rows] : by_gpu )
     {
-        GemmConstants gemm = kGemmConstants;
+        GemmConstants gemm = shippedGemmConstants();
         std::string protocol = "shipped GEMM constants";
         if ( o.gemm_logo )
         {
             gemm = gemmConstantsWithoutGpu( catalog, gemm_data, gpu );
             protocol = "GEMM fit without this GPU";
         }
-        const Stats s = stats( predictAll( kTransformerConstants, rows ), rows );
-        const Stats h = stats( predictAll( kTransformerConstants, rows, gemm ), rows );
+        const Stats s = stats( predictAll( shippedTransformerConstants(), rows ), rows );
+        const Stats h = stats( predictAll( shippedTransformerConstants(), rows, gemm ), rows );
         t.addRow( { std::string( "neusight" ), gpu, static_cast<long long>( s.rows ), s.mape,
                     s.median, s.max, h.mape, protocol, 8.0 } );
     }
@@ -467,9 +469,9 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
         return 0;
     }
 
-    // Constants fitted on every vTrain row (what kTransformerConstants holds, rounded).
+    // Constants fitted on every vTrain row (what shippedTransformerConstants() holds, rounded).
     const TransformerFitResult all =
-        fitTransformerConstants( kTransformerConstants, sets.vtrain, kFitted, o.max_evals );
+        fitTransformerConstants( shippedTransformerConstants(), sets.vtrain, kFitted, o.max_evals );
     if ( o.table == "constants" )
     {
         printConstantsTable( ctx, o.fmt, all );

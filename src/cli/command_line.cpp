@@ -55,4 +55,28 @@ void checkScenarioFileInput( const std::string& command, const ScenarioInput& in
                          input.global_batch ) );
 }
 
+std::string compiledBackendList()
+{
+    std::vector<std::string> names;
+    for ( const Backend b : compiledBackends() )
+        names.push_back( nameOf( b ) );
+    return joinChoices( names, ", ", " and " );
+}
+
+std::string backendOptionHelp()
+{
+    return fmt::format( "Kokkos backend of the cost kernel: {} (this build has {}; default: {})",
+                        enumChoices<Backend>(), compiledBackendList(), nameOf( defaultBackend() ) );
+}
+
+Backend parseBackend( const std::string& command, const std::string& text )
+{
+    const std::optional<Backend> b = enumFromName<Backend>( text );
+    if ( !b || !isCompiled( *b ) )
+        throw UsageError( fmt::format( "{}: --backend: {} '{}'; this build has {}", command,
+                                       b ? "not compiled:" : "unknown backend", text,
+                                       compiledBackendList() ) );
+    return *b;
+}
+
 } // namespace shardsweep

@@ -5,6 +5,7 @@
 #include <boost/program_options.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/domain/scenario.hpp>
+#include <shardsweep/kernel/backend.hpp>
 #include <string>
 
 namespace shardsweep
@@ -32,5 +33,16 @@ bool parseCommandLine(
 //! a transformer's by scenarioInputError ("COMMAND: reason"), a DLRM's global batch dividing
 //! over its GPUs (the per-GPU batch of the embedding model). Throws UsageError.
 void checkScenarioFileInput( const std::string& command, const ScenarioInput& input );
+
+//! "serial, openmp and cuda": the backends this build compiled.
+std::string compiledBackendList();
+
+//! The help text of a `--backend` option: every backend, the ones this build compiled, the
+//! default.
+std::string backendOptionHelp();
+
+//! Reads a `--backend` value: the name of a backend this build compiled. Throws
+//! UsageError("COMMAND: --backend: ...") naming the compiled ones otherwise.
+Backend parseBackend( const std::string& command, const std::string& text );
 
 } // namespace shardsweep

@@ -1,4 +1,6 @@
 // Program entry: MPI and Kokkos set-up, subcommand dispatch, --help/--version, error reporting.
+#include "command_line.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib> // defines __GLIBC__ where glibc is the C library
@@ -158,10 +160,12 @@ std::string groupHelp( const std::string& group, const std::vector<Command>& com
 
 std::string versionText()
 {
-    return fmt::format( "shardsweep {} (git {})\nKokkos {}.{}.{}, default execution space {}\n{}\n",
+    return fmt::format( "shardsweep {} (git {})\nKokkos {}.{}.{}, backends {}, default {} "
+                        "(execution space {})\n{}\n",
                         versionString(), gitHash(), KOKKOS_VERSION / 10000,
-                        KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100,
-                        Kokkos::DefaultExecutionSpace::name(), MpiEnvironment::libraryVersion() );
+                        KOKKOS_VERSION / 100 % 100, KOKKOS_VERSION % 100, compiledBackendList(),
+                        nameOf( defaultBackend() ), Kokkos::DefaultExecutionSpace::name(),
+                        MpiEnvironment::libraryVersion() );
 }
 
 int dispatch( const CommandContext& ctx, const Arguments& words )

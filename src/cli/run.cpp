@@ -59,6 +59,7 @@ struct RunArguments
 bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArguments& a )
 {
     std::string sweep_file, output, format_text = "table", detail_text = "all", slice_text;
+    std::string backend_text = nameOf( defaultBackend() );
     SweepOptions& options = a.options;
     po::options_description desc( "Usage: shardsweep run SWEEP.yaml -o OUT.h5 [options]\n\n"
                                   "Evaluates every scenario of a sweep over all MPI ranks "
@@ -73,9 +74,10 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
         ( "sweep", po::value<std::string>( &sweep_file ), "the sweep file (kind: sweep, docs/SWEEPS.md)" )
         ( "output,o", po::value<std::string>( &output ), "the results file (HDF5); required" )
         ( "batch-size", po::value<std::uint64_t>( &options.batch_size )->default_value( 0 ),
-          "scenarios per batch: one dynamic work unit and one fsynced journal record; on CPU "
-          "backends the rank's threads take it in tiles of 256 scenarios (each materialised, "
-          "planned and evaluated by one thread), on GPUs it is one kernel call (0: automatic, "
+          "scenarios per batch: one dynamic work unit and one fsynced journal record; the rank's "
+          "threads take it in tiles of 256 scenarios on CPU backends, 1024 on a GPU (each "
+          "materialised, planned, packed and evaluated by one thread; on a GPU the threads take "
+          "turns on the device, so give it batches of at least threads x 1024) (0: automatic, "
           "about 32 batches per rank, between 16 and 2048)" )
         ( "progress-interval", po::value<double>( &options.progress_interval_s )->default_value( 10.0 ),
           "seconds between progress lines on rank 0 (0: none)" )
@@ -95,7 +97,9 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
         ( "detail", po::value<std::string>( &detail_text )->default_value( "all" ),
           "row groups to store: scenarios | gpus (+ /gpus) | all (+ /shards, the cost-model training rows)" )
         ( "format,f", po::value<std::string>( &format_text )->default_value( "table" ),
-          ( "summary format: " + enumChoices<OutputFormat>() ).c_str() );
+          ( "summary format: " + enumChoices<OutputFormat>() ).c_str() )
+        ( "backend", po::value<std::string>( &backend_text )->default_value( backend_text ),
+          backendOptionHelp().c_str() );
     // clang-format on
     po::positional_options_description positional;
     positional.add( "sweep", 1 );
@@ -116,6 +120,7 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
         throw UsageError( fmt::format( "run: --lock-wait: expected seconds >= 0, found {}",
                                        options.lock_wait_s ) );
     options.detail = parseSweepDetail( detail_text );
+    options.backend = parseBackend( "run", backend_text );
     if ( !slice_text.empty() )
         parseSlice( slice_text, "run: --slice", options.slice_index, options.slice_count );
     options.output = output;
@@ -195,8 +200,8 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
         options.batch_size = automaticBatchSize( options, space, ctx.size );
     // One cache per rank for the whole run: the pool's table cases recur in every batch.
     TableStatsCache table_stats;
-    const SweepEvaluateFunction evaluate = [&table_stats]( const std::vector<ScenarioInput>& in )
-    { return evaluateScenarios( in, table_stats ); };
+    const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
+    { return evaluateScenarios( options.backend, in, &table_stats ); };
     SweepReport report =
         runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
     if ( report.already_complete )

@@ -333,12 +333,10 @@ MlpModel<> loadMlpModel( const MlpFile& m )
 {
     MlpModel<> model;
     const std::vector<double> p = packMlp( m, model.layout );
-    Kokkos::View<double*, Kokkos::DefaultExecutionSpace::memory_space> params(
+    Kokkos::View<double*, Kokkos::HostSpace> params(
         Kokkos::view_alloc( Kokkos::WithoutInitializing, "mlp_params" ), p.size() );
-    auto host = Kokkos::create_mirror_view( params );
     for ( std::size_t i = 0; i < p.size(); ++i )
-        host( i ) = p[i];
-    Kokkos::deep_copy( params, host );
+        params( i ) = p[i];
     model.params = params;
     return model;
 }

@@ -30,6 +30,13 @@ Kokkos::View<const T*, Mem> toView( const std::vector<T>& v, const char* label )
     Kokkos::deep_copy( d, h );
     return d;
 }
+//! The model's parameters in the kernels' memory space (empty without a model).
+Kokkos::View<const double*, Mem> deviceParams( const LearnedOperatorModel* model )
+{
+    if ( !model )
+        return {};
+    return Kokkos::create_mirror_view_and_copy( Mem(), model->model.params );
+}
 } // namespace
 
 bool LearnedOperatorModel::trainedOn( const std::string& gpu_name ) const
@@ -100,8 +107,7 @@ std::vector<GemmPrediction> predictGemmsHost( const LearnedOperatorModel* model,
 {
     Kokkos::View<GemmPrediction*, Mem> out( "gemm_predictions", shapes.size() );
     const Kokkos::DefaultExecutionSpace exec;
-    const Kokkos::View<const double*, Mem> params =
-        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    const Kokkos::View<const double*, Mem> params = deviceParams( model );
     predictGemms( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params, gpu,
                   toView( shapes, "gemm_shapes" ), out );
     exec.fence();
@@ -114,8 +120,7 @@ std::vector<double> predictOperatorsHost( const LearnedOperatorModel* model, con
 {
     Kokkos::View<double*, Mem> out( "operator_predictions", shapes.size() );
     const Kokkos::DefaultExecutionSpace exec;
-    const Kokkos::View<const double*, Mem> params =
-        model ? model->model.params : Kokkos::View<const double*, Mem>();
+    const Kokkos::View<const double*, Mem> params = deviceParams( model );
     predictOperators( exec, model != nullptr, model ? model->model.layout : MlpLayout(), params,
                       gpu, toView( shapes, "operator_shapes" ), out );
     exec.fence();

@@ -1,6 +1,8 @@
 // Host side of the batched cost kernel, part 2: unpacking results and the evaluateScenarios
 // entry points (pack_scenarios.cpp packs).
 #include <algorithm>
+#include <chrono>
+#include <mutex>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
@@ -56,25 +58,58 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
     return results;
 }
 
-bool evaluatesOnHost()
+std::size_t preferredScenariosPerCall( Backend backend )
 {
-    return std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+    return runsOnHost( backend ) ? 256 : 1024;
 }
 
-std::size_t preferredScenariosPerCall()
+std::vector<ScenarioResult> evaluateScenarios( Backend backend,
+                                               const std::vector<ScenarioInput>& inputs,
+                                               TableStatsCache* cache )
 {
-    return evaluatesOnHost() ? 256 : 0;
+    HostScenarioBatch host = packScenarios( inputs, cache );
+    withExecutionSpace( backend,
+                        [&]( const auto& exec )
+                        {
+                            // Callers on several host threads pack and unpack concurrently; on a
+                            // device, its copies and launches run one caller at a time.
+                            static std::mutex device_mutex;
+                            std::unique_lock<std::mutex> lock( device_mutex, std::defer_lock );
+                            if ( !runsOnHost( backend ) )
+                                lock.lock();
+                            evaluatePacked( exec, host, cache != nullptr );
+                        } );
+    if ( cache )
+        rememberTableStats( host, *cache );
+    return unpackResults( host );
 }
 
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs )
 {
-    return evaluateScenarios( Kokkos::DefaultExecutionSpace(), inputs );
+    return evaluateScenarios( defaultBackend(), inputs );
 }
 
-std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs,
-                                               TableStatsCache& cache )
+double kernelLaunchesPerSecond( Backend backend, const HostScenarioBatch& host, double min_seconds )
 {
-    return evaluateScenarios( Kokkos::DefaultExecutionSpace(), inputs, &cache );
+    return withExecutionSpace(
+        backend,
+        [&]( const auto& exec )
+        {
+            using MemorySpace = typename std::decay_t<decltype( exec )>::memory_space;
+            const auto batch = toMemorySpace<MemorySpace>( host );
+            evaluateBatch( exec, batch ); // warm-up: first-touch, JIT of the PTX on a newer GPU
+            long long launches = 0;
+            const auto start = std::chrono::steady_clock::now();
+            double seconds = 0.0;
+            do
+            {
+                evaluateBatch( exec, batch ); // fences
+                ++launches;
+                seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start )
+                              .count();
+            } while ( seconds < min_seconds );
+            return launches / seconds;
+        } );
 }
 
 ScenarioResult evaluateScenario( const ScenarioInput& input )

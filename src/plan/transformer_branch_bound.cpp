@@ -90,7 +90,7 @@ class BranchAndBound
             if ( z > 0 )
             {
                 c.zero = z;
-                first = transformerStageTimes( kTransformerConstants, _platform, _model, c,
+                first = transformerStageTimes( shippedTransformerConstants(), _platform, _model, c,
                                                _ops[f.ops], 0, transformerMicroBatches( c ) );
                 ++_r.stats.stage_bounds;
             }
@@ -177,14 +177,15 @@ class BranchAndBound
         const double m = transformerMicroBatches( c );
         const TransformerOperatorCost& o = _ops[f.ops];
         const int pp = c.pp;
-        first = transformerStageTimes( kTransformerConstants, _platform, _model, c, o, 0, m );
+        first =
+            transformerStageTimes( shippedTransformerConstants(), _platform, _model, c, o, 0, m );
         const td::StageTimes last =
-            pp > 1
-                ? transformerStageTimes( kTransformerConstants, _platform, _model, c, o, pp - 1, m )
-                : first;
-        const td::StageTimes mid =
-            pp > 2 ? transformerStageTimes( kTransformerConstants, _platform, _model, c, o, 1, m )
+            pp > 1 ? transformerStageTimes( shippedTransformerConstants(), _platform, _model, c, o,
+                                            pp - 1, m )
                    : first;
+        const td::StageTimes mid = pp > 2 ? transformerStageTimes( shippedTransformerConstants(),
+                                                                   _platform, _model, c, o, 1, m )
+                                          : first;
         _r.stats.stage_bounds += 1 + ( pp > 1 ) + ( pp > 2 );
         return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last,
                                       m );

@@ -92,8 +92,8 @@ void finish( TransformerPlanResult& r, TopK& top, const TransformerSpec& model,
 bool fitsInMemory( TransformerPlanResult& r, const TransformerSpec& model, const Platform& platform,
                    const ParallelConfig& c )
 {
-    const TransformerPeakMemory peak =
-        transformerPeakMemory( kTransformerConstants, model, c, transformerMicroBatches( c ) );
+    const TransformerPeakMemory peak = transformerPeakMemory( shippedTransformerConstants(), model,
+                                                              c, transformerMicroBatches( c ) );
     ++r.stats.memory_checked;
     const double GiB = peak.bytes / kGiB; // as predictTransformerStep reports and tests it
     considerLeanest( r, c, GiB, peak.stage );

@@ -69,7 +69,8 @@ struct TpItems
             return;
         const double net_ms = groupCollectiveMs( net, k, size );
         const double host =
-            transformer_detail::issuedMs( kTransformerConstants, net_ms, 1.0 ) + sync - net_ms;
+            transformer_detail::issuedMs( shippedTransformerConstants(), net_ms, 1.0 ) + sync -
+            net_ms;
         v.push_back( { Kind::collective, name, net_ms, host, k, GroupKind::tp, size } );
     }
     //! One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
@@ -133,8 +134,8 @@ class TransformerGraphBuilder
         graph.ranks.resize( platform_.numGpus() );
         for ( int s = 0; s < layout_.pp; ++s )
         {
-            const StageTimes st = transformerStageTimes( kTransformerConstants, platform_, model_,
-                                                         cfg_, ops_, s, micro_batches_ );
+            const StageTimes st = transformerStageTimes( shippedTransformerConstants(), platform_,
+                                                         model_, cfg_, ops_, s, micro_batches_ );
             std::vector<Item> fwd, bwd, post;
             stageItems( s, fwd, bwd, post );
             checkSums( s, st, fwd, bwd, post );
@@ -230,7 +231,7 @@ class TransformerGraphBuilder
         const double e = transformer_detail::activationBytes( model_.dtype );
         tp.bytes = e * double( model_.seq_len ) * cfg_.micro_batch * model_.hidden;
         tp.net = groupNetwork( platform_, cfg_.tp, 1.0 );
-        tp.sync = kTransformerConstants.tp_sync_ms * std::log2( double( cfg_.tp ) );
+        tp.sync = shippedTransformerConstants().tp_sync_ms * std::log2( double( cfg_.tp ) );
         const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
 
         // Forward of one micro-batch.
@@ -298,7 +299,7 @@ class TransformerGraphBuilder
     void postItems( int layers, const StageRole& role, std::vector<Item>& post ) const
     {
         namespace td = transformer_detail;
-        const TransformerConstants& c = kTransformerConstants;
+        const TransformerConstants& c = shippedTransformerConstants();
         const double params = transformerStageParams( model_, cfg_.tp, layers, role );
         const ModelStateBytes sb = modelStateBytes( model_.dtype );
         auto dp = [&]( const std::string& name, GroupKind g, const GroupNetwork& net, Collective k,
@@ -455,7 +456,7 @@ class TransformerGraphBuilder
             chain.appendCompute( name, ms ); // no neighbour that way: idle
             return;
         }
-        const double p2p_ms = kTransformerConstants.p2p_ms;
+        const double p2p_ms = shippedTransformerConstants().p2p_ms;
         if ( ms > p2p_ms )
             ms -= p2p_ms;
         if ( send )

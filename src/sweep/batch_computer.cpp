@@ -55,9 +55,9 @@ void fillInputs( ScenarioRow& row, const ScenarioSpec& spec )
 
 BatchComputer::BatchComputer( const SweepProblem& problem, const SweepPlanFunction& plan_fn,
                               const SweepEvaluateFunction& evaluate_fn, SweepDetail detail,
-                              std::uint64_t tile, int rank )
+                              std::uint64_t tile, Backend backend, int rank )
     : _problem( problem ), _plan_fn( plan_fn ), _evaluate_fn( evaluate_fn ), _detail( detail ),
-      _tile( tile > 0 ? tile : preferredScenariosPerCall() ), _rank( rank )
+      _tile( tile > 0 ? tile : preferredScenariosPerCall( backend ) ), _rank( rank )
 {
 }
 
@@ -76,9 +76,9 @@ void BatchComputer::compute( const std::vector<std::uint64_t>& ids, JournalBatch
         _tiles[k].first = k * size;
         _tiles[k].end = std::min( ids.size(), ( k + 1 ) * size );
     }
-    // Tiles run concurrently only where the kernel runs on the host: a device kernel call is
-    // made from the calling thread, with the whole batch in one tile.
-    const bool concurrent = num_tiles > 1 && evaluatesOnHost() && HostSpace().concurrency() > 1;
+    // Tiles run concurrently on the host threads, whatever the backend: on a device, the
+    // threads pack and unpack their tiles at the same time and take turns on the device.
+    const bool concurrent = num_tiles > 1 && HostSpace().concurrency() > 1;
     const double t = mpi::wtime();
     if ( concurrent )
     {

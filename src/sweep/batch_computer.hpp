@@ -15,18 +15,19 @@ namespace detail
 //! Turns a batch of scenario ids into journal rows, one tile of the batch at a time: materialise,
 //! bound and plan the tile's scenarios, evaluate the planned ones in one kernel call, fill the
 //! rows. A tile's workloads, plans and packed data stay in cache from materialising to filling
-//! (SweepOptions::evaluate_tile). On host backends the tiles of a batch run concurrently, one per
-//! host thread (each tile's work then runs in its thread); otherwise (one tile, one thread, or a
-//! device backend) tiles run one after the other on the calling thread, and a tile's scenarios
-//! are materialised and planned on the host threads. Either way the rows depend on nothing but
-//! the ids. Keeps its buffers across batches.
+//! (SweepOptions::evaluate_tile). The tiles of a batch run concurrently, one per host thread
+//! (each tile's work then runs in its thread; on a device backend the threads take turns on the
+//! device); otherwise (one tile or one thread) tiles run one after the other on the calling
+//! thread, and a tile's scenarios are materialised and planned on the host threads. Either way
+//! the rows depend on nothing but the ids. Keeps its buffers across batches.
 class BatchComputer
 {
   public:
-    //! `tile`: scenarios per evaluate call (0: the kernel's preferredScenariosPerCall()).
+    //! `tile`: scenarios per evaluate call (0: the kernel's preferredScenariosPerCall()) on
+    //! `backend`, the one `evaluate_fn` runs the kernel in.
     BatchComputer( const SweepProblem& problem, const SweepPlanFunction& plan_fn,
                    const SweepEvaluateFunction& evaluate_fn, SweepDetail detail, std::uint64_t tile,
-                   int rank );
+                   Backend backend, int rank );
 
     //! Fills `batch` with the rows of `ids` (in their order); adds phase times to `times`.
     void compute( const std::vector<std::uint64_t>& ids, JournalBatch& batch, SweepTimes& times );

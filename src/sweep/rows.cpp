@@ -243,7 +243,7 @@ void fillResultRows( ScenarioRow& row, const ScenarioSpec& scenario, const Plan*
                      const ScenarioResult* result, SweepDetail detail, std::vector<GpuRow>& gpus,
                      std::vector<ShardRow>& shards )
 {
-    static const Workload no_workload;
+    static const Workload no_workload{};
     const Workload& workload = scenario.workload ? *scenario.workload : no_workload;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     row.done = 1;

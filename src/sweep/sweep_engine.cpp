@@ -133,7 +133,7 @@ class BatchLoop
                SweepReport& report )
         : _run( run ), _report( report ), _counters( run.comm, kNumSlots ),
           _computer( problem, plan_fn, evaluate_fn, run.options.detail, run.options.evaluate_tile,
-                     run.rank ),
+                     run.options.backend, run.rank ),
           _journal( journal_file )
     {
     }

@@ -124,8 +124,7 @@ void writeRootAttributes( h5::Id id, MPI_Comm comm, const SweepProblem& problem,
     h5::writeAttribute( id, "slice_first_id", std::int64_t( slice.first ) );
     h5::writeAttribute( id, "slice_end_id", std::int64_t( slice.end ) );
     h5::writeAttribute( id, "num_ranks", std::int64_t( mpi::size( comm ) ) );
-    h5::writeAttribute( id, "kokkos_backend",
-                        std::string( Kokkos::DefaultExecutionSpace::name() ) );
+    h5::writeAttribute( id, "kokkos_backend", executionSpaceName( options.backend ) );
     h5::writeAttribute( id, "detail", std::string( nameOf( options.detail ) ) );
     h5::writeAttribute( id, "command_line", options.command_line );
     h5::writeAttribute( id, "units",

@@ -42,14 +42,17 @@ awk -F, 'NR > 1 {
                    r = big / lat; if (r < 6 || r > 9) { print "8192^3 / 4096^3 = " r; bad = 1 } }
 } END { exit bad }' <<<"$out" || fail "row checks"
 
-# op: linear (addmm with bias) adds c = launch_ms * (linear_launch_ratio - 1) of kGemmConstants to
-# every tile's time; the geometric mean over the tiles then grows by at least c (Minkowski:
+# op: linear (addmm with bias) adds c = launch_ms * (linear_launch_ratio - 1) of the shipped
+# constants to every tile's time; the geometric mean over the tiles then grows by at least c (Minkowski:
 # G(x + c) >= G(x) + c) and by less than 1.5 c for these shapes.
 printf 'B,M,N,K,op\n1,64,64,64,bmm\n1,64,64,64,linear\n1,4096,1024,512,mm\n1,4096,1024,512,linear\n' \
     >"$scratch/ops.csv"
 ops=$("$exe" predict gemm --gpu T4 --input "$scratch/ops.csv" --format csv --model analytic) || fail "ops exit $?"
-launch=$(sed -n 's/.*kGemmConstants = { *\([0-9.e-]*\),.*/\1/p' "$2/include/shardsweep/model/gemm.hpp")
-ratio=$(awk '/kGemmConstants = /{getline; gsub(/[{};,]/, " "); print $3}' "$2/include/shardsweep/model/gemm.hpp")
+# The constants: the `return { ... };` line of shippedGemmConstants() (launch_ms 1st, ratio 8th).
+constants=$(awk '/constexpr GemmConstants shippedGemmConstants\(\)/ { on = 1 }
+    on && /return \{/ { gsub(/[{};,]/, " "); print; exit }' "$2/include/shardsweep/model/gemm.hpp")
+launch=$(awk '{ print $2 }' <<<"$constants")
+ratio=$(awk '{ print $9 }' <<<"$constants")
 awk -F, -v launch="$launch" -v ratio="$ratio" 'NR > 1 { lat[NR] = $7; op[NR] = $6 } END {
     want = launch * (ratio - 1); if (!(want > 0)) { print "bad constants " launch " " ratio; exit 1 }
     if (op[2] != "bmm" || op[3] != "linear" || op[4] != "bmm" || op[5] != "linear") { print "ops"; exit 1 }

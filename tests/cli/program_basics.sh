@@ -15,8 +15,20 @@ err=$("$exe" frobnicate 2>&1); rc=$?
 grep -q "unknown subcommand 'frobnicate'" <<<"$err" || fail "message: $err"
 ver=$("$exe" --version) || fail "--version"
 grep -Eq "^shardsweep [0-9]+\.[0-9]+\.[0-9]+ \(git [0-9a-f]{7,}" <<<"$ver" || fail "version line: $ver"
-grep -q "default execution space" <<<"$ver" || fail "no Kokkos backend in: $ver"
+grep -Eq "^Kokkos [0-9.]+, backends [a-z, ]+, default (serial|openmp|cuda) \(execution space [A-Za-z]+\)" <<<"$ver" ||
+    fail "no Kokkos backends in: $ver"
 grep -q "MPI" <<<"$ver" || fail "no MPI library in: $ver"
+# --backend takes a backend of this build only; the message lists the build's ones.
+err=$("$exe" bench kernel --backend nope 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--backend nope: exit $rc"
+grep -q "bench kernel: --backend: unknown backend 'nope'; this build has serial, openmp" <<<"$err" ||
+    fail "--backend nope message: $err"
+if ! grep -q "and cuda" <<<"$ver"; then
+    err=$("$exe" run no.yaml -o no.h5 --backend cuda 2>&1); rc=$?
+    [ $rc -eq 2 ] || fail "run --backend cuda without CUDA: exit $rc"
+    grep -q "run: --backend: not compiled: 'cuda'; this build has serial and openmp" <<<"$err" ||
+        fail "--backend cuda message: $err"
+fi
 grep -q "predict gemm" <<<"$("$exe" predict --help)" || fail "predict --help"
 err=$("$exe" predict nope 2>&1); [ $? -eq 2 ] || fail "unknown predict kind must exit 2"
 for sub in run plan evaluate export-et inspect-et validate "bench kernel" "bench planners" \

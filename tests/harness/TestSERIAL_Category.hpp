@@ -1,8 +1,12 @@
 #pragma once
 //! Selects the Kokkos backend of a generated test executable (Cabana's test-harness pattern).
 #include <Kokkos_Core.hpp>
+#include <shardsweep/kernel/backend.hpp>
 
 #define TEST_CATEGORY serial
 #define TEST_EXECSPACE Kokkos::Serial
 #define TEST_MEMSPACE Kokkos::HostSpace
 #define TEST_DEVICE Kokkos::Device<Kokkos::Serial, Kokkos::HostSpace>
+//! The same backend as shardsweep names it (evaluateScenarios( Backend, ... ): the compiled
+//! kernel).
+#define TEST_BACKEND shardsweep::Backend::serial

@@ -148,12 +148,14 @@ struct CountingTerm
     access_detail::PowerTerm term;
     double alpha = term.alpha;
     mutable int calls = 0;
-    double value( double u ) const
+    // Device-callable like the terms it wraps (nvcc checks every instantiation of the sum), but
+    // only ever called on the host.
+    KOKKOS_INLINE_FUNCTION double value( double u ) const
     {
         ++calls;
         return term.value( u );
     }
-    access_detail::TermValue operator()( double x ) const
+    KOKKOS_INLINE_FUNCTION access_detail::TermValue operator()( double x ) const
     {
         ++calls;
         return term( x );

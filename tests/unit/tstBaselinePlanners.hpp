@@ -72,7 +72,7 @@ TEST( TEST_CATEGORY, baselines_hand_checked )
     const Workload w = workloadOf( { table( 1000, 16, 10 ), table( 1000, 32, 1 ),
                                      table( 1000, 8, 40 ), table( 1000, 32, 2 ) } );
     const Platform p = twoGpus( 16 );
-    const PlannerOptions o;
+    const PlannerOptions o{};
     EXPECT_EQ( placement( makePlan( PlannerKind::dim_greedy, w, p, 0, o ) ),
                ( std::vector<int>{ 0, 1, 1, 0 } ) );
     EXPECT_EQ( placement( makePlan( PlannerKind::size_greedy, w, p, 0, o ) ),
@@ -135,7 +135,7 @@ TEST( TEST_CATEGORY, baselines_infeasible_instead_of_overcommit )
 TEST( TEST_CATEGORY, baselines_tie_breaks )
 {
     const Platform p = twoGpus( 16 );
-    const PlannerOptions o;
+    const PlannerOptions o{};
     const Workload sizes = workloadOf(
         { table( 2000, 16, 1 ), table( 1000, 16, 1 ), table( 1000, 8, 1 ), table( 500, 8, 1 ) } );
     EXPECT_EQ( placement( makePlan( PlannerKind::dim_greedy, sizes, p, 0, o ) ),
@@ -155,7 +155,7 @@ TEST( TEST_CATEGORY, baselines_cost_definitions )
     const Workload w =
         workloadOf( { table( 10, 16, 10 ), table( 1'000'000, 16, 5 ), table( 1000, 8, 10 ) } );
     const Platform p = twoGpus( 16 );
-    const PlannerOptions o;
+    const PlannerOptions o{};
     EXPECT_EQ( placement( makePlan( PlannerKind::lookup_greedy, w, p, 0, o ) ),
                ( std::vector<int>{ 0, 1, 1 } ) );
     EXPECT_EQ( placement( makePlan( PlannerKind::size_lookup_greedy, w, p, 0, o ) ),

@@ -187,7 +187,7 @@ TEST( TEST_CATEGORY, step_graph_replay_hand_derived )
 {
     using shardsweep::StepGraphNode;
     const shardsweep::Network net = twoNpuSwitch();
-    const shardsweep::SystemConfig sys;
+    const shardsweep::SystemConfig sys{};
     StepGraphNode comp;
     comp.kind = StepGraphNode::Kind::compute;
     StepGraphNode coll;

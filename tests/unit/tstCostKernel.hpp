@@ -1,6 +1,7 @@
 // The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp).
 #include "test_gpus.hpp"
 
+#include <backend_equal.hpp>
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/rng.hpp>
@@ -225,17 +226,17 @@ TEST( TEST_CATEGORY, batched_kernel_matches_host )
     std::vector<ScenarioInput> inputs;
     for ( int i = 0; i < num_scenarios; ++i )
         inputs.push_back( { &workloads[i], &platforms[i], &plans[i], 0, CostModel::native } );
-    const auto batched = evaluateScenarios( TEST_EXECSPACE(), inputs );
+    const auto batched = evaluateScenarios( TEST_BACKEND, inputs );
     ASSERT_EQ( batched.size(), inputs.size() );
     for ( int i = 0; i < num_scenarios; ++i )
     {
         const ScenarioResult host = evaluateScenario( inputs[i] );
-        EXPECT_EQ( batched[i].iteration_ms, host.iteration_ms ) << "scenario " << i;
+        EXPECT_TRUE( sameAsHost( batched[i].iteration_ms, host.iteration_ms ) ) << "scenario " << i;
         EXPECT_GT( host.iteration_ms, 0.0 );
         EXPECT_EQ( batched[i].feasible, host.feasible );
-        EXPECT_EQ( batched[i].gpu_memory_GiB, host.gpu_memory_GiB );
-        EXPECT_EQ( batched[i].gpu_phase_ms, host.gpu_phase_ms );
-        EXPECT_EQ( batched[i].shard_fwd_ms, host.shard_fwd_ms );
+        EXPECT_TRUE( sameAsHost( batched[i].gpu_memory_GiB, host.gpu_memory_GiB ) );
+        EXPECT_TRUE( sameAsHost( batched[i].gpu_phase_ms, host.gpu_phase_ms ) );
+        EXPECT_TRUE( sameAsHost( batched[i].shard_fwd_ms, host.shard_fwd_ms ) );
         EXPECT_EQ( batched[i].num_gpus, platforms[i].numGpus() );
     }
 }
@@ -285,7 +286,7 @@ TEST( TEST_CATEGORY, torchrec_model_in_kernel_matches_estimator )
     std::vector<double> fwd( plan.shards.size() ), bwd( plan.shards.size() ), rank( 8 );
     const double objective =
         torchrecPlanCost( w, platform, plan, 8192, fwd.data(), bwd.data(), rank.data() );
-    const auto r = evaluateScenarios( TEST_EXECSPACE(),
+    const auto r = evaluateScenarios( TEST_BACKEND,
                                       { { &w, &platform, &plan, 8192, CostModel::torchrec } } )[0];
     EXPECT_EQ( r.iteration_ms, objective );
     EXPECT_EQ( r.shard_fwd_ms, fwd );

@@ -175,7 +175,7 @@ TEST( TEST_CATEGORY, domain_names_of_upper_layers )
 // sweep grids and predict transformer read the table), and every field reads back what it sets.
 TEST( TEST_CATEGORY, domain_parallel_fields )
 {
-    const ParallelConfig plain;
+    const ParallelConfig plain{};
     const ParallelConfig table = defaultParallelConfig();
     EXPECT_EQ( table.micro_batch, plain.micro_batch );
     EXPECT_EQ( table.schedule, plain.schedule );
@@ -223,7 +223,7 @@ TEST( TEST_CATEGORY, domain_parallel_fields )
 TEST( TEST_CATEGORY, domain_model_fields )
 {
     std::vector<std::string> keys, required;
-    const TransformerSpec plain;
+    const TransformerSpec plain{};
     for ( const ModelField& f : modelFields() )
     {
         keys.emplace_back( f.key );
@@ -260,7 +260,7 @@ TEST( TEST_CATEGORY, domain_model_fields )
 TEST( TEST_CATEGORY, domain_dlrm_fields )
 {
     std::vector<std::string> keys;
-    const TableSpec plain;
+    const TableSpec plain{};
     for ( const TableField& f : kTableFields )
     {
         keys.emplace_back( f.key );
@@ -285,7 +285,7 @@ TEST( TEST_CATEGORY, domain_dlrm_fields )
     EXPECT_EQ( fieldValuesText( *findTableField( "pooling_factor" ) ), "0..100000" );
 
     keys.clear();
-    const DenseModel dense;
+    const DenseModel dense{};
     for ( const DenseField& f : kDenseFields )
     {
         keys.emplace_back( f.key );
@@ -302,7 +302,7 @@ TEST( TEST_CATEGORY, domain_dlrm_fields )
 TEST( TEST_CATEGORY, domain_gpu_fields )
 {
     std::vector<std::string> keys;
-    const GpuSpec plain;
+    const GpuSpec plain{};
     GpuSpec g;
     double value = 1.0;
     for ( const GpuField& f : kGpuFields )

@@ -3,6 +3,7 @@
 // call); docs/model/embedding.md quotes the numbers these tests print.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <backend_equal.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -205,7 +206,9 @@ TEST( TEST_CATEGORY, uvm_slower_than_hbm )
 }
 
 // The same functions in a Kokkos kernel on TEST_EXECSPACE give bit-identical results.
-TEST( TEST_CATEGORY, device_matches_host_bitwise )
+// The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a
+// private member function.
+void device_matches_host_bitwise_body()
 {
     constexpr int n = 48;
     std::vector<TableSpec> specs( n );
@@ -262,9 +265,14 @@ TEST( TEST_CATEGORY, device_matches_host_bitwise )
                                  lruHitRate( t, lookups, 0.05 * static_cast<double>( t.rows ) ),
                                  c.fwd_ms, c.bwd_ms, c.unique_rows };
         for ( int k = 0; k < 5; ++k )
-            EXPECT_EQ( h_out( i, k ), host[k] ) << "case " << i << " value " << k;
+            EXPECT_TRUE( sameAsHost( h_out( i, k ), host[k] ) ) << "case " << i << " value " << k;
         EXPECT_GT( host[2], 0.0 );
     }
+}
+
+TEST( TEST_CATEGORY, device_matches_host_bitwise )
+{
+    device_matches_host_bitwise_body();
 }
 
 // Cost per call on the host (printed as a table; quoted in docs/model/embedding.md): the

@@ -74,26 +74,25 @@ TEST( TEST_CATEGORY, table_stats_cache_reuses_cases_bit_identically )
     const std::size_t cases = cold.table_case.extent( 0 );
     ASSERT_GT( cases, 0u );
     EXPECT_EQ( cold.table_case_to_compute.extent( 0 ), cases );
-    const auto uncached_first = evaluateScenarios( TEST_EXECSPACE(), first.inputs );
-    const auto cached_first = evaluateScenarios( TEST_EXECSPACE(), first.inputs, &cache );
+    const auto uncached_first = evaluateScenarios( TEST_BACKEND, first.inputs );
+    const auto cached_first = evaluateScenarios( TEST_BACKEND, first.inputs, &cache );
     EXPECT_EQ( cache.size(), cases );
     expectBitIdentical( uncached_first, cached_first );
 
     // Warm, same scenarios: nothing left to compute, the same bits.
     EXPECT_EQ( packScenarios( first.inputs, &cache ).table_case_to_compute.extent( 0 ), 0u );
-    expectBitIdentical( uncached_first,
-                        evaluateScenarios( TEST_EXECSPACE(), first.inputs, &cache ) );
+    expectBitIdentical( uncached_first, evaluateScenarios( TEST_BACKEND, first.inputs, &cache ) );
 
     // The next batch draws from the same pool: fewer cases to compute than it has, and its
     // results do not depend on what the cache held before.
     const HostScenarioBatch next = packScenarios( second.inputs, &cache );
     EXPECT_LT( next.table_case_to_compute.extent( 0 ), next.table_case.extent( 0 ) );
-    expectBitIdentical( evaluateScenarios( TEST_EXECSPACE(), second.inputs ),
-                        evaluateScenarios( TEST_EXECSPACE(), second.inputs, &cache ) );
+    expectBitIdentical( evaluateScenarios( TEST_BACKEND, second.inputs ),
+                        evaluateScenarios( TEST_BACKEND, second.inputs, &cache ) );
 
     // A full cache starts over instead of growing.
     TableStatsCache small( 3 );
-    evaluateScenarios( TEST_EXECSPACE(), first.inputs, &small );
+    evaluateScenarios( TEST_BACKEND, first.inputs, &small );
     EXPECT_LE( small.size(), 3u );
 }
 
@@ -102,7 +101,7 @@ TEST( TEST_CATEGORY, sweep_lower_bound_is_the_planners_bound )
     const SweepProblem problem = sweepProblemFromSpace( benchSpace() );
     ASSERT_TRUE( bool( problem.lower_bound ) );
     const BenchScenarios scenarios( benchSpace(), 100, 8 );
-    const auto results = evaluateScenarios( TEST_EXECSPACE(), scenarios.inputs );
+    const auto results = evaluateScenarios( TEST_BACKEND, scenarios.inputs );
     for ( std::size_t i = 0; i < scenarios.specs.size(); ++i )
     {
         const ScenarioSpec& s = scenarios.specs[i];

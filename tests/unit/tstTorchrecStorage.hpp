@@ -69,7 +69,7 @@ TEST( TEST_CATEGORY, torchrec_golden_E_storage_specific_sizes )
 TEST( TEST_CATEGORY, torchrec_golden_E_enumerator_shapes_and_storage )
 {
     const TorchrecTopology t = torchrecDefaultTopology( 8, 4 );
-    const TorchrecStorageOptions o; // optimizer multiplier 0, pipeline NONE
+    const TorchrecStorageOptions o{}; // optimizer multiplier 0, pipeline NONE
 
     // RW: 8 shards of ceil(rows/8), tail remainder.
     const std::int64_t rw_first[] = { 13, 14, 15, 17 };
@@ -212,7 +212,9 @@ TEST( TEST_CATEGORY, torchrec_storage_placement_by_kernel )
     EXPECT_EQ( torchrecShardStorage( t, s, o ).hbm, 100 * 20 + 100 * 4 );
 }
 
-TEST( TEST_CATEGORY, torchrec_storage_in_kernel_matches_host )
+// The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a
+// private member function.
+void torchrec_storage_in_kernel_matches_host_body()
 {
     const TorchrecTopology t = torchrecDefaultTopology( 8, 4 );
     TorchrecStorageOptions o;
@@ -244,6 +246,11 @@ TEST( TEST_CATEGORY, torchrec_storage_in_kernel_matches_host )
         EXPECT_EQ( ho( i, 0 ), st.hbm ) << i;
         EXPECT_EQ( ho( i, 1 ), st.ddr ) << i;
     }
+}
+
+TEST( TEST_CATEGORY, torchrec_storage_in_kernel_matches_host )
+{
+    torchrec_storage_in_kernel_matches_host_body();
 }
 
 } // namespace Test

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <backend_equal.hpp>
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
@@ -122,17 +123,17 @@ TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
     EXPECT_EQ( packed.transformer_case.extent( 0 ), distinct.size() );
     EXPECT_EQ( packed.dense_case.extent( 0 ), 1u );
 
-    const auto batched = evaluateScenarios( TEST_EXECSPACE(), inputs );
+    const auto batched = evaluateScenarios( TEST_BACKEND, inputs );
     ASSERT_EQ( batched.size(), inputs.size() );
     for ( std::size_t i = 0; i < inputs.size(); ++i )
     {
         const ScenarioResult host = evaluateScenario( inputs[i] );
-        EXPECT_EQ( batched[i].iteration_ms, host.iteration_ms ) << "scenario " << i;
+        EXPECT_TRUE( sameAsHost( batched[i].iteration_ms, host.iteration_ms ) ) << "scenario " << i;
         EXPECT_GT( batched[i].iteration_ms, 0.0 );
         if ( !inputs[i].workload->isTransformer() )
         {
             EXPECT_EQ( batched[i].kind, WorkloadKind::dlrm );
-            EXPECT_EQ( batched[i].gpu_phase_ms, host.gpu_phase_ms );
+            EXPECT_TRUE( sameAsHost( batched[i].gpu_phase_ms, host.gpu_phase_ms ) );
             continue;
         }
         ParallelConfig c = inputs[i].plan->parallel;
@@ -145,15 +146,16 @@ TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
                                     stage_ms.data(), stage_mem.data() );
         const ScenarioResult& r = batched[i];
         EXPECT_EQ( r.kind, WorkloadKind::transformer );
-        EXPECT_EQ( r.iteration_ms, ref.iteration_ms ) << parallelConfigSummary( c );
+        EXPECT_TRUE( sameAsHost( r.iteration_ms, ref.iteration_ms ) ) << parallelConfigSummary( c );
         EXPECT_EQ( r.feasible, ref.feasible );
-        EXPECT_EQ( r.transformer.peak_memory_GiB, ref.peak_memory_GiB );
-        EXPECT_EQ( r.transformer.model_flops, ref.model_flops );
+        EXPECT_TRUE( sameAsHost( r.transformer.peak_memory_GiB, ref.peak_memory_GiB ) );
+        EXPECT_TRUE( sameAsHost( r.transformer.model_flops, ref.model_flops ) );
         for ( int k = 0; k < kNumTransformerPhases; ++k )
-            EXPECT_EQ( r.transformer.phase_ms[k], ref.phase_ms[k] );
-        EXPECT_EQ( r.exposed_comm_ms, ref.phase_ms[1] + ref.phase_ms[2] + ref.phase_ms[3] );
-        EXPECT_EQ( r.stage_ms, stage_ms );
-        EXPECT_EQ( r.stage_memory_GiB, stage_mem );
+            EXPECT_TRUE( sameAsHost( r.transformer.phase_ms[k], ref.phase_ms[k] ) ) << k;
+        EXPECT_TRUE(
+            sameAsHost( r.exposed_comm_ms, ref.phase_ms[1] + ref.phase_ms[2] + ref.phase_ms[3] ) );
+        EXPECT_TRUE( sameAsHost( r.stage_ms, stage_ms ) );
+        EXPECT_TRUE( sameAsHost( r.stage_memory_GiB, stage_mem ) );
         EXPECT_EQ( r.parallel.tp, c.tp );
         EXPECT_EQ( r.parallel.global_batch, c.global_batch );
         EXPECT_TRUE( r.gpu_phase_ms.empty() );
@@ -170,14 +172,14 @@ TEST( TEST_CATEGORY, transformer_kernel_rejects_invalid_configurations )
     plan.parallel.pp = 1;
     plan.parallel.dp = 2; // 16 GPUs on an 8-GPU platform
     const ScenarioInput in{ &model, &platform, &plan, 0, CostModel::native };
-    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ), std::invalid_argument );
+    EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { in } ), std::invalid_argument );
     plan.parallel.dp = 1;
     plan.parallel.micro_batch = 3; // 3 does not divide 512
-    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ), std::invalid_argument );
+    EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { in } ), std::invalid_argument );
     plan.parallel.micro_batch = 4;
-    EXPECT_NO_THROW( evaluateScenarios( TEST_EXECSPACE(), { in } ) );
+    EXPECT_NO_THROW( evaluateScenarios( TEST_BACKEND, { in } ) );
     const ScenarioInput torchrec{ &model, &platform, &plan, 0, CostModel::torchrec };
-    EXPECT_THROW( evaluateScenarios( TEST_EXECSPACE(), { torchrec } ), std::invalid_argument );
+    EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { torchrec } ), std::invalid_argument );
 }
 
 } // namespace Test

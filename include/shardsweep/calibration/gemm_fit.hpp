@@ -15,10 +15,10 @@
 namespace shardsweep
 {
 
-//! Where every fit starts (bench gemm, and the fit behind kGemmConstants): round physical guesses
-//! (30 µs launch, 90 % of peak, 32-element epilogue, i_half 8, one 128x128 tile per SM, 80 % of the
-//! bandwidth, 10 µs split-K reduction, linear calls 1.6x the bmm overhead, 45 GFLOP/J at 16 nm,
-//! clock settling after 1 ms). Nelder–Mead finds a local optimum, so the start matters.
+//! Where every fit starts (bench gemm, and the fit behind shippedGemmConstants()): round physical
+//! guesses (30 µs launch, 90 % of peak, 32-element epilogue, i_half 8, one 128x128 tile per SM, 80
+//! % of the bandwidth, 10 µs split-K reduction, linear calls 1.6x the bmm overhead, 45 GFLOP/J at
+//! 16 nm, clock settling after 1 ms). Nelder–Mead finds a local optimum, so the start matters.
 constexpr GemmConstants kGemmFitStart = { 0.03, 0.9,  32.0, 8.0,  16384.0,
                                           0.8,  0.01, 1.6,  45.0, 1.0 };
 

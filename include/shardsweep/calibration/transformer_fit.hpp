@@ -43,7 +43,7 @@ std::vector<TransformerMeasurement> readNeusightMeasurements( const std::string&
 
 //! The model's prediction for a measurement, ms.
 double predictMeasurement( const TransformerConstants& c, const TransformerMeasurement& m,
-                           const GemmConstants& gemm = kGemmConstants );
+                           const GemmConstants& gemm = shippedGemmConstants() );
 
 //! Mean |pred − measured| / measured in % over `rows`.
 double transformerMape( const TransformerConstants& c,

@@ -7,6 +7,7 @@
 //! (ASTRA-sim's network YAML, common/network-parser/NetworkParser.cpp), the system block
 //! ASTRA-sim's system JSON (astra-sim/system/Sys.cc).
 
+#include <Kokkos_Macros.hpp>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +25,7 @@ enum class DataType : std::uint8_t
     int8 = 4,
 };
 
-constexpr int dataTypeBytes( DataType t )
+KOKKOS_INLINE_FUNCTION constexpr int dataTypeBytes( DataType t )
 {
     return t == DataType::fp16 || t == DataType::bf16 ? 2 : ( t == DataType::int8 ? 1 : 4 );
 }
@@ -120,7 +121,7 @@ struct Platform
     Network network;
     SystemConfig system;
 
-    int numGpus() const { return gpus_per_node * num_nodes; }
+    KOKKOS_INLINE_FUNCTION int numGpus() const { return gpus_per_node * num_nodes; }
 };
 
 } // namespace shardsweep

@@ -9,6 +9,7 @@
 //! Serial and OpenMP: every reduction runs in a fixed order inside one scenario's work item.
 #include <cstdint>
 #include <shardsweep/domain/scenario.hpp>
+#include <shardsweep/kernel/backend.hpp>
 #include <string>
 #include <vector>
 
@@ -17,18 +18,15 @@ namespace shardsweep
 
 class TableStatsCache;
 
-//! How many scenarios one evaluateScenarios call should hold on the default execution space (0:
-//! no limit). Host backends (Serial, OpenMP): 256, so that a call's workloads, packed Views and
-//! results stay in the core's cache while they are built, evaluated and read back (calls of 2048
-//! 50-table scenarios, ~20 MB of table specs each, spent a quarter of their time in cache misses
-//! and page faults: docs/PERFORMANCE.md). Device backends: no limit (a launch wants every
-//! scenario it can get).
-std::size_t preferredScenariosPerCall();
-
-//! Whether the default execution space runs on the host (Serial, OpenMP). Then several
-//! evaluateScenarios calls may run at once, one per host thread (each call's kernels then run in
-//! its thread), given a TableStatsCache or none: the sweep engine evaluates a batch's tiles so.
-bool evaluatesOnHost();
+//! How many scenarios one evaluateScenarios call should hold on `backend`. Several calls may run
+//! at once, one per host thread, given a TableStatsCache or none: the sweep engine evaluates a
+//! batch's tiles so. Host backends (Serial, OpenMP): 256, so that a call's workloads, packed
+//! Views and results stay in the core's cache while they are built, evaluated and read back
+//! (calls of 2048 50-table scenarios, ~20 MB of table specs each, spent a quarter of their time in
+//! cache misses and page faults: docs/PERFORMANCE.md); each call's kernels run in its thread. A
+//! device: 1024, so that the host threads pack and unpack concurrently (one thread packing a
+//! whole batch bound the sweep) while the device takes one call at a time.
+std::size_t preferredScenariosPerCall( Backend backend );
 
 //! Why the kernel cannot evaluate `input` (missing inputs, a cost model the workload kind lacks,
 //! a parallel configuration that does not fit the model or the GPUs, a DLRM plan outside the
@@ -37,12 +35,15 @@ bool evaluatesOnHost();
 //! throws std::invalid_argument with it ("scenario i: ...").
 std::string scenarioInputError( const ScenarioInput& input );
 
-//! Evaluates a batch of scenarios with the default host execution space.
-std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
-//! The same, reusing the table statistics of earlier calls kept in `cache` (bit-identical
+//! Evaluates a batch of scenarios in `backend`'s execution space: one launch of the batched
+//! kernel, its inputs copied to the device and its outputs back once each. With a `cache`, the
+//! table statistics of earlier calls kept there are reused and the new ones added (bit-identical
 //! results: see table_stats_cache.hpp).
-std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs,
-                                               TableStatsCache& cache );
+std::vector<ScenarioResult> evaluateScenarios( Backend backend,
+                                               const std::vector<ScenarioInput>& inputs,
+                                               TableStatsCache* cache = nullptr );
+//! The same in the default backend (defaultBackend()).
+std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
 
 //! Convenience for planners and tests: one scenario on the host.
 ScenarioResult evaluateScenario( const ScenarioInput& input );

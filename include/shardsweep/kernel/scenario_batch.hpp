@@ -328,25 +328,27 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
     exec.fence();
 }
 
+//! Launches of evaluateBatch per second on `backend` for `host` (copied there once, launched
+//! once to warm up, then repeatedly until `min_seconds` have passed): `bench kernel`'s probe.
+//! Here rather than in the bench so that the kernel's device code is compiled in one place.
+double kernelLaunchesPerSecond( Backend backend, const HostScenarioBatch& host,
+                                double min_seconds );
+
 //! Copies a batch's outputs back into per-scenario results.
 std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
 
-//! Packs, evaluates in `exec`, and unpacks: the whole path for one execution space. With a
-//! cache, table statistics it holds are reused and the new ones are added to it.
+//! Evaluates a packed batch in `exec`: its inputs copied to `exec`'s memory once, the kernel
+//! launched, its outputs copied back into `host` once (the statistics of the computed table
+//! cases too where `table_stats` is set, for a TableStatsCache). evaluateScenarios( Backend, ... )
+//! packs, calls this and unpacks.
 template <class ExecutionSpace>
-std::vector<ScenarioResult> evaluateScenarios( const ExecutionSpace& exec,
-                                               const std::vector<ScenarioInput>& inputs,
-                                               TableStatsCache* cache = nullptr )
+void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool table_stats )
 {
     using MemorySpace = typename ExecutionSpace::memory_space;
-    HostScenarioBatch host = packScenarios( inputs, cache );
-    auto device = toMemorySpace<MemorySpace>( host );
+    const auto device = toMemorySpace<MemorySpace>( host );
     evaluateBatch( exec, device );
-    if ( cache )
-    {
+    if ( table_stats )
         Kokkos::deep_copy( host.table_stats, device.table_stats );
-        rememberTableStats( host, *cache );
-    }
     Kokkos::deep_copy( host.summary, device.summary );
     Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
     Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );
@@ -355,7 +357,6 @@ std::vector<ScenarioResult> evaluateScenarios( const ExecutionSpace& exec,
     Kokkos::deep_copy( host.transformer_summary, device.transformer_summary );
     Kokkos::deep_copy( host.stage_ms, device.stage_ms );
     Kokkos::deep_copy( host.stage_memory_GiB, device.stage_memory_GiB );
-    return unpackResults( host );
 }
 
 } // namespace shardsweep

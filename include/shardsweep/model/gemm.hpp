@@ -27,8 +27,8 @@
 //! uncertainty. `tile_m`, `tile_n`, `waves`, `memory_bound` describe the fastest tile.
 //! Only the GPU's catalog spec enters (SM count, peak FLOP/s of the dtype, memory bandwidth, board
 //! power and process node), never a per-GPU constant, so the model predicts GPUs it was not fitted
-//! on. The global constants are in GemmConstants; kGemmConstants holds the shipped values (how
-//! they were fitted: see there and docs/model/gemm.md). Everything here is a pure function,
+//! on. The global constants are in GemmConstants; shippedGemmConstants() holds the shipped values
+//! (how they were fitted: see there and docs/model/gemm.md). Everything here is a pure function,
 //! callable inside Kokkos kernels.
 
 #include <Kokkos_Core.hpp>
@@ -81,8 +81,12 @@ struct GemmConstants
 //! linear rows; the fit uses every 8th row) by Nelder–Mead on the mean |log(predicted/measured)|
 //! from kGemmFitStart (src/calibration/gemm_fit.cpp), rounded to 5 digits: `shardsweep bench gemm
 //! --table constants` re-runs this fit (row "all"). See docs/model/gemm.md.
-constexpr GemmConstants kGemmConstants = { 0.027053, 1.0,      16.135, 4.2137, 23616.0,
-                                           0.5977,   0.018288, 1.3374, 42.0,   0.80804 };
+//! A function, not a constexpr variable: device code cannot read a namespace-scope constant of
+//! class type (CUDA C++ Programming Guide, "constexpr variables").
+KOKKOS_INLINE_FUNCTION constexpr GemmConstants shippedGemmConstants()
+{
+    return { 0.027053, 1.0, 16.135, 4.2137, 23616.0, 0.5977, 0.018288, 1.3374, 42.0, 0.80804 };
+}
 
 //! Number of tile shapes the model chooses from.
 constexpr int kGemmNumTiles = 8;
@@ -268,7 +272,7 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemm( const GpuSpec& gpu, double B,
                                                    double K, DataType dtype,
                                                    GemmOp op = GemmOp::bmm )
 {
-    return predictGemmWith( kGemmConstants, gpu, B, M, N, K, dtype, op );
+    return predictGemmWith( shippedGemmConstants(), gpu, B, M, N, K, dtype, op );
 }
 
 //! The plain roofline: max(FLOPs / peak, minimal bytes / bandwidth), no overhead (a baseline).

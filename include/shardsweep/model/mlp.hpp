@@ -73,8 +73,10 @@ KOKKOS_INLINE_FUNCTION double mlpEvaluate( const MlpLayout& m, const double* par
     return math::fmax( a[0], m.output_min );
 }
 
-//! An MLP ready for kernels: layout by value, parameters in a View of `MemorySpace`.
-template <class MemorySpace = Kokkos::DefaultExecutionSpace::memory_space>
+//! An MLP ready for kernels: layout by value, parameters in a View of `MemorySpace`. Loaded
+//! models keep them in host memory (the host loops of planners and tests read them there); a
+//! batch copies them to the device with its other inputs (kernel/scenario_batch.hpp).
+template <class MemorySpace = Kokkos::HostSpace>
 struct MlpModel
 {
     MlpLayout layout;

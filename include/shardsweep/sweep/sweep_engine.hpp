@@ -59,9 +59,12 @@ struct SweepOptions
     std::uint64_t batch_size = 2048; //!< scenarios per batch (and per journal record)
     //! Scenarios materialised, planned and evaluated together within a batch (one evaluate
     //! call each; the batch is still journaled as one record). 0: the kernel's
-    //! preferredScenariosPerCall(), i.e. cache-sized tiles on host backends, whole batches on
-    //! devices. Results do not depend on it.
+    //! preferredScenariosPerCall(): 256 (cache-sized tiles) on host backends, 1024 on devices.
+    //! Results do not depend on it.
     std::uint64_t evaluate_tile = 0;
+    //! Where the evaluate function runs the kernel (`--backend`); it sets the default tile
+    //! (preferredScenariosPerCall). Recorded in the file (/meta kokkos_backend).
+    Backend backend = defaultBackend();
     double progress_interval_s = 10.0; //!< rank 0 prints one line per interval (<= 0: never)
     bool fresh = false;                //!< delete journals and output first
     bool compress = false;             //!< gzip the finished file (serial rewrite on rank 0)

@@ -10,7 +10,7 @@ namespace shardsweep
 {
 
 //! Global constants of the transformer operator model (the same for every GPU). Fitted values
-//! and how: kTransformerConstants, docs/model/transformer.md.
+//! and how: shippedTransformerConstants(), docs/model/transformer.md.
 struct TransformerConstants
 {
     double kernel_gap_ms;         //!< GPU-side time between back-to-back kernels, ms
@@ -27,9 +27,12 @@ struct TransformerConstants
     double dp_bw_eff;             //!< fraction of the modelled bandwidth the gradient sync reaches
 };
 
-//! Shipped constants (see docs/model/transformer.md for the fit).
-constexpr TransformerConstants kTransformerConstants = {
-    0.0, 0.04615, 0.977, 0.981, 0.55, 2.5, 4.0, 1.5, 0.0, 1.479, 0.1327, 0.584 };
+//! Shipped constants (see docs/model/transformer.md for the fit); a function for device code, as
+//! shippedGemmConstants().
+KOKKOS_INLINE_FUNCTION constexpr TransformerConstants shippedTransformerConstants()
+{
+    return { 0.0, 0.04615, 0.977, 0.981, 0.55, 2.5, 4.0, 1.5, 0.0, 1.479, 0.1327, 0.584 };
+}
 
 //! The plan-independent inputs of the operator costs.
 struct TransformerOperatorCase

@@ -431,7 +431,7 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
 //! constants, varied by leave-one-GPU-out validation).
 KOKKOS_INLINE_FUNCTION TransformerOperatorCost
 transformerOperatorCostWith( const TransformerConstants& c, const TransformerOperatorCase& oc,
-                             const GemmConstants& gemm = kGemmConstants )
+                             const GemmConstants& gemm = shippedGemmConstants() )
 {
     namespace td = transformer_detail;
     TransformerOperatorCost r;
@@ -455,7 +455,7 @@ transformerOperatorCostWith( const TransformerConstants& c, const TransformerOpe
 KOKKOS_INLINE_FUNCTION TransformerOperatorCost
 transformerOperatorCost( const TransformerOperatorCase& oc )
 {
-    return transformerOperatorCostWith( kTransformerConstants, oc );
+    return transformerOperatorCostWith( shippedTransformerConstants(), oc );
 }
 
 } // namespace shardsweep

@@ -103,9 +103,9 @@ struct StageTimes
     double pp_f = 0.0, pp_b = 0.0;
     double dp = 0.0;  //!< after the last backward (ZeRO-3: all its all-gathers)
     double opt = 0.0; //!< Adam step
-    double forward() const { return compute_f + tp_f + pp_f; }
-    double backward() const { return compute_b + tp_b + pp_b; }
-    double total() const { return forward() + backward(); }
+    KOKKOS_INLINE_FUNCTION double forward() const { return compute_f + tp_f + pp_f; }
+    KOKKOS_INLINE_FUNCTION double backward() const { return compute_b + tp_b + pp_b; }
+    KOKKOS_INLINE_FUNCTION double total() const { return forward() + backward(); }
 };
 
 //! What every phase of one stage's times needs: mode, layers, role and activation size.
@@ -442,7 +442,7 @@ predictTransformerStep( const Platform& platform, const TransformerSpec& model,
                         const ParallelConfig& config, const TransformerOperatorCost& ops,
                         double* stage_ms = nullptr, double* stage_memory_GiB = nullptr )
 {
-    return predictTransformerStepWith( kTransformerConstants, platform, model, config, ops,
+    return predictTransformerStepWith( shippedTransformerConstants(), platform, model, config, ops,
                                        stage_ms, stage_memory_GiB );
 }
 
