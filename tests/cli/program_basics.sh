@@ -21,7 +21,7 @@ grep -q "MPI" <<<"$ver" || fail "no MPI library in: $ver"
 # --backend takes a backend of this build only; the message lists the build's ones.
 err=$("$exe" bench kernel --backend nope 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "--backend nope: exit $rc"
-grep -q "bench kernel: --backend: unknown backend 'nope'; this build has serial, openmp" <<<"$err" ||
+grep -Eq "bench kernel: --backend: unknown backend 'nope'; this build has serial (and openmp|, openmp and cuda)$" <<<"$err" ||
     fail "--backend nope message: $err"
 if ! grep -q "and cuda" <<<"$ver"; then
     err=$("$exe" run no.yaml -o no.h5 --backend cuda 2>&1); rc=$?

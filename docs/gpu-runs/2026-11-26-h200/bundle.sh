@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# The record of how docs/gpu-runs/2026-11-26-h200 was made (see README.md there); not part
+# of the build.
 # Bundles the CUDA build (stripped binaries + non-system shared libs + Open MPI plugins) into
 # /work/main/.devcarry for the device machine.
 set -euo pipefail

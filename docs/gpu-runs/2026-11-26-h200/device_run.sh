@@ -1,4 +1,6 @@
 #!/bin/bash
+# The record of how docs/gpu-runs/2026-11-26-h200 was made (see README.md there); not part
+# of the build.
 # Runs on the device machine from the repository root: the CUDA unit tests, then bench kernel and
 # bench sweep on CUDA and on OpenMP (the baseline, same machine, same run).
 set -u
