@@ -9,6 +9,12 @@
 
 namespace shardsweep
 {
+namespace
+{
+//! Callers of evaluateScenarios on several host threads pack and unpack concurrently; on a
+//! device, the batches' copies and launches run one caller at a time.
+std::mutex g_device_mutex;
+} // namespace
 
 std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
 {
@@ -71,10 +77,7 @@ std::vector<ScenarioResult> evaluateScenarios( Backend backend,
     withExecutionSpace( backend,
                         [&]( const auto& exec )
                         {
-                            // Callers on several host threads pack and unpack concurrently; on a
-                            // device, its copies and launches run one caller at a time.
-                            static std::mutex device_mutex;
-                            std::unique_lock<std::mutex> lock( device_mutex, std::defer_lock );
+                            std::unique_lock<std::mutex> lock( g_device_mutex, std::defer_lock );
                             if ( !runsOnHost( backend ) )
                                 lock.lock();
                             evaluatePacked( exec, host, cache != nullptr );

@@ -127,7 +127,7 @@ void collectives_in_kernel_bitwise_body()
             host( c ), collectiveTimeNs( ring8, sys, static_cast<Collective>( c ), 3.0 * MiB ) ) );
 }
 
-TEST( TEST_CATEGORY, collectives_in_kernel_bitwise )
+TEST( TEST_CATEGORY, collectives_in_kernel_match_host )
 {
     collectives_in_kernel_bitwise_body();
 }

@@ -205,7 +205,8 @@ TEST( TEST_CATEGORY, uvm_slower_than_hbm )
     }
 }
 
-// The same functions in a Kokkos kernel on TEST_EXECSPACE give bit-identical results.
+// The same functions in a Kokkos kernel on TEST_EXECSPACE give the host's results (sameAsHost: bit
+// for bit on host backends, within 1e-12 relative on CUDA).
 // The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a
 // private member function.
 void device_matches_host_bitwise_body()
@@ -270,7 +271,7 @@ void device_matches_host_bitwise_body()
     }
 }
 
-TEST( TEST_CATEGORY, device_matches_host_bitwise )
+TEST( TEST_CATEGORY, device_matches_host )
 {
     device_matches_host_bitwise_body();
 }

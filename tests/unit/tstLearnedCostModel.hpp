@@ -196,8 +196,9 @@ TEST( TEST_CATEGORY, learned_shard_cost_hand_computed )
 
 // A batch of random scenarios (both platform codes, several GPU counts and batches): every
 // shard's fwd + bwd equals exp of the plain reference evaluation of features rebuilt here;
-// Serial and this backend agree bit for bit; the host path (planners) agrees too.
-TEST( TEST_CATEGORY, learned_shard_cost_kernel_matches_reference_bitwise )
+// Serial and this backend agree (sameAsHost: bit for bit on host backends); the host path
+// (planners) agrees too.
+TEST( TEST_CATEGORY, learned_shard_cost_kernel_matches_reference )
 {
     const MlpFile f = learnedTestMlp( 7 );
     const LearnedCostModel model = toModel( f );

@@ -188,7 +188,7 @@ TEST( TEST_CATEGORY, mlp_file_round_trip_and_checks )
 }
 
 // The kernel's evaluator against the plain std::vector reference on random inputs around the
-// training distribution, and backends bitwise equal.
+// training distribution, and backends equal (sameAsHost).
 // The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a
 // private member function.
 void mlp_kernel_matches_reference_body()
@@ -224,7 +224,7 @@ TEST( TEST_CATEGORY, mlp_kernel_matches_reference )
     mlp_kernel_matches_reference_body();
 }
 
-TEST( TEST_CATEGORY, learned_batches_bitwise_serial_equals_backend )
+TEST( TEST_CATEGORY, learned_batches_serial_equals_backend )
 {
     const LearnedOperatorModel g = loadLearnedGemmModel( shippedGemm() );
     const LearnedOperatorModel o = loadLearnedOperatorModel( shippedOps() );

@@ -327,7 +327,7 @@ TEST( TEST_CATEGORY, torchrec_weighted_feature )
     expectRel( fc * 2 + fc * 1.1, p.bwd_compute, "weighted bwd" );
 }
 
-// The same shards priced inside a Kokkos kernel equal the host values bit for bit.
+// The same shards priced inside a Kokkos kernel equal the host values (sameAsHost).
 // The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a
 // private member function.
 void torchrec_perf_in_kernel_matches_host_body()
