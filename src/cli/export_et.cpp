@@ -1,6 +1,6 @@
-// `shardsweep export-et SCENARIO.yaml -o DIR` and `shardsweep inspect-et PREFIX`: a scenario's
-// training step as Chakra execution traces that ASTRA-sim replays (docs/model/chakra.md).
-#include "command_line.hpp"
+// `shardsweep export-et SCENARIO.yaml -o DIR`: a scenario's training step as Chakra execution
+// traces that ASTRA-sim replays (docs/model/chakra.md); inspect_et.cpp reads them back.
+#include "trace_cli.hpp"
 
 #include <boost/program_options.hpp>
 #include <filesystem>
@@ -21,6 +21,9 @@ namespace
 {
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
+using trace_cli::kProgressHelp;
+using trace_cli::parseArguments;
+using trace_cli::RankProgress;
 
 void writeText( const fs::path& path, const std::string& text )
 {
@@ -50,20 +53,6 @@ std::string replayScript( bool with_groups )
            " \"$@\"\n";
 }
 
-//! Parses `args` with one positional argument; returns false after printing --help.
-bool parseArguments( const CommandContext& ctx, const std::string& command, const Arguments& args,
-                     const po::options_description& options, const std::string& positional_name,
-                     std::string& positional, const std::string& help )
-{
-    po::options_description hidden;
-    hidden.add_options()( positional_name.c_str(), po::value( &positional ) );
-    po::positional_options_description pos;
-    pos.add( positional_name.c_str(), 1 );
-    po::variables_map vm;
-    return parseCommandLine( ctx, command, args, options, vm, CommandHelp{ help, "\n" }, hidden,
-                             pos );
-}
-
 //! export-et's command line after parsing and checking.
 struct ExportEtOptions
 {
@@ -71,6 +60,7 @@ struct ExportEtOptions
     std::string out_dir;
     long long batch = 0; //!< 0: the scenario file's
     OutputFormat format = OutputFormat::table;
+    double progress_interval = 10.0;
 };
 
 //! Parses and checks export-et's arguments; returns false after printing --help.
@@ -85,7 +75,8 @@ bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, E
         "format,f", po::value( &format )->default_value( format ),
         "output: table, csv (one header line, one row) or json" )(
         "batch", po::value( &batch ), "global batch size: overrides the scenario file's" )(
-        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" );
+        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" )(
+        "progress-interval", po::value( &o.progress_interval ), kProgressHelp );
     std::string scenario_path;
     if ( !parseArguments(
              ctx, "export-et", args, options, "scenario", scenario_path,
@@ -126,6 +117,8 @@ bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, E
         throw UsageError( "export-et: --batch and --global-batch name the same setting: give one" );
     if ( batch == 0 )
         batch = global_batch;
+    if ( !( o.progress_interval >= 0.0 ) )
+        throw UsageError( "export-et: --progress-interval must be >= 0" );
     o.format = parseOutputFormat( format );
     o.scenario_path = scenario_path;
     o.out_dir = out_dir;
@@ -158,7 +151,7 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
 //! Creates `dir` (root) and writes one et.<rank>.et per rank into it (root); sets the graph's
 //! compute durations to the written ones.
 void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::path& dir,
-                      const std::string& out_dir )
+                      const std::string& out_dir, double progress_interval )
 {
     // One trace at a time (a 1024-GPU transformer step has millions of nodes). The graph takes
     // the written durations (ASTRA-sim's: duration_micros · 1000 ns, 0 → 1 ns), so that its
@@ -170,6 +163,8 @@ void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::pat
         if ( ec || !fs::is_directory( dir ) )
             throw std::runtime_error( "cannot create directory " + out_dir );
     }
+    RankProgress progress( ctx, "export-et", "traces written", graph.numRanks(),
+                           progress_interval );
     for ( int r = 0; r < graph.numRanks(); ++r )
     {
         const chakra::Trace trace = stepGraphRankToTrace( graph, r );
@@ -182,6 +177,7 @@ void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::pat
                     trace.nodes[i].duration_micros > 0
                         ? static_cast<double>( trace.nodes[i].duration_micros ) * 1000.0
                         : 1.0;
+        progress.done( r + 1 );
     }
 }
 
@@ -200,199 +196,6 @@ void writeAstraConfigs( const fs::path& dir, const Platform& platform, const Ste
                      fs::perm_options::add, ec );
 }
 
-//! inspect-et's command line after parsing; empty paths: the defaults next to the traces.
-struct InspectEtOptions
-{
-    std::string prefix;
-    std::string network_path;
-    std::string system_path;
-    std::string groups_path;
-    OutputFormat format = OutputFormat::table;
-};
-
-//! Parses inspect-et's arguments; returns false after printing --help.
-bool parseInspectEtArguments( const CommandContext& ctx, const Arguments& args,
-                              InspectEtOptions& o )
-{
-    po::options_description options( "Options of 'shardsweep inspect-et'" );
-    std::string format = "table", network_path, system_path, groups_path;
-    options.add_options()( "help,h", "show this help" )(
-        "network", po::value( &network_path ),
-        "ASTRA-sim network .yml (default: network.yml next to the traces)" )(
-        "system", po::value( &system_path ),
-        "ASTRA-sim system .json (default: system.json next to the traces if present, else "
-        "ASTRA-sim's regression defaults as in 'predict collective')" )(
-        "comm-groups", po::value( &groups_path ),
-        "ASTRA-sim --comm-group-configuration (default: comm_groups.json next to the traces if "
-        "present)" )( "format,f", po::value( &format )->default_value( format ),
-                      "output: table, csv or json" );
-    std::string prefix;
-    if ( !parseArguments(
-             ctx, "inspect-et", args, options, "prefix", prefix,
-             "Usage: shardsweep inspect-et PREFIX [options]\n\n"
-             "Reads the Chakra traces PREFIX.0.et, PREFIX.1.et, ... (as ASTRA-sim's\n"
-             "--workload-configuration=PREFIX does) and prints one row per rank and a\n"
-             "last row 'critical_path': nodes by type (comp, coll, send, recv,\n"
-             "other), compute_ms (sum of compute durations; last row: the largest),\n"
-             "comm_size bytes per collective type and sent bytes (last row: all\n"
-             "ranks), and finish_ms, when the rank's last node ends when the graph is\n"
-             "replayed with ASTRA-sim's congestion-unaware semantics (collectives\n"
-             "start when every member is ready; times from shardsweep's collective\n"
-             "model on the network); the last row's finish_ms is the critical path\n"
-             "length, the step time ASTRA-sim should report for the slowest rank.\n\n" ) )
-        return false;
-    if ( prefix.empty() )
-        throw UsageError( "inspect-et: a trace prefix is required (see 'shardsweep inspect-et "
-                          "--help')" );
-    o.format = parseOutputFormat( format );
-    o.prefix = prefix;
-    o.network_path = network_path;
-    o.system_path = system_path;
-    o.groups_path = groups_path;
-    return true;
-}
-
-//! The traces PREFIX.0.et, PREFIX.1.et, ... up to the first missing one, with their paths.
-struct TraceFiles
-{
-    std::vector<chakra::Trace> traces;
-    std::vector<std::string> sources;
-};
-
-TraceFiles readTraceFiles( const std::string& prefix )
-{
-    TraceFiles files;
-    for ( int r = 0;; ++r )
-    {
-        const std::string path = fmt::format( "{}.{}.et", prefix, r );
-        if ( !fs::exists( path ) )
-            break;
-        files.sources.push_back( path );
-        files.traces.push_back( chakra::readTraceFile( path ) );
-    }
-    if ( files.traces.empty() )
-        throw InputError( prefix + ".0.et",
-                          "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
-    return files;
-}
-
-//! What the traces are replayed on: ASTRA-sim's network, system and communicator groups.
-struct ReplaySetup
-{
-    Network network;
-    SystemConfig system;
-    std::map<int, std::vector<int>> groups;
-};
-
-//! Reads the network, system and comm-group files, defaulting empty paths in `o` to the files
-//! next to the traces; the network must have one NPU per trace.
-ReplaySetup readReplaySetup( InspectEtOptions& o, int ranks )
-{
-    const fs::path dir = fs::path( o.prefix ).parent_path();
-    auto beside = [&]( const char* name ) { return ( dir / name ).string(); };
-    if ( o.network_path.empty() )
-    {
-        o.network_path = beside( "network.yml" );
-        if ( !fs::exists( o.network_path ) )
-            throw UsageError( fmt::format( "inspect-et: no {} next to the traces: pass --network",
-                                           o.network_path ) );
-    }
-    ReplaySetup setup;
-    setup.network = readAstraNetworkFile( o.network_path );
-    if ( o.system_path.empty() && fs::exists( beside( "system.json" ) ) )
-        o.system_path = beside( "system.json" );
-    setup.system = o.system_path.empty()
-                       ? SystemConfig{}
-                       : readAstraSystemFile( o.system_path, setup.network.num_dims );
-    if ( o.groups_path.empty() && fs::exists( beside( "comm_groups.json" ) ) )
-        o.groups_path = beside( "comm_groups.json" );
-    setup.groups = o.groups_path.empty() ? std::map<int, std::vector<int>>{}
-                                         : readAstraCommGroups( o.groups_path, ranks );
-    long long npus = 1;
-    for ( int d = 0; d < setup.network.num_dims; ++d )
-        npus *= setup.network.dims[d].npus_count;
-    if ( npus != ranks )
-        throw InputError( o.network_path,
-                          fmt::format( "the network has {} NPUs but there are {} traces {}.*.et",
-                                       npus, ranks, o.prefix ) );
-    return setup;
-}
-
-const int kStatisticsColumns = 12; //!< counts and sums between "rank" and "finish_ms"
-const int kComputeColumn = 6;      //!< compute_ms, the one column that is not a whole number
-
-//! One rank's node counts by type, compute_ms and byte sums (the columns after "rank").
-std::vector<double> rankStatistics( const chakra::Trace& trace,
-                                    const std::vector<StepGraphNode>& nodes )
-{
-    std::vector<double> v( kStatisticsColumns, 0.0 );
-    v[0] = static_cast<double>( trace.nodes.size() );
-    for ( std::size_t i = 0; i < trace.nodes.size(); ++i )
-    {
-        const chakra::Node& c = trace.nodes[i];
-        const StepGraphNode& n = nodes[i];
-        switch ( c.type )
-        {
-        case chakra::NodeType::comp:
-            v[1] += 1;
-            v[kComputeColumn] += n.duration_ns * 1e-6;
-            break;
-        case chakra::NodeType::comm_coll:
-            // Byte columns in shardsweep's Collective order: all_reduce, all_gather,
-            // reduce_scatter, all_to_all.
-            v[2] += 1;
-            v[7 + static_cast<int>( n.collective )] += static_cast<double>( n.comm_bytes );
-            break;
-        case chakra::NodeType::comm_send:
-            v[3] += 1;
-            v[11] += static_cast<double>( n.comm_bytes );
-            break;
-        case chakra::NodeType::comm_recv:
-            v[4] += 1;
-            break;
-        default:
-            v[5] += 1;
-        }
-    }
-    return v;
-}
-
-//! A row of the inspect-et table: `label`, the statistics `v` and the finish time.
-std::vector<ResultTable::Cell> statisticsRow( const std::string& label,
-                                              const std::vector<double>& v, double finish_ms )
-{
-    std::vector<ResultTable::Cell> row = { label };
-    for ( int k = 0; k < kStatisticsColumns; ++k )
-    {
-        if ( k == kComputeColumn )
-            row.emplace_back( v[k] );
-        else
-            row.emplace_back( static_cast<long long>( v[k] ) );
-    }
-    row.push_back( finish_ms );
-    return row;
-}
-
-//! One row per rank and a last row 'critical_path' (largest compute, summed counts and bytes);
-//! returns the largest compute_ms.
-double addStatisticsRows( ResultTable& table, const TraceFiles& files, const StepGraph& graph,
-                          const StepGraphReplay& replay )
-{
-    std::vector<double> total( kStatisticsColumns, 0.0 );
-    double max_compute = 0.0;
-    for ( int r = 0; r < static_cast<int>( files.traces.size() ); ++r )
-    {
-        const std::vector<double> v = rankStatistics( files.traces[r], graph.ranks[r] );
-        max_compute = std::max( max_compute, v[kComputeColumn] );
-        for ( int k = 0; k < kStatisticsColumns; ++k )
-            total[k] += v[k];
-        table.addRow( statisticsRow( std::to_string( r ), v, replay.rank_finish_ns[r] * 1e-6 ) );
-    }
-    total[kComputeColumn] = max_compute;
-    table.addRow( statisticsRow( "critical_path", total, replay.finish_ns * 1e-6 ) );
-    return max_compute;
-}
-
 } // namespace
 
 int exportEt( const CommandContext& ctx, const Arguments& args )
@@ -405,7 +208,7 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     const Platform& platform = scenario.platform.platform;
     StepGraph graph = buildExportStepGraph( scenario, o.scenario_path, o.batch );
     const fs::path dir( o.out_dir );
-    writeRankTraces( ctx, graph, dir, o.out_dir );
+    writeRankTraces( ctx, graph, dir, o.out_dir, o.progress_interval );
     const StepGraphReplay replay = replayStepGraph( graph, platform.network, platform.system );
     if ( ctx.isRoot() )
         writeAstraConfigs( dir, platform, graph );
@@ -417,49 +220,6 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
         ctx.print() << fmt::format( "scenario {}: {} ranks, {} step written to {}/\n",
                                     o.scenario_path, graph.numRanks(), graph.workload_kind,
                                     o.out_dir );
-    table.print( ctx.print(), o.format );
-    return 0;
-}
-
-int inspectEt( const CommandContext& ctx, const Arguments& args )
-{
-    InspectEtOptions o;
-    if ( !parseInspectEtArguments( ctx, args, o ) )
-        return 0;
-
-    const TraceFiles files = readTraceFiles( o.prefix );
-    const int ranks = static_cast<int>( files.traces.size() );
-    const ReplaySetup setup = readReplaySetup( o, ranks );
-
-    const StepGraph graph = tracesToStepGraph( files.traces, setup.groups, files.sources );
-    StepGraphReplay replay;
-    try
-    {
-        replay = replayStepGraph( graph, setup.network, setup.system );
-    }
-    catch ( const std::invalid_argument& e )
-    {
-        throw InputError( o.prefix, e.what() );
-    }
-
-    ResultTable table( { "rank", "nodes", "comp_nodes", "coll_nodes", "send_nodes", "recv_nodes",
-                         "other_nodes", "compute_ms", "all_reduce_bytes", "all_gather_bytes",
-                         "reduce_scatter_bytes", "all_to_all_bytes", "send_bytes", "finish_ms" } );
-    const double max_compute = addStatisticsRows( table, files, graph, replay );
-
-    if ( o.format == OutputFormat::table )
-    {
-        int slowest = 0;
-        for ( int r = 0; r < ranks; ++r )
-            if ( replay.rank_finish_ns[r] > replay.rank_finish_ns[slowest] )
-                slowest = r;
-        ctx.print() << fmt::format( "traces {}.*.et: {} ranks, version {}; network {}{}\n"
-                                    "critical path {:.6f} ms (slowest rank {}), largest compute "
-                                    "{:.6f} ms\n\n",
-                                    o.prefix, ranks, files.traces[0].version, o.network_path,
-                                    o.system_path.empty() ? "" : ", system " + o.system_path,
-                                    replay.finish_ns * 1e-6, slowest, max_compute );
-    }
     table.print( ctx.print(), o.format );
     return 0;
 }

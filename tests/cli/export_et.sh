@@ -97,6 +97,31 @@ for p in node twonodes; do
     "$exe" inspect-et "$scratch/out_$p/et" --format csv > inspect_$p.csv || fail "inspect-et $p"
     check "$scratch/out_$p/et" eval_$p.csv export_$p.csv inspect_$p.csv || fail "check $p"
 done
+# inspect-et DIR reads DIR/et; --summary keeps the slowest and the fastest rank (first of equals)
+# and the critical path, rows equal to the full table's.
+"$exe" inspect-et out_twonodes --format csv > inspect_dir.csv || fail "inspect-et DIR"
+cmp -s inspect_dir.csv inspect_twonodes.csv || fail "inspect-et DIR differs from DIR/et"
+"$exe" inspect-et out_twonodes --summary --format csv > summary.csv || fail "inspect-et --summary"
+$py - <<'PY' || fail "--summary rows"
+import csv
+full = list(csv.reader(open("inspect_twonodes.csv")))
+ranks = [r for r in full[1:] if r[0] != "critical_path"]
+finish = [float(r[-1]) for r in ranks]
+slow, fast = finish.index(max(finish)), finish.index(min(finish))
+want = [full[0], ["slowest:%d" % slow] + ranks[slow][1:], ["fastest:%d" % fast] + ranks[fast][1:], full[-1]]
+got = list(csv.reader(open("summary.csv")))
+assert got == want, (got, want)
+PY
+# Progress on standard error: none at the default interval on a small step, every trace with a
+# tiny one, and the table on standard output unchanged.
+"$exe" export-et s_twonodes.yaml -o out_prog --format csv > export_prog.csv 2> prog.err || fail "export-et"
+[ ! -s prog.err ] || fail "progress at the default interval: $(cat prog.err)"
+"$exe" export-et s_twonodes.yaml -o out_prog --format csv --progress-interval 1e-9 > export_prog.csv \
+    2> prog.err || fail "export-et --progress-interval"
+cmp -s export_prog.csv <(sed 's|out_twonodes|out_prog|' export_twonodes.csv) || fail "export-et table with progress"
+[ "$(grep -c '^export-et: [1-4]/4 traces written ([0-9.]* s)$' prog.err)" -eq 4 ] || fail "export progress: $(cat prog.err)"
+"$exe" inspect-et out_prog --progress-interval 1e-9 --format csv > /dev/null 2> prog.err || fail "inspect progress"
+[ "$(grep -c '^inspect-et: [1-4]/4 traces read' prog.err)" -eq 4 ] || fail "inspect progress: $(cat prog.err)"
 # The per-rank graphs differ (unbalanced lookups), the collective sizes do not.
 cmp -s out_node/et.0.et out_node/et.1.et && fail "rank 0 and 1 traces identical"
 # The network and system files say what the platform says.
@@ -225,6 +250,7 @@ expect2 "no -o" "$exe" export-et s_node.yaml | grep -q -- "-o DIR is required" |
 expect2 "no scenario" "$exe" export-et -o x | grep -q "scenario file is required" || fail "msg"
 expect2 "missing file" "$exe" export-et missing.yaml -o x | grep -q "missing.yaml" || fail "msg"
 expect2 "bad format" "$exe" export-et s_node.yaml -o x --format xml | grep -q "xml" || fail "msg"
+expect2 "bad interval" "$exe" inspect-et out_prog --progress-interval -1 | grep -q "progress-interval" || fail "msg"
 sed 's/gpus_per_node: 4/gpus_per_node: 1/; s/npus_count: \[4\]/npus_count: [2]/' node.yaml > one.yaml
 sed -i '/network:/d' one.yaml
 printf 'kind: scenario\nworkload: w.yaml\nplatform: one.yaml\nplan: one_plan.yaml\n' > s_one.yaml
