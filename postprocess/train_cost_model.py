@@ -250,8 +250,10 @@ def train(args) -> int:
             print(f"train_cost_model.py: platform names with blanks cannot be exported: {platforms}",
                   file=sys.stderr)
             return 2
-        write_model(args.export_mlp, "dlrm", "log_shard_cost_ms", FEATURES, mlp, scaler.mean_, scaler.scale_,
-                    -1.0e300, platforms, check, writer="postprocess/train_cost_model.py")
+        # no input range: the shard model is evaluated on the shards of the sweeps it came from
+        write_model(args.export_mlp, "dlrm", "log_shard_cost_ms", FEATURES,
+                    (mlp, scaler.mean_, scaler.scale_, None, None), -1.0e300, platforms, check,
+                    writer="postprocess/train_cost_model.py")
         print(f"exported {args.export_mlp}")
     pd.set_option("display.width", 160)
     print(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))

@@ -8,8 +8,18 @@
 Writes, in the shardsweep-mlp text format (docs/model/learned_operators.md):
   <out-dir>/gemm.mlp, <out-dir>/ops.mlp                  trained on every GPU of the data
   <out-dir>/logo/<family>_without_<GPU>.mlp              leave-one-GPU-out folds (unless --no-logo)
-and prints the leave-one-GPU-out MAPE per GPU (and per operator family) next to the analytic model.
-`shardsweep bench gemm` / `bench ops` recompute the same table in C++ from the fold files.
+  <out-dir>/logo/<family>_unseen_shapes.mlp              without the rows whose dims add up to a multiple of 5
+  <out-dir>/logo/<family>_without_largest.mlp            without each GPU's largest shapes (the top 20 % by
+                                                         B*M*N*K or B*H): the out-of-distribution test
+and prints the MAPE of each fold per GPU (and per operator family) next to the analytic model.
+`shardsweep bench gemm --table learned` / `bench ops` recompute the same tables in C++ from the fold files.
+
+Out of distribution. Every model file records the range of each input over its training rows
+(input_min / input_max) and the evaluator clamps the inputs into it, so a shape beyond the training
+shapes gets the correction of the nearest trained shape instead of an extrapolated one. A model is the
+default (`predict gemm|op --model auto`) only on the GPUs listed in its default_for line: those where
+the fold without the largest shapes beats the analytic model on them. With --no-logo that test is not
+run and default_for is empty.
 
 Design (the C++ evaluator, model/learned_operator.hpp, computes the same features):
   GEMM  latency = max(bound, analytic * exp(MLP(x))): the MLP predicts the log ratio of the measured
@@ -70,7 +80,9 @@ OPS_FEATURES = ["op_" + o for o in OPS] + ["log2_compute_over_memory", "log2_byt
                                            "log2_clock_MHz", "log2_peak_TFLOPs", "log2_bandwidth_GBps",
                                            "log2_l2_MiB"]
 SPEC_KEYS = ["sm_count", "boost_clock_MHz", "fp32_TFLOPs", "memory_bandwidth_GBps", "l2_cache_MiB",
-             "tdp_W", "process_nm"]
+             "tdp_W", "process_nm", "max_matmul_fp32_TFLOPs"]
+# model/gemm.hpp kMaxMeasuredFp32MatmulFraction: the FP32 ceiling of a GPU without its own measurement.
+MAX_MEASURED_FP32_MATMUL_FRACTION = 13.40 / 14.0
 
 
 def norm(name: str) -> str:
@@ -150,13 +162,22 @@ def gemm_bound(B, M, N, K, sm, peak_T, bw):
     return np.maximum(compute, memory)
 
 
+def gemm_ceiling(df: pd.DataFrame):
+    """model/gemm.hpp gemmMaxMatmulMs (FP32): the time at the highest matmul rate measured on the GPU."""
+    B, M, N, K = (df[c].values.astype(float) for c in "BMNK")
+    measured = df["max_matmul_fp32_TFLOPs"].values
+    tflops = np.where(measured > 0, measured, df["fp32_TFLOPs"].values * MAX_MEASURED_FP32_MATMUL_FRACTION)
+    return 2.0 * B * M * N * K / (tflops * 1.0e12) * 1.0e3
+
+
 def gemm_features(df: pd.DataFrame):
     B, M, N, K = (df[c].values.astype(float) for c in "BMNK")
     lin = df["linear"].values.astype(bool)
     sm, peak, bw = df["sm_count"].values, df["fp32_TFLOPs"].values, df["memory_bandwidth_GBps"].values
     l2, tdp, nm, clk = df["l2_cache_MiB"].values, df["tdp_W"].values, df["process_nm"].values, \
         df["boost_clock_MHz"].values
-    analytic = analytic_gemm(B, M, N, K, lin, sm, peak, bw, tdp, nm)
+    # predictGemmWith: never faster than the measured matmul maximum
+    analytic = np.maximum(analytic_gemm(B, M, N, K, lin, sm, peak, bw, tdp, nm), gemm_ceiling(df))
     bound = gemm_bound(B, M, N, K, sm, peak, bw)
     cols = [np.log2(B), np.log2(M), np.log2(N), np.log2(K), lin.astype(float),
             np.log2(analytic / bound), np.log2(analytic)]
@@ -227,6 +248,7 @@ def load_ops(folder: str, cat: dict) -> pd.DataFrame:
 # ---- MLP, file format --------------------------------------------------------------------------
 
 def fit_mlp(X, y, hidden, alpha, max_iter, seed):
+    """The MLP, the z-score of its inputs and their range over the training rows (lo, hi)."""
     mean = X.mean(axis=0)
     scale = X.std(axis=0)
     scale[scale == 0.0] = 1.0
@@ -234,11 +256,14 @@ def fit_mlp(X, y, hidden, alpha, max_iter, seed):
         warnings.simplefilter("ignore", ConvergenceWarning)
         mlp = MLPRegressor(hidden, activation="relu", alpha=alpha, max_iter=max_iter, early_stopping=True,
                            random_state=seed).fit((X - mean) / scale, y)
-    return mlp, mean, scale
+    return mlp, mean, scale, X.min(axis=0), X.max(axis=0)
 
 
-def mlp_eval(mlp, mean, scale, X):
-    """The C++ evaluator's arithmetic (model/mlp.hpp): z-score, dense layers, ReLU between."""
+def mlp_eval(mlp, mean, scale, lo, hi, X):
+    """The C++ evaluator's arithmetic (model/mlp.hpp): inputs clamped into [lo, hi], z-score, dense
+    layers, ReLU between. lo = hi = None: no clamp."""
+    if lo is not None:
+        X = np.minimum(np.maximum(X, lo), hi)
     h = (X - mean) / scale
     for i, (W, b) in enumerate(zip(mlp.coefs_, mlp.intercepts_)):
         h = h @ W + b
@@ -247,21 +272,27 @@ def mlp_eval(mlp, mean, scale, X):
     return h[:, 0]
 
 
-def write_model(path, family, target, names, mlp, mean, scale, output_min, trained_on, X_check,
+def write_model(path, family, target, names, model, output_min, trained_on, X_check, default_for=(),
                 writer="postprocess/train_operator_model.py"):
+    mlp, mean, scale, lo, hi = model
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     f = lambda v: " ".join(repr(float(x)) for x in np.ravel(v))  # noqa: E731
     lines = [f"shardsweep-mlp {FORMAT_VERSION}",
              f"# written by {writer} ({time.strftime('%Y-%m-%d')})",
              f"family {family}", f"target {target}", f"inputs {len(names)}", "names " + " ".join(names),
-             "mean " + f(mean), "scale " + f(scale), f"output_min {repr(float(output_min))}",
-             "trained_on " + " ".join(trained_on), f"layers {len(mlp.coefs_)}"]
+             "mean " + f(mean), "scale " + f(scale)]
+    if lo is not None:
+        lines += ["input_min " + f(lo), "input_max " + f(hi)]
+    lines += [f"output_min {repr(float(output_min))}", "trained_on " + " ".join(trained_on)]
+    if default_for:
+        lines.append("default_for " + " ".join(default_for))
+    lines.append(f"layers {len(mlp.coefs_)}")
     for i, (W, b) in enumerate(zip(mlp.coefs_, mlp.intercepts_)):
         act = "relu" if i + 1 < len(mlp.coefs_) else "identity"
         lines.append(f"layer {act} {W.shape[0]} {W.shape[1]}")
         lines.append("weights " + f(W.T))  # row-major [output][input]
         lines.append("bias " + f(b))
-    y = mlp_eval(mlp, mean, scale, X_check)
+    y = mlp_eval(*model, X_check)
     for x, v in zip(X_check, y):
         lines.append("check " + f(x) + " " + repr(float(v)))
     lines.append("end")
@@ -286,7 +317,8 @@ def main(argv) -> int:
     p.add_argument("--gemm-stride", type=int, default=4, help="train GEMM on every n-th row (default 4)")
     p.add_argument("--max-iter", type=int, default=80, help="MLP epochs at most (default 80)")
     p.add_argument("--subset", type=int, default=0, help="keep only N random rows per family (CI)")
-    p.add_argument("--no-logo", action="store_true", help="skip the leave-one-GPU-out folds")
+    p.add_argument("--no-logo", action="store_true",
+                   help="skip the folds (leave-one-GPU-out, unseen and largest shapes); default_for is then empty")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dump-predictions", metavar="PREFIX", default=None,
                    help="write PREFIX<family>.csv: the final model's predictions of 3 rows per GPU "
@@ -295,83 +327,144 @@ def main(argv) -> int:
     a = p.parse_args(argv)
     cat = read_catalog(a.gpus)
     t0 = time.time()
-    fams = ["gemm", "ops"] if a.family == "all" else [a.family]
-    for fam in fams:
-        if fam == "gemm":
-            d = load_gemm(a.gemm_dir, cat)
-        else:
-            d = load_ops(a.ops_dir, cat)
+    for fam in (["gemm", "ops"] if a.family == "all" else [a.family]):
+        d = load_gemm(a.gemm_dir, cat) if fam == "gemm" else load_ops(a.ops_dir, cat)
         if a.subset:
             d = d.sample(n=min(a.subset, len(d)), random_state=a.seed).reset_index(drop=True)
-        if fam == "gemm":
-            X, base, bound = gemm_features(d)
-            names, target, hidden, alpha, out_min, stride = GEMM_FEATURES, "log_latency_over_analytic", \
-                (32, 32), 1e-1, -1.0e300, a.gemm_stride
-        else:
-            X, bound = ops_features(d)
-            base = bound
-            names, target, hidden, alpha, out_min, stride = OPS_FEATURES, "log_latency_over_bound", \
-                (16, 16), 1e-1, 0.0, 1
-        meas = d["latency_ms"].values
-        y = np.log(meas / base)
-        gpus = sorted(d["gpu"].unique())
-        rng = np.random.default_rng(a.seed)
-        check = X[rng.choice(len(X), size=min(4, len(X)), replace=False)]
-
-        def train(rows):
-            idx = np.where(rows)[0][::stride]
-            return fit_mlp(X[idx], y[idx], hidden, alpha, a.max_iter, a.seed)
-
-        def predict(model, rows):
-            z = np.maximum(mlp_eval(*model, X[rows]), out_min)
-            return np.maximum(bound[rows], base[rows] * np.exp(z))
-
-        model = train(np.ones(len(d), dtype=bool))
-        write_model(os.path.join(a.out_dir, f"{fam}.mlp"), fam, target, names, *model, out_min, gpus, check)
-        print(f"{fam}: {len(d)} rows, {len(gpus)} GPUs -> {os.path.join(a.out_dir, fam + '.mlp')}")
-        if a.dump_predictions:
-            first = d.groupby("gpu").head(3).index.values
-            sel = np.zeros(len(d), dtype=bool)
-            sel[first] = True
-            dump = d.loc[sel, ["gpu", "op", "B"] + (["M", "N", "K"] if fam == "gemm" else ["H"])].copy()
-            dump["latency_ms"] = predict(model, sel)
-            dump.to_csv(f"{a.dump_predictions}{fam}.csv", index=False, float_format="%.17g")
-        if a.no_logo:
-            continue
-        # Unseen shapes of the training GPUs: the rows whose dims add up to a multiple of 5
-        # (content-based, so `bench` selects the same rows in C++).
-        dims = ["B", "M", "N", "K"] if fam == "gemm" else ["B", "H"]
-        held = (d[dims].astype(np.int64).sum(axis=1).values % 5) == 0
-        fold_shapes = train(~held)
-        write_model(os.path.join(a.out_dir, "logo", f"{fam}_unseen_shapes.mlp"), fam, target, names, *fold_shapes,
-                    out_min, gpus, check)
-        print(f"{'gpu':<16} {'subset':<10} {'rows':>6} {'logo_learned':>13} {'logo_analytic':>14} "
-              f"{'shapes_rows':>12} {'shapes_learned':>15} {'shapes_analytic':>16}")
-        for g in gpus:
-            out = d["gpu"].values == g
-            fold = train(~out)
-            write_model(os.path.join(a.out_dir, "logo", f"{fam}_without_{g}.mlp"), fam, target, names, *fold,
-                        out_min, [x for x in gpus if x != g], check)
-            pl = predict(fold, out)
-            ps = predict(fold_shapes, out)
-            if fam == "gemm":
-                groups = [("bmm", ~d["linear"].values[out]), ("linear", d["linear"].values[out])]
-                pa = base[out]
-            else:
-                groups = [(o, d["op"].values[out] == o) for o in OPS]
-                # the analytic op model: the roofline at the bandwidth efficiency of the other GPUs
-                pa = bound[out] / np.exp(np.median(-y[~out]))
-            groups = [("all", np.ones(out.sum(), dtype=bool))] + groups
-            m_out, h_out = meas[out], held[out]
-            for name, sel in groups:
-                if sel.any():
-                    hs = sel & h_out
-                    print(f"{g:<16} {name:<10} {sel.sum():>6} {ape(pl[sel], m_out[sel]).mean():>13.1f} "
-                          f"{ape(pa[sel], m_out[sel]).mean():>14.1f} {hs.sum():>12} "
-                          f"{ape(ps[hs], m_out[hs]).mean() if hs.any() else float('nan'):>15.1f} "
-                          f"{ape(pa[hs], m_out[hs]).mean() if hs.any() else float('nan'):>16.1f}")
+        train_family(Family(fam, d, a), a)
     print(f"done in {time.time() - t0:.1f} s")
     return 0
+
+
+# The analytic operator model (model/learned_operator.hpp shippedOperatorConstants(): kernel time ms,
+# bandwidth efficiency, softmax and layer-norm factors): the baseline the out-of-distribution test
+# compares with, as in C++.
+OPS_CONSTANTS = (0.0086411, 0.75080, 1.2618, 1.5117)
+
+
+def analytic_ops(op, bound):
+    """model/learned_operator.hpp predictOperatorAnalytic: launch + bound / efficiency * factor."""
+    launch, eff, softmax, ln = OPS_CONSTANTS
+    factor = np.where(op == "softmax", softmax, np.where(op == "ln", ln, 1.0))
+    return launch + bound / eff * factor
+# A GPU's largest shapes: size (B*M*N*K or B*H) at or above the value at index floor(0.8 n) of its
+# sorted sizes; `bench gemm --table learned` and `bench ops` select the same rows in C++.
+LARGEST_QUANTILE = 0.8
+
+
+class Family:
+    """One model family's rows, features, target and training settings."""
+
+    def __init__(self, fam, d, a):
+        self.fam, self.d = fam, d
+        if fam == "gemm":
+            self.X, self.base, bound = gemm_features(d)
+            # no prediction faster than the measured matmul maximum (predictGemmLearned)
+            self.bound = np.maximum(bound, gemm_ceiling(d))
+            self.analytic = self.base
+            self.names, self.target, self.hidden, self.out_min, self.stride = \
+                GEMM_FEATURES, "log_latency_over_analytic", (32, 32), -1.0e300, a.gemm_stride
+            self.dims = ["B", "M", "N", "K"]
+        else:
+            self.X, self.bound = ops_features(d)
+            self.base = self.bound
+            self.analytic = analytic_ops(d["op"].values, self.bound)
+            self.names, self.target, self.hidden, self.out_min, self.stride = \
+                OPS_FEATURES, "log_latency_over_bound", (16, 16), 0.0, 1
+            self.dims = ["B", "H"]
+        self.meas = d["latency_ms"].values
+        self.y = np.log(self.meas / self.base)
+        self.gpus = sorted(d["gpu"].unique())
+        rng = np.random.default_rng(a.seed)
+        check = self.X[rng.choice(len(self.X), size=min(4, len(self.X)), replace=False)]
+        # one record beyond every input's range: the reader checks the clamp against this script
+        self.check = np.vstack([check, self.X.max(axis=0) + 1.0])
+        self.max_iter, self.seed = a.max_iter, a.seed
+
+    def train(self, rows):
+        idx = np.where(rows)[0][::self.stride]
+        return fit_mlp(self.X[idx], self.y[idx], self.hidden, 1e-1, self.max_iter, self.seed)
+
+    def predict(self, model, rows):
+        z = np.maximum(mlp_eval(*model, self.X[rows]), self.out_min)
+        return np.maximum(self.bound[rows], self.base[rows] * np.exp(z))
+
+    def write(self, path, model, trained_on, default_for=()):
+        write_model(path, self.fam, self.target, self.names, model, self.out_min, trained_on, self.check,
+                    default_for)
+
+    def largest(self):
+        size = np.ones(len(self.d))
+        for c in self.dims:
+            size = size * self.d[c].values.astype(float)
+        held = np.zeros(len(self.d), dtype=bool)
+        for g in self.gpus:
+            rows = self.d["gpu"].values == g
+            s = np.sort(size[rows])
+            held[rows] = size[rows] >= s[int(np.floor(LARGEST_QUANTILE * len(s)))]
+        return held
+
+
+def train_family(f: Family, a) -> None:
+    model = f.train(np.ones(len(f.d), dtype=bool))
+    default_for = [] if a.no_logo else validate(f, a)
+    path = os.path.join(a.out_dir, f"{f.fam}.mlp")
+    f.write(path, model, f.gpus, default_for)
+    print(f"{f.fam}: {len(f.d)} rows, {len(f.gpus)} GPUs -> {path}; default for: {' '.join(default_for) or '-'}")
+    if a.dump_predictions:
+        sel = np.zeros(len(f.d), dtype=bool)
+        sel[f.d.groupby("gpu").head(3).index.values] = True
+        dump = f.d.loc[sel, ["gpu", "op"] + f.dims].copy()
+        dump["latency_ms"] = f.predict(model, sel)
+        dump.to_csv(f"{a.dump_predictions}{f.fam}.csv", index=False, float_format="%.17g")
+
+
+def validate(f: Family, a) -> list:
+    """Writes the folds, prints their errors; returns the GPUs on which the learned model beats the
+    analytic one on the largest shapes when trained without them (its default_for line)."""
+    fam, d = f.fam, f.d
+    # Unseen shapes of the training GPUs: the rows whose dims add up to a multiple of 5
+    # (content-based, so `bench` selects the same rows in C++).
+    held = (d[f.dims].astype(np.int64).sum(axis=1).values % 5) == 0
+    fold_shapes = f.train(~held)
+    f.write(os.path.join(a.out_dir, "logo", f"{fam}_unseen_shapes.mlp"), fold_shapes, f.gpus)
+    print(f"{'gpu':<16} {'subset':<10} {'rows':>6} {'logo_learned':>13} {'logo_analytic':>14} "
+          f"{'shapes_rows':>12} {'shapes_learned':>15} {'shapes_analytic':>16}")
+    for g in f.gpus:
+        out = d["gpu"].values == g
+        fold = f.train(~out)
+        f.write(os.path.join(a.out_dir, "logo", f"{fam}_without_{g}.mlp"), fold, [x for x in f.gpus if x != g])
+        pl, ps, pa = f.predict(fold, out), f.predict(fold_shapes, out), f.analytic[out]
+        if fam == "gemm":
+            groups = [("bmm", ~d["linear"].values[out]), ("linear", d["linear"].values[out])]
+        else:
+            groups = [(o, d["op"].values[out] == o) for o in OPS]
+        groups = [("all", np.ones(out.sum(), dtype=bool))] + groups
+        m_out, h_out = f.meas[out], held[out]
+        for name, sel in groups:
+            if sel.any():
+                hs = sel & h_out
+                print(f"{g:<16} {name:<10} {sel.sum():>6} {ape(pl[sel], m_out[sel]).mean():>13.1f} "
+                      f"{ape(pa[sel], m_out[sel]).mean():>14.1f} {hs.sum():>12} "
+                      f"{ape(ps[hs], m_out[hs]).mean() if hs.any() else float('nan'):>15.1f} "
+                      f"{ape(pa[hs], m_out[hs]).mean() if hs.any() else float('nan'):>16.1f}")
+    # Out of distribution: each GPU's largest shapes, predicted by a model trained without them.
+    largest = f.largest()
+    fold_large = f.train(~largest)
+    f.write(os.path.join(a.out_dir, "logo", f"{fam}_without_largest.mlp"), fold_large, f.gpus)
+    unclamped = fold_large[:3] + (None, None)
+    print(f"{'gpu':<16} {'largest_rows':>12} {'learned':>9} {'unclamped':>10} {'analytic':>9} default")
+    default_for = []
+    for g in f.gpus:
+        rows = largest & (d["gpu"].values == g)
+        m = f.meas[rows]
+        learned = ape(f.predict(fold_large, rows), m).mean()
+        analytic = ape(f.analytic[rows], m).mean()
+        if learned < analytic:
+            default_for.append(g)
+        print(f"{g:<16} {rows.sum():>12} {learned:>9.1f} {ape(f.predict(unclamped, rows), m).mean():>10.1f} "
+              f"{analytic:>9.1f} {'learned' if learned < analytic else 'analytic'}")
+    return default_for
 
 
 if __name__ == "__main__":

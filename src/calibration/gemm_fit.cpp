@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numeric>
 #include <shardsweep/calibration/gemm_fit.hpp>
+#include <shardsweep/calibration/nelder_mead.hpp>
 
 namespace shardsweep
 {
@@ -57,97 +58,6 @@ GemmConstants fromLog( const std::vector<double>& y )
     return gemmConstantsFromArray( x );
 }
 
-struct Simplex
-{
-    std::vector<std::vector<double>> points;
-    std::vector<double> values;
-};
-
-// One Nelder–Mead run (standard coefficients 1, 2, 0.5, 0.5) from `y0` with initial step `step`
-// in log space; returns the best point.
-std::vector<double> nelderMead( const std::vector<double>& y0, double step, const GemmDataset& data,
-                                const std::vector<std::size_t>& rows, int budget, int& used,
-                                double& best_value )
-{
-    const int n = static_cast<int>( y0.size() );
-    auto f = [&]( const std::vector<double>& y )
-    {
-        ++used;
-        return gemmFitObjective( fromLog( y ), data, rows );
-    };
-    Simplex s;
-    s.points.push_back( y0 );
-    for ( int i = 0; i < n; ++i )
-    {
-        std::vector<double> y = y0;
-        y[i] += step;
-        s.points.push_back( y );
-    }
-    for ( const auto& p : s.points )
-        s.values.push_back( f( p ) );
-    std::vector<int> order( n + 1 );
-    while ( used < budget )
-    {
-        std::iota( order.begin(), order.end(), 0 );
-        std::sort( order.begin(), order.end(),
-                   [&]( int a, int b ) { return s.values[a] < s.values[b]; } );
-        const int best = order[0], worst = order[n], second = order[n - 1];
-        if ( s.values[worst] - s.values[best] < 1e-7 )
-            break;
-        std::vector<double> centroid( n, 0.0 );
-        for ( int i = 0; i <= n; ++i )
-            if ( i != worst )
-                for ( int d = 0; d < n; ++d )
-                    centroid[d] += s.points[i][d] / n;
-        auto along = [&]( double t )
-        {
-            std::vector<double> y( n );
-            for ( int d = 0; d < n; ++d )
-                y[d] = centroid[d] + t * ( s.points[worst][d] - centroid[d] );
-            return y;
-        };
-        const std::vector<double> r = along( -1.0 );
-        const double fr = f( r );
-        if ( fr < s.values[best] )
-        {
-            const std::vector<double> e = along( -2.0 );
-            const double fe = f( e );
-            if ( fe < fr )
-                s.points[worst] = e, s.values[worst] = fe;
-            else
-                s.points[worst] = r, s.values[worst] = fr;
-        }
-        else if ( fr < s.values[second] )
-        {
-            s.points[worst] = r, s.values[worst] = fr;
-        }
-        else
-        {
-            const std::vector<double> c = along( fr < s.values[worst] ? -0.5 : 0.5 );
-            const double fc = f( c );
-            if ( fc < std::min( fr, s.values[worst] ) )
-            {
-                s.points[worst] = c, s.values[worst] = fc;
-            }
-            else
-            {
-                for ( int i = 0; i <= n; ++i )
-                {
-                    if ( i == best )
-                        continue;
-                    for ( int d = 0; d < n; ++d )
-                        s.points[i][d] =
-                            s.points[best][d] + 0.5 * ( s.points[i][d] - s.points[best][d] );
-                    s.values[i] = f( s.points[i] );
-                }
-            }
-        }
-    }
-    const int b =
-        static_cast<int>( std::min_element( s.values.begin(), s.values.end() ) - s.values.begin() );
-    best_value = s.values[b];
-    return s.points[b];
-}
 } // namespace
 
 GemmFitResult fitGemmConstants( const GemmConstants& start, const GemmDataset& data,
@@ -161,17 +71,9 @@ GemmFitResult fitGemmConstants( const GemmConstants& start, const GemmDataset& d
     GemmFitResult result;
     double best = gemmFitObjective( start, data, rows );
     result.evaluations = 1;
-    // Restarts with a shrinking simplex escape the premature collapse Nelder–Mead is known for.
-    for ( double step : { 0.5, 0.25, 0.1, 0.05 } )
-    {
-        double value = 0.0;
-        const std::vector<double> z =
-            nelderMead( y, step, data, rows, max_evaluations, result.evaluations, value );
-        if ( value < best )
-            best = value, y = z;
-        if ( result.evaluations >= max_evaluations )
-            break;
-    }
+    const FitObjective f = [&]( const std::vector<double>& z )
+    { return gemmFitObjective( fromLog( z ), data, rows ); };
+    y = nelderMeadWithRestarts( f, y, max_evaluations, result.evaluations, best );
     result.constants = fromLog( y );
     result.objective = best;
     return result;

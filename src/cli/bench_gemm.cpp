@@ -56,6 +56,9 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
 {
     const LearnedOperatorModel shapes_model =
         loadLearnedGemmModel( model_dir + "/logo/gemm_unseen_shapes.mlp" );
+    const LearnedOperatorModel largest_model =
+        loadLearnedGemmModel( model_dir + "/logo/gemm_without_largest.mlp" );
+    const LearnedOperatorModel shipped = loadLearnedGemmModel( model_dir + "/gemm.mlp" );
     ResultTable table = learnedErrorTable();
     for ( std::size_t g = 0; g < d.gpus.size(); ++g )
     {
@@ -64,8 +67,9 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
         const LearnedOperatorModel fold =
             loadLearnedGemmModel( model_dir + "/logo/gemm_without_" + name + ".mlp" );
         std::vector<GemmShape> shapes;
-        std::vector<double> meas;
-        std::vector<char> held, linear;
+        LearnedPredictions p;
+        std::vector<double> size;
+        std::vector<char> linear, bmm;
         for ( const GemmMeasurement& m : d.rows )
             if ( m.gpu == static_cast<int>( g ) )
             {
@@ -76,28 +80,30 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
                 s.K = m.K;
                 s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
                 shapes.push_back( s );
-                meas.push_back( m.latency_ms );
-                held.push_back( static_cast<long long>( m.B + m.M + m.N + m.K ) % 5 == 0 );
+                p.measured.push_back( m.latency_ms );
+                p.unseen_shape.push_back( static_cast<long long>( m.B + m.M + m.N + m.K ) % 5 ==
+                                          0 );
+                size.push_back( m.B * m.M * m.N * m.K );
                 linear.push_back( m.linear );
+                bmm.push_back( !m.linear );
             }
+        p.largest_shape = largestShapes( size );
         const auto latency = [&]( const LearnedOperatorModel* model )
         {
             std::vector<double> out;
-            for ( const GemmPrediction& p : predictGemmsHost( model, d.specs[g], shapes ) )
-                out.push_back( p.latency_ms );
+            for ( const GemmPrediction& q : predictGemmsHost( model, d.specs[g], shapes ) )
+                out.push_back( q.latency_ms );
             return out;
         };
-        const std::vector<double> logo = latency( &fold ), unseen = latency( &shapes_model ),
-                                  analytic = latency( nullptr );
-        std::vector<char> all( shapes.size(), 1 ), bmm( shapes.size() );
-        for ( std::size_t i = 0; i < shapes.size(); ++i )
-            bmm[i] = !linear[i];
-        addLearnedRows( table, name, "all",
-                        learnedSplitErrors( meas, logo, unseen, analytic, held, all ) );
-        addLearnedRows( table, name, nameOf( GemmOp::bmm ),
-                        learnedSplitErrors( meas, logo, unseen, analytic, held, bmm ) );
-        addLearnedRows( table, name, nameOf( GemmOp::linear ),
-                        learnedSplitErrors( meas, logo, unseen, analytic, held, linear ) );
+        p.logo = latency( &fold );
+        p.shapes = latency( &shapes_model );
+        p.largest = latency( &largest_model );
+        p.analytic = latency( nullptr );
+        const std::vector<char> all( shapes.size(), 1 );
+        addLearnedRows( table, name, "all", learnedSplitErrors( p, all ),
+                        shipped.defaultFor( name ) ? "learned" : "analytic" );
+        addLearnedRows( table, name, nameOf( GemmOp::bmm ), learnedSplitErrors( p, bmm ) );
+        addLearnedRows( table, name, nameOf( GemmOp::linear ), learnedSplitErrors( p, linear ) );
     }
     return table;
 }
@@ -145,9 +151,12 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "table", po::value( &o.table ),
         "errors: the error table; constants: the constants of each fold and of the fit on all "
         "GPUs; learned: the learned model (MLP correction, model/learned_operator.hpp) trained "
-        "without each GPU (<models>/logo/gemm_without_<GPU>.mlp) on that GPU, and trained without "
+        "without each GPU (<models>/logo/gemm_without_<GPU>.mlp) on that GPU, trained without "
         "the rows whose B+M+N+K is a multiple of 5 (logo/gemm_unseen_shapes.mlp) on those rows, "
-        "next to the shipped analytic model on the same rows (MAPE %)" )(
+        "and trained without each GPU's largest fifth of shapes by B*M*N*K "
+        "(logo/gemm_without_largest.mlp) on those rows, each next to the shipped analytic model "
+        "on the same rows (MAPE %); default_model is the model `predict gemm` uses on the GPU "
+        "(<models>/gemm.mlp's default_for line: learned where it won on the largest shapes)" )(
         "model-dir", po::value( &o.model_dir ),
         "folder with logo/gemm_*.mlp (default: $SHARDSWEEP_MODEL_DIR or inputs/models)" )(
         "fit-stride", po::value( &o.stride ),

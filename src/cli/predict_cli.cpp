@@ -106,26 +106,33 @@ LearnedModelOptions::LearnedModelOptions( PredictCli& cli, const char* file_help
     : _command( cli.command() )
 {
     namespace po = boost::program_options;
-    cli.options().add_options()( "model", po::value( &_model ), "learned (default) | analytic" )(
-        "model-file", po::value( &_file ),
-        file_help )( "force-learned", po::bool_switch( &_force_learned ),
-                     "use the learned model also on GPUs it was not trained on" );
+    cli.options().add_options()(
+        "model", po::value( &_model ),
+        "auto (default): the learned model on the GPUs its file lists in default_for (where it "
+        "beat the analytic model on shapes larger than its training shapes: docs/MODEL.md), the "
+        "analytic model elsewhere | learned: the learned model on every GPU it was trained on | "
+        "analytic" )( "model-file", po::value( &_file ), file_help )(
+        "force-learned", po::bool_switch( &_force_learned ),
+        "use the learned model on every GPU, also those it was not trained on" );
 }
 
 std::unique_ptr<LearnedOperatorModel>
 LearnedModelOptions::load( const PredictCli& cli, const std::string& default_path,
                            LearnedOperatorModel ( *load )( const std::string& ) ) const
 {
-    if ( _model != "learned" && _model != "analytic" )
-        throw UsageError( _command + ": --model must be 'learned' or 'analytic', found '" + _model +
-                          "'" );
+    if ( _model != "auto" && _model != "learned" && _model != "analytic" )
+        throw UsageError( _command + ": --model must be 'auto', 'learned' or 'analytic', found '" +
+                          _model + "'" );
     if ( _model == "analytic" )
         return nullptr;
     const std::string path = _file.empty() ? default_path : _file;
     if ( _file.empty() && !std::filesystem::exists( path ) )
         return nullptr; // no shipped model (e.g. an install without inputs/models)
     auto learned = std::make_unique<LearnedOperatorModel>( load( path ) );
-    if ( !_force_learned && !learned->trainedOn( cli.gpuName() ) )
+    const bool chosen =
+        _force_learned || ( _model == "auto" ? learned->defaultFor( cli.gpuName() )
+                                             : learned->trainedOn( cli.gpuName() ) );
+    if ( !chosen )
         learned.reset();
     return learned;
 }

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -112,6 +113,33 @@ class Lines
     int _last = 0;
 };
 
+//! The optional `input_min` / `input_max` lines (both or neither), one number per input.
+void parseInputRange( Lines& in, MlpFile& m )
+{
+    if ( !in.peek( "input_min" ) )
+        return;
+    const std::size_t n = m.names.size();
+    m.input_min = in.numbers( in.expect( "input_min" ), n, "input_min" );
+    const Line& l = in.expect( "input_max" );
+    m.input_max = in.numbers( l, n, "input_max" );
+    for ( std::size_t i = 0; i < n; ++i )
+        if ( !( m.input_min[i] <= m.input_max[i] ) )
+            in.fail( l, "input_max value " + std::to_string( i + 1 ),
+                     "a number >= its input_min (input " + m.names[i] + ")", l.words[i + 1] );
+}
+
+//! The optional `default_for` line: GPUs of the trained_on line.
+void parseDefaultFor( Lines& in, MlpFile& m )
+{
+    if ( !in.peek( "default_for" ) )
+        return;
+    const Line& l = in.expect( "default_for" );
+    m.default_for.assign( l.words.begin() + 1, l.words.end() );
+    for ( const std::string& g : m.default_for )
+        if ( std::find( m.trained_on.begin(), m.trained_on.end(), g ) == m.trained_on.end() )
+            in.fail( l, "default_for", "GPUs of the trained_on line", "'" + g + "'" );
+}
+
 std::string joinWords( const Line& l, std::size_t from )
 {
     std::string s;
@@ -157,11 +185,13 @@ MlpFile parseMlpFile( const std::string& text, const std::string& name )
             if ( !( s > 0.0 ) )
                 in.fail( l, "scale", "numbers > 0", std::to_string( s ) );
     }
+    parseInputRange( in, m );
     m.output_min = in.numbers( in.expect( "output_min" ), 1, "output_min" )[0];
     {
         const Line& l = in.expect( "trained_on" );
         m.trained_on.assign( l.words.begin() + 1, l.words.end() );
     }
+    parseDefaultFor( in, m );
     const Line& ll = in.expect( "layers" );
     const int num_layers = in.count( ll, 1, "layers", 1, kMlpMaxLayers );
     int width = n;
@@ -247,9 +277,20 @@ void writeMlpFile( std::ostream& out, const MlpFile& m )
     out << '\n';
     row( "mean", m.mean );
     row( "scale", m.scale );
+    if ( !m.input_min.empty() )
+    {
+        row( "input_min", m.input_min );
+        row( "input_max", m.input_max );
+    }
     out << "output_min " << m.output_min << "\ntrained_on";
     for ( const std::string& s : m.trained_on )
         out << ' ' << s;
+    if ( !m.default_for.empty() )
+    {
+        out << "\ndefault_for";
+        for ( const std::string& s : m.default_for )
+            out << ' ' << s;
+    }
     out << "\nlayers " << m.layers.size() << '\n';
     for ( const MlpFileLayer& l : m.layers )
     {
@@ -289,7 +330,11 @@ double mlpReferenceEvaluate( const MlpFile& m, const std::vector<double>& x )
 {
     std::vector<double> h( x.size() );
     for ( std::size_t i = 0; i < x.size(); ++i )
-        h[i] = ( x[i] - m.mean[i] ) / m.scale[i];
+    {
+        const double xi =
+            m.input_min.empty() ? x[i] : std::clamp( x[i], m.input_min[i], m.input_max[i] );
+        h[i] = ( xi - m.mean[i] ) / m.scale[i];
+    }
     for ( const MlpFileLayer& l : m.layers )
     {
         std::vector<double> next( l.outputs );
@@ -316,6 +361,13 @@ std::vector<double> packMlp( const MlpFile& m, MlpLayout& layout )
     p.insert( p.end(), m.mean.begin(), m.mean.end() );
     layout.scale = static_cast<int>( p.size() );
     p.insert( p.end(), m.scale.begin(), m.scale.end() );
+    if ( !m.input_min.empty() )
+    {
+        layout.input_min = static_cast<int>( p.size() );
+        p.insert( p.end(), m.input_min.begin(), m.input_min.end() );
+        layout.input_max = static_cast<int>( p.size() );
+        p.insert( p.end(), m.input_max.begin(), m.input_max.end() );
+    }
     for ( std::size_t l = 0; l < m.layers.size(); ++l )
     {
         const MlpFileLayer& f = m.layers[l];

@@ -39,13 +39,26 @@ Kokkos::View<const double*, Mem> deviceParams( const LearnedOperatorModel* model
 }
 } // namespace
 
-bool LearnedOperatorModel::trainedOn( const std::string& gpu_name ) const
+namespace
+{
+bool namesGpu( const std::vector<std::string>& gpus, const std::string& gpu_name )
 {
     const std::string n = normalizeGpuName( gpu_name );
-    for ( const std::string& g : file.trained_on )
+    for ( const std::string& g : gpus )
         if ( normalizeGpuName( g ) == n )
             return true;
     return false;
+}
+} // namespace
+
+bool LearnedOperatorModel::trainedOn( const std::string& gpu_name ) const
+{
+    return namesGpu( file.trained_on, gpu_name );
+}
+
+bool LearnedOperatorModel::defaultFor( const std::string& gpu_name ) const
+{
+    return namesGpu( file.default_for, gpu_name );
 }
 
 LearnedOperatorModel loadLearnedGemmModel( const std::string& path )

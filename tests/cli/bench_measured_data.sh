@@ -50,5 +50,28 @@ maxmfu=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "measured_mfu_pc
     fail "measured MFU maxima $maxmfu differ from kMeasuredTransformerRuns"
 grep -q "43.44," "$src/include/shardsweep/model/transformer/validated_range.hpp" ||
     fail "validated_range.hpp no longer holds A100's 43.44 %"
+# The GEMM ceiling of each NeuSight GPU (catalog max_matmul_fp32_TFLOPs) is the highest FP32 rate
+# in its measured GEMMs, rounded up to 0.01 TFLOP/s (docs/model/gemm.md).
+# NeuSight's files end their lines with CR LF.
+awk -F, '{ sub(/\r$/, "") }
+    FNR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+    { r = 2 * $c["B"] * $c["M"] * $c["N"] * $c["K"] / ($c["latency_ms"] * 1e-3) / 1e12
+      if (r > m[$c["device"]]) m[$c["device"]] = r }
+    END { for (d in m) printf "%s,%.2f\n", d, int(m[d] * 100 + 0.999999) / 100 }' \
+    "$data"/gemm/train/*.csv | sort >"$scratch/fp32_max.csv"
+[ "$(wc -l <"$scratch/fp32_max.csv")" -eq 5 ] || fail "measured GEMM maxima: $(cat "$scratch/fp32_max.csv")"
+while IFS=, read -r device want; do
+    got=$(grep -l -- "\"$device\"" "$src"/inputs/gpus/*.yaml | xargs grep -h "^max_matmul_fp32_TFLOPs:" |
+        awk '{ printf "%.2f", $2 }')
+    [ "$got" = "$want" ] || fail "$device: catalog max_matmul_fp32_TFLOPs '$got', measured maximum $want"
+done <"$scratch/fp32_max.csv"
+# The analytic operator model's shipped constants are the fit on all GPUs, to 5 significant digits.
+"$exe" bench ops --table constants -f csv >"$scratch/ops_constants.csv" || fail "bench ops --table constants"
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+    { v[$1] = sprintf("%.5g %.5g %.5g %.5g", $c["launch_ms"], $c["bandwidth_efficiency"],
+                       $c["softmax_factor"], $c["ln_factor"]) }
+    END { if (v["all GPUs"] == "" || v["all GPUs"] != v["shipped"]) {
+              print "fit " v["all GPUs"] ", shipped " v["shipped"]; exit 1 } }' \
+    "$scratch/ops_constants.csv" || fail "shippedOperatorConstants() is not the fit on all GPUs"
 echo "bench gemm, ops and transformer read the repository's measurements: A100 bmm $bmm rows," \
     "A100 softmax $softmax, 8-GPU all-reduce $nccl"

@@ -80,17 +80,19 @@ grep -q "zero.csv:2:.*'M'" <<<"$err" || fail "M=0 message: $err"
 [ $? -eq 2 ] || fail "unknown GPU must exit 2"
 "$exe" predict gemm --help | grep -q -- "--input" || fail "--help"
 
-# --model learned (the default): used on a GPU the shipped model was trained on (T4: model column
-# "learned", latency differs from the analytic one but stays above the plain roofline), the
-# analytic model on a GPU it was not (H100: identical to --model analytic) unless
-# --force-learned; a bad --model or --model-file fails with exit 2.
+# --model learned: used on a GPU the shipped model was trained on (T4: model column "learned",
+# latency differs from the analytic one but stays above the plain roofline), the analytic model on
+# a GPU it was not (H100: identical to --model analytic) unless --force-learned; a bad --model or
+# --model-file fails with exit 2. The default (auto) is the out-of-distribution winner per GPU.
 printf 'B,M,N,K\n1,4096,4096,4096\n64,128,128,64\n' >"$scratch/two.csv"
-lt=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --format csv) || fail "learned exit $?"
+lt=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --format csv --model learned) || fail "learned exit $?"
 at=$("$exe" predict gemm --gpu T4 --input "$scratch/two.csv" --format csv --model analytic)
 awk -F, 'NR > 1 && $11 != "learned" { exit 1 }' <<<"$lt" || fail "T4 not learned: $lt"
 [ "$(cut -d, -f7 <<<"$lt")" != "$(cut -d, -f7 <<<"$at")" ] || fail "learned = analytic on T4"
 awk -F, 'NR > 1 { roof = 2 * $1 * $2 * $3 * $4 / 8.1e12 * 1e3
     if (!($7 >= roof)) { print "below roofline: " $0; exit 1 } }' <<<"$lt" || fail "T4 roofline"
+source "$2/tests/cli/lib/learned_default.sh"
+checkLearnedDefault gemm "$scratch/two.csv" gemm --table learned
 lh=$("$exe" predict gemm --gpu H100 --input "$scratch/two.csv" --format csv)
 ah=$("$exe" predict gemm --gpu H100 --input "$scratch/two.csv" --format csv --model analytic)
 [ "$lh" = "$ah" ] || fail "unseen GPU must fall back to analytic: $lh"

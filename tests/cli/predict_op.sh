@@ -1,5 +1,5 @@
-# shardsweep predict op: columns, learned vs analytic, the roofline bound, fallback on unseen GPUs
-# and errors naming the row.
+# shardsweep predict op: columns, learned vs analytic, the roofline bound, the default per GPU,
+# fallback on unseen GPUs and errors naming the row.
 set -u
 exe=$1
 scratch=$3
@@ -7,7 +7,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$scratch"
 printf 'op,B,H\nsoftmax,8192,1024\nln,4096,4096\nadd,16384,2048\naddu,16384,2048\nmul,1,1\nmulu,100,100\ndiv,9000,600\ndivu,9000,600\npow,12000,3000\npowu,12000,3000\ngelu,8192,4096\nrelu,8192,4096\ntanh,8192,4096\n' \
     >"$scratch/ops.csv"
-out=$("$exe" predict op --gpu T4 --input "$scratch/ops.csv" --format csv) || fail "exit $?"
+out=$("$exe" predict op --gpu T4 --input "$scratch/ops.csv" --format csv --model learned) || fail "exit $?"
 [ "$(head -1 <<<"$out")" = "op,B,H,latency_ms,bound_ms,model" ] || fail "header: $out"
 [ "$(wc -l <<<"$out")" -eq 14 ] || fail "rows: $out"
 # T4 (catalog: 320 GB/s, 8.1 TFLOP/s): bound_ms = max(4 * tensors * B * H / 320e9, flops * B * H /
@@ -23,9 +23,10 @@ awk -F, 'NR > 1 {
     if ($2 * $3 > 1e6 && $4 > 3 * $5) { print "too slow: " $0; bad = 1 }
     if ($6 != "learned") { print "model " $6; bad = 1 }
 } END { exit bad }' <<<"$out" || fail "row checks: $out"
-# analytic: the bound / 0.73
+# analytic: 0.0086411 ms + bound / 0.75080, softmax x 1.2618, ln x 1.5117 (shippedOperatorConstants)
 an=$("$exe" predict op --gpu T4 --input "$scratch/ops.csv" --format csv --model analytic) || fail "analytic"
-awk -F, 'NR > 1 { w = $5 / 0.73; if ((w - $4) > 1e-9 * w || ($4 - w) > 1e-9 * w || $6 != "analytic") {
+awk -F, 'NR > 1 { f = ($1 == "softmax") ? 1.2618 : ($1 == "ln") ? 1.5117 : 1
+    w = 0.0086411 + $5 / 0.75080 * f; if ((w - $4) > 1e-9 * w || ($4 - w) > 1e-9 * w || $6 != "analytic") {
     print "analytic " $0; exit 1 } }' <<<"$an" || fail "analytic rows: $an"
 # A GPU the model was not trained on gets the analytic model; --force-learned uses the MLP.
 h=$("$exe" predict op --gpu H100 --input "$scratch/ops.csv" --format csv)
@@ -33,6 +34,9 @@ ha=$("$exe" predict op --gpu H100 --input "$scratch/ops.csv" --format csv --mode
 [ "$h" = "$ha" ] || fail "H100 fallback: $h"
 hf=$("$exe" predict op --gpu H100 --input "$scratch/ops.csv" --format csv --force-learned)
 awk -F, 'NR > 1 && ($6 != "learned" || !($4 >= $5)) { exit 1 }' <<<"$hf" || fail "force: $hf"
+# The default (auto) is the out-of-distribution winner per GPU.
+source "$2/tests/cli/lib/learned_default.sh"
+checkLearnedDefault op "$scratch/ops.csv" ops
 # json and table formats
 "$exe" predict op --gpu T4 --input "$scratch/ops.csv" --format json | grep -q '"latency_ms"' || fail json
 "$exe" predict op --gpu T4 --input "$scratch/ops.csv" | grep -q "^softmax" || fail table

@@ -314,14 +314,18 @@ TEST( TEST_CATEGORY, domain_gpu_fields )
     EXPECT_EQ( keys, ( std::vector<std::string>{
                          "sm_count", "boost_clock_MHz", "fp32_TFLOPs", "tf32_TFLOPs", "fp16_TFLOPs",
                          "bf16_TFLOPs", "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
-                         "pcie_generation", "pcie_bandwidth_GBps", "tdp_W", "process_nm" } ) );
+                         "pcie_generation", "pcie_bandwidth_GBps", "tdp_W", "process_nm",
+                         "max_matmul_fp32_TFLOPs", "max_matmul_bf16_TFLOPs" } ) );
     EXPECT_EQ( g.sm_count, 1 );
     EXPECT_EQ( g.memory_GiB, 7.0 );
     EXPECT_EQ( g.pcie_generation, 10 );
     EXPECT_EQ( g.process_nm, 13.0 );
+    EXPECT_EQ( g.max_matmul_fp32_TFLOPs, 14.0 );
+    EXPECT_EQ( g.max_matmul_bf16_TFLOPs, 15.0 );
     const double rest[] = { 99.0 };
-    const std::array<double, 16> key = gpuKey<16>( g, rest );
-    const std::array<double, 16> expected = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 99, 0, 0 };
+    const std::array<double, 18> key = gpuKey<18>( g, rest );
+    const std::array<double, 18> expected = { 1,  2,  3,  4,  5,  6,  7,  8, 9,
+                                              10, 11, 12, 13, 14, 15, 99, 0, 0 };
     EXPECT_EQ( key, expected );
 }
 

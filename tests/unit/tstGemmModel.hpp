@@ -249,6 +249,34 @@ TEST( TEST_CATEGORY, gemm_roofline_bound )
     EXPECT_EQ( predictGemm( g, 1, 0, 10, 10, DataType::fp32 ).latency_ms, 0.0 );
 }
 
+//! The ceiling: the measured matmul maximum where the GPU has one, else the highest fraction of the
+//! peak measured on any GPU (13.40/14.0 FP32, 271.2/312 on tensor cores).
+TEST( TEST_CATEGORY, gemm_measured_matmul_ceiling )
+{
+    GpuSpec g = toyGpu();
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::fp32 ), 10.0 * 13.40 / 14.0 );
+    g.max_matmul_fp32_TFLOPs = 1.0;
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::fp32 ), 1.0 );
+    // A GPU without bf16 (and tf32) rates: those dtypes run at the FP32 rate, under its ceiling.
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::bf16 ), 1.0 );
+    g.tf32_TFLOPs = 50.0;
+    g.fp16_TFLOPs = 100.0;
+    g.bf16_TFLOPs = 100.0;
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::bf16 ), 100.0 * ( 271.2 / 312.0 ) );
+    g.max_matmul_bf16_TFLOPs = 80.0;
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::bf16 ), 80.0 );
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::fp16 ), 80.0 );
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( g, DataType::tf32 ), 40.0 );
+    // It binds: at 1 TFLOP/s a 1024³ FP32 GEMM takes 2·2^30 / 1e12 s = 2.147483648 ms, although
+    // the tile model alone (at most 4e11 FLOP/s per SM, 10 SMs) gives well under 1 ms.
+    GpuSpec free = toyGpu();
+    free.max_matmul_fp32_TFLOPs = 1000.0;
+    EXPECT_LT( predictGemmWith( kToy, free, 1, 1024, 1024, 1024, DataType::fp32 ).latency_ms, 1.0 );
+    EXPECT_DOUBLE_EQ( predictGemmWith( kToy, g, 1, 1024, 1024, 1024, DataType::fp32 ).latency_ms,
+                      2.147483648 );
+    EXPECT_DOUBLE_EQ( gemmMaxMatmulMs( g, 1, 1024, 1024, 1024, DataType::fp32 ), 2.147483648 );
+}
+
 //! The same function inside a Kokkos kernel on TEST_EXECSPACE gives the host's results
 //! (sameAsHost: bit for bit on host backends, within 1e-12 relative on CUDA).
 // The body is a free function: nvcc refuses a device lambda inside gtest's TestBody, a

@@ -159,6 +159,48 @@ TEST( TEST_CATEGORY, mlp_hand_computed )
     EXPECT_EQ( mlpEvaluate( layout, p.data(), x.data() ), 20.0 );
 }
 
+// With the training range a in [0, 3], b in [0, 10], x = (5, 10) is evaluated as (3, 10):
+// z = ((3-1)/2, 2) = (1, 2); hidden = relu(1 + 4 + 0.25, -3 + 1 - 1) = (5.25, 0); y = 11.
+// Inside the range nothing changes: (2, 6) gives z = (0.5, 1), hidden = (2.75, 0), y = 6;
+// (-4, 12) is evaluated as (0, 10): z = (-0.5, 2), hidden = (3.75, 1.5), y = 7.5 - 1.5 + 0.5 = 6.5.
+TEST( TEST_CATEGORY, mlp_inputs_clamped_into_training_range )
+{
+    const std::string text =
+        replaced( replaced( kTinyMlp, "output_min", "input_min 0 0\ninput_max 3 10\noutput_min" ),
+                  "check 5 10 13", "check 5 10 11" );
+    const MlpFile f = parseMlpFile( text, "ranged.mlp" );
+    EXPECT_EQ( f.input_min, ( std::vector<double>{ 0.0, 0.0 } ) );
+    EXPECT_EQ( f.input_max, ( std::vector<double>{ 3.0, 10.0 } ) );
+    MlpLayout layout;
+    const std::vector<double> p = packMlp( f, layout );
+    for ( const auto& [x, y] : { std::pair<std::vector<double>, double>{ { 5.0, 10.0 }, 11.0 },
+                                 { { 2.0, 6.0 }, 6.0 },
+                                 { { -4.0, 12.0 }, 6.5 } } )
+    {
+        EXPECT_EQ( mlpReferenceEvaluate( f, x ), y );
+        EXPECT_EQ( mlpEvaluate( layout, p.data(), x.data() ), y );
+    }
+    // The trainer's check record is verified with the clamp: the unclamped 13 is refused.
+    EXPECT_NE( parseError( replaced( text, "check 5 10 11", "check 5 10 13" ) ).find( "check" ),
+               std::string::npos );
+    EXPECT_NE( parseError( replaced( text, "input_max 3 10", "input_max 3 -1" ) )
+                   .find( "field 'input_max value 2'" ),
+               std::string::npos );
+    EXPECT_NE( parseError( replaced( text, "input_max 3 10\n", "" ) ).find( "input_max" ),
+               std::string::npos );
+}
+
+TEST( TEST_CATEGORY, mlp_default_for_names_trained_gpus )
+{
+    const std::string with =
+        replaced( kTinyMlp, "trained_on toy\n", "trained_on toy T4\ndefault_for T4\n" );
+    const MlpFile f = parseMlpFile( with, "default.mlp" );
+    EXPECT_EQ( f.default_for, ( std::vector<std::string>{ "T4" } ) );
+    EXPECT_NE( parseError( replaced( with, "default_for T4", "default_for P4" ) )
+                   .find( "field 'default_for'" ),
+               std::string::npos );
+}
+
 TEST( TEST_CATEGORY, mlp_file_round_trip_and_checks )
 {
     for ( const std::string& path : { shippedGemm(), shippedOps() } )
@@ -175,6 +217,10 @@ TEST( TEST_CATEGORY, mlp_file_round_trip_and_checks )
         EXPECT_EQ( a.scale, b.scale );
         EXPECT_EQ( a.output_min, b.output_min );
         EXPECT_EQ( a.trained_on, b.trained_on );
+        EXPECT_EQ( a.input_min, b.input_min );
+        EXPECT_EQ( a.input_max, b.input_max );
+        EXPECT_EQ( a.default_for, b.default_for );
+        EXPECT_EQ( a.input_min.size(), a.names.size() ) << path << ": shipped without a range";
         ASSERT_EQ( a.layers.size(), b.layers.size() );
         for ( std::size_t l = 0; l < a.layers.size(); ++l )
         {
@@ -271,6 +317,38 @@ TEST( TEST_CATEGORY, learned_predictions_respect_the_roofline )
     }
 }
 
+// No GEMM, analytic or learned (forced onto every GPU), any dtype, runs faster than the highest
+// matmul rate measured on its GPU: the catalog's max_matmul_* (A100 SXM BF16: 271.2 TFLOP/s, of
+// which TF32 gets 156/312) or, unmeasured, the highest fraction of the peak measured anywhere.
+TEST( TEST_CATEGORY, no_gemm_beats_the_measured_matmul_maximum )
+{
+    const GpuSpec a100 = findGpu( "A100-SXM4-80GB" ).spec;
+    EXPECT_EQ( gemmMaxMatmulTFLOPs( a100, DataType::bf16 ), 271.2 );
+    EXPECT_DOUBLE_EQ( gemmMaxMatmulTFLOPs( a100, DataType::tf32 ), 135.6 );
+    const GpuSpec l4 = findGpu( "L4" ).spec;
+    EXPECT_DOUBLE_EQ( gemmMaxMatmulTFLOPs( l4, DataType::bf16 ), l4.bf16_TFLOPs * 271.2 / 312.0 );
+    const LearnedOperatorModel g = loadLearnedGemmModel( shippedGemm() );
+    const auto gs = gemmGrid();
+    for ( const GpuEntry& e : defaultGpuCatalog().entries() )
+    {
+        const auto rate = [&]( const GemmShape& s, double ms )
+        { return 2.0 * s.B * s.M * s.N * s.K / ( ms * 1.0e-3 ) / 1.0e12; };
+        const auto learned = gemmsOn<TEST_EXECSPACE>( g.model, e.spec, gs );
+        for ( std::size_t i = 0; i < gs.size(); ++i )
+        {
+            const double cap = gemmMaxMatmulTFLOPs( e.spec, DataType::fp32 ) * ( 1.0 + 1e-12 );
+            EXPECT_LE( rate( gs[i], learned[i].latency_ms ), cap ) << e.name << " " << i;
+            for ( DataType d : { DataType::fp32, DataType::tf32, DataType::fp16, DataType::bf16 } )
+            {
+                const GemmShape& s = gs[i];
+                const double ms = predictGemm( e.spec, s.B, s.M, s.N, s.K, d, s.op ).latency_ms;
+                EXPECT_LE( rate( s, ms ), gemmMaxMatmulTFLOPs( e.spec, d ) * ( 1.0 + 1e-12 ) )
+                    << e.name << " " << nameOf( d ) << " " << i;
+            }
+        }
+    }
+}
+
 // Hand-computed bounds on a toy GPU: 10 SMs, 10 TFLOP/s (1e12 per SM), 100 GB/s.
 TEST( TEST_CATEGORY, wave_and_operator_bounds_hand_computed )
 {
@@ -287,7 +365,15 @@ TEST( TEST_CATEGORY, wave_and_operator_bounds_hand_computed )
     // add on [1000, 1000]: 3 tensors · 4 B · 1e6 / 1e11 = 1.2e-4 s = 0.12 ms; compute 1e6/1e13.
     EXPECT_NEAR( operatorBoundMs( g, OperatorKind::add, 1000, 1000 ), 0.12, 1e-15 );
     EXPECT_NEAR( operatorBoundMs( g, OperatorKind::relu, 1000, 1000 ), 0.08, 1e-15 );
-    EXPECT_NEAR( predictOperatorAnalytic( g, OperatorKind::relu, 1000, 1000 ), 0.08 / 0.73, 1e-15 );
+    // The analytic model: launch + bound / efficiency · factor; with { 0.01 ms, 0.5, 2, 3 }: relu
+    // 0.01 + 0.08/0.5 = 0.17, softmax (bound max(0.08, 5e6/1e13 s)) 0.01 + 0.16·2 = 0.33, ln 0.49.
+    const OperatorConstants c = { 0.01, 0.5, 2.0, 3.0 };
+    EXPECT_NEAR( predictOperatorAnalyticWith( c, g, OperatorKind::relu, 1000, 1000 ), 0.17, 1e-15 );
+    EXPECT_NEAR( predictOperatorAnalyticWith( c, g, OperatorKind::softmax, 1000, 1000 ), 0.33,
+                 1e-15 );
+    EXPECT_NEAR( predictOperatorAnalyticWith( c, g, OperatorKind::ln, 1000, 1000 ), 0.49, 1e-15 );
+    EXPECT_NEAR( predictOperatorAnalytic( g, OperatorKind::relu, 1000, 1000 ),
+                 0.0086411 + 0.08 / 0.75080, 1e-15 );
 }
 
 TEST( TEST_CATEGORY, bad_model_files_name_line_and_field )

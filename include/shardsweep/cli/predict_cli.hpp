@@ -103,7 +103,7 @@ class PredictCli
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
 
 //! The learned-model options of the predict commands that have one (gemm, op): --model
-//! learned|analytic, --model-file F, --force-learned.
+//! auto|learned|analytic, --model-file F, --force-learned.
 class LearnedModelOptions
 {
   public:
@@ -111,14 +111,15 @@ class LearnedModelOptions
     LearnedModelOptions( PredictCli& cli, const char* file_help );
     //! After cli.parse(): the learned model to use, or null for the analytic one. The learned
     //! model is loaded (with `load`, from --model-file or `default_path` when that exists) and
-    //! kept only for GPUs it was trained on, unless --force-learned.
+    //! kept only for the GPUs of its default_for line (--model auto) or of its trained_on line
+    //! (--model learned), unless --force-learned.
     std::unique_ptr<LearnedOperatorModel>
     load( const PredictCli& cli, const std::string& default_path,
           LearnedOperatorModel ( *load )( const std::string& ) ) const;
 
   private:
     std::string _command;
-    std::string _model = "learned";
+    std::string _model = "auto";
     std::string _file;
     bool _force_learned = false;
 };

@@ -67,6 +67,17 @@ inline constexpr GpuField kGpuFields[] = {
       "fabrication node (0: unknown, no power cap in the GEMM model)",
       []( const GpuSpec& g ) { return g.process_nm; },
       []( GpuSpec& g, double v ) { g.process_nm = v; }, nullptr },
+    { "max_matmul_fp32_TFLOPs", GpuField::real, 0, 100000, 0, false, "TFLOP/s", "",
+      "highest FP32 matmul rate measured on this GPU: the GEMM model's ceiling (0: not "
+      "measured, the highest fraction of the FP32 peak measured on any GPU)",
+      []( const GpuSpec& g ) { return g.max_matmul_fp32_TFLOPs; },
+      []( GpuSpec& g, double v ) { g.max_matmul_fp32_TFLOPs = v; }, nullptr },
+    { "max_matmul_bf16_TFLOPs", GpuField::real, 0, 100000, 0, false, "TFLOP/s", "",
+      "highest BF16 matmul rate measured on this GPU (maximum achievable matmul FLOPS): the "
+      "ceiling of every tensor-core GEMM, as that fraction of the dtype's peak (0: not "
+      "measured, the highest fraction measured on any GPU)",
+      []( const GpuSpec& g ) { return g.max_matmul_bf16_TFLOPs; },
+      []( GpuSpec& g, double v ) { g.max_matmul_bf16_TFLOPs = v; }, nullptr },
 };
 constexpr std::size_t kGpuSpecWords = std::size( kGpuFields );
 

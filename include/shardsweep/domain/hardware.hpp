@@ -46,6 +46,11 @@ struct GpuSpec
     double pcie_bandwidth_GBps = 0.0; //!< per direction, GB = 1e9 B
     double tdp_W = 0.0;      //!< board power limit (datasheet "max power"); 0 = unknown: no cap
     double process_nm = 0.0; //!< fabrication node (16, 12, 7, 4...); 0 = unknown: no power cap
+    //! The highest matmul throughput measured on this GPU (FP32 SIMT; 16-bit tensor cores),
+    //! TFLOP/s: no GEMM is predicted faster. 0 = not measured: the highest fraction of the peak
+    //! measured on any GPU applies (model/gemm.hpp gemmMaxMatmulTFLOPs).
+    double max_matmul_fp32_TFLOPs = 0.0;
+    double max_matmul_bf16_TFLOPs = 0.0;
 };
 
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).

@@ -11,8 +11,12 @@
 //!   inputs 18
 //!   names log2_B log2_M ...            one name per input
 //!   mean ... / scale ...               z-score of each input: (x - mean) / scale
+//!   input_min ... / input_max ...      optional: each input's range over the training rows;
+//!                                      inputs are clamped into it before the z-score
 //!   output_min 0                       clamp of the output (-1e300: none)
 //!   trained_on P4 T4 ...               GPUs (catalog names) the model was trained on
+//!   default_for P4 ...                 optional: the trained GPUs on which it is the default,
+//!                                      because it beat the analytic model out of distribution
 //!   layers 3
 //!   layer relu 18 32                   activation, inputs, outputs; then
 //!   weights ...                        outputs x inputs numbers, row-major by output
@@ -51,8 +55,11 @@ struct MlpFile
     std::vector<std::string> names;
     std::vector<double> mean;
     std::vector<double> scale;
+    std::vector<double> input_min; //!< empty, or one per input (with input_max)
+    std::vector<double> input_max;
     double output_min = -1.0e300;
     std::vector<std::string> trained_on;
+    std::vector<std::string> default_for; //!< a subset of trained_on
     std::vector<MlpFileLayer> layers;
     std::vector<std::vector<double>> check_inputs;
     std::vector<double> check_outputs;

@@ -20,6 +20,9 @@ struct LearnedOperatorModel
 
     //! Whether `gpu_name` (a catalog name) is among the GPUs the model was trained on.
     bool trainedOn( const std::string& gpu_name ) const;
+    //! Whether the file names `gpu_name` in default_for: the learned model beat the analytic one
+    //! there on shapes larger than those it was trained on.
+    bool defaultFor( const std::string& gpu_name ) const;
 };
 
 //! Reads a GEMM model file (family gemm, kGemmLearnedFeatureNames); throws InputError.

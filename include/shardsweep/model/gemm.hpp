@@ -152,6 +152,38 @@ KOKKOS_INLINE_FUNCTION double gemmPeakTFLOPs( const GpuSpec& gpu, DataType dtype
     return peak;
 }
 
+//! The highest fraction of the peak a matmul was measured to reach on any GPU: the ceiling of a GPU
+//! without its own measurement (GpuSpec::max_matmul_*). FP32: V100-PCIe-32GB, 13.40 of 14.0
+//! TFLOP/s in NeuSight's measured GEMMs (inputs/measured/gemm); 16-bit tensor cores: A100 SXM,
+//! 271.2 of 312 TFLOP/s BF16 (S. Bekman, Machine Learning Engineering Open Book,
+//! compute/accelerator/README.md, "Maximum Achievable Matmul FLOPS comparison table").
+constexpr double kMaxMeasuredFp32MatmulFraction = 13.40 / 14.0;
+constexpr double kMaxMeasuredTensorMatmulFraction = 271.2 / 312.0;
+
+//! The fastest a matmul of `dtype` runs on `gpu`, TFLOP/s: the measured maximum (FP32), or the
+//! measured BF16 fraction of the dtype's tensor-core peak (TF32, FP16, BF16); where the GPU has no
+//! measurement, the highest fraction measured on any GPU. No GEMM prediction exceeds it.
+KOKKOS_INLINE_FUNCTION double gemmMaxMatmulTFLOPs( const GpuSpec& gpu, DataType dtype )
+{
+    const double peak = gemmPeakTFLOPs( gpu, dtype );
+    // A dtype the GPU lists no rate for runs at the FP32 rate (gemmPeakTFLOPs), on the FP32 units.
+    const bool tensor = dtype != DataType::fp32 && peak != gpu.fp32_TFLOPs;
+    if ( !tensor )
+        return gpu.max_matmul_fp32_TFLOPs > 0.0 ? gpu.max_matmul_fp32_TFLOPs
+                                                : peak * kMaxMeasuredFp32MatmulFraction;
+    const double fraction = gpu.max_matmul_bf16_TFLOPs > 0.0 && gpu.bf16_TFLOPs > 0.0
+                                ? gpu.max_matmul_bf16_TFLOPs / gpu.bf16_TFLOPs
+                                : kMaxMeasuredTensorMatmulFraction;
+    return peak * fraction;
+}
+
+//! The time of a GEMM at gemmMaxMatmulTFLOPs, ms: the floor of every GEMM prediction.
+KOKKOS_INLINE_FUNCTION double gemmMaxMatmulMs( const GpuSpec& gpu, double B, double M, double N,
+                                               double K, DataType dtype )
+{
+    return 2.0 * B * M * N * K / ( gemmMaxMatmulTFLOPs( gpu, dtype ) * 1.0e12 ) * 1.0e3;
+}
+
 //! Tiles resident per SM for a tm×tn tile.
 KOKKOS_INLINE_FUNCTION double gemmTilesPerSm( const GemmConstants& c, int tm, int tn )
 {
@@ -247,7 +279,8 @@ KOKKOS_INLINE_FUNCTION GemmPrediction gemmBestSplit( const GemmConstants& c, con
 }
 
 //! The model with explicit constants (the fit varies them): geometric mean over the tiles of each
-//! tile's fastest split; tile, waves and bound of the fastest tile.
+//! tile's fastest split, never faster than the measured matmul maximum (gemmMaxMatmulMs); tile,
+//! waves and bound of the fastest tile.
 KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmWith( const GemmConstants& c, const GpuSpec& gpu,
                                                        double B, double M, double N, double K,
                                                        DataType dtype, GemmOp op = GemmOp::bmm )
@@ -263,7 +296,8 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmWith( const GemmConstants& c, c
         if ( t == 0 || p.latency_ms < best.latency_ms )
             best = p;
     }
-    best.latency_ms = math::exp( sum_log / kGemmNumTiles );
+    best.latency_ms = math::fmax( math::exp( sum_log / kGemmNumTiles ),
+                                  gemmMaxMatmulMs( gpu, B, M, N, K, dtype ) );
     return best;
 }
 

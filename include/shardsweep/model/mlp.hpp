@@ -40,11 +40,16 @@ struct MlpLayout
     int bias[kMlpMaxLayers] = {};    //!< offset of layer l's biases
     int mean = 0;                    //!< offset of the inputs' means (z-score)
     int scale = 0;                   //!< offset of the inputs' standard deviations
-    double output_min = -1.0e300;    //!< the output is clamped below at this value
+    //! Offsets of each input's training range (-1: none). An input outside it is clamped into it
+    //! first, so the MLP never extrapolates beyond the shapes and GPUs it was trained on.
+    int input_min = -1;
+    int input_max = -1;
+    double output_min = -1.0e300; //!< the output is clamped below at this value
 };
 
-//! The MLP's (first) output for raw inputs `x` (width[0] values): z-score, then each layer
-//! y = act(W·h + b). The sums run in index order, so every backend gives the same bits.
+//! The MLP's (first) output for raw inputs `x` (width[0] values): clamp into the training range
+//! (when the model has one), z-score, then each layer y = act(W·h + b). The sums run in index
+//! order, so every backend gives the same bits.
 KOKKOS_INLINE_FUNCTION double mlpEvaluate( const MlpLayout& m, const double* params,
                                            const double* x )
 {
@@ -52,7 +57,12 @@ KOKKOS_INLINE_FUNCTION double mlpEvaluate( const MlpLayout& m, const double* par
     double b[kMlpMaxWidth];
     const int n0 = m.width[0];
     for ( int i = 0; i < n0; ++i )
-        a[i] = ( x[i] - params[m.mean + i] ) / params[m.scale + i];
+    {
+        double xi = x[i];
+        if ( m.input_min >= 0 )
+            xi = math::fmin( math::fmax( xi, params[m.input_min + i] ), params[m.input_max + i] );
+        a[i] = ( xi - params[m.mean + i] ) / params[m.scale + i];
+    }
     for ( int l = 0; l < m.num_layers; ++l )
     {
         const int in = m.width[l];
