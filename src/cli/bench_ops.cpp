@@ -1,5 +1,6 @@
 // shardsweep bench ops / bench gemm --table learned: the learned operator models against
-// NeuSight's measurements, leave-one-GPU-out and on unseen shapes, next to the analytic models.
+// NeuSight's measurements (leave-one-GPU-out, unseen shapes, the largest shapes held out) next
+// to the analytic models; bench ops --table constants: the analytic operator model's fit.
 #include "bench_probes.hpp"
 #include "command_line.hpp"
 
