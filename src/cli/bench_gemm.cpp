@@ -54,11 +54,8 @@ std::vector<double> rooflineRows( const GemmDataset& d, const std::vector<std::s
 //! --table learned: the learned GEMM model's fold files against the shipped analytic model.
 ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
 {
-    const LearnedOperatorModel shapes_model =
-        loadLearnedGemmModel( model_dir + "/logo/gemm_unseen_shapes.mlp" );
-    const LearnedOperatorModel largest_model =
-        loadLearnedGemmModel( model_dir + "/logo/gemm_without_largest.mlp" );
-    const LearnedOperatorModel shipped = loadLearnedGemmModel( model_dir + "/gemm.mlp" );
+    const LearnedFoldModels models =
+        loadLearnedFoldModels( model_dir, "gemm", loadLearnedGemmModel );
     ResultTable table = learnedErrorTable();
     for ( std::size_t g = 0; g < d.gpus.size(); ++g )
     {
@@ -96,12 +93,12 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
             return out;
         };
         p.logo = latency( &fold );
-        p.shapes = latency( &shapes_model );
-        p.largest = latency( &largest_model );
+        p.shapes = latency( &models.unseen_shapes );
+        p.largest = latency( &models.without_largest );
         p.analytic = latency( nullptr );
         const std::vector<char> all( shapes.size(), 1 );
         addLearnedRows( table, name, "all", learnedSplitErrors( p, all ),
-                        shipped.defaultFor( name ) ? "learned" : "analytic" );
+                        models.shipped.defaultFor( name ) ? "learned" : "analytic" );
         addLearnedRows( table, name, nameOf( GemmOp::bmm ), learnedSplitErrors( p, bmm ) );
         addLearnedRows( table, name, nameOf( GemmOp::linear ), learnedSplitErrors( p, linear ) );
     }

@@ -101,12 +101,10 @@ OperatorData readOperatorData( const std::string& data_dir )
     return data;
 }
 
-//! The error rows of GPU `g`: the leave-one-GPU-out model (<model_dir>/logo/ops_without_<GPU>.mlp),
-//! `shapes_model` and `largest_model` next to the analytic model, on all its rows and per op family
-//! it has; `shipped` says whether it is the default on that GPU.
+//! The error rows of GPU `g`: the leave-one-GPU-out model (<model_dir>/logo/ops_without_<GPU>.mlp)
+//! and the other folds next to the analytic model, on all its rows and per op family it has.
 void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std::string& model_dir,
-                 const LearnedOperatorModel& shapes_model,
-                 const LearnedOperatorModel& largest_model, const LearnedOperatorModel& shipped )
+                 const LearnedFoldModels& models )
 {
     const LearnedOperatorModel fold =
         loadLearnedOperatorModel( model_dir + "/logo/ops_without_" + data.gpus[g] + ".mlp" );
@@ -124,12 +122,12 @@ void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std:
     p.largest_shape = largestShapes( size );
     const GpuSpec& spec = data.specs[g];
     p.logo = predictOperatorsHost( &fold, spec, shapes );
-    p.shapes = predictOperatorsHost( &shapes_model, spec, shapes );
-    p.largest = predictOperatorsHost( &largest_model, spec, shapes );
+    p.shapes = predictOperatorsHost( &models.unseen_shapes, spec, shapes );
+    p.largest = predictOperatorsHost( &models.without_largest, spec, shapes );
     p.analytic = predictOperatorsHost( nullptr, spec, shapes );
     const std::vector<char> all( shapes.size(), 1 );
     addLearnedRows( table, data.gpus[g], "all", learnedSplitErrors( p, all ),
-                    shipped.defaultFor( data.gpus[g] ) ? "learned" : "analytic" );
+                    models.shipped.defaultFor( data.gpus[g] ) ? "learned" : "analytic" );
     for ( int k = 0; k < kNumOperatorKinds; ++k )
     {
         std::vector<char> sel( shapes.size() );
@@ -214,6 +212,14 @@ ResultTable learnedErrorTable()
                           "logo_analytic_mape_pct", "unseen_shape_rows", "shapes_learned_mape_pct",
                           "shapes_analytic_mape_pct", "largest_rows", "largest_learned_mape_pct",
                           "largest_analytic_mape_pct", "default_model" } );
+}
+
+LearnedFoldModels loadLearnedFoldModels( const std::string& dir, const std::string& family,
+                                         LearnedOperatorModel ( *load )( const std::string& ) )
+{
+    return { load( dir + "/logo/" + family + "_unseen_shapes.mlp" ),
+             load( dir + "/logo/" + family + "_without_largest.mlp" ),
+             load( dir + "/" + family + ".mlp" ) };
 }
 
 std::vector<char> largestShapes( const std::vector<double>& size )
@@ -334,14 +340,11 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
                         << bench::secondsSince( start ) << " s\n";
         return 0;
     }
-    const LearnedOperatorModel shapes_model =
-        loadLearnedOperatorModel( model_dir + "/logo/ops_unseen_shapes.mlp" );
-    const LearnedOperatorModel largest_model =
-        loadLearnedOperatorModel( model_dir + "/logo/ops_without_largest.mlp" );
-    const LearnedOperatorModel shipped = loadLearnedOperatorModel( model_dir + "/ops.mlp" );
+    const LearnedFoldModels models =
+        loadLearnedFoldModels( model_dir, "ops", loadLearnedOperatorModel );
     ResultTable table = learnedErrorTable();
     for ( int g : order )
-        addGpuRows( table, data, g, model_dir, shapes_model, largest_model, shipped );
+        addGpuRows( table, data, g, model_dir, models );
     const double seconds = bench::secondsSince( start );
     table.print( ctx.print(), fmt );
     if ( fmt == OutputFormat::table )

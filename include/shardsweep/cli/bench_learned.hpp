@@ -7,12 +7,23 @@
 //!  - trained without each GPU's largest shapes (largestShapes), on them: the test that decides
 //!    on which GPUs the shipped model is the default (its file's default_for line).
 
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <string>
 #include <vector>
 
 namespace shardsweep
 {
+
+//! The model files a learned table reads besides the leave-one-GPU-out folds:
+//! <dir>/logo/<family>_unseen_shapes.mlp, <dir>/logo/<family>_without_largest.mlp and the shipped
+//! <dir>/<family>.mlp (whose default_for line the table reports).
+struct LearnedFoldModels
+{
+    LearnedOperatorModel unseen_shapes, without_largest, shipped;
+};
+LearnedFoldModels loadLearnedFoldModels( const std::string& dir, const std::string& family,
+                                         LearnedOperatorModel ( *load )( const std::string& ) );
 
 //! One GPU's rows: measured latencies and each model's predictions, ms.
 struct LearnedPredictions
