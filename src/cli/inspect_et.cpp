@@ -11,6 +11,7 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
+#include <utility>
 
 namespace shardsweep
 {
@@ -235,11 +236,14 @@ double addStatisticsRows( ResultTable& table, const TraceFiles& files, const Ste
                 statisticsRow( std::to_string( r ), v, replay.rank_finish_ns[r] * 1e-6 ) );
     }
     if ( summary )
-        for ( const auto& [label, r] :
-              { std::pair<const char*, int>{ "slowest:", slowest }, { "fastest:", fastest } } )
+    {
+        const std::pair<const char*, int> picks[] = { { "slowest:", slowest },
+                                                      { "fastest:", fastest } };
+        for ( const auto& [label, r] : picks )
             table.addRow( statisticsRow( label + std::to_string( r ),
                                          rankStatistics( files.traces[r], graph.ranks[r] ),
                                          replay.rank_finish_ns[r] * 1e-6 ) );
+    }
     total[kComputeColumn] = max_compute;
     table.addRow( statisticsRow( "critical_path", total, replay.finish_ns * 1e-6 ) );
     return max_compute;

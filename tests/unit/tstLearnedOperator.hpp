@@ -173,9 +173,9 @@ TEST( TEST_CATEGORY, mlp_inputs_clamped_into_training_range )
     EXPECT_EQ( f.input_max, ( std::vector<double>{ 3.0, 10.0 } ) );
     MlpLayout layout;
     const std::vector<double> p = packMlp( f, layout );
-    for ( const auto& [x, y] : { std::pair<std::vector<double>, double>{ { 5.0, 10.0 }, 11.0 },
-                                 { { 2.0, 6.0 }, 6.0 },
-                                 { { -4.0, 12.0 }, 6.5 } } )
+    const std::pair<std::vector<double>, double> cases[] = {
+        { { 5.0, 10.0 }, 11.0 }, { { 2.0, 6.0 }, 6.0 }, { { -4.0, 12.0 }, 6.5 } };
+    for ( const auto& [x, y] : cases )
     {
         EXPECT_EQ( mlpReferenceEvaluate( f, x ), y );
         EXPECT_EQ( mlpEvaluate( layout, p.data(), x.data() ), y );
