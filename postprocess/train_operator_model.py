@@ -347,6 +347,8 @@ def analytic_ops(op, bound):
     launch, eff, softmax, ln = OPS_CONSTANTS
     factor = np.where(op == "softmax", softmax, np.where(op == "ln", ln, 1.0))
     return launch + bound / eff * factor
+
+
 # A GPU's largest shapes: size (B*M*N*K or B*H) at or above the value at index floor(0.8 n) of its
 # sorted sizes; `bench gemm --table learned` and `bench ops` select the same rows in C++.
 LARGEST_QUANTILE = 0.8
