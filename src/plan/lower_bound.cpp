@@ -1,6 +1,8 @@
 // A lower bound on the native-model iteration time of any plan (docs/PLANNERS.md, "Lower
 // bound"): the embedding work no sharding can avoid, spread perfectly over the GPUs, plus the
 // dense part and the all-to-alls that the model-parallel tables cannot avoid.
+#include "lower_bound_detail.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -13,48 +15,50 @@
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/memory.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <unordered_map>
 
 namespace shardsweep
 {
-namespace
+
+namespace bound_detail
 {
 
-//! Least fwd + bwd time (ms, summed over shards) of table t model-parallel at `batch`, over
-//! every tiling into n shards (row shares × column blocks, any kernel), n ≥ 1.
-//!
-//! embeddingShardCostFromStats charges each shard factor · max(DRAM bytes / DRAM bandwidth, L2
-//! bytes / L2 bandwidth) (+ host bytes / host bandwidth). Summed over a tiling: the shards' row
-//! bytes Σ s_i·rb_i are at least rb (whole table, sector-rounded); each shard streams its own
-//! offsets (batch · 8 B) and pooled output (≥ one 32-B sector per sample, and together at least
-//! the whole row); ids at least once; L2 serves at most the repeats (R = lookups − distinct) and
-//! per shard at most R · L2 / (distinct · rb_i) rows, i.e. R · L2 / distinct bytes — the one way
-//! splitting helps — and in total at least min(R · rb, R · L2 / distinct). Narrow column blocks
-//! only raise the narrow-row factor. UVM moves a first touch from DRAM to the host link, which is
-//! no faster (the DRAM term uses the faster of the two). Backward: each distinct row and its
-//! optimizer state read and written once, output gradient, index sort, per-lookup aggregation in
-//! L2.
-double modelParallelFloorMs( const Platform& platform, const TableSpec& t, double batch )
+// embeddingShardCostFromStats charges each shard factor · max(DRAM bytes / DRAM bandwidth, L2
+// bytes / L2 bandwidth) + host bytes / host bandwidth, the host bytes being host_share of its
+// first touches and row updates. Summed over a tiling: the shards' row bytes Σ s_i·rb_i are at
+// least rb (whole table, sector-rounded); each shard streams its own offsets (batch · 8 B) and
+// pooled output (≥ one 32-B sector per sample, and together at least the whole row); ids at
+// least once; L2 serves at most the repeats (R = lookups − distinct) and per shard at most
+// R · L2 / (distinct · rb_i) rows, i.e. R · L2 / distinct bytes — the one way splitting helps —
+// and in total at least min(R · rb, R · L2 / distinct). Narrow column blocks only raise the
+// narrow-row factor. Without host share, UVM moves a first touch from DRAM to the host link,
+// which is no faster: the DRAM term uses the faster of the two, so the HBM floor bounds every
+// kernel. Backward: each distinct row and its optimizer state read and written once, output
+// gradient, index sort, per-lookup aggregation in L2.
+double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
+                             const EmbeddingTableStats& s, double batch, double host_share )
 {
     if ( batch <= 0.0 || t.rows <= 0 || t.dim <= 0 )
         return 0.0;
-    const EmbeddingTableStats s = embeddingTableStats( t, batch, 0.0 );
     const double elem = dataTypeBytes( t.dtype );
     const double rb = sectorBytes( t.dim * elem );
     const double factor = narrowRowFactor( t.dim );
     const double lookups = s.lookups, unique = s.unique_rows;
     const double repeats = std::max( 0.0, lookups - unique );
-    const double dram =
-        std::max( platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency,
-                  factor * platform.host_to_gpu_GBps * 1e6 );
-    const double l2bw =
-        platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency * kL2ToDramBandwidth;
+    const double dram_Bpms = platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
+    const double host_Bpms = platform.host_to_gpu_GBps * 1e6;
+    const double h = std::clamp( host_share, 0.0, 1.0 );
+    const double dram = h > 0.0 ? dram_Bpms : std::max( dram_Bpms, factor * host_Bpms );
+    const double l2bw = dram_Bpms * kL2ToDramBandwidth;
     const double l2_bytes = kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0;
     const double hit_cap = unique > 0.0 ? repeats * l2_bytes / unique : 0.0; // per shard
     const double all_hits = repeats * rb;
     const double state = optimizerBytesPerRow( t.optimizer, t.dim );
+    const double updates = 2.0 * unique * ( rb + state );
+    const double host_ms_per_byte = h / host_Bpms;
     auto total = [&]( double n )
     {
         const double output = std::max( batch * rb, n * batch * 32.0 );
@@ -64,15 +68,35 @@ double modelParallelFloorMs( const Platform& platform, const TableSpec& t, doubl
         // holding everything would hit (min(·, cap) is concave, so splitting never hits less).
         const double h_max = std::min( all_hits, n * hit_cap );
         const double h_min = std::min( all_hits, hit_cap );
-        // The bound takes the hit volume that balances the DRAM and L2 terms, clamped to what
-        // any tiling into n shards can hit.
-        const double h = std::clamp( k * l2bw / ( dram + l2bw ), h_min, h_max );
-        const double fwd = std::max( ( k - h ) / dram, h / l2bw );
-        const double bwd = std::max(
-            ( 2.0 * unique * ( rb + state ) + output + 4.0 * lookups * kIndexBytesPerLookup ) /
-                dram,
-            lookups * rb / l2bw );
-        return factor * ( fwd + bwd );
+        if ( h == 0.0 )
+        {
+            // The hit volume that balances the DRAM and L2 terms, clamped to what any tiling
+            // into n shards can hit.
+            const double x = std::clamp( k * l2bw / ( dram + l2bw ), h_min, h_max );
+            const double fwd = std::max( ( k - x ) / dram, x / l2bw );
+            const double bwd =
+                std::max( ( updates + output + 4.0 * lookups * kIndexBytesPerLookup ) / dram,
+                          lookups * rb / l2bw );
+            return factor * ( fwd + bwd );
+        }
+        // Forward time at hit volume x: first touches lookups · rb − x, host_share of them over
+        // the host link. Convex in x: the least is where the DRAM and L2 terms balance or at an
+        // end of what n shards can hit.
+        auto fwdAt = [&]( double x )
+        {
+            const double first_touch = lookups * rb - x;
+            return factor * std::max( ( k - x - h * first_touch ) / dram, x / l2bw ) +
+                   host_ms_per_byte * first_touch;
+        };
+        const double balance = ( k - h * lookups * rb ) / ( 1.0 - h + dram / l2bw );
+        const double fwd = std::min(
+            { fwdAt( std::clamp( balance, h_min, h_max ) ), fwdAt( h_min ), fwdAt( h_max ) } );
+        const double bwd = factor * std::max( ( ( 1.0 - h ) * updates + output +
+                                                4.0 * lookups * kIndexBytesPerLookup ) /
+                                                  dram,
+                                              lookups * rb / l2bw ) +
+                           host_ms_per_byte * updates;
+        return fwd + bwd;
     };
     // Beyond n_full shards every repeat can hit; more shards only add streams.
     const double n_full = hit_cap > 0.0 ? std::ceil( all_hits / hit_cap ) : 1.0;
@@ -83,11 +107,44 @@ double modelParallelFloorMs( const Platform& platform, const TableSpec& t, doubl
     return best;
 }
 
-double allToAllMs( const Platform& platform, double bytes )
+double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )
 {
-    return 1e-6 *
-           collectiveTimeNs( platform.network, platform.system, Collective::all_to_all, bytes );
+    const double elem = dataTypeBytes( t.dtype );
+    const double local = batch / gpus;
+    // As stepShards counts them: 2 · global · cols · elem per shard (its columns sum to dim),
+    // and buffers 2 · (sent + received) pooled bytes, (P − 1) · local · cols · elem each, plus
+    // the ids received, (P − 1) · local · pooling · row share · 8 B.
+    return 2.0 * batch * t.dim * elem +
+           ( gpus - 1.0 ) * ( 4.0 * local * t.dim * elem + local * t.pooling_factor * kIndexBytes );
 }
+
+double dataParallelOutputBytes( const TableSpec& t, double batch )
+{
+    return 2.0 * batch * t.dim * dataTypeBytes( t.dtype );
+}
+
+double dataParallelMs( const Platform& platform, const TableSpec& t, const EmbeddingTableStats& s,
+                       double batch, double gpus, ComputeKernel kernel )
+{
+    const EmbeddingCost replica = embeddingShardCostFromStats(
+        platform.gpu, platform.host_to_gpu_GBps, t, s, 1.0, t.dim, batch / gpus, kernel );
+    return gpus * ( replica.fwd_ms + replica.bwd_ms );
+}
+
+} // namespace bound_detail
+
+namespace
+{
+
+using namespace bound_detail;
+
+//! What a bound reuses across calls: the tables' relaxed terms and the relaxation's scratch.
+//! Kept in the cache so that a sweep's bounds allocate nothing.
+struct BoundScratch
+{
+    std::vector<RelaxedTable> tables;
+    RelaxedScratch relaxed;
+};
 
 //! What one table contributes to the bound: its least model-parallel time (summed over any
 //! tiling) and its time data-parallel (every GPU looks it up for its local batch).
@@ -98,13 +155,13 @@ struct TableBoundTerms
 };
 
 TableBoundTerms tableBoundTerms( const Platform& platform, const TableSpec& t, double batch,
-                                 double local, double p )
+                                 double p )
 {
     TableBoundTerms terms;
-    terms.model_parallel_ms = modelParallelFloorMs( platform, t, batch );
-    const EmbeddingCost replica = embeddingShardCost( platform.gpu, platform.host_to_gpu_GBps, t,
-                                                      1.0, t.dim, local, ComputeKernel::hbm, 0.0 );
-    terms.data_parallel_ms = p * ( replica.fwd_ms + replica.bwd_ms );
+    terms.model_parallel_ms =
+        modelParallelFloorMs( platform, t, embeddingTableStats( t, batch, 0.0 ), batch, 0.0 );
+    terms.data_parallel_ms = dataParallelMs( platform, t, embeddingTableStats( t, batch / p, 0.0 ),
+                                             batch, p, ComputeKernel::hbm );
     return terms;
 }
 
@@ -165,35 +222,6 @@ struct TermsKeyEqual
     }
 };
 
-//! The tables that may go data-parallel, one entry each: what that costs each GPU, and the
-//! pooled and id bytes it takes off the all-to-alls. Kept in the cache so that a sweep's bounds
-//! allocate nothing.
-struct BoundScratch
-{
-    std::vector<double> extra, by_pooled, by_ids;
-};
-
-//! Sorts `v` by `before`: insertion sort up to 64 values (a scenario's tables: about 1.7x
-//! faster than std::sort's partitioning there, which mispredicts a branch per comparison, and the
-//! bound sorts three such arrays per scenario), std::sort beyond.
-template <class Before>
-void sortSmall( std::vector<double>& v, Before before )
-{
-    if ( v.size() > 64 )
-    {
-        std::sort( v.begin(), v.end(), before );
-        return;
-    }
-    for ( std::size_t i = 1; i < v.size(); ++i )
-    {
-        const double x = v[i];
-        std::size_t j = i;
-        for ( ; j > 0 && before( x, v[j - 1] ); --j )
-            v[j] = v[j - 1];
-        v[j] = x;
-    }
-}
-
 double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
                      LowerBoundCache* cache );
 
@@ -206,6 +234,9 @@ struct LowerBoundCache::Impl
     //! Beyond this many contexts the cache starts over (their search is linear).
     static constexpr std::size_t kMaxContexts = 256;
     std::unordered_map<TermsKey, TableBoundTerms, TermsKeyHash, TermsKeyEqual> terms;
+    //! Computed only for bounds whose memory binds; the curves keyed by accessKey.
+    std::unordered_map<TermsKey, TableHoldings, TermsKeyHash, TermsKeyEqual> holdings;
+    std::unordered_map<TermsKey, AccessCurve, TermsKeyHash, TermsKeyEqual> curves;
     std::vector<ContextKey> contexts;
     std::size_t last_context = 0;
     BoundScratch scratch;
@@ -224,6 +255,8 @@ struct LowerBoundCache::Impl
         {
             contexts.clear(); // the numbers are reused: forget the terms keyed by them
             terms.clear();
+            holdings.clear();
+            curves.clear();
         }
         contexts.push_back( key );
         return last_context = contexts.size() - 1;
@@ -251,10 +284,10 @@ namespace
 //! tableBoundTerms of table t, from the cache when it holds them (`context`: the number of the
 //! bound's context there), computed otherwise.
 TableBoundTerms boundTerms( LowerBoundCache* cache, std::size_t context, const Platform& platform,
-                            const TableSpec& t, double batch, double local, double p )
+                            const TableSpec& t, double batch, double p )
 {
     if ( !cache )
-        return tableBoundTerms( platform, t, batch, local, p );
+        return tableBoundTerms( platform, t, batch, p );
     TableBoundTerms terms;
     auto& map = cache->impl().terms;
     const TermsKey key = termsKey( t, context );
@@ -263,7 +296,7 @@ TableBoundTerms boundTerms( LowerBoundCache* cache, std::size_t context, const P
         terms = it->second;
     else
     {
-        terms = tableBoundTerms( platform, t, batch, local, p );
+        terms = tableBoundTerms( platform, t, batch, p );
         if ( map.size() >= LowerBoundCache::Impl::kMaxEntries )
             map.clear();
         map.emplace( key, terms );
@@ -271,51 +304,41 @@ TableBoundTerms boundTerms( LowerBoundCache* cache, std::size_t context, const P
     return terms;
 }
 
-//! The step timeline's iteration time with `lookup_ms` of lookups on every GPU, the dense part,
-//! the balanced all-to-alls of the given volumes and no all-reduce.
-double boundTimelineMs( const Platform& platform, const DenseCost& dense, double lookup_ms,
-                        double pooled_bytes, double id_bytes )
+//! The key of termsKey without the fields accessCurve does not read (width, element type,
+//! optimizer).
+TermsKey accessKey( const TableSpec& t, std::size_t context )
 {
-    const int gpus = platform.numGpus();
-    StepDurations d;
-    d.input_dist = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes ) : 0.0;
-    d.a2a_fwd = gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes ) : 0.0;
-    d.a2a_bwd = d.a2a_fwd;
-    d.bottom_fwd = dense.bottom_fwd_ms;
-    d.bottom_bwd = dense.bottom_bwd_ms;
-    d.top_fwd = dense.top_fwd_ms;
-    d.top_bwd = dense.top_bwd_ms;
-    d.embedding_fwd = lookup_ms;
-    return stepTimeline( d ).iteration;
+    TermsKey key = termsKey( t, context );
+    key[2] = key[4] = key[8] = 0.0;
+    return key;
 }
 
-//! The bound lowered by letting the k cheapest of the tables in `scratch` go data-parallel, for
-//! every k: the k smallest extra costs against the k largest volumes removed. `bound`: the bound
-//! with none of them data-parallel; `lookup_ms`: the GPUs' mean lookup work; `pooled`, `ids`:
-//! the all-to-all volumes. Sorts the scratch arrays.
-double dataParallelBoundMs( const Platform& platform, const DenseCost& dense, BoundScratch& scratch,
-                            double lookup_ms, double pooled, double ids, double bound )
+//! tableHoldings of table t, from the cache when it holds them (and its access curve from the
+//! cache when a table with the same access pattern put it there).
+const TableHoldings& holdingsOf( LowerBoundCache* cache, std::size_t context,
+                                 const Platform& platform, const TableSpec& t, double batch,
+                                 double p, std::vector<TableHoldings>& uncached )
 {
-    std::vector<double>& extra = scratch.extra;
-    std::vector<double>& by_pooled = scratch.by_pooled;
-    std::vector<double>& by_ids = scratch.by_ids;
-    // Compute that no plan avoids: the GPUs' mean lookup work and the dense part.
-    const double fixed = lookup_ms + dense.top_fwd_ms + dense.top_bwd_ms;
-    sortSmall( extra, std::less<double>() );
-    sortSmall( by_pooled, std::greater<double>() );
-    sortSmall( by_ids, std::greater<double>() );
-    double extra_sum = 0.0, pooled_left = pooled, ids_left = ids;
-    for ( std::size_t k = 0; k < extra.size(); ++k )
+    if ( !cache )
+        return uncached.emplace_back(
+            tableHoldings( platform, t, batch, p, accessCurve( t, batch, p ) ) );
+    auto& impl = cache->impl();
+    const TermsKey key = termsKey( t, context );
+    const auto it = impl.holdings.find( key );
+    if ( it != impl.holdings.end() )
+        return it->second;
+    const TermsKey access = accessKey( t, context );
+    auto curve = impl.curves.find( access );
+    if ( curve == impl.curves.end() )
     {
-        extra_sum += extra[k];
-        if ( fixed + extra_sum >= bound )
-            break; // communication cannot go below zero
-        pooled_left = std::max( 0.0, pooled_left - by_pooled[k] );
-        ids_left = std::max( 0.0, ids_left - by_ids[k] );
-        bound = std::min( bound, boundTimelineMs( platform, dense, lookup_ms + extra_sum,
-                                                  pooled_left, ids_left ) );
+        if ( impl.curves.size() >= LowerBoundCache::Impl::kMaxEntries )
+            impl.curves.clear();
+        curve = impl.curves.emplace( access, accessCurve( t, batch, p ) ).first;
     }
-    return bound;
+    if ( impl.holdings.size() >= LowerBoundCache::Impl::kMaxEntries )
+        impl.holdings.clear();
+    return impl.holdings.emplace( key, tableHoldings( platform, t, batch, p, curve->second ) )
+        .first->second;
 }
 
 double lowerBoundMs( const Workload& workload, const Platform& platform, std::int64_t global_batch,
@@ -326,10 +349,8 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     // lookup work, the balanced all-to-alls and no all-reduce bounds every plan. The busiest
     // GPU of an all-to-all receives at least (P−1)/P of the total volume, so each all-to-all
     // takes at least the balanced one of comm_size = the total: Σ pooled bytes (local batch ×
-    // dim of every model-parallel table) and Σ id bytes. A data-parallel table has no
-    // all-to-all but every GPU looks it up for its samples; which tables pay that is a choice,
-    // so the bound is the minimum over how many k tables are data-parallel: the k smallest
-    // extra costs against the k largest volumes removed.
+    // dim of every model-parallel table) and Σ id bytes. Which tables go data-parallel is
+    // minimised over in relaxedBoundMs.
     const int gpus = platform.numGpus();
     const double p = gpus;
     const double batch =
@@ -340,36 +361,42 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         sum_dims += t.dim;
     const DenseCost dense = denseCost(
         platform.gpu, workload.dense, static_cast<int>( workload.tables.size() ), sum_dims, local );
-    double embedding = 0.0, pooled = 0.0, ids = 0.0;
     BoundScratch local_scratch;
     BoundScratch& scratch = cache ? cache->impl().scratch : local_scratch;
-    scratch.extra.clear();
-    scratch.by_pooled.clear();
-    scratch.by_ids.clear();
+    std::vector<RelaxedTable>& tables = scratch.tables;
+    tables.clear();
     const std::size_t context =
         cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
     for ( const TableSpec& t : workload.tables )
     {
-        const TableBoundTerms terms = boundTerms( cache, context, platform, t, batch, local, p );
-        const double mp = terms.model_parallel_ms, dp = terms.data_parallel_ms;
-        const double t_pooled = local * t.dim * dataTypeBytes( t.dtype );
-        const double t_ids = local * t.pooling_factor * kIndexBytes;
-        if ( gpus == 1 || dp <= mp )
-        {
-            embedding += std::min( mp, dp ); // data-parallel costs nothing extra: no volume
-            continue;
-        }
-        embedding += mp;
-        pooled += t_pooled;
-        ids += t_ids;
-        scratch.extra.push_back( ( dp - mp ) / p );
-        scratch.by_pooled.push_back( t_pooled );
-        scratch.by_ids.push_back( t_ids );
+        const TableBoundTerms terms = boundTerms( cache, context, platform, t, batch, p );
+        const double state = shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
+        RelaxedTable r;
+        r.mp_ms = terms.model_parallel_ms;
+        r.dp_ms = terms.data_parallel_ms;
+        r.mp_bytes = state + modelParallelOutputBytes( t, batch, p );
+        r.dp_bytes = p * state + dataParallelOutputBytes( t, batch );
+        r.pooled_bytes = local * t.dim * dataTypeBytes( t.dtype );
+        r.id_bytes = local * t.pooling_factor * kIndexBytes;
+        tables.push_back( r );
     }
-    const double bound = boundTimelineMs( platform, dense, embedding / p, pooled, ids );
-    if ( gpus == 1 || scratch.extra.empty() )
-        return bound;
-    return dataParallelBoundMs( platform, dense, scratch, embedding / p, pooled, ids, bound );
+    const RelaxedBound in_hbm = relaxedBoundMs( platform, dense, tables, 0.0, scratch.relaxed );
+    // HBM that all GPUs together leave to the tables: predictStep counts the dense replica, its
+    // activations and the reserve on every GPU besides them.
+    const double capacity =
+        p * ( ( platform.gpu.memory_GiB - platform.hbm_reserve_GiB ) * kBytesPerGiB -
+              denseReplicaBytes( workload.dense, dense.parameters ) - dense.activation_bytes );
+    // Tables in HBM fit: pricing memory (every holding is slower in less memory) cannot raise
+    // the bound.
+    if ( in_hbm.bytes <= capacity )
+        return in_hbm.ms;
+    std::vector<TableHoldings> uncached;
+    uncached.reserve( workload.tables.size() );
+    std::vector<const TableHoldings*> holdings;
+    for ( const TableSpec& t : workload.tables )
+        holdings.push_back( &holdingsOf( cache, context, platform, t, batch, p, uncached ) );
+    return std::max(
+        in_hbm.ms, memoryBoundMs( platform, dense, holdings, tables, capacity, scratch.relaxed ) );
 }
 
 } // namespace

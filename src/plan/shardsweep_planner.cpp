@@ -78,6 +78,16 @@ void addFittingBaselineSeeds( PlanState& state, const PlanInputs& in, std::vecto
                       []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
 }
 
+//! True if some table of `plan` keeps its rows in host memory (UVM).
+bool usesHostMemory( const Plan& plan )
+{
+    return std::any_of( plan.tables.begin(), plan.tables.end(),
+                        []( const TablePlan& tp ) {
+                            return tp.kernel == ComputeKernel::uvm ||
+                                   tp.kernel == ComputeKernel::uvm_caching;
+                        } );
+}
+
 //! The kernel's step of `plan` (the model the plan is judged by).
 StepSummary kernelStep( const PlanInputs& in, const Plan& plan )
 {
@@ -120,10 +130,15 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     // Memory is priced with the model that decides feasibility (predictStep's memory(g):
     // tables, activations, buffers, dense replica, reserve) against the GPU's whole memory.
     // The search prices shards with the model the plan is judged by: native, or learned.
-    PlanState state( workload, platform, global_batch, gpuMemoryBytes( platform ),
-                     options.model == CostModel::learned ? hostLearnedShardCost( options.learned )
-                                                         : LearnedShardCost{},
-                     hostGemmPricer( options.learned_gemm ) );
+    auto emptyState = [&]
+    {
+        return PlanState( workload, platform, global_batch, gpuMemoryBytes( platform ),
+                          options.model == CostModel::learned
+                              ? hostLearnedShardCost( options.learned )
+                              : LearnedShardCost{},
+                          hostGemmPricer( options.learned_gemm ) );
+    };
+    PlanState state = emptyState();
     const std::string greedy_reason = greedyPlacement( state, workload, platform );
 
     // 2. The search starts from the fastest plan that fits among the greedy placement, every
@@ -134,6 +149,13 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     if ( greedy_reason.empty() && allFit( state ) )
         fitting.push_back( { state.toPlan(), state.objective() } );
     const Plan greedy_plan = greedy_reason.empty() ? state.toPlan() : Plan{};
+    if ( !std::getenv( "SS_NOPACK" ) && ( !greedy_reason.empty() || !allFit( state ) || usesHostMemory( greedy_plan ) ) )
+    {
+        // Memory is tight: the cost-ordered greedy fragments it. Seed with a packing too.
+        PlanState packed = emptyState();
+        if ( packedPlacement( packed, workload, platform ).empty() && allFit( packed ) )
+            fitting.push_back( { packed.toPlan(), packed.objective() } );
+    }
     addFittingBaselineSeeds( state, in, fitting );
 
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };

@@ -32,6 +32,9 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
 std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& platform );
+//! Step 1b, for tasks whose tables barely fit in HBM: the least costly bytes in host memory, the
+//! rest first-fit decreasing by bytes; "" or why a table fits nowhere.
+std::string packedPlacement( PlanState& st, const Workload& w, const Platform& platform );
 
 //! Budget of one search: iterations (deterministic) and wall time (a safety net).
 struct Budget

@@ -1,0 +1,352 @@
+// The relaxations behind the lower bound (docs/PLANNERS.md, "Lower bound"): the step timeline of
+// the mean lookup work, minimised over which tables go data-parallel, and the memory constraint
+// relaxed by a Lagrange multiplier, the price of a byte of HBM.
+#include "lower_bound_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/model/embedding.hpp>
+#include <shardsweep/model/memory.hpp>
+#include <shardsweep/model/step.hpp>
+
+namespace shardsweep::bound_detail
+{
+namespace
+{
+
+double allToAllMs( const Platform& platform, double bytes, RelaxedScratch& scratch )
+{
+    auto time = [&]
+    {
+        return 1e-6 *
+               collectiveTimeNs( platform.network, platform.system, Collective::all_to_all, bytes );
+    };
+    if ( !scratch.remember_all_to_alls )
+        return time();
+    const auto it = scratch.all_to_all_ms.find( bytes );
+    if ( it != scratch.all_to_all_ms.end() )
+        return it->second;
+    return scratch.all_to_all_ms.emplace( bytes, time() ).first->second;
+}
+
+//! Sorts `v` by `before`: insertion sort up to 64 entries (a scenario's tables: about 1.7x
+//! faster than std::sort's partitioning there, which mispredicts a branch per comparison, and the
+//! bound sorts three such arrays per scenario), std::sort beyond.
+template <class T, class Before>
+void sortSmall( std::vector<T>& v, Before before )
+{
+    if ( v.size() > 64 )
+    {
+        std::sort( v.begin(), v.end(), before );
+        return;
+    }
+    for ( std::size_t i = 1; i < v.size(); ++i )
+    {
+        const T x = v[i];
+        std::size_t j = i;
+        for ( ; j > 0 && before( x, v[j - 1] ); --j )
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+//! The step timeline's iteration time with `lookup_ms` of lookups on every GPU, the dense part,
+//! the balanced all-to-alls of the given volumes and no all-reduce.
+double boundTimelineMs( const Platform& platform, const DenseCost& dense, double lookup_ms,
+                        double pooled_bytes, double id_bytes, RelaxedScratch& scratch )
+{
+    const int gpus = platform.numGpus();
+    StepDurations d;
+    d.input_dist = gpus > 1 && id_bytes > 0 ? allToAllMs( platform, id_bytes, scratch ) : 0.0;
+    d.a2a_fwd = gpus > 1 && pooled_bytes > 0 ? allToAllMs( platform, pooled_bytes, scratch ) : 0.0;
+    d.a2a_bwd = d.a2a_fwd;
+    d.bottom_fwd = dense.bottom_fwd_ms;
+    d.bottom_bwd = dense.bottom_bwd_ms;
+    d.top_fwd = dense.top_fwd_ms;
+    d.top_bwd = dense.top_bwd_ms;
+    d.embedding_fwd = lookup_ms;
+    return stepTimeline( d ).iteration;
+}
+
+//! The bound lowered by letting the k cheapest of the tables in `scratch` go data-parallel, for
+//! every k: the k smallest extra costs against the k largest volumes removed. `bound`: the bound
+//! with none of them data-parallel, holding `bytes`; `lookup_ms`: the GPUs' mean lookup work;
+//! `pooled`, `ids`: the all-to-all volumes. Sorts the scratch arrays.
+RelaxedBound dataParallelBoundMs( const Platform& platform, const DenseCost& dense,
+                                  RelaxedScratch& scratch, double lookup_ms, double pooled,
+                                  double ids, RelaxedBound bound )
+{
+    const std::vector<double>& extra = scratch.extra;
+    std::vector<int>& order = scratch.order;
+    order.resize( extra.size() );
+    for ( std::size_t k = 0; k < order.size(); ++k )
+        order[k] = static_cast<int>( k );
+    sortSmall( order, [&]( int a, int b ) { return extra[a] < extra[b]; } );
+    sortSmall( scratch.by_pooled, std::greater<double>() );
+    sortSmall( scratch.by_ids, std::greater<double>() );
+    // Compute that no plan avoids: the GPUs' mean lookup work and the dense part.
+    const double fixed = lookup_ms + dense.top_fwd_ms + dense.top_bwd_ms;
+    double extra_sum = 0.0, extra_bytes = 0.0, pooled_left = pooled, ids_left = ids;
+    const double base_bytes = bound.bytes;
+    for ( std::size_t k = 0; k < order.size(); ++k )
+    {
+        extra_sum += extra[order[k]];
+        extra_bytes += scratch.extra_bytes[order[k]];
+        if ( fixed + extra_sum >= bound.ms )
+            break; // communication cannot go below zero
+        pooled_left = std::max( 0.0, pooled_left - scratch.by_pooled[k] );
+        ids_left = std::max( 0.0, ids_left - scratch.by_ids[k] );
+        const double ms = boundTimelineMs( platform, dense, lookup_ms + extra_sum, pooled_left,
+                                           ids_left, scratch );
+        if ( ms < bound.ms )
+            bound = { ms, base_bytes + extra_bytes };
+    }
+    return bound;
+}
+
+//! Data-parallel tables rarely win where memory is short (every GPU holds its own cache):
+//! their caches take every other share of the curve and the last (a coarser staircase is
+//! looser, never invalid).
+bool dataParallelShare( std::size_t k, std::size_t shares )
+{
+    return k % 2 == 1 || k + 1 == shares;
+}
+
+//! The cheapest point of `hull` at `price` (ms per byte): its time + price × bytes, and bytes.
+Holding cheapest( const std::vector<Holding>& hull, double price )
+{
+    Holding best{ 0.0, std::numeric_limits<double>::infinity() };
+    for ( const Holding& h : hull )
+    {
+        const double value = h.ms + price * h.bytes;
+        if ( value < best.ms )
+            best = { h.bytes, value };
+    }
+    return best;
+}
+
+//! The prices at which the cheapest point of `hull` changes.
+void addBreakpoints( const std::vector<Holding>& hull, std::vector<double>& prices )
+{
+    for ( std::size_t i = 1; i < hull.size(); ++i )
+        prices.push_back( ( hull[i].ms - hull[i - 1].ms ) / ( hull[i - 1].bytes - hull[i].bytes ) );
+}
+
+} // namespace
+
+RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
+                             const std::vector<RelaxedTable>& tables, double lookup_offset_ms,
+                             RelaxedScratch& scratch )
+{
+    // A data-parallel table has no all-to-all but every GPU looks it up for its samples; which
+    // tables pay that is a choice, so the bound is the minimum over how many k tables are
+    // data-parallel: the k smallest extra costs against the k largest volumes removed.
+    const int gpus = platform.numGpus();
+    const double p = gpus;
+    scratch.extra.clear();
+    scratch.extra_bytes.clear();
+    scratch.by_pooled.clear();
+    scratch.by_ids.clear();
+    double embedding = 0.0, bytes = 0.0, pooled = 0.0, ids = 0.0;
+    for ( const RelaxedTable& t : tables )
+    {
+        if ( gpus == 1 || t.dp_ms <= t.mp_ms )
+        {
+            // Data-parallel costs nothing extra: no volume.
+            const bool dp = t.dp_ms < t.mp_ms || ( t.dp_ms == t.mp_ms && t.dp_bytes < t.mp_bytes );
+            embedding += dp ? t.dp_ms : t.mp_ms;
+            bytes += dp ? t.dp_bytes : t.mp_bytes;
+            continue;
+        }
+        embedding += t.mp_ms;
+        bytes += t.mp_bytes;
+        pooled += t.pooled_bytes;
+        ids += t.id_bytes;
+        scratch.extra.push_back( ( t.dp_ms - t.mp_ms ) / p );
+        scratch.extra_bytes.push_back( t.dp_bytes - t.mp_bytes );
+        scratch.by_pooled.push_back( t.pooled_bytes );
+        scratch.by_ids.push_back( t.id_bytes );
+    }
+    const double lookup = embedding / p + lookup_offset_ms;
+    const RelaxedBound bound{ boundTimelineMs( platform, dense, lookup, pooled, ids, scratch ),
+                              bytes };
+    if ( gpus == 1 || scratch.extra.empty() )
+        return bound;
+    return dataParallelBoundMs( platform, dense, scratch, lookup, pooled, ids, bound );
+}
+
+std::vector<Holding> lowerHull( std::vector<Holding> points )
+{
+    std::sort( points.begin(), points.end(),
+               []( const Holding& a, const Holding& b )
+               { return a.bytes < b.bytes || ( a.bytes == b.bytes && a.ms < b.ms ); } );
+    // Andrew's monotone chain, lower half, by increasing bytes; then only the falling part (a
+    // point with more bytes and no less time than another is never the cheapest).
+    std::vector<Holding> hull;
+    for ( const Holding& q : points )
+    {
+        if ( !hull.empty() && hull.back().bytes == q.bytes )
+            continue; // same bytes, slower
+        while ( hull.size() >= 2 )
+        {
+            const Holding& a = hull[hull.size() - 2];
+            const Holding& b = hull.back();
+            const double cross =
+                ( b.bytes - a.bytes ) * ( q.ms - a.ms ) - ( b.ms - a.ms ) * ( q.bytes - a.bytes );
+            if ( cross > 0.0 )
+                break;
+            hull.pop_back();
+        }
+        hull.push_back( q );
+    }
+    const auto fastest =
+        std::min_element( hull.begin(), hull.end(),
+                          []( const Holding& a, const Holding& b ) { return a.ms < b.ms; } );
+    hull.erase( fastest + 1, hull.end() );
+    std::reverse( hull.begin(), hull.end() );
+    return hull;
+}
+
+AccessCurve accessCurve( const TableSpec& t, double batch, double gpus )
+{
+    // An HBM cache of a share f of the rows in (f_prev, f]: no less than f_prev of the weights
+    // in HBM and no faster than at f (a larger cache misses fewer distinct rows). The shares
+    // 2^(−j/2) and 1 − 2^(−j/2), j = 1 … 10, and 1, refine towards both ends, where a step
+    // would otherwise price a large cache at the speed of the whole table in HBM.
+    constexpr int kCacheSteps = 10;
+    AccessCurve c;
+    c.shares = { 1.0 };
+    for ( int j = 1; j <= kCacheSteps; ++j )
+    {
+        c.shares.push_back( std::exp2( -0.5 * j ) );
+        c.shares.push_back( 1.0 - std::exp2( -0.5 * j ) );
+    }
+    std::sort( c.shares.begin(), c.shares.end() );
+    // A histogram's Zipf exponent fitted once per batch size (embeddingTableStats would refit it
+    // at every share); the statistics are the same.
+    auto asZipf = [&]( double samples )
+    {
+        TableSpec z = t;
+        if ( t.distribution == AccessDistribution::histogram )
+        {
+            z.zipf_alpha = access_detail::histogramZipfAlpha( t, samples );
+            z.distribution = AccessDistribution::zipf;
+        }
+        return z;
+    };
+    const TableSpec global = asZipf( batch ), local = asZipf( batch / gpus );
+    const double rows = static_cast<double>( t.rows );
+    c.global = embeddingTableStats( global, batch, 0.0 );
+    c.local = embeddingTableStats( local, batch / gpus, 0.0 );
+    for ( std::size_t k = 0; k < c.shares.size(); ++k )
+    {
+        const double f = c.shares[k];
+        c.global_missed_rows.push_back(
+            lruStats( global, c.global.lookups, f * rows ).missed_rows );
+        if ( dataParallelShare( k, c.shares.size() ) )
+            c.local_cached.push_back( lruStats( local, c.local.lookups, f * rows ) );
+    }
+    return c;
+}
+
+TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, double batch,
+                             double gpus, const AccessCurve& curve )
+{
+    const double weights = static_cast<double>( t.rows ) * t.dim * dataTypeBytes( t.dtype );
+    const double state = shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
+    const double mp_out = modelParallelOutputBytes( t, batch, gpus );
+    const double dp_out = dataParallelOutputBytes( t, batch );
+    const double hbm_floor = modelParallelFloorMs( platform, t, curve.global, batch, 0.0 );
+    // The HBM floor bounds every kernel (lower_bound.cpp): a UVM floor below it is looser.
+    auto mpFloor = [&]( double host_share )
+    {
+        return std::max( hbm_floor,
+                         modelParallelFloorMs( platform, t, curve.global, batch, host_share ) );
+    };
+    auto dpMs = [&]( const EmbeddingTableStats& s, ComputeKernel kernel )
+    { return dataParallelMs( platform, t, s, batch, gpus, kernel ); };
+    std::vector<Holding> mp = { { state + mp_out, hbm_floor }, { mp_out, mpFloor( 1.0 ) } };
+    std::vector<Holding> dp = { { gpus * state + dp_out, dpMs( curve.local, ComputeKernel::hbm ) },
+                                { dp_out, dpMs( curve.local, ComputeKernel::uvm ) } };
+    double previous = 0.0, dp_previous = 0.0;
+    for ( std::size_t k = 0, d = 0; k < curve.shares.size(); ++k )
+    {
+        const double f = curve.shares[k];
+        const double unique = curve.global.unique_rows;
+        const double host_share =
+            unique > 0.0 ? std::min( 1.0, curve.global_missed_rows[k] / unique ) : 0.0;
+        mp.push_back( { previous * weights + mp_out, mpFloor( host_share ) } );
+        previous = f;
+        if ( !dataParallelShare( k, curve.shares.size() ) )
+            continue;
+        // embeddingTableStats( local, batch / gpus, f ).
+        EmbeddingTableStats s = curve.local;
+        s.cache_hit_rate = curve.local_cached[d].hit_rate;
+        s.cache_missed_rows = curve.local_cached[d].missed_rows;
+        ++d;
+        dp.push_back(
+            { gpus * dp_previous * weights + dp_out, dpMs( s, ComputeKernel::uvm_caching ) } );
+        dp_previous = f;
+    }
+    return { lowerHull( std::move( mp ) ), lowerHull( std::move( dp ) ) };
+}
+
+double memoryBoundMs( const Platform& platform, const DenseCost& dense,
+                      const std::vector<const TableHoldings*>& holdings,
+                      const std::vector<RelaxedTable>& volumes, double capacity_bytes,
+                      RelaxedScratch& scratch )
+{
+    // For any price ≥ 0 of a byte of HBM and any plan that fits (its tables' bytes ≤ capacity):
+    // its time ≥ the bound with every table's time raised by price × its bytes and the lookups
+    // lowered by price × capacity / P (the timeline is linear in the lookups). Minimised over
+    // each table's holdings independently, that is a bound for every plan that fits.
+    std::vector<double>& prices = scratch.prices;
+    prices.clear();
+    for ( const TableHoldings* h : holdings )
+    {
+        addBreakpoints( h->model_parallel, prices );
+        addBreakpoints( h->data_parallel, prices );
+    }
+    const double p = platform.numGpus();
+    std::vector<RelaxedTable>& tables = scratch.priced;
+    tables = volumes;
+    auto lagrangian = [&]( double price )
+    {
+        for ( std::size_t t = 0; t < tables.size(); ++t )
+        {
+            const Holding mp = cheapest( holdings[t]->model_parallel, price );
+            const Holding dp = cheapest( holdings[t]->data_parallel, price );
+            tables[t].mp_ms = mp.ms;
+            tables[t].mp_bytes = mp.bytes;
+            tables[t].dp_ms = dp.ms;
+            tables[t].dp_bytes = dp.bytes;
+        }
+        return relaxedBoundMs( platform, dense, tables, -price * capacity_bytes / p, scratch );
+    };
+    // L is concave in the price (a minimum of functions linear in it), piecewise linear with
+    // kinks where a table's cheapest holding changes, and the bytes of the holdings it chose
+    // less the capacity are a supergradient: bisect the breakpoints on its sign (a median
+    // selection per step, no sort). Every price gives a bound; the largest found is returned.
+    scratch.all_to_all_ms.clear();
+    scratch.remember_all_to_alls = true;
+    const RelaxedBound at_zero = lagrangian( 0.0 );
+    double best = at_zero.ms;
+    std::size_t begin = 0, end = at_zero.bytes > capacity_bytes ? prices.size() : 0;
+    while ( begin < end )
+    {
+        const std::size_t mid = begin + ( end - begin ) / 2;
+        std::nth_element( prices.begin() + begin, prices.begin() + mid, prices.begin() + end );
+        const RelaxedBound at = lagrangian( prices[mid] );
+        best = std::max( best, at.ms );
+        if ( at.bytes > capacity_bytes )
+            begin = mid + 1; // the largest lies at a higher price
+        else
+            end = mid;
+    }
+    scratch.remember_all_to_alls = false;
+    return best;
+}
+
+} // namespace shardsweep::bound_detail

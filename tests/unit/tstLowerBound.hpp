@@ -1,0 +1,135 @@
+// The lower bound's memory relaxation (docs/PLANNERS.md, "Lower bound"): the convex hull of a
+// table's holdings, the Lagrangian bound equal to the linear program it relaxes (worked by
+// hand), a bound that memory raises and that still lies below every plan that fits, and the
+// planner's packing seed on a NeuroShard task whose tables barely fit.
+#include <gtest/gtest.h>
+#include <plan/lower_bound_detail.hpp>
+#include <planner_test_support.hpp>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/plan/planner.hpp>
+#include <vector>
+
+namespace Test
+{
+using namespace shardsweep;
+using namespace shardsweep::bound_detail;
+
+// Points (bytes, ms): (12, 1) has more bytes than (10, 1) and is no faster; (8, 2) and (9, 3)
+// lie above the segment from (10, 1) to (6, 2.5) (at 8 bytes it is at 1.75 ms). The rest fall
+// convexly: 0.375, 1.25 and 2 ms per byte saved.
+TEST( TEST_CATEGORY, lower_hull_keeps_the_convex_falling_points )
+{
+    const std::vector<Holding> hull =
+        lowerHull( { { 4, 5 }, { 12, 1 }, { 8, 2 }, { 2, 9 }, { 6, 2.5 }, { 10, 1 }, { 9, 3 } } );
+    const std::vector<Holding> expected = { { 10, 1 }, { 6, 2.5 }, { 4, 5 }, { 2, 9 } };
+    ASSERT_EQ( hull.size(), expected.size() );
+    for ( std::size_t i = 0; i < hull.size(); ++i )
+    {
+        EXPECT_EQ( hull[i].bytes, expected[i].bytes ) << i;
+        EXPECT_EQ( hull[i].ms, expected[i].ms ) << i;
+    }
+}
+
+// One GPU, no dense part: the bound is the lookup time. Table A holds (10 B, 1 ms) or
+// (6 B, 3 ms), table B (4 B, 0.5 ms) or (0 B, 4.5 ms). The linear program with 10 B of HBM
+// saves the 4 B where they cost least, A's at 0.5 ms per byte: 1 + 2 + 0.5 = 3.5 ms. With 8 B
+// it also saves 2 B of B's at 1 ms per byte: 5.5 ms. With 14 B nothing: 1.5 ms.
+TEST( TEST_CATEGORY, memory_lagrangian_equals_the_linear_program )
+{
+    Platform one;
+    const DenseCost no_dense;
+    const TableHoldings a{ { { 10, 1 }, { 6, 3 } }, { { 10, 1 }, { 6, 3 } } };
+    const TableHoldings b{ { { 4, 0.5 }, { 0, 4.5 } }, { { 4, 0.5 }, { 0, 4.5 } } };
+    const std::vector<const TableHoldings*> holdings = { &a, &b };
+    const std::vector<RelaxedTable> volumes( 2 );
+    RelaxedScratch scratch;
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 10.0, scratch ), 3.5, 1e-12 );
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 8.0, scratch ), 5.5, 1e-12 );
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 14.0, scratch ), 1.5, 1e-12 );
+}
+
+namespace
+{
+//! Eight uniformly accessed tables of 2M × 64 fp32 (512 MiB each: an HBM cache holds the rows
+//! it caches and nothing more) on 4 A100s with `cap_GiB` each.
+Task uniformTask( double cap_GiB )
+{
+    Task task;
+    task.workload.name = "uniform";
+    task.workload.global_batch = 65536;
+    for ( int t = 0; t < 8; ++t )
+    {
+        TableSpec s;
+        s.rows = 2'000'000;
+        s.dim = 64;
+        s.pooling_factor = 10.0;
+        s.distribution = AccessDistribution::uniform;
+        task.workload.tables.push_back( s );
+        task.workload.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    task.platform = applyMemoryCap(
+        resizePlatform( readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform,
+                        4 ),
+        cap_GiB );
+    return task;
+}
+} // namespace
+
+// With 1 GiB per GPU the tables do not all fit in HBM and caching a uniformly accessed table
+// saves little: the bound rises well above the bound without memory, and every planner's plan
+// that fits, and a hand-made one with half the tables in host memory, stays above it.
+TEST( TEST_CATEGORY, memory_raises_the_bound_below_every_plan_that_fits )
+{
+    const Task tight = uniformTask( 1.0 );
+    const Task loose = uniformTask( 80.0 );
+    const Workload& w = tight.workload;
+    const double bound = iterationLowerBoundMs( w, tight.platform, 0 );
+    const double without_memory = iterationLowerBoundMs( w, loose.platform, 0 );
+    EXPECT_GT( bound, 1.5 * without_memory );
+    int fitting = 0;
+    auto check = [&]( const Plan& plan, const char* what )
+    {
+        const ScenarioResult r = evaluateScenarios(
+            TEST_BACKEND, { { &w, &tight.platform, &plan, 0, CostModel::native } } )[0];
+        if ( !r.feasible )
+            return;
+        ++fitting;
+        EXPECT_LE( bound, r.iteration_ms ) << what;
+    };
+    for ( int k = 0; k < kNumPlanners; ++k )
+    {
+        const PlannerKind kind = static_cast<PlannerKind>( k );
+        const PlanResult r = makePlan( kind, w, tight.platform, 0, deterministic() );
+        if ( r.feasible )
+            check( r.plan, plannerName( kind ) );
+    }
+    Plan hand;
+    hand.tables.resize( 8 );
+    for ( int t = 0; t < 8; ++t )
+    {
+        if ( t >= 4 )
+            hand.tables[t].kernel = ComputeKernel::uvm;
+        hand.shards.push_back( { t, t % 4, 0, 2'000'000, 0, 64 } );
+    }
+    check( hand, "half the tables in host memory" );
+    EXPECT_GE( fitting, 2 );
+}
+
+// NeuroShard task 3: its tables need 28 % more HBM than the four 4-GiB GPUs have in all. The
+// cost-ordered greedy ran out of room and put 88 % of the rows in host memory (89.8 ms against
+// a bound of 3.7 ms); the packing seed caches the cheapest bytes instead.
+TEST( TEST_CATEGORY, packing_seed_keeps_a_tight_task_near_its_bound )
+{
+    const Task task = protocolTasks( 1, 3 ).front();
+    const Workload& w = task.workload;
+    ASSERT_EQ( w.tables.size(), 44u ) << "the protocol's task 3 changed";
+    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
+    const PlanResult mine =
+        makePlan( PlannerKind::shardsweep, w, task.platform, 0, deterministic() );
+    ASSERT_TRUE( mine.feasible ) << mine.reason;
+    EXPECT_LE( bound, mine.predicted_ms );
+    EXPECT_LT( mine.predicted_ms, 2.0 * bound );
+}
+
+} // namespace Test
