@@ -197,7 +197,7 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
         "and compares it with every other planner on the same task.\n\n"
         "For a DLRM workload (kind: workload) it shards the embedding tables and prints the\n"
         "plan (table -> sharding type, GPUs, kernel), its per-GPU breakdown and its gap to\n"
-        "the lower bound on any plan (docs/PLANNERS.md).\n\n"
+        "the lower bound on any plan that fits in memory (docs/PLANNERS.md).\n\n"
         "For a transformer workload (kind: transformer) it searches the Megatron-LM\n"
         "configuration on --gpus N GPUs at --global-batch B: tensor parallel (dividing\n"
         "the heads), pipeline parallel (dividing the layers; 1F1B or GPipe), data\n"
