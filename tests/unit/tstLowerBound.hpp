@@ -37,7 +37,7 @@ TEST( TEST_CATEGORY, lower_hull_keeps_the_convex_falling_points )
 TEST( TEST_CATEGORY, memory_lagrangian_equals_the_linear_program )
 {
     Platform one;
-    const DenseCost no_dense;
+    const DenseCost no_dense{};
     const TableHoldings a{ { { 10, 1 }, { 6, 3 } }, { { 10, 1 }, { 6, 3 } } };
     const TableHoldings b{ { { 4, 0.5 }, { 0, 4.5 } }, { { 4, 0.5 }, { 0, 4.5 } } };
     const std::vector<const TableHoldings*> holdings = { &a, &b };
