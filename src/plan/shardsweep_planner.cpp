@@ -149,7 +149,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     if ( greedy_reason.empty() && allFit( state ) )
         fitting.push_back( { state.toPlan(), state.objective() } );
     const Plan greedy_plan = greedy_reason.empty() ? state.toPlan() : Plan{};
-    if ( !std::getenv( "SS_NOPACK" ) && ( !greedy_reason.empty() || !allFit( state ) || usesHostMemory( greedy_plan ) ) )
+    if ( !greedy_reason.empty() || !allFit( state ) || usesHostMemory( greedy_plan ) )
     {
         // Memory is tight: the cost-ordered greedy fragments it. Seed with a packing too.
         PlanState packed = emptyState();
