@@ -40,16 +40,23 @@ bool stillNamed( int fd, const std::string& path )
            open_file.st_ino == named.st_ino && open_file.st_dev == named.st_dev;
 }
 
+//! What acquire() gives back when `abandon` ended the wait.
+constexpr int kAbandoned = -2;
+
 //! Opens the lock file and takes it as `first`, then converts to `then` (an atomic conversion for
-//! OFD locks), waiting as OutputLock::exclusiveThenShared says.
+//! OFD locks), waiting as OutputLock::exclusiveThenShared says. Returns the descriptor, -1 (no
+//! locks on this file system: `warning` says so) or kAbandoned.
 int acquire( const std::string& dir, short first, short then, double wait_s,
-             const std::function<void( double )>& waiting, std::string& warning )
+             const std::function<void( double )>& waiting, const std::function<bool()>& abandon,
+             std::string& warning )
 {
     const std::string path = OutputLock::path( dir );
     const auto t0 = std::chrono::steady_clock::now();
     double next_report = 0;
     for ( int sleep_ms = 5;; sleep_ms = std::min( 2 * sleep_ms, 200 ) )
     {
+        if ( abandon && abandon() )
+            return kAbandoned;
         std::error_code ec;
         std::filesystem::create_directories( dir, ec );
         const int fd = ::open( path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644 );
@@ -95,7 +102,7 @@ OutputLock::~OutputLock()
 }
 
 OutputLock::OutputLock( OutputLock&& other ) noexcept
-    : _fd( other._fd ), _warning( std::move( other._warning ) )
+    : _fd( other._fd ), _abandoned( other._abandoned ), _warning( std::move( other._warning ) )
 {
     other._fd = -1;
 }
@@ -107,6 +114,7 @@ OutputLock& OutputLock::operator=( OutputLock&& other ) noexcept
         if ( _fd >= 0 )
             ::close( _fd );
         _fd = other._fd;
+        _abandoned = other._abandoned;
         _warning = std::move( other._warning );
         other._fd = -1;
     }
@@ -114,17 +122,20 @@ OutputLock& OutputLock::operator=( OutputLock&& other ) noexcept
 }
 
 OutputLock OutputLock::exclusiveThenShared( const std::string& dir, double wait_s,
-                                            const std::function<void( double )>& waiting )
+                                            const std::function<void( double )>& waiting,
+                                            const std::function<bool()>& abandon )
 {
     OutputLock lock;
-    lock._fd = acquire( dir, F_WRLCK, F_RDLCK, wait_s, waiting, lock._warning );
+    const int fd = acquire( dir, F_WRLCK, F_RDLCK, wait_s, waiting, abandon, lock._warning );
+    lock._abandoned = fd == kAbandoned;
+    lock._fd = lock._abandoned ? -1 : fd;
     return lock;
 }
 
 OutputLock OutputLock::shared( const std::string& dir, double wait_s )
 {
     OutputLock lock;
-    lock._fd = acquire( dir, F_RDLCK, F_RDLCK, wait_s, {}, lock._warning );
+    lock._fd = acquire( dir, F_RDLCK, F_RDLCK, wait_s, {}, {}, lock._warning );
     return lock;
 }
 

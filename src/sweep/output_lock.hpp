@@ -37,19 +37,29 @@ class OutputLock
     //! lock file cannot be created. A file system
     //! without such locks (some network ones) gives an unlocked OutputLock and a warning in
     //! `warning()`.
+    //!
+    //! `abandon` (when set) is asked before every attempt, the first included; once it says
+    //! true the wait ends with an unheld, abandoned() lock and nothing more is created. A run
+    //! whose launcher was killed while it started must not touch the output: the run it waited
+    //! for may have finished and removed the journal directory, which a late attempt would
+    //! create again next to the finished file.
     static OutputLock exclusiveThenShared( const std::string& dir, double wait_s,
-                                           const std::function<void( double )>& waiting );
+                                           const std::function<void( double )>& waiting,
+                                           const std::function<bool()>& abandon = {} );
     //! Takes the lock of `dir` shared (the other ranks, once rank 0 holds it: waits only while a
     //! starting run's rank 0 holds it exclusive for a moment).
     static OutputLock shared( const std::string& dir, double wait_s );
 
     bool held() const { return _fd >= 0; }
+    //! True when exclusiveThenShared gave up because `abandon` said so.
+    bool abandoned() const { return _abandoned; }
     const std::string& warning() const { return _warning; }
     //! The lock file of an output's journal directory.
     static std::string path( const std::string& dir ) { return dir + "/lock"; }
 
   private:
     int _fd = -1;
+    bool _abandoned = false;
     std::string _warning;
 };
 

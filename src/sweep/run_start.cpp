@@ -7,6 +7,7 @@
 #include <iostream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
+#include <shardsweep/parallel/stop_signal.hpp>
 #include <shardsweep/sweep/journal_async.hpp>
 
 namespace shardsweep::detail
@@ -104,8 +105,8 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
 //! it can only once no process of another run on this output is alive (an earlier run's ranks
 //! go on as orphans when their mpirun is killed). Rank 0 waits up to --lock-wait seconds, the
 //! others without spinning. Throws UsageError on every rank when the lock stays held.
-detail::OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::ostream& out,
-                               bool talk )
+std::optional<OutputLock> lockOutput( MPI_Comm comm, const SweepOptions& options, std::ostream& out,
+                                      bool talk )
 {
     const std::string dir = detail::journalDir( options.output );
     const std::string file = detail::OutputLock::path( dir );
@@ -126,7 +127,10 @@ detail::OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::
                                    "end ({:.0f} of at most {:.0f} s; `fuser -v {}` lists them)\n",
                                    options.output, waited, options.lock_wait_s, file )
                             << std::flush;
-                } );
+                },
+                launcherGone );
+            if ( lock.abandoned() )
+                verdict = "abandoned";
             if ( !lock.warning().empty() )
                 std::cerr << "shardsweep: warning: " << lock.warning() << std::endl;
         }
@@ -144,6 +148,8 @@ detail::OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::
     }
     mpi::barrierYielding( comm ); // the other ranks wait here while rank 0 waits for the lock
     verdict = mpi::broadcast( verdict, 0, comm );
+    if ( verdict == "abandoned" )
+        return std::nullopt;
     if ( verdict != "ok" )
         throw UsageError( verdict );
     if ( mpi::rank( comm ) != 0 )

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <mpi.h>
+#include <optional>
 #include <ostream>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <string>
@@ -41,7 +42,10 @@ JournaledWork scanJournals( MPI_Comm comm, const std::vector<std::string>& journ
 //! Collective: every rank takes the output's lock for the run, rank 0 exclusively first, which
 //! it can only once no process of another run on this output is alive (an earlier run's ranks
 //! go on as orphans when their mpirun is killed). Rank 0 waits up to --lock-wait seconds, the
-//! others without spinning. Throws UsageError on every rank when the lock stays held.
-OutputLock lockOutput( MPI_Comm comm, const SweepOptions& options, std::ostream& out, bool talk );
+//! others without spinning. Throws UsageError on every rank when the lock stays held. Empty on
+//! every rank when rank 0's launcher died before it had the lock (orphaned ranks of a killed
+//! run leave the output alone: the run they waited for may be done with it).
+std::optional<OutputLock> lockOutput( MPI_Comm comm, const SweepOptions& options, std::ostream& out,
+                                      bool talk );
 
 } // namespace shardsweep::detail

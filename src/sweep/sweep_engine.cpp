@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
@@ -333,7 +334,18 @@ SweepReport runSweepEngine( MPI_Comm comm, const SweepProblem& problem,
         problem.config_hash, n, options.detail,
         fmt::format( "{}/{}", options.slice_index, options.slice_count ) };
     // Held until the end: while any rank of this run lives, no other run works on the output.
-    const detail::OutputLock lock = detail::lockOutput( comm, options, out, talk );
+    const std::optional<detail::OutputLock> lock = detail::lockOutput( comm, options, out, talk );
+    if ( !lock )
+    {
+        report.exit_code = kExitResumable;
+        report.wall_s = mpi::wtime() - t_start;
+        if ( talk )
+            out << fmt::format( "stopped by the death of the MPI launcher before this run took "
+                                "the lock of {}: nothing done (exit status {})\n",
+                                options.output, kExitResumable )
+                << std::flush;
+        return report;
+    }
     const detail::StartDecision start = detail::decideStart( comm, identity, options );
     if ( start.complete )
     {

@@ -94,6 +94,7 @@ kill_random() {
     esac
     t0=$(now)
     start "$out"
+    killed_jobs+=("$job")
     # The anchor: a new journal file of this run; the results file (re)created by this run.
     until case $phase in
         0) true ;;
@@ -113,6 +114,12 @@ kill_random() {
     else
         killgroup9
     fi
+}
+# The processes of this trial's killed runs still alive (orphaned ranks), for a failure message.
+survivors() {
+    local j
+    for j in "${killed_jobs[@]}"; do ps -o pid=,stat=,etimes=,args= -s "$j" 2>/dev/null; done |
+        tr -s ' \n' ' '
 }
 same() {
     for g in scenarios gpus shards tables names; do
@@ -142,6 +149,7 @@ for layout in $layouts; do
         trial=$((trial + 1))
         out=$scratch/t$trial-$layout.h5
         # One to three runs killed at random moments, then one to the end.
+        killed_jobs=()
         for round in 1 2 3; do
             [ $round -gt 1 ] && [ $((RANDOM % 2)) = 0 ] && break
             kill_random "$out"
@@ -149,7 +157,9 @@ for layout in $layouts; do
             kills=$((kills + ran))
         done
         finish "$out" || fail "$layout trial $trial: rerun exit $?: $(tail -5 "$out.log")"
-        [ -e "$out.journal" ] && fail "$layout trial $trial: journals left after the run finished"
+        [ -e "$out.journal" ] && fail "$layout trial $trial: journals left after the run" \
+            "finished: $(ls -A "$out.journal" | tr '\n' ' '); processes of its killed runs" \
+            "still alive: $(survivors)"
         same "$ref" "$out"
         [ "$(attr "$out" num_done)" = "$scenarios" ] || fail "$layout trial $trial: num_done"
         rm -rf "$out" "$out.log"

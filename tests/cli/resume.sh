@@ -5,6 +5,8 @@
 # computed exactly once;
 # SIGUSR1 to the ranks stops a run with exit status 3 and a rerun completes it; a resume with a
 # changed sweep file is refused (exit 2, journals and file untouched) unless --fresh.
+# Ranks orphaned (mpirun killed) while they wait for the output's lock leave at once and touch
+# nothing.
 # Usage: bash resume.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
@@ -44,7 +46,7 @@ start() {
         >>"$out.log" 2>&1 &
     job=$!
 }
-# killall9
+# killall9, killgroup9
 source "$src/tests/cli/lib/mpi_session.sh"
 # Waits (at most $2 s) until the command $1 succeeds; fails if the run ended first.
 waitfor() {
@@ -127,6 +129,36 @@ c=$(computed "$out.log")
 same "$ref" "$out"
 [ "$(attr "$out" num_done)" = $total ] || fail "num_done of the resumed file"
 echo "SIGKILL x3 + resume: identical to the uninterrupted run ($(since "$t_script") s so far)"
+
+# ---- ranks orphaned while they wait for the lock leave at once -----------------------------------
+# A run whose mpirun is killed while it waits for another run's lock must not wait on as orphans:
+# once the other run finishes and removes its journals, a late orphan would create the journal
+# directory again next to the finished file (cli.kill_resume saw one left after its rerun).
+out=$scratch/orphans.h5
+start "$scratch/rc.yaml" "$out"
+holder=$job
+waitfor "journaled $out" 60
+holder_ranks=$(ps -o pid=,comm= -s "$holder" | awk '$2 == "shardsweep" { print $1 }')
+kill -STOP $holder_ranks # the lock stays held as long as we like
+start "$scratch/rc.yaml" "$out"
+waitfor "grep -q 'is in use by another run' $out.log" 60
+killgroup9
+t0=$(now)
+# (Exited ranks may stay zombies a while until init reaps them: those count as gone.)
+until [ -z "$(ps -o stat= -s "$job" 2>/dev/null | grep -v '^Z')" ]; do
+    awk -v a="$t0" -v b="$(now)" 'BEGIN { exit !(b - a > 10) }' && {
+        kill -CONT $holder_ranks
+        killall9
+        fail "ranks orphaned while waiting for the lock still wait 10 s later"
+    }
+    sleep 0.05
+done
+echo "orphans waiting for the lock: gone $(since "$t0") s after their mpirun was killed"
+kill -CONT $holder_ranks
+job=$holder
+wait "$job" || fail "the run that held the lock: exit $?: $(tail -5 "$out.log")"
+[ ! -e "$out.journal" ] || fail "a journal directory next to the finished file: $(ls "$out.journal")"
+same "$ref" "$out"
 
 # ---- SIGUSR1: exit 3, refused with another sweep, resumed with the same --------------------------
 out=$scratch/usr1.h5

@@ -1,7 +1,7 @@
 // The output's lock (issue 21): a run's rank 0 gets it exclusive only while no other holder is
 // alive, shared holders (a run's ranks) coexist, it is free again when the holders go, and a
 // lock file removed under its holders (a finishing run removes its journal directory) is not
-// mistaken for the lock of the next run.
+// mistaken for the lock of the next run; a wait abandoned (the launcher died) creates nothing.
 #include <cstdio>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -70,6 +70,44 @@ TEST( TEST_CATEGORY, output_lock_excludes_other_runs )
                 << e.what();
         }
     }
+    std::filesystem::remove_all( dir );
+}
+
+TEST( TEST_CATEGORY, output_lock_wait_abandoned_creates_nothing )
+{
+    const std::string dir = "tstOutputLock_abandon_" + std::to_string( ::getpid() ) + ".journal";
+    std::filesystem::remove_all( dir );
+    // Abandoned before the first attempt (a launcher dead before the run reached its lock): the
+    // journal directory is not even created.
+    OutputLock early = OutputLock::exclusiveThenShared( dir, 1.0, {}, [] { return true; } );
+    EXPECT_TRUE( early.abandoned() );
+    EXPECT_FALSE( early.held() );
+    EXPECT_FALSE( std::filesystem::exists( dir ) );
+
+    // Abandoned while waiting: the run it waited for finishes (its lock released, its journal
+    // directory removed) and the launcher is gone by the next attempt, which must not create the
+    // directory again next to the finished file.
+    OutputLock holder = OutputLock::exclusiveThenShared( dir, 1.0, {} );
+    ASSERT_TRUE( holder.held() );
+    int asked = 0;
+    OutputLock late = OutputLock::exclusiveThenShared( dir, 5.0, {},
+                                                       [&]
+                                                       {
+                                                           if ( ++asked < 3 )
+                                                               return false;
+                                                           holder = OutputLock();
+                                                           std::filesystem::remove_all( dir );
+                                                           return true;
+                                                       } );
+    EXPECT_EQ( asked, 3 ); // asked before each attempt, and two attempts failed
+    EXPECT_TRUE( late.abandoned() );
+    EXPECT_FALSE( late.held() );
+    EXPECT_FALSE( std::filesystem::exists( dir ) );
+
+    // Never abandoned: an ordinary lock.
+    OutputLock normal = OutputLock::exclusiveThenShared( dir, 1.0, {}, [] { return false; } );
+    EXPECT_TRUE( normal.held() );
+    EXPECT_FALSE( normal.abandoned() );
     std::filesystem::remove_all( dir );
 }
 
