@@ -148,10 +148,11 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
                                              : buildDlrmStepGraph( input );
 }
 
-//! Creates `dir` (root) and writes one et.<rank>.et per rank into it (root); sets the graph's
-//! compute durations to the written ones.
-void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::path& dir,
-                      const std::string& out_dir, double progress_interval )
+//! Creates `dir` (root) and writes one et.<rank>.et per rank into it (root); returns the graph
+//! packed for the replay with the written compute durations, and empties each rank of `graph`
+//! once it is packed (the graph and its packed copy are never both whole in memory).
+PackedStepGraph writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::path& dir,
+                                 const std::string& out_dir, double progress_interval )
 {
     // One trace at a time (a 1024-GPU transformer step has millions of nodes). The graph takes
     // the written durations (ASTRA-sim's: duration_micros · 1000 ns, 0 → 1 ns), so that its
@@ -165,20 +166,28 @@ void writeRankTraces( const CommandContext& ctx, StepGraph& graph, const fs::pat
     }
     RankProgress progress( ctx, "export-et", "traces written", graph.numRanks(),
                            progress_interval );
+    PackedStepGraph packed;
+    packed.groups = graph.groups;
     for ( int r = 0; r < graph.numRanks(); ++r )
     {
         const chakra::Trace trace = stepGraphRankToTrace( graph, r );
         if ( ctx.isRoot() )
             chakra::writeTraceFile( ( dir / fmt::format( "et.{}.et", r ) ).string(), trace );
         auto& nodes = graph.ranks[r];
+        packed.addRank();
         for ( std::size_t i = 0; i < nodes.size(); ++i )
+        {
             if ( nodes[i].kind == StepGraphNode::Kind::compute )
                 nodes[i].duration_ns =
                     trace.nodes[i].duration_micros > 0
                         ? static_cast<double>( trace.nodes[i].duration_micros ) * 1000.0
                         : 1.0;
+            packed.append( nodes[i] );
+        }
+        std::vector<StepGraphNode>().swap( nodes );
         progress.done( r + 1 );
     }
+    return packed;
 }
 
 //! Writes the ASTRA-sim network, system, memory and comm-group files and replay.sh into `dir`.
@@ -208,8 +217,9 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     const Platform& platform = scenario.platform.platform;
     StepGraph graph = buildExportStepGraph( scenario, o.scenario_path, o.batch );
     const fs::path dir( o.out_dir );
-    writeRankTraces( ctx, graph, dir, o.out_dir, o.progress_interval );
-    const StepGraphReplay replay = replayStepGraph( graph, platform.network, platform.system );
+    const StepGraphReplay replay =
+        replayStepGraph( writeRankTraces( ctx, graph, dir, o.out_dir, o.progress_interval ),
+                         platform.network, platform.system );
     if ( ctx.isRoot() )
         writeAstraConfigs( dir, platform, graph );
 

@@ -85,32 +85,17 @@ bool parseInspectEtArguments( const CommandContext& ctx, const Arguments& args,
     return true;
 }
 
-//! The traces PREFIX.0.et, PREFIX.1.et, ... up to the first missing one, with their paths.
-struct TraceFiles
+//! How many traces PREFIX.0.et, PREFIX.1.et, ... there are (up to the first missing one); an
+//! input error when there is none.
+int countTraceFiles( const std::string& prefix )
 {
-    std::vector<chakra::Trace> traces;
-    std::vector<std::string> sources;
-};
-
-TraceFiles readTraceFiles( const CommandContext& ctx, const std::string& prefix,
-                           double progress_interval )
-{
-    TraceFiles files;
     int count = 0;
     while ( fs::exists( fmt::format( "{}.{}.et", prefix, count ) ) )
         ++count;
-    RankProgress progress( ctx, "inspect-et", "traces read", count, progress_interval );
-    for ( int r = 0; r < count; ++r )
-    {
-        const std::string path = fmt::format( "{}.{}.et", prefix, r );
-        files.sources.push_back( path );
-        files.traces.push_back( chakra::readTraceFile( path ) );
-        progress.done( r + 1 );
-    }
-    if ( files.traces.empty() )
+    if ( count == 0 )
         throw InputError( prefix + ".0.et",
                           "no trace file (expected PREFIX.0.et, PREFIX.1.et, ...)" );
-    return files;
+    return count;
 }
 
 //! What the traces are replayed on: ASTRA-sim's network, system and communicator groups.
@@ -158,17 +143,17 @@ ReplaySetup readReplaySetup( InspectEtOptions& o, int ranks )
 const int kStatisticsColumns = 12; //!< counts and sums between "rank" and "finish_ms"
 const int kComputeColumn = 6;      //!< compute_ms, the one column that is not a whole number
 
-//! One rank's node counts by type, compute_ms and byte sums (the columns after "rank").
-std::vector<double> rankStatistics( const chakra::Trace& trace,
-                                    const std::vector<StepGraphNode>& nodes )
+//! Rank r's node counts by type, compute_ms and byte sums (the columns after "rank"): its trace
+//! and its nodes in `graph`.
+std::vector<double> rankStatistics( const chakra::Trace& trace, const PackedStepGraph& graph,
+                                    int r )
 {
     std::vector<double> v( kStatisticsColumns, 0.0 );
     v[0] = static_cast<double>( trace.nodes.size() );
     for ( std::size_t i = 0; i < trace.nodes.size(); ++i )
     {
-        const chakra::Node& c = trace.nodes[i];
-        const StepGraphNode& n = nodes[i];
-        switch ( c.type )
+        const PackedStepGraph::Node& n = graph.node( r, i );
+        switch ( trace.nodes[i].type )
         {
         case chakra::NodeType::comp:
             v[1] += 1;
@@ -194,6 +179,36 @@ std::vector<double> rankStatistics( const chakra::Trace& trace,
     return v;
 }
 
+//! The traces read into one step graph, one at a time (a decoded trace takes several times the
+//! memory of its graph nodes, so only the graph is held), and each rank's statistics, taken while
+//! its trace is in memory.
+struct ReadTraces
+{
+    PackedStepGraph graph;
+    std::vector<std::vector<double>> statistics; //!< rankStatistics per rank
+    std::string version;                         //!< GlobalMetadata.version of rank 0's trace
+};
+
+ReadTraces readTraces( const CommandContext& ctx, const std::string& prefix, int count,
+                       const std::map<int, std::vector<int>>& groups, double progress_interval )
+{
+    ReadTraces read;
+    TraceGraphReader reader( groups );
+    RankProgress progress( ctx, "inspect-et", "traces read", count, progress_interval );
+    for ( int r = 0; r < count; ++r )
+    {
+        const std::string path = fmt::format( "{}.{}.et", prefix, r );
+        const chakra::Trace trace = chakra::readTraceFile( path );
+        reader.addRank( trace, path );
+        read.statistics.push_back( rankStatistics( trace, reader.graph(), r ) );
+        if ( r == 0 )
+            read.version = trace.version;
+        progress.done( r + 1 );
+    }
+    read.graph = reader.take();
+    return read;
+}
+
 //! A row of the inspect-et table: `label`, the statistics `v` and the finish time.
 std::vector<ResultTable::Cell> statisticsRow( const std::string& label,
                                               const std::vector<double>& v, double finish_ms )
@@ -213,12 +228,12 @@ std::vector<ResultTable::Cell> statisticsRow( const std::string& label,
 //! One row per rank (with `summary`: only the slowest rank's, 'slowest:R', and the fastest's,
 //! 'fastest:R'; the first of equals) and a last row 'critical_path' (largest compute, summed
 //! counts and bytes); returns the largest compute_ms.
-double addStatisticsRows( ResultTable& table, const TraceFiles& files, const StepGraph& graph,
+double addStatisticsRows( ResultTable& table, const std::vector<std::vector<double>>& statistics,
                           const StepGraphReplay& replay, bool summary )
 {
     std::vector<double> total( kStatisticsColumns, 0.0 );
     double max_compute = 0.0;
-    const int ranks = static_cast<int>( files.traces.size() );
+    const int ranks = static_cast<int>( statistics.size() );
     int slowest = 0, fastest = 0;
     for ( int r = 0; r < ranks; ++r )
     {
@@ -227,7 +242,7 @@ double addStatisticsRows( ResultTable& table, const TraceFiles& files, const Ste
     }
     for ( int r = 0; r < ranks; ++r )
     {
-        const std::vector<double> v = rankStatistics( files.traces[r], graph.ranks[r] );
+        const std::vector<double>& v = statistics[r];
         max_compute = std::max( max_compute, v[kComputeColumn] );
         for ( int k = 0; k < kStatisticsColumns; ++k )
             total[k] += v[k];
@@ -240,8 +255,7 @@ double addStatisticsRows( ResultTable& table, const TraceFiles& files, const Ste
         const std::pair<const char*, int> picks[] = { { "slowest:", slowest },
                                                       { "fastest:", fastest } };
         for ( const auto& [label, r] : picks )
-            table.addRow( statisticsRow( label + std::to_string( r ),
-                                         rankStatistics( files.traces[r], graph.ranks[r] ),
+            table.addRow( statisticsRow( label + std::to_string( r ), statistics[r],
                                          replay.rank_finish_ns[r] * 1e-6 ) );
     }
     total[kComputeColumn] = max_compute;
@@ -257,15 +271,13 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
     if ( !parseInspectEtArguments( ctx, args, o ) )
         return 0;
 
-    const TraceFiles files = readTraceFiles( ctx, o.prefix, o.progress_interval );
-    const int ranks = static_cast<int>( files.traces.size() );
+    const int ranks = countTraceFiles( o.prefix );
     const ReplaySetup setup = readReplaySetup( o, ranks );
-
-    const StepGraph graph = tracesToStepGraph( files.traces, setup.groups, files.sources );
+    const ReadTraces read = readTraces( ctx, o.prefix, ranks, setup.groups, o.progress_interval );
     StepGraphReplay replay;
     try
     {
-        replay = replayStepGraph( graph, setup.network, setup.system );
+        replay = replayStepGraph( read.graph, setup.network, setup.system );
     }
     catch ( const std::invalid_argument& e )
     {
@@ -275,7 +287,7 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
     ResultTable table( { "rank", "nodes", "comp_nodes", "coll_nodes", "send_nodes", "recv_nodes",
                          "other_nodes", "compute_ms", "all_reduce_bytes", "all_gather_bytes",
                          "reduce_scatter_bytes", "all_to_all_bytes", "send_bytes", "finish_ms" } );
-    const double max_compute = addStatisticsRows( table, files, graph, replay, o.summary );
+    const double max_compute = addStatisticsRows( table, read.statistics, replay, o.summary );
 
     if ( o.format == OutputFormat::table )
     {
@@ -286,7 +298,7 @@ int inspectEt( const CommandContext& ctx, const Arguments& args )
         ctx.print() << fmt::format( "traces {}.*.et: {} ranks, version {}; network {}{}\n"
                                     "critical path {:.6f} ms (slowest rank {}), largest compute "
                                     "{:.6f} ms\n\n",
-                                    o.prefix, ranks, files.traces[0].version, o.network_path,
+                                    o.prefix, ranks, read.version, o.network_path,
                                     o.system_path.empty() ? "" : ", system " + o.system_path,
                                     replay.finish_ns * 1e-6, slowest, max_compute );
     }

@@ -283,29 +283,62 @@ chakra::Trace stepGraphRankToTrace( const StepGraph& graph, int r )
     return trace;
 }
 
+namespace
+{
+
+//! Reads rank r's `trace` node by node into `sink( StepGraphNode&& )`.
+template <class Sink>
+void readRankNodes( const chakra::Trace& trace, const std::string& source, std::size_t r,
+                    const std::map<int, int>& group_index, Sink&& sink )
+{
+    const std::unordered_map<std::uint64_t, int> index = nodePositions( trace.nodes, source );
+    for ( const chakra::Node& node : trace.nodes )
+        sink( ChakraNodeReader{ node, source, r, index, group_index }.read() );
+}
+
+//! The comm groups as StepGraph groups (appended to `graph_groups`); returns ASTRA-sim group id
+//! -> StepGraph group (1-based).
+std::map<int, int> indexGroups( const std::map<int, std::vector<int>>& groups,
+                                std::vector<std::vector<int>>& graph_groups )
+{
+    std::map<int, int> group_index;
+    for ( const auto& [id, ranks] : groups )
+    {
+        graph_groups.push_back( ranks );
+        group_index[id] = static_cast<int>( graph_groups.size() );
+    }
+    return group_index;
+}
+
+} // namespace
+
 StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
                              const std::map<int, std::vector<int>>& groups,
                              const std::vector<std::string>& sources )
 {
     StepGraph graph;
     graph.workload_kind = "chakra";
-    std::map<int, int> group_index; // ASTRA-sim group id -> StepGraph group (1-based)
-    for ( const auto& [id, ranks] : groups )
-    {
-        graph.groups.push_back( ranks );
-        group_index[id] = static_cast<int>( graph.groups.size() );
-    }
+    const std::map<int, int> group_index = indexGroups( groups, graph.groups );
     graph.ranks.resize( traces.size() );
     for ( std::size_t r = 0; r < traces.size(); ++r )
-    {
-        const std::string& source = r < sources.size() ? sources[r] : "rank " + std::to_string( r );
-        const auto& in = traces[r].nodes;
-        const std::unordered_map<std::uint64_t, int> index = nodePositions( in, source );
-        auto& nodes = graph.ranks[r];
-        for ( std::size_t i = 0; i < in.size(); ++i )
-            nodes.push_back( ChakraNodeReader{ in[i], source, r, index, group_index }.read() );
-    }
+        readRankNodes( traces[r], r < sources.size() ? sources[r] : "rank " + std::to_string( r ),
+                       r, group_index,
+                       [&]( StepGraphNode&& node )
+                       { graph.ranks[r].push_back( std::move( node ) ); } );
     return graph;
+}
+
+TraceGraphReader::TraceGraphReader( const std::map<int, std::vector<int>>& groups )
+    : _group_index( indexGroups( groups, _graph.groups ) )
+{
+}
+
+void TraceGraphReader::addRank( const chakra::Trace& trace, const std::string& source )
+{
+    const std::size_t r = static_cast<std::size_t>( _graph.numRanks() );
+    _graph.addRank();
+    readRankNodes( trace, source, r, _group_index,
+                   [&]( const StepGraphNode& node ) { _graph.append( node ); } );
 }
 
 std::string astraNetworkYaml( const Network& net )

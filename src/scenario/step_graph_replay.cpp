@@ -12,25 +12,30 @@
 namespace shardsweep
 {
 
-double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node )
+namespace
 {
-    // The involved dimensions must be one contiguous range (what the model can price).
+
+//! The time of collective `node`, ns; throws std::invalid_argument (naming the collective
+//! `name()`) when its involved dimensions are not one contiguous range (what the model can
+//! price). Dimensions beyond the network's are ignored; none involved: 0.
+template <class NameFunction>
+double packedCollectiveNs( const Network& net, const SystemConfig& sys,
+                           const PackedStepGraph::Node& node, const NameFunction& name )
+{
     int first = 0, count = net.num_dims;
-    if ( !node.involved_dims.empty() )
+    if ( !node.all_dims )
     {
         first = -1;
         count = 0;
         for ( int d = 0; d < net.num_dims; ++d )
         {
-            const bool in =
-                d < static_cast<int>( node.involved_dims.size() ) && node.involved_dims[d];
-            if ( !in )
+            if ( !( node.dims_mask & ( 1u << d ) ) )
                 continue;
             if ( first < 0 )
                 first = d;
             else if ( d != first + count )
                 throw std::invalid_argument( fmt::format(
-                    "collective '{}': involved dimensions are not contiguous", node.name ) );
+                    "collective '{}': involved dimensions are not contiguous", name() ) );
             ++count;
         }
         if ( first < 0 )
@@ -38,6 +43,14 @@ double collectiveNodeNs( const Network& net, const SystemConfig& sys, const Step
     }
     return collectiveTimeNsOnDims( net, sys, node.collective,
                                    static_cast<double>( node.comm_bytes ), first, count );
+}
+
+} // namespace
+
+double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node )
+{
+    return packedCollectiveNs( net, sys, PackedStepGraph::packNode( node ),
+                               [&] { return node.name; } );
 }
 
 double pointToPointNs( const Network& net, int src, int dst, double bytes )
@@ -148,7 +161,7 @@ constexpr double kUnknown = -1.0; //!< a time not known yet
 class GraphReplayer
 {
   public:
-    GraphReplayer( const StepGraph& graph, const Network& net, const SystemConfig& sys )
+    GraphReplayer( const PackedStepGraph& graph, const Network& net, const SystemConfig& sys )
         : graph_( graph ), net_( net ), sys_( sys ), num_ranks_( graph.numRanks() )
     {
         indexGroups();
@@ -175,7 +188,7 @@ class GraphReplayer
     void release( int r, int i );
     StepGraphReplay summary() const;
 
-    const StepGraph& graph_;
+    const PackedStepGraph& graph_;
     const Network& net_;
     const SystemConfig& sys_;
     const int num_ranks_;
@@ -233,7 +246,7 @@ void GraphReplayer::indexNodes()
     coll_.resize( members_.size() );
     for ( int r = 0; r < num_ranks_; ++r )
     {
-        const std::size_t n = graph_.ranks[r].size();
+        const std::size_t n = graph_.size( r );
         pending_[r].assign( n, 0 );
         instance_[r].assign( n, -1 );
         matching_[r].assign( n, -1 );
@@ -253,32 +266,34 @@ void GraphReplayer::indexNodes()
 //! rank's collectives per group so far); malformed references throw.
 void GraphReplayer::indexNode( int r, std::size_t i, std::vector<int>& count )
 {
-    const std::size_t n = graph_.ranks[r].size();
-    const StepGraphNode& node = graph_.ranks[r][i];
-    for ( int d : node.deps )
+    const std::size_t n = graph_.size( r );
+    const PackedStepGraph::Node& node = graph_.node( r, i );
+    for ( int d : graph_.deps( r, i ) )
     {
         if ( d < 0 || d >= static_cast<int>( n ) )
-            throw std::invalid_argument( fmt::format(
-                "rank {} node {} ('{}'): dependency {} does not exist", r, i, node.name, d ) );
+            throw std::invalid_argument( fmt::format( "rank {} node {} ('{}'): dependency {} does "
+                                                      "not exist",
+                                                      r, i, graph_.name( r, i ), d ) );
         ++first_dependant_[r][d + 1];
         ++pending_[r][i];
     }
     if ( node.kind == Kind::send )
         sends_[{ r, node.peer, node.tag }].push_back( static_cast<int>( i ) );
     if ( node.kind == Kind::recv && ( node.peer < 0 || node.peer >= num_ranks_ ) )
-        throw std::invalid_argument( fmt::format(
-            "rank {} node {} ('{}'): source rank {} does not exist", r, i, node.name, node.peer ) );
+        throw std::invalid_argument(
+            fmt::format( "rank {} node {} ('{}'): source rank {} does not exist", r, i,
+                         graph_.name( r, i ), node.peer ) );
     if ( node.kind != Kind::collective )
         return;
     if ( node.group < 0 || node.group >= static_cast<int>( members_.size() ) )
         throw std::invalid_argument( fmt::format( "rank {} node {} ('{}'): unknown group {}", r, i,
-                                                  node.name, node.group ) );
+                                                  graph_.name( r, i ), node.group ) );
     const int k = count[node.group]++;
     instance_[r][i] = k;
     if ( position_[node.group][r] < 0 )
         throw std::invalid_argument(
-            fmt::format( "rank {} node {} ('{}'): rank {} is not in group {}", r, i, node.name, r,
-                         node.group ) );
+            fmt::format( "rank {} node {} ('{}'): rank {} is not in group {}", r, i,
+                         graph_.name( r, i ), r, node.group ) );
     auto& slots = coll_[node.group]; // [k][member index] -> node
     if ( static_cast<int>( slots.size() ) <= k )
         slots.resize( k + 1, std::vector<int>( members_[node.group].size(), -1 ) );
@@ -294,9 +309,8 @@ void GraphReplayer::linkDependants()
             first[i] += first[i - 1];
         dependants_[r].resize( first.back() );
         std::vector<int> next( first.begin(), first.end() - 1 );
-        const auto& nodes = graph_.ranks[r];
-        for ( std::size_t i = 0; i < nodes.size(); ++i )
-            for ( int d : nodes[i].deps )
+        for ( std::size_t i = 0; i < graph_.size( r ); ++i )
+            for ( int d : graph_.deps( r, i ) )
                 dependants_[r][next[d]++] = static_cast<int>( i );
     }
 }
@@ -305,9 +319,9 @@ void GraphReplayer::matchReceives()
 {
     std::map<std::tuple<int, int, int>, std::size_t> seen;
     for ( int r = 0; r < num_ranks_; ++r )
-        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
+        for ( std::size_t i = 0; i < graph_.size( r ); ++i )
         {
-            const StepGraphNode& node = graph_.ranks[r][i];
+            const PackedStepGraph::Node& node = graph_.node( r, i );
             if ( node.kind != Kind::recv )
                 continue;
             const auto key = std::make_tuple( node.peer, r, node.tag );
@@ -327,7 +341,7 @@ void GraphReplayer::release( int r, int i )
     for ( int k = first_dependant_[r][i]; k < first_dependant_[r][i + 1]; ++k )
         if ( const int j = dependants_[r][k]; --pending_[r][j] == 0 )
             work_.emplace_back( r, j );
-    if ( graph_.ranks[r][i].kind != Kind::send )
+    if ( graph_.node( r, i ).kind != Kind::send )
         return;
     auto it = waiting_recv_.find( { r, i } );
     if ( it != waiting_recv_.end() )
@@ -341,9 +355,9 @@ void GraphReplayer::release( int r, int i )
 //! Node i of rank r, whose dependencies have finished, starts.
 void GraphReplayer::start( int r, int i )
 {
-    const StepGraphNode& node = graph_.ranks[r][i];
+    const PackedStepGraph::Node& node = graph_.node( r, i );
     double t = 0.0;
-    for ( int d : node.deps )
+    for ( int d : graph_.deps( r, i ) )
         t = std::max( t, finish_[r][d] );
     ready_[r][i] = t;
     switch ( node.kind )
@@ -370,7 +384,7 @@ void GraphReplayer::start( int r, int i )
 //! Rank r reaches its collective node i at time t; the last member starts it for all.
 void GraphReplayer::arriveAtCollective( int r, int i, double t )
 {
-    const StepGraphNode& node = graph_.ranks[r][i];
+    const PackedStepGraph::Node& node = graph_.node( r, i );
     const int k = instance_[r][i];
     auto& [count, start] = arrived_[node.group][k];
     ++count;
@@ -383,13 +397,14 @@ void GraphReplayer::arriveAtCollective( int r, int i, double t )
         if ( slot[m] < 0 )
             throw std::invalid_argument(
                 fmt::format( "rank {} node {} ('{}'): rank {} has no matching collective", r, i,
-                             node.name, group[m] ) );
+                             graph_.name( r, i ), group[m] ) );
     const GroupView& view = views_[node.group];
     const double end =
-        start + ( view.network.num_dims > 0
-                      ? collectiveTimeNsOnDims( view.network, view.system, node.collective,
-                                                double( node.comm_bytes ), 0, 1 )
-                      : collectiveNodeNs( net_, sys_, node ) );
+        start +
+        ( view.network.num_dims > 0
+              ? collectiveTimeNsOnDims( view.network, view.system, node.collective,
+                                        double( node.comm_bytes ), 0, 1 )
+              : packedCollectiveNs( net_, sys_, node, [&] { return graph_.name( r, i ); } ) );
     for ( std::size_t m = 0; m < group.size(); ++m )
         done( group[m], slot[m], end );
 }
@@ -398,7 +413,7 @@ StepGraphReplay GraphReplayer::run()
 {
     // Worklist: nodes whose dependencies have finished, in the order they became ready.
     for ( int r = 0; r < num_ranks_; ++r )
-        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
+        for ( std::size_t i = 0; i < graph_.size( r ); ++i )
             if ( pending_[r][i] == 0 )
                 work_.emplace_back( r, static_cast<int>( i ) );
     while ( !work_.empty() || !finished_.empty() )
@@ -425,16 +440,16 @@ StepGraphReplay GraphReplayer::summary() const
     for ( int r = 0; r < num_ranks_; ++r )
     {
         double compute = 0.0;
-        for ( std::size_t i = 0; i < graph_.ranks[r].size(); ++i )
+        for ( std::size_t i = 0; i < graph_.size( r ); ++i )
         {
             if ( finish_[r][i] == kUnknown )
                 throw std::invalid_argument(
                     fmt::format( "rank {} node {} ('{}') never finishes (a dependency cycle or an "
                                  "unmatched collective or message)",
-                                 r, i, graph_.ranks[r][i].name ) );
+                                 r, i, graph_.name( r, i ) ) );
             out.rank_finish_ns[r] = std::max( out.rank_finish_ns[r], finish_[r][i] );
-            if ( graph_.ranks[r][i].kind == Kind::compute )
-                compute += graph_.ranks[r][i].duration_ns;
+            if ( graph_.node( r, i ).kind == Kind::compute )
+                compute += graph_.node( r, i ).duration_ns;
         }
         out.finish_ns = std::max( out.finish_ns, out.rank_finish_ns[r] );
         out.compute_ns = std::max( out.compute_ns, compute );
@@ -443,10 +458,16 @@ StepGraphReplay GraphReplayer::summary() const
 }
 } // namespace
 
-StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
+StepGraphReplay replayStepGraph( const PackedStepGraph& graph, const Network& net,
                                  const SystemConfig& sys )
 {
     return GraphReplayer( graph, net, sys ).run();
+}
+
+StepGraphReplay replayStepGraph( const StepGraph& graph, const Network& net,
+                                 const SystemConfig& sys )
+{
+    return replayStepGraph( PackedStepGraph::pack( graph ), net, sys );
 }
 
 } // namespace shardsweep

@@ -32,6 +32,26 @@ StepGraph tracesToStepGraph( const std::vector<chakra::Trace>& traces,
                              const std::map<int, std::vector<int>>& groups,
                              const std::vector<std::string>& sources );
 
+//! Traces read as tracesToStepGraph reads them, one rank at a time and packed for the replay, so
+//! that a caller holds one trace and the packed graph, not every trace and every node at once
+//! (inspect-et of 1024 traces: a decoded trace takes several times the memory of its packed
+//! nodes).
+class TraceGraphReader
+{
+  public:
+    //! `groups` as for tracesToStepGraph.
+    explicit TraceGraphReader( const std::map<int, std::vector<int>>& groups );
+    //! Appends the nodes of rank graph().numRanks() read from `trace` (`source` names its file in
+    //! errors).
+    void addRank( const chakra::Trace& trace, const std::string& source );
+    const PackedStepGraph& graph() const { return _graph; }
+    PackedStepGraph take() { return std::move( _graph ); }
+
+  private:
+    PackedStepGraph _graph;
+    std::map<int, int> _group_index; //!< ASTRA-sim group id -> StepGraph group (1-based)
+};
+
 //! ASTRA-sim's analytical network YAML for `net` (topology, npus_count, bandwidth, latency).
 std::string astraNetworkYaml( const Network& net );
 //! ASTRA-sim's system JSON for `sys`: every key shardsweep's collective model reads, one
