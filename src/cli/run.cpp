@@ -80,7 +80,9 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
           "turns on the device, so give it batches of at least threads x 1024) (0: automatic, "
           "about 32 batches per rank, between 16 and 2048)" )
         ( "progress-interval", po::value<double>( &options.progress_interval_s )->default_value( 10.0 ),
-          "seconds between progress lines on rank 0 (0: none)" )
+          "seconds between progress lines on rank 0 (0: none); their ETA weighs the scenarios "
+          "left by what their planner has cost so far ('>' while a planner ahead has not been "
+          "timed yet; docs/SWEEPS.md)" )
         ( "fresh", po::bool_switch( &options.fresh ), "delete OUT.h5 and its journals and start over" )
         ( "lock-wait", po::value<double>( &options.lock_wait_s )->default_value( 60.0 ),
           "seconds to wait while another run holds OUT.h5's lock (OUT.h5.journal/lock, held by "

@@ -117,9 +117,16 @@ void BatchComputer::compute( const std::vector<std::uint64_t>& ids, JournalBatch
     const double wall = mpi::wtime() - t;
     double materialize = 0, plan = 0, evaluate = 0;
     _no_plan = _failed = 0;
+    _work = ClassWork{};
     for ( std::size_t k = 0; k < num_tiles; ++k )
     {
         const TileOutput& out = _tiles[k];
+        for ( int c = 0; c < kNumCostClasses; ++c )
+        {
+            _work.count[c] += out.work.count[c];
+            _work.seconds[c] += out.work.seconds[c];
+        }
+        _work.evaluate_seconds += out.work.evaluate_seconds;
         materialize += out.materialize_s;
         plan += out.plan_s;
         evaluate += out.evaluate_s;
@@ -151,10 +158,17 @@ void BatchComputer::computeTile( Workspace& work, TileOutput& out,
     // The materialise/plan region's time, split by its scenarios' thread-seconds.
     double materialize = 0.0, plan = 0.0;
     out.errors.clear();
+    out.work = ClassWork{};
+    out.work.evaluate_seconds = out.evaluate_s;
     for ( std::size_t i = 0; i < work.specs.size(); ++i )
     {
         materialize += work.seconds[2 * i];
         plan += work.seconds[2 * i + 1];
+        // A scenario that failed to materialise counts as the default spec's class, as in the
+        // ETA's sample.
+        const int c = costClass( work.specs[i].planner );
+        ++out.work.count[c];
+        out.work.seconds[c] += work.seconds[2 * i] + work.seconds[2 * i + 1];
         if ( !work.errors[i].empty() )
             out.errors.emplace_back( ids[out.first + i], work.errors[i] );
     }

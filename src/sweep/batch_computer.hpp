@@ -1,5 +1,7 @@
 #pragma once
 // The sweep engine's per-batch work (not installed): scenario ids in, journal rows out.
+#include "cost_weighted_eta.hpp"
+
 #include <cstdint>
 #include <shardsweep/sweep/journal.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
@@ -34,6 +36,8 @@ class BatchComputer
 
     std::int64_t noPlan() const { return _no_plan; } //!< of the last batch
     std::int64_t failed() const { return _failed; }  //!< of the last batch (errors)
+    //! The last batch's scenarios and thread-seconds per cost class (for the ETA).
+    const ClassWork& work() const { return _work; }
 
   private:
     //! What one thread needs to prepare and evaluate a tile, kept across tiles and batches (one
@@ -60,6 +64,7 @@ class BatchComputer
         double materialize_s = 0, plan_s = 0, evaluate_s = 0;
         std::int64_t no_plan = 0, failed = 0;
         std::vector<std::pair<std::uint64_t, std::string>> errors; //!< (id, message)
+        ClassWork work; //!< the tile's scenarios and thread-seconds per cost class
     };
 
     //! The whole work of one tile in `work`; its GPU and shard rows go to `gpus` and `shards`.
@@ -85,6 +90,7 @@ class BatchComputer
     int _rank;
     int _errors_logged = 0;
     std::int64_t _failed = 0, _no_plan = 0;
+    ClassWork _work;
     std::vector<Workspace> _workspaces;
     std::vector<TileOutput> _tiles;
 };

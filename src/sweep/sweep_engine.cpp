@@ -1,11 +1,13 @@
 // The sweep driver: dynamic batches over ranks, per-batch journals, signals, progress, finalize.
 #include "batch_computer.hpp"
+#include "cost_weighted_eta.hpp"
 #include "output_lock.hpp"
 #include "pending_ids.hpp"
 #include "run_start.hpp"
 #include "sweep_internal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
@@ -29,7 +31,11 @@ enum Slot
     kFailed = 2, //!< status error: materialising or planning threw
     kStop = 3,
     kNoPlan = 4, //!< status no_plan: the planner found no plan (not an error)
-    kNumSlots = 5,
+    // For the progress lines' ETA (only when they are printed): the work done so far.
+    kEvaluateNanos = 5, //!< evaluation nanoseconds of the scenarios done
+    kClassCount = 6,    //!< + cost class: scenarios done
+    kClassNanos = kClassCount + detail::kNumCostClasses, //!< + class: their materialise + plan ns
+    kNumSlots = kClassNanos + detail::kNumCostClasses,
 };
 
 std::string clock( double seconds )
@@ -95,14 +101,21 @@ Plan roundRobinTableWisePlan( const Workload& workload, int num_gpus )
 namespace
 {
 
-//! "[ 42.0%] 420/1000 scenarios | ... | no plan 3 | failed 0".
+//! The ETA of a progress line: "-" before anything of this run is done (a resumed run starts
+//! with many done and no rate), ">HH:MM:SS" while a planner ahead has not been timed yet.
+std::string etaText( const detail::CostWeightedEta::Estimate& eta )
+{
+    if ( !eta.known )
+        return "-";
+    return ( eta.lower_bound ? ">" : "" ) + clock( eta.seconds );
+}
+
+//! "[ 42.0%] 420/1000 scenarios | ... | ETA 00:01:05 | no plan 3 | failed 0".
 std::string progressLine( std::uint64_t total_done, std::uint64_t total, std::uint64_t done_now,
-                          double elapsed, int ranks, std::int64_t no_plan, std::int64_t failed )
+                          double elapsed, int ranks, const std::string& eta, std::int64_t no_plan,
+                          std::int64_t failed )
 {
     const double rate = double( done_now ) / std::max( elapsed, 1e-9 );
-    // No rate before this run's first journaled batch (a resumed run starts with many done).
-    const std::string eta =
-        done_now > 0 ? clock( double( total - total_done ) / rate ) : std::string( "-" );
     return fmt::format(
         "[{:5.1f}%] {}/{} scenarios | {:.1f} scen/s ({:.1f}/rank) | elapsed {} | ETA {} | no plan "
         "{} | failed {}\n",
@@ -132,7 +145,9 @@ class BatchLoop
     BatchLoop( const RunContext& run, const SweepProblem& problem, const SweepPlanFunction& plan_fn,
                const SweepEvaluateFunction& evaluate_fn, const std::string& journal_file,
                SweepReport& report )
-        : _run( run ), _report( report ), _counters( run.comm, kNumSlots ),
+        : _run( run ), _problem( problem ), _report( report ),
+          _eta_wanted( !run.options.quiet && run.options.progress_interval_s > 0 ),
+          _counters( run.comm, kNumSlots ),
           _computer( problem, plan_fn, evaluate_fn, run.options.detail, run.options.evaluate_tile,
                      run.options.backend, run.rank ),
           _journal( journal_file )
@@ -148,7 +163,11 @@ class BatchLoop
         const std::uint64_t num_batches = ( pending.count() + batch_size - 1 ) / batch_size;
         JournalBatch batch;
         std::vector<std::uint64_t> ids;
-        double last_print = mpi::wtime();
+        std::optional<detail::CostWeightedEta> eta;
+        if ( _run.talk && _eta_wanted )
+            eta = sampleCostClasses( pending );
+        const double t_loop = mpi::wtime();
+        double last_print = t_loop;
         std::string failure;
         for ( ;; )
         {
@@ -173,7 +192,8 @@ class BatchLoop
                 t = mpi::wtime();
                 _journal.submit( batch );
                 _report.local.journal += mpi::wtime() - t;
-                _in_flight = { ids.size(), _computer.failed(), _computer.noPlan() };
+                _in_flight = { ids.size(), _computer.failed(), _computer.noPlan(),
+                               _computer.work() };
             }
             catch ( const std::exception& e )
             {
@@ -187,8 +207,10 @@ class BatchLoop
             {
                 last_print = mpi::wtime();
                 const std::uint64_t done_now = std::uint64_t( _counters.read( kDone ) );
+                const std::string eta_text =
+                    etaText( eta->estimate( workDone(), last_print - t_loop ) );
                 _run.out << progressLine( _report.done_before + done_now, _run.slice_size, done_now,
-                                          last_print - _run.t_start, _run.size,
+                                          last_print - _run.t_start, _run.size, eta_text,
                                           _counters.read( kNoPlan ), _counters.read( kFailed ) )
                          << std::flush;
             }
@@ -229,6 +251,44 @@ class BatchLoop
     const std::vector<JournalRecordInfo>& records() const { return _journal.records(); }
 
   private:
+    //! The cost classes of up to 1024 pending scenarios, evenly spaced (rank 0, once:
+    //! materialising a scenario costs far less than planning it).
+    detail::CostWeightedEta sampleCostClasses( const detail::PendingIds& pending ) const
+    {
+        const std::uint64_t n = pending.count(), samples = std::min<std::uint64_t>( n, 1024 );
+        std::vector<int> classes( samples );
+        std::vector<std::uint64_t> id;
+        for ( std::uint64_t j = 0; j < samples; ++j )
+        {
+            const std::uint64_t position = j * n / samples;
+            pending.ids( position, position + 1, id );
+            ScenarioSpec spec;
+            try
+            {
+                spec = _problem.materialize( id.at( 0 ) );
+            }
+            catch ( const std::exception& )
+            {
+                // Counted as the default spec's class, as the batch computer counts it.
+            }
+            classes[j] = detail::costClass( spec.planner );
+        }
+        return detail::CostWeightedEta( std::move( classes ), n );
+    }
+
+    //! The work every rank has done so far in this run (the counters the batches add to).
+    detail::ClassWork workDone()
+    {
+        detail::ClassWork work;
+        for ( int c = 0; c < detail::kNumCostClasses; ++c )
+        {
+            work.count[c] = _counters.read( kClassCount + c );
+            work.seconds[c] = 1e-9 * double( _counters.read( kClassNanos + c ) );
+        }
+        work.evaluate_seconds = 1e-9 * double( _counters.read( kEvaluateNanos ) );
+        return work;
+    }
+
     //! Waits for the append in flight and counts its batch; the wait is journal time (what
     //! the engine loses to the journal), the background thread's own time is reported apart.
     void acknowledge()
@@ -245,11 +305,24 @@ class BatchLoop
             _counters.fetchAdd( kFailed, _in_flight.failed );
         if ( _in_flight.no_plan )
             _counters.fetchAdd( kNoPlan, _in_flight.no_plan );
+        if ( _eta_wanted )
+        {
+            const detail::ClassWork& work = _in_flight.work;
+            for ( int c = 0; c < detail::kNumCostClasses; ++c )
+                if ( work.count[c] > 0 )
+                {
+                    _counters.fetchAdd( kClassCount + c, work.count[c] );
+                    _counters.fetchAdd( kClassNanos + c, std::llround( 1e9 * work.seconds[c] ) );
+                }
+            _counters.fetchAdd( kEvaluateNanos, std::llround( 1e9 * work.evaluate_seconds ) );
+        }
         _report.local.dispatch += mpi::wtime() - t1;
     }
 
     const RunContext& _run;
+    const SweepProblem& _problem;
     SweepReport& _report;
+    const bool _eta_wanted; //!< rank 0 prints progress lines with an ETA
     mpi::SharedCounters _counters;
     detail::BatchComputer _computer;
     AsyncJournalWriter _journal;
@@ -258,6 +331,7 @@ class BatchLoop
     {
         std::uint64_t computed = 0;
         std::int64_t failed = 0, no_plan = 0;
+        detail::ClassWork work;
     } _in_flight;
 };
 

@@ -40,6 +40,9 @@ struct EngineFixture
     std::atomic<std::size_t> largest_call{ 0 }; // most scenarios in one evaluate call of this rank
 
     std::vector<std::int32_t> catalog_offset; // first /tables row of each workload's tables
+    // Scenarios from this id on name the shardsweep planner (a cost class of their own for the
+    // progress lines' ETA; planned alike).
+    std::uint64_t planned_from = std::numeric_limits<std::uint64_t>::max();
 
     explicit EngineFixture( std::uint64_t n, std::uint64_t hash = 42 )
     {
@@ -101,6 +104,7 @@ struct EngineFixture
         s.global_batch = 1024 * std::int64_t( 1 + id % 3 );
         s.cost_model = CostModel( id % 2 );
         s.planner_seed = id * 2654435761u;
+        s.planner = id >= planned_from ? PlannerKind::shardsweep : PlannerKind::round_robin;
         return s;
     }
 

@@ -4,6 +4,7 @@
 // missing and gives the same file, and a different configuration is refused.
 #include "engine_fixture.hpp"
 
+#include <cctype>
 #include <unistd.h>
 
 namespace Test
@@ -181,6 +182,54 @@ TEST( TEST_CATEGORY, sweep_detail_scenarios_and_compress )
             EXPECT_EQ( h5::readStringAttribute( root.id(), "detail" ), "scenarios" );
         }
         file.close();
+        std::filesystem::remove( path );
+    }
+}
+
+TEST( TEST_CATEGORY, sweep_eta_waits_for_every_planner_ahead )
+{
+    // The progress lines' ETA weighs what is left by each planner's cost so far: while the
+    // scenarios of a planner ahead (ids 160..319 here) have none done, it is only a lower bound
+    // ('>'), and once one of them is done it is an estimate. Before this run's first batch is
+    // done there is none ('-'). So the lines read '-'*, then '>'*, then estimates.
+    EngineFixture fx( 320 );
+    fx.planned_from = 160;
+    const std::string path = outputPath( "eta" );
+    auto options = freshOptions( path );
+    options.quiet = false;
+    options.progress_interval_s = 1e-9; // a line after every batch
+    std::ostringstream progress;
+    const auto report = fx.run( options, progress );
+    EXPECT_EQ( report.exit_code, 0 );
+    EXPECT_EQ( report.computed, 320u );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        std::string kinds; // per progress line: u(nknown), l(ower bound), e(stimate)
+        std::istringstream lines( progress.str() );
+        for ( std::string line; std::getline( lines, line ); )
+        {
+            const std::size_t at = line.find( "| ETA " );
+            if ( at == std::string::npos )
+                continue;
+            const char first = line[at + 6];
+            kinds += first == '-' ? 'u' : first == '>' ? 'l' : 'e';
+            if ( kinds.back() == 'e' )
+            {
+                EXPECT_TRUE( std::isdigit( static_cast<unsigned char>( first ) ) ) << line;
+            }
+        }
+        const std::size_t l = kinds.find( 'l' ), e = kinds.find( 'e' );
+        EXPECT_EQ( kinds.find_first_not_of( 'u' ), std::min( l, e ) ) << kinds;
+        if ( e != std::string::npos )
+        {
+            EXPECT_EQ( kinds.find_first_not_of( 'e', e ), std::string::npos ) << kinds;
+        }
+        if ( mpi::size( MPI_COMM_WORLD ) == 1 )
+        {
+            // 20 batches of 16: lines 2..11 follow round-robin batches only (the 11th
+            // acknowledges batch 10, the last of them), lines 12..20 a shardsweep one.
+            EXPECT_EQ( kinds, "u" + std::string( 10, 'l' ) + std::string( 9, 'e' ) );
+        }
         std::filesystem::remove( path );
     }
 }
