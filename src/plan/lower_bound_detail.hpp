@@ -1,7 +1,7 @@
 #pragma once
 //! \file lower_bound_detail.hpp
 //! \brief The pieces of the lower bound on a DLRM plan's iteration time (lower_bound.cpp,
-//! docs/PLANNERS.md "Lower bound") that its memory relaxation (lower_bound_memory.cpp) and the
+//! docs/PLANNERS.md "Lower bound") that its relaxations (lower_bound_relaxation.cpp) and the
 //! tests share. Not part of the public API.
 #include <shardsweep/domain/dlrm_spec.hpp>
 #include <shardsweep/domain/hardware.hpp>

@@ -118,26 +118,30 @@ int bestFittingGpu( const PlanState& st, const PlanShard& shard, double reserve 
     return best;
 }
 
-//! Gives every table in host memory the largest HBM cache its GPU has room for, the most
-//! costly table first.
+//! The index of table t's shard (the packing holds every table whole, on one GPU).
+int shardOf( const PlanState& st, int t )
+{
+    int index = 0;
+    while ( st.shard( index ).table != t )
+        ++index;
+    return index;
+}
+
+//! Gives every table of `tables` (in host memory) the largest HBM cache its GPU has room for,
+//! the most costly table first.
 void growCaches( PlanState& st, const Workload& w, std::vector<int> tables )
 {
-    std::stable_sort( tables.begin(), tables.end(),
-                      [&]( int a, int b )
-                      {
-                          const PlanShard& x = st.shard( a );
-                          const PlanShard& y = st.shard( b );
-                          return x.fwd_ms + x.bwd_ms > y.fwd_ms + y.bwd_ms;
-                      } );
-    std::vector<int> table_of_shard;
-    for ( int index : tables )
-        table_of_shard.push_back( st.shard( index ).table );
-    for ( int t : table_of_shard )
+    auto cost = [&]( int t )
     {
-        int index = 0;
-        while ( st.shard( index ).table != t )
-            ++index;
-        const PlanShard old = st.shard( index );
+        const PlanShard& s = st.shard( shardOf( st, t ) );
+        return s.fwd_ms + s.bwd_ms;
+    };
+    std::stable_sort( tables.begin(), tables.end(),
+                      [&]( int a, int b ) { return cost( a ) > cost( b ); } );
+    for ( int t : tables )
+    {
+        // Shard indices move as tables are re-added: look the table up each time.
+        const PlanShard old = st.shard( shardOf( st, t ) );
         const TableSpec& spec = w.tables[t];
         const double weights =
             static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
@@ -198,11 +202,11 @@ std::string packedPlacement( PlanState& st, const Workload& w, const Platform& p
         st.refresh();
         reserve -= 2.0 * holdings[t][0].shard.pooled_bytes;
     }
-    std::vector<int> host_shards;
+    std::vector<int> in_host;
     for ( int s = 0; s < st.numShards(); ++s )
         if ( kCacheShares[share[st.shard( s ).table]] < 1.0 )
-            host_shards.push_back( s );
-    growCaches( st, w, host_shards );
+            in_host.push_back( st.shard( s ).table );
+    growCaches( st, w, in_host );
     return {};
 }
 
