@@ -1,6 +1,10 @@
 // Cost of one collective-time evaluation on the host (scripts/bench_collectives.sh builds and
-// runs it): per-GPU all-to-all (allToAllvTimeNs) against the balanced all-to-all
-// (collectiveTimeNs) on the same network, one thread, for a few GPU counts and dimensions.
+// runs it), one thread, for a few GPU counts and dimensions: per-GPU all-to-all
+// (allToAllvTimeNs) against the balanced all-to-all (collectiveTimeNs), and the localBWAware
+// all-reduce, whose chunks are simulated queue by queue on two or more dimensions
+// (model/chunk_pipeline.hpp), against the balanced all-to-all, whose phases have a closed form:
+// with the shipped 4 splits / 2 active and with 64 splits / 1 active, the most the platform
+// parser accepts.
 #include <Kokkos_Core.hpp>
 #include <chrono>
 #include <cstdio>
@@ -52,7 +56,8 @@ int main( int argc, char** argv )
     sys.preferred_dataset_splits = 4;
     sys.active_chunks_per_dimension = 2;
     sys.local_mem_bw_GBps = 3350;
-    std::printf( "%-20s %18s %22s %8s\n", "case", "a2av_ns_per_call", "balanced_ns_per_call",
+    std::printf( "%-20s %18s %22s %8s %16s %8s %19s %8s\n", "case", "a2av_ns_per_call",
+                 "balanced_ns_per_call", "ratio", "ar_4x2_ns_call", "ratio", "ar_64x1_ns_call",
                  "ratio" );
     double sink = 0.0;
     for ( const Case& c : cases )
@@ -78,7 +83,18 @@ int main( int argc, char** argv )
         const double balanced = nsPerCall(
             calls, [&]( int i )
             { sink += collectiveTimeNs( c.net, sys, Collective::all_to_all, 1e8 + i ); } );
-        std::printf( "%-20s %18.1f %22.1f %8.1f\n", c.name, a2av, balanced, a2av / balanced );
+        const double all_reduce = nsPerCall(
+            calls, [&]( int i )
+            { sink += collectiveTimeNs( c.net, sys, Collective::all_reduce, 1e8 + i ); } );
+        SystemConfig many = sys;
+        many.preferred_dataset_splits = kMaxSimulatedChunks;
+        many.active_chunks_per_dimension = 1;
+        const double all_reduce_many = nsPerCall(
+            calls / 16, [&]( int i )
+            { sink += collectiveTimeNs( c.net, many, Collective::all_reduce, 1e9 + i ); } );
+        std::printf( "%-20s %18.1f %22.1f %8.1f %16.1f %8.1f %19.1f %8.1f\n", c.name, a2av,
+                     balanced, a2av / balanced, all_reduce, all_reduce / balanced, all_reduce_many,
+                     all_reduce_many / balanced );
     }
     std::fprintf( stderr, "(checksum %g)\n", sink );
     return 0;

@@ -2,6 +2,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/model/chunk_pipeline.hpp>
 
 namespace shardsweep
 {
@@ -95,6 +96,16 @@ SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
         "preferred-dataset-splits", sys.preferred_dataset_splits, Range::between( 1, 1e6 ) );
     sys.optimization = node.getEnumOr( "collective-optimization", sys.optimization,
                                        enumPairs<CollectiveOptimization>() );
+    // A localBWAware all-reduce on two or more dimensions shares queues between its phases, and
+    // the model simulates those chunk by chunk (model/chunk_pipeline.hpp), up to a fixed count.
+    if ( num_dims >= 2 && sys.optimization == CollectiveOptimization::local_bw_aware &&
+         sys.preferred_dataset_splits > kMaxSimulatedChunks )
+        node.find( "preferred-dataset-splits" )
+            ->fail( "at most " + std::to_string( kMaxSimulatedChunks ) +
+                        " with collective-optimization localBWAware on a network of " +
+                        std::to_string( num_dims ) +
+                        " dimensions (shardsweep simulates that all-reduce's chunks one by one)",
+                    "'" + std::to_string( sys.preferred_dataset_splits ) + "'" );
     sys.local_mem_bw_GBps =
         node.getDoubleOr( "local-mem-bw", sys.local_mem_bw_GBps, Range{ 0.0, 1.0e6, false, true } );
     for ( int c = 0; c < kNumCollectives; ++c )

@@ -216,13 +216,15 @@ TEST( TEST_CATEGORY, collectives_hand_derived_baseline_two_dims )
 }
 
 // Chunk pipeline on [Ring 4, Switch 2], localBWAware all-reduce, 1-MiB chunks: phases
-// RS0 = 8665, AR1 = 13911, AG0 = 7963 (above). FIFO flow shop, finish[j][k] =
-// max(finish[j][k−1], finish[j−active][k]) + phase[k]:
-// 4 splits (4 MiB), active 1:
-//   chunk 0: 8665, 22576, 30539; chunk 1: 17330, 36487, 44450; chunk 2: 25995, 50398, 58361;
-//   chunk 3: 34660, 64309, 72272 → 72272 (= Σ phases + 3·max phase = 30539 + 3·13911).
-// 3 splits (3 MiB), active 2: chunks 0 and 1 run side by side (30539); chunk 2 waits for
-//   chunk 0 on each phase: 17330, max(17330, 22576) + 13911 = 36487, 36487 + 7963 = 44450.
+// RS0 = 8665, AR1 = 13911, AG0 = 7963 (above); RS0 and AG0 wait in dimension 0's queue, which
+// serves in arrival order (model/chunk_pipeline.hpp).
+// 4 splits (4 MiB), active 1 (chunk: phase start–end):
+//   c0 RS 0–8665, AR 8665–22576; c1 RS 8665–17330; c2 RS 17330–25995; c0 queues for AG at
+//   22576 behind c3; c1 AR 22576–36487; c3 RS 25995–34660; c0 AG 34660–42623; c2 AR
+//   36487–50398; c1 AG 42623–50586; c2 AG 50586–58549; c3 AR 50398–64309, AG 64309–72272.
+//   → 72272 (what separate queues would give too: 30539 + 3·13911).
+// 3 splits (3 MiB), active 2: c0 and c1 run side by side to 30539; c2 RS 8665–17330, AR (after
+//   c0 and c1 left dim 1) 22576–36487, AG 36487–44450.
 TEST( TEST_CATEGORY, collectives_hand_derived_pipeline_two_dims )
 {
     using namespace shardsweep;
@@ -285,21 +287,22 @@ inline shardsweep::Network ringFcSwitch()
 }
 } // namespace pipeline
 
-// The localBWAware all-reduce on [Ring 4, Switch 2] has the phases RS0 = 8665, AR1 = 13911,
-// AG0 = 7963 per 1-MiB chunk (hand-derived above). For every splits 1..100 and active 1..5 the
-// model must equal a brute-force simulation of the flow shop over those three phases (no chunk
-// cap: the closed form holds for any number of chunks).
+// The reduce-scatter on [Ring 4, Switch 2] has the phases RS0 = 8665 and RS1 = 7019 per 1-MiB
+// chunk (hand-derived above), each in a queue of its own. For every splits 1..100 and active
+// 1..5 the model must equal a brute-force simulation of the flow shop over those two phases (no
+// chunk cap: the closed form holds for any number of chunks). The all-reduce, whose
+// reduce-scatter and all-gather share dimension 0's queue, is tstChunkPipeline's.
 TEST( TEST_CATEGORY, collectives_pipeline_equals_flow_shop )
 {
     using namespace shardsweep;
     const double MiB = 1048576.0;
     const Network net = collcli::ringSwitch();
-    const double phases[3] = { 8665.0, 13911.0, 7963.0 };
+    const double phases[2] = { 8665.0, 7019.0 };
     for ( int splits = 1; splits <= 100; ++splits )
         for ( int active = 1; active <= 5; ++active )
             ASSERT_EQ( collectiveTimeNs( net, collcli::sys( splits, active ),
-                                         Collective::all_reduce, splits * MiB ),
-                       pipeline::flowShop( phases, 3, splits, active ) )
+                                         Collective::reduce_scatter, splits * MiB ),
+                       pipeline::flowShop( phases, 2, splits, active ) )
                 << "splits " << splits << " active " << active;
 }
 

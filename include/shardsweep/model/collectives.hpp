@@ -11,10 +11,11 @@
 //! all-reduce: reduce-scatter up the dimensions, all-reduce on the last, all-gather down).
 //! A collective is cut into `preferred_dataset_splits` chunks; on one dimension
 //! ⌈splits / active⌉ rounds of one chunk run back to back (the backend has no contention); on
-//! several dimensions the chunks pipeline through per-phase queues of `active` slots (FIFO flow
-//! shop of identical chunks, evaluated in closed form), which reproduces the one-dimensional rule
-//! exactly.
+//! several dimensions the chunks pipeline through the dimensions' queues of `active` slots
+//! (chunk_pipeline.hpp: a closed form where every phase has its own queue, a chunk-by-chunk
+//! simulation where a localBWAware all-reduce's reduce-scatter and all-gather share one).
 #include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/model/chunk_pipeline.hpp>
 #include <shardsweep/model/math.hpp>
 
 namespace shardsweep
@@ -163,29 +164,6 @@ KOKKOS_INLINE_FUNCTION double phaseTime( const NetworkDim& dim, const SystemConf
     return 0.0;
 }
 
-//! The chunks through their phases: a FIFO flow shop with `active` slots per phase, where chunk
-//! j may start phase k once it has finished phase k-1 and chunk j-active has left phase k.
-//! The chunks are identical, so chunks j and j+1 of the same group of `active` move in step and
-//! the shop is a one-slot shop of ⌈splits / active⌉ batches, whose makespan is exactly
-//! Σ phases + (batches - 1) · max phase (the bottleneck phase serves every batch; the others are
-//! filled and drained once). One dimension: ⌈splits / active⌉ · T_1chunk, §12's rule. Every term
-//! is a whole number of ns, so the sum is exact in double.
-KOKKOS_INLINE_FUNCTION double pipelineNs( const SystemConfig& sys, const double* phase,
-                                          int num_phases )
-{
-    const int splits = math::max( 1, sys.preferred_dataset_splits );
-    const int active = math::max( 1, sys.active_chunks_per_dimension );
-    const double batches = ( splits + active - 1 ) / active;
-    double sum = 0.0;
-    double bottleneck = 0.0;
-    for ( int k = 0; k < num_phases; ++k )
-    {
-        sum += phase[k];
-        bottleneck = math::fmax( bottleneck, phase[k] );
-    }
-    return sum + ( batches - 1.0 ) * bottleneck;
-}
-
 //! NPUs of the whole system (ASTRA-sim's Sys::total_nodes).
 KOKKOS_INLINE_FUNCTION double systemNpus( const Network& net )
 {
@@ -256,10 +234,14 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
 
     // The phases one chunk runs through, with their durations.
     double phase[kMaxCollectivePhases] = {};
+    int queue[kMaxCollectivePhases] = {}; // the dimension whose queue each phase waits in
     int num_phases = 0;
     const int ci = static_cast<int>( c );
     auto add = [&]( int d, Collective pc, double D )
-    { phase[num_phases++] = cd::phaseTime( net.dims[d], sys, pc, sys.algorithm[ci][d], D ); };
+    {
+        queue[num_phases] = d;
+        phase[num_phases++] = cd::phaseTime( net.dims[d], sys, pc, sys.algorithm[ci][d], D );
+    };
     double D = chunk;
     if ( c == Collective::all_reduce && sys.optimization == CollectiveOptimization::local_bw_aware )
     {
@@ -294,7 +276,7 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
         }
     }
 
-    return collective_detail::pipelineNs( sys, phase, num_phases );
+    return cd::pipelineNs( sys, phase, queue, num_phases );
 }
 
 //! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` over the whole network.
@@ -366,6 +348,7 @@ KOKKOS_INLINE_FUNCTION double allToAllvTimeNs( const Network& net, const SystemC
     const int splits = math::max( 1, sys.preferred_dataset_splits );
     const int a2a = static_cast<int>( Collective::all_to_all );
     double phase[kMaxNetworkDims] = {};
+    int queue[kMaxNetworkDims] = {};
     int num_phases = 0;
     double busiest = 0.0;
     int b = 1;
@@ -380,13 +363,14 @@ KOKKOS_INLINE_FUNCTION double allToAllvTimeNs( const Network& net, const SystemC
         const double v = math::fmax( before, after );
         busiest = math::fmax( busiest, v );
         const double chunk = math::fmax( v * num_gpus / ( num_gpus - 1.0 ) / splits, system_npus );
+        queue[num_phases] = d;
         phase[num_phases++] =
             cd::phaseTime( net.dims[d], sys, Collective::all_to_all, sys.algorithm[a2a][d], chunk );
         before = after;
     }
     if ( busiest <= 0.0 )
         return 0.0;
-    return cd::pipelineNs( sys, phase, num_phases );
+    return cd::pipelineNs( sys, phase, queue, num_phases );
 }
 
 } // namespace shardsweep
