@@ -145,7 +145,7 @@ std::string programHelp()
            "  --kokkos-threads=N, --kokkos-help, ...  Kokkos runtime options (consumed before the\n"
            "                    subcommand; OMP_NUM_THREADS works too)\n\n"
            "Exit status: 0 success, 1 failure, 2 bad input or usage (nothing written),\n"
-           "3 sweep stopped by SIGTERM/SIGUSR1 and resumable (rerun the same command).\n";
+           "3 sweep stopped by SIGTERM/SIGINT/SIGUSR1 and resumable (rerun the same command).\n";
 }
 
 std::string groupHelp( const std::string& group, const std::vector<Command>& commands )

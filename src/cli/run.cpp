@@ -66,8 +66,10 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
                                   "(mpirun -np N shardsweep run ...) into one HDF5 file\n"
                                   "(layout: docs/HDF5_LAYOUT.md). Each rank journals every batch "
                                   "to OUT.h5.journal/; rerunning the same\ncommand resumes and "
-                                  "computes only what is missing. SIGTERM/SIGUSR1: finish the "
-                                  "batch, exit 3.\n\nOptions" );
+                                  "computes only what is missing. SIGTERM, SIGINT (Ctrl-C; a "
+                                  "second one ends it at once) or\nSIGUSR1: finish the batch, "
+                                  "exit 3. Under Open MPI's mpirun send SIGUSR1, or start it "
+                                  "with\njobs/mpirun_signals.sh (jobs/README.md).\n\nOptions" );
     // clang-format off
     desc.add_options()
         ( "help,h", "this text" )

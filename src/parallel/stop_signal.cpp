@@ -1,4 +1,4 @@
-// Recording handlers for SIGTERM/SIGUSR1 (see stop_signal.hpp).
+// Recording handlers for SIGTERM/SIGINT/SIGUSR1 (see stop_signal.hpp).
 #include <csignal>
 #include <cstdlib>
 #include <shardsweep/parallel/stop_signal.hpp>
@@ -27,6 +27,10 @@ void installStopSignalHandlers()
     action.sa_flags = SA_RESTART;
     sigaction( SIGTERM, &action, nullptr );
     sigaction( SIGUSR1, &action, nullptr );
+    // Ctrl-C stops resumably like SIGTERM; a second Ctrl-C has the default action (it ends the
+    // process at once), for a user who does not want to wait for the batch.
+    action.sa_flags = SA_RESTART | SA_RESETHAND;
+    sigaction( SIGINT, &action, nullptr );
     // A rank's stdout is a pipe to its launcher: once that is gone a write must fail, not kill
     // the rank in the middle of a collective phase (the others would wait for it forever).
     signal( SIGPIPE, SIG_IGN );
@@ -39,6 +43,26 @@ void installStopSignalHandlers()
 bool launcherGone()
 {
     return g_launcher != 0 && getppid() != g_launcher;
+}
+
+bool underOpenMpiLauncher()
+{
+    return g_launcher != 0 && std::getenv( "OMPI_COMM_WORLD_SIZE" ) != nullptr;
+}
+
+const char* stopSignalName( int signal )
+{
+    switch ( signal )
+    {
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGINT:
+        return "SIGINT";
+    case SIGUSR1:
+        return "SIGUSR1";
+    default:
+        return "a signal";
+    }
 }
 
 int pendingStopSignal()

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
 #include <limits>
@@ -243,7 +244,10 @@ class BatchLoop
         _report.failures = std::uint64_t( _counters.read( kFailed ) );
         _report.no_plan = std::uint64_t( _counters.read( kNoPlan ) );
         if ( _counters.read( kStop ) != 0 )
+        {
+            _report.stop_signal = pendingStopSignal();
             clearStopSignal(); // acted on: a later run in this process starts clean
+        }
         mpi::barrier( _run.comm );
     }
 
@@ -341,13 +345,23 @@ void reportStopped( const RunContext& run, SweepReport& report )
     report.exit_code = kExitResumable;
     report.wall_s = mpi::wtime() - run.t_start;
     report.io_s_max = mpi::allreduceMax( report.local.journal, run.comm );
-    if ( run.talk )
-        run.out << fmt::format( "stopped by {}: {}/{} scenarios done and journaled in {}; rerun "
-                                "the same command to resume (exit status {})\n",
-                                launcherGone() ? "the death of the MPI launcher" : "a signal",
-                                report.done_before + report.computed, run.slice_size,
-                                detail::journalDir( run.options.output ), kExitResumable )
-                << std::flush;
+    if ( !run.talk )
+        return;
+    // Rank 0 names its own signal ("a signal" when another rank got it). Open MPI's mpirun
+    // answers a SIGTERM/SIGINT sent to it by terminating the ranks and exiting 1, whatever the
+    // ranks exit with: say so, so that the status a user sees matches this line.
+    const int signal = report.stop_signal;
+    const bool mpirun_exits_1 = ( signal == SIGTERM || signal == SIGINT ) && underOpenMpiLauncher();
+    run.out << fmt::format( "stopped by {}: {}/{} scenarios done and journaled in {}; rerun the "
+                            "same command to resume (exit status {}{})\n",
+                            launcherGone() ? "the death of the MPI launcher"
+                                           : stopSignalName( signal ),
+                            report.done_before + report.computed, run.slice_size,
+                            detail::journalDir( run.options.output ), kExitResumable,
+                            mpirun_exits_1 ? "; an Open MPI mpirun that got the signal itself "
+                                             "exits 1: jobs/mpirun_signals.sh avoids that"
+                                           : "" )
+            << std::flush;
 }
 
 //! Step 5, collective: the HDF5 file from the journals' `records`, then the journals go.

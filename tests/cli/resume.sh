@@ -170,7 +170,7 @@ kill -USR1 $ranks
 wait "$job"
 rc=$?
 [ $rc -eq 3 ] || fail "SIGUSR1: exit $rc, expected 3: $(tail -5 "$out.log")"
-grep -q "stopped by a signal" "$out.log" || fail "SIGUSR1: no 'stopped by a signal' message"
+grep -q "^stopped by SIGUSR1: " "$out.log" || fail "SIGUSR1: no 'stopped by SIGUSR1' message"
 [ ! -e "$out" ] || fail "SIGUSR1: the output file was written for an unfinished sweep"
 stopped_at=$(find "$out.journal" -name '*.jnl' -exec cat {} + | md5sum)
 # A changed sweep file must not resume these journals.

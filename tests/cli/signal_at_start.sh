@@ -66,7 +66,7 @@ kill -USR1 $pid
 wait $pid
 rc=$?
 [ $rc -eq 3 ] || fail "signal at start: exit $rc, expected 3: $(cat "$out.log")"
-grep -q "stopped by a signal" "$out.log" || fail "no 'stopped by a signal' message: $(cat "$out.log")"
+grep -q "^stopped by SIGUSR1: " "$out.log" || fail "no 'stopped by SIGUSR1' message: $(cat "$out.log")"
 [ ! -e "$out" ] || fail "a results file exists after a stopped run"
 
 run "$out" >"$out.log2" 2>&1 || fail "resume exit $?: $(cat "$out.log2")"

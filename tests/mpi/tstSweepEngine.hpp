@@ -67,6 +67,8 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
     const std::string path = outputPath( "resume" );
     std::ostringstream log;
     auto options = freshOptions( path );
+    options.quiet = false; // rank 0's "stopped by" line is checked
+    options.progress_interval_s = 0;
     // SIGUSR1 arrives at every rank during its 2nd batch (whichever rank gets at least two of
     // the 19 batches raises it): every rank finishes its batch and stops.
     fx.signal_at_call = 2;
@@ -75,6 +77,16 @@ TEST( TEST_CATEGORY, sweep_signal_then_resume_after_torn_journal )
     EXPECT_LT( first.computed, 300u );
     EXPECT_GE( first.computed, 32u );
     EXPECT_FALSE( std::filesystem::exists( path ) );
+    // The report keeps the signal of the ranks that got it, and rank 0's line names its own.
+    EXPECT_TRUE( first.stop_signal == SIGUSR1 || first.stop_signal == 0 );
+    EXPECT_EQ( mpi::allreduceMax( double( first.stop_signal ), MPI_COMM_WORLD ), SIGUSR1 );
+    if ( mpi::rank( MPI_COMM_WORLD ) == 0 )
+    {
+        EXPECT_NE( log.str().find( first.stop_signal == SIGUSR1 ? "stopped by SIGUSR1: "
+                                                                : "stopped by a signal: " ),
+                   std::string::npos )
+            << log.str();
+    }
     mpi::barrier( MPI_COMM_WORLD );
 
     // A kill in the middle of an append: cut the journal with the most records inside its last

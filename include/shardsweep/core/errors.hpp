@@ -11,7 +11,7 @@
 namespace shardsweep
 {
 
-//! Exit status of a sweep that stopped cleanly on SIGTERM/SIGUSR1 and can be resumed.
+//! Exit status of a sweep that stopped cleanly on SIGTERM/SIGINT/SIGUSR1 and can be resumed.
 constexpr int kExitResumable = 3;
 constexpr int kExitBadInput = 2;
 constexpr int kExitFailure = 1;

@@ -103,7 +103,8 @@ struct SweepTimes
 
 struct SweepReport
 {
-    int exit_code = 0;             //!< 0 complete, kExitResumable stopped by a signal
+    int exit_code = 0;   //!< 0 complete, kExitResumable stopped by a signal
+    int stop_signal = 0; //!< the signal this rank stopped for (0: none, or another rank's)
     bool already_complete = false; //!< the file existed, complete, with the same config
     std::uint64_t num_scenarios = 0;
     std::uint64_t done_before = 0;    //!< scenarios found in journals at start
