@@ -133,7 +133,8 @@ KOKKOS_INLINE_FUNCTION double sharedQueuesNs( const double* phase, const int* qu
 //! Time (ns) of one collective whose chunk runs through `phase[0..num_phases)`, phase k in the
 //! queue of dimension queue[k] (each < kMaxNetworkDims). More than kMaxSimulatedChunks chunks on
 //! shared queues (refused by the platform parser; only a SystemConfig built by hand gets here)
-//! are priced as the flow shop, a lower bound: sharing a queue can only make a chunk wait.
+//! are priced as the flow shop, which the simulation never undercuts (sharing a queue only adds
+//! waiting; tstChunkPipeline checks it on every case it simulates).
 KOKKOS_INLINE_FUNCTION double pipelineNs( const SystemConfig& sys, const double* phase,
                                           const int* queue, int num_phases )
 {
