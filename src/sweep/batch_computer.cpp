@@ -121,12 +121,7 @@ void BatchComputer::compute( const std::vector<std::uint64_t>& ids, JournalBatch
     for ( std::size_t k = 0; k < num_tiles; ++k )
     {
         const TileOutput& out = _tiles[k];
-        for ( int c = 0; c < kNumCostClasses; ++c )
-        {
-            _work.count[c] += out.work.count[c];
-            _work.seconds[c] += out.work.seconds[c];
-        }
-        _work.evaluate_seconds += out.work.evaluate_seconds;
+        _work += out.work;
         materialize += out.materialize_s;
         plan += out.plan_s;
         evaluate += out.evaluate_s;

@@ -14,6 +14,17 @@ std::int64_t ClassWork::total() const
     return std::accumulate( count.begin(), count.end(), std::int64_t( 0 ) );
 }
 
+ClassWork& ClassWork::operator+=( const ClassWork& other )
+{
+    for ( int c = 0; c < kNumCostClasses; ++c )
+    {
+        count[c] += other.count[c];
+        seconds[c] += other.seconds[c];
+    }
+    evaluate_seconds += other.evaluate_seconds;
+    return *this;
+}
+
 CostWeightedEta::CostWeightedEta( std::vector<int> sample, std::uint64_t pending )
     : _sample( std::move( sample ) ), _pending( pending )
 {

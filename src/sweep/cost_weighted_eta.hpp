@@ -27,6 +27,7 @@ struct ClassWork
     std::vector<double> seconds = std::vector<double>( kNumCostClasses, 0.0 );
     double evaluate_seconds = 0.0; //!< evaluation seconds of all of them
     std::int64_t total() const;
+    ClassWork& operator+=( const ClassWork& other ); //!< adds another tile's or batch's work
 };
 
 //! The time left of a run that computes its pending scenarios in order. A uniform sample of their

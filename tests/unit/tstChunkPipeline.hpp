@@ -19,7 +19,7 @@ using namespace shardsweep;
 
 namespace chunks
 {
-SystemConfig sys( int splits, int active )
+inline SystemConfig sys( int splits, int active )
 {
     SystemConfig s;
     s.endpoint_delay_ns = 10;
@@ -34,8 +34,8 @@ SystemConfig sys( int splits, int active )
 //! waiting ones in arrival order, and runs at most `active` (Sys::SchedulerUnit). A stream that
 //! ends a phase is erased from its list, appended to its next queue's list, then its old queue
 //! starts what it can (notify_stream_removed), then the new one (notify_stream_added).
-double referenceNs( const std::vector<double>& phase, const std::vector<int>& queue, int chunks,
-                    int active )
+inline double referenceNs( const std::vector<double>& phase, const std::vector<int>& queue,
+                           int chunks, int active )
 {
     const int num_queues = 1 + *std::max_element( queue.begin(), queue.end() );
     std::vector<std::list<int>> lists( num_queues );
@@ -77,8 +77,8 @@ double referenceNs( const std::vector<double>& phase, const std::vector<int>& qu
     return now;
 }
 
-double modelNs( const std::vector<double>& phase, const std::vector<int>& queue, int chunks,
-                int active )
+inline double modelNs( const std::vector<double>& phase, const std::vector<int>& queue, int chunks,
+                       int active )
 {
     return collective_detail::pipelineNs( sys( chunks, active ), phase.data(), queue.data(),
                                           static_cast<int>( phase.size() ) );
@@ -127,9 +127,9 @@ TEST( TEST_CATEGORY, chunk_pipeline_equals_reference )
                     << "phases " << phase.size() << " splits " << splits << " active " << active;
                 // Sharing a queue only adds waiting: never below separate queues (what the
                 // model falls back to beyond kMaxSimulatedChunks).
-                ASSERT_GE( model,
-                           collective_detail::flowShopNs(
-                               phase.data(), static_cast<int>( phase.size() ), splits, active ) );
+                ASSERT_GE( model, collective_detail::flowShopNs( phase.data(),
+                                                                 static_cast<int>( phase.size() ),
+                                                                 splits, active ) );
             }
 }
 

@@ -64,4 +64,17 @@ TEST( TEST_CATEGORY, cost_weighted_eta_one_class_is_count_based )
     EXPECT_DOUBLE_EQ( e.seconds, 7.0 * 2.0 / 3.0 );
 }
 
+// Tiles and batches add their work class by class (the batch computer and the counters rely on
+// it): (2, 0.5 s; 1, 3 s; eval 0.25 s) + (1, 0.25 s; 4, 1 s; eval 0.5 s) = (3, 0.75; 5, 4; 0.75).
+TEST( TEST_CATEGORY, cost_weighted_eta_class_work_adds )
+{
+    ClassWork sum = work( 2, 0.5, 1, 3.0, 0.25 );
+    sum += work( 1, 0.25, 4, 1.0, 0.5 );
+    EXPECT_EQ( sum.count[0], 3 );
+    EXPECT_EQ( sum.seconds[0], 0.75 );
+    EXPECT_EQ( sum.count[1], 5 );
+    EXPECT_EQ( sum.seconds[1], 4.0 );
+    EXPECT_EQ( sum.evaluate_seconds, 0.75 );
+    EXPECT_EQ( sum.total(), 8 );
+}
 } // namespace Test
