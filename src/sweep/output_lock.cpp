@@ -121,22 +121,28 @@ OutputLock& OutputLock::operator=( OutputLock&& other ) noexcept
     return *this;
 }
 
-OutputLock OutputLock::exclusiveThenShared( const std::string& dir, double wait_s,
-                                            const std::function<void( double )>& waiting,
-                                            const std::function<bool()>& abandon )
+OutputLock OutputLock::take( const std::string& dir, short first, double wait_s,
+                             const std::function<void( double )>& waiting,
+                             const std::function<bool()>& abandon )
 {
     OutputLock lock;
-    const int fd = acquire( dir, F_WRLCK, F_RDLCK, wait_s, waiting, abandon, lock._warning );
+    const int fd = acquire( dir, first, F_RDLCK, wait_s, waiting, abandon, lock._warning );
     lock._abandoned = fd == kAbandoned;
     lock._fd = lock._abandoned ? -1 : fd;
     return lock;
 }
 
-OutputLock OutputLock::shared( const std::string& dir, double wait_s )
+OutputLock OutputLock::exclusiveThenShared( const std::string& dir, double wait_s,
+                                            const std::function<void( double )>& waiting,
+                                            const std::function<bool()>& abandon )
 {
-    OutputLock lock;
-    lock._fd = acquire( dir, F_RDLCK, F_RDLCK, wait_s, {}, {}, lock._warning );
-    return lock;
+    return take( dir, F_WRLCK, wait_s, waiting, abandon );
+}
+
+OutputLock OutputLock::shared( const std::string& dir, double wait_s,
+                               const std::function<bool()>& abandon )
+{
+    return take( dir, F_RDLCK, wait_s, {}, abandon );
 }
 
 } // namespace detail

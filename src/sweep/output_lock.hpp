@@ -47,17 +47,24 @@ class OutputLock
                                            const std::function<void( double )>& waiting,
                                            const std::function<bool()>& abandon = {} );
     //! Takes the lock of `dir` shared (the other ranks, once rank 0 holds it: waits only while a
-    //! starting run's rank 0 holds it exclusive for a moment).
-    static OutputLock shared( const std::string& dir, double wait_s );
+    //! starting run's rank 0 holds it exclusive for a moment). `abandon` as above: a rank whose
+    //! launcher died after its rank 0 took the lock must not create it again either.
+    static OutputLock shared( const std::string& dir, double wait_s,
+                              const std::function<bool()>& abandon = {} );
 
     bool held() const { return _fd >= 0; }
-    //! True when exclusiveThenShared gave up because `abandon` said so.
+    //! True when exclusiveThenShared or shared gave up because `abandon` said so.
     bool abandoned() const { return _abandoned; }
     const std::string& warning() const { return _warning; }
     //! The lock file of an output's journal directory.
     static std::string path( const std::string& dir ) { return dir + "/lock"; }
 
   private:
+    //! The lock taken as `first` (F_WRLCK or F_RDLCK), then held shared.
+    static OutputLock take( const std::string& dir, short first, double wait_s,
+                            const std::function<void( double )>& waiting,
+                            const std::function<bool()>& abandon );
+
     int _fd = -1;
     bool _abandoned = false;
     std::string _warning;

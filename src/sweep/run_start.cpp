@@ -153,7 +153,11 @@ std::optional<OutputLock> lockOutput( MPI_Comm comm, const SweepOptions& options
     if ( verdict != "ok" )
         throw UsageError( verdict );
     if ( mpi::rank( comm ) != 0 )
-        lock = detail::OutputLock::shared( dir, options.lock_wait_s );
+        lock = detail::OutputLock::shared( dir, options.lock_wait_s, launcherGone );
+    // A rank whose launcher died after rank 0 took the lock takes nothing: then no rank goes on
+    // (rank 0 lets its lock go), as when rank 0 itself gave up.
+    if ( mpi::allreduceMax( std::int64_t( lock.abandoned() ), comm ) != 0 )
+        return std::nullopt;
     return lock;
 }
 

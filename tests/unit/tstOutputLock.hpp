@@ -104,6 +104,13 @@ TEST( TEST_CATEGORY, output_lock_wait_abandoned_creates_nothing )
     EXPECT_FALSE( late.held() );
     EXPECT_FALSE( std::filesystem::exists( dir ) );
 
+    // The other ranks' shared lock asks too: abandoned before its first attempt it creates
+    // nothing (the run it joined may have been replaced by one that finished and cleaned up).
+    OutputLock shared_late = OutputLock::shared( dir, 1.0, [] { return true; } );
+    EXPECT_TRUE( shared_late.abandoned() );
+    EXPECT_FALSE( shared_late.held() );
+    EXPECT_FALSE( std::filesystem::exists( dir ) );
+
     // Never abandoned: an ordinary lock.
     OutputLock normal = OutputLock::exclusiveThenShared( dir, 1.0, {}, [] { return false; } );
     EXPECT_TRUE( normal.held() );
