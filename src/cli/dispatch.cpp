@@ -63,6 +63,10 @@ const std::vector<Command>& topCommands()
           inspectEt },
         { "predict", "predict gemm|op|collective|embedding|torchrec|transformer [options]",
           "Single predictions of one cost term (see 'shardsweep predict --help').", nullptr },
+        { "calibrate", "calibrate gpu|network [options]",
+          "Fit a GPU or a platform's network to your own measurements (see 'shardsweep calibrate\n"
+          "      --help').",
+          nullptr },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
@@ -92,6 +96,16 @@ const std::vector<Command>& predictCommands()
           predictEmbedding },
         { "torchrec", "predict torchrec --input shards.csv",
           "TorchRec planner's per-shard perf estimate, reproduced exactly.", predictTorchrec },
+    };
+    return commands;
+}
+
+const std::vector<Command>& calibrateCommands()
+{
+    static const std::vector<Command> commands = {
+        { "gpu", "calibrate gpu --gpu NAME --gemm GEMM.csv [--ops OPS.csv] -o CALIB.yaml",
+          "GEMM and operator models fitted to one GPU's measured latencies (scripts/microbench).",
+          calibrateGpu },
     };
     return commands;
 }
@@ -187,7 +201,9 @@ int dispatch( const CommandContext& ctx, const Arguments& words )
         Arguments rest( words.begin() + 1, words.end() );
         if ( c.run )
             return c.run( ctx, rest );
-        const auto& group = c.name == "predict" ? predictCommands() : benchCommands();
+        const auto& group = c.name == "predict"     ? predictCommands()
+                            : c.name == "calibrate" ? calibrateCommands()
+                                                    : benchCommands();
         if ( rest.empty() || rest[0] == "--help" || rest[0] == "-h" )
         {
             ctx.print() << groupHelp( c.name, group );

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <sstream>
 
@@ -135,6 +136,31 @@ LearnedModelOptions::load( const PredictCli& cli, const std::string& default_pat
     if ( !chosen )
         learned.reset();
     return learned;
+}
+
+CalibrationOption::CalibrationOption( PredictCli& cli )
+{
+    cli.options().add_options()(
+        "calibration", po::value( &_file ),
+        "GPU calibration file (written by `shardsweep calibrate gpu` for this --gpu): rows of a "
+        "calibrated dtype are priced with it (model column 'calibrated'), others as without it" );
+}
+
+std::optional<GpuCalibration> CalibrationOption::load( const PredictCli& cli ) const
+{
+    if ( _file.empty() )
+        return std::nullopt;
+    return loadCalibrationFor( _file, cli.gpuName(), cli.command() + ": --calibration" );
+}
+
+GpuCalibration loadCalibrationFor( const std::string& path, const std::string& gpu_name,
+                                   const std::string& what )
+{
+    GpuCalibration c = readGpuCalibration( path );
+    if ( findGpu( c.gpu ).name != gpu_name )
+        throw UsageError( what + " " + path + " calibrates GPU '" + c.gpu + "', not '" + gpu_name +
+                          "'" );
+    return c;
 }
 
 } // namespace shardsweep

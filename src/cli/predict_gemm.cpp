@@ -4,6 +4,7 @@
 #include <optional>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -19,21 +20,6 @@ namespace
 DataType parseGemmDtype( const CsvTable& t, std::size_t row )
 {
     return t.getEnumOr( row, "dtype", computeDataTypeNames(), DataType::fp32 );
-}
-
-//! A GemmOp name, or "mm" (torch.mm: a bmm).
-GemmOp parseGemmOp( const CsvTable& t, std::size_t row )
-{
-    if ( !t.hasColumn( "op" ) || t.isEmpty( row, "op" ) )
-        return GemmOp::bmm;
-    const std::string& s = t.text( row, "op" );
-    if ( s == "mm" )
-        return GemmOp::bmm;
-    if ( const std::optional<GemmOp> op = enumFromName<GemmOp>( s ) )
-        return *op;
-    std::vector<std::string> names = enumNameList<GemmOp>();
-    names.insert( names.begin() + 1, "mm" );
-    t.fail( row, "op", "one of " + joinChoices( names, ", ", ", " ) );
 }
 
 } // namespace
@@ -70,16 +56,22 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "waves and bound (compute | memory) of the analytic model, and model (the one that "
         "priced\n"
         "the row). --input: CSV with columns "
-        "B,M,N,K[,dtype][,op].\n",
+        "B,M,N,K[,dtype][,op].\n"
+        "--calibration CALIB.yaml (from `shardsweep calibrate gpu` on this GPU) prices the rows "
+        "of\n"
+        "every dtype it calibrated with it (model 'calibrated'; tile, waves and bound stay the\n"
+        "analytic model's).\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
     const LearnedModelOptions model_options(
         cli, "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
              "$SHARDSWEEP_MODEL_DIR or inputs/models)" );
+    const CalibrationOption calibration_option( cli );
     if ( !cli.parse( ctx, args ) )
         return 0;
     const GpuSpec& gpu = cli.gpu();
     const std::unique_ptr<LearnedOperatorModel> learned =
         model_options.load( cli, defaultGemmModelPath(), loadLearnedGemmModel );
+    const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
 
     const CsvTable t = cli.readInput( { "B", "M", "N", "K" }, { "dtype", "op" } );
     std::vector<GemmShape> shapes( t.numRows() );
@@ -91,7 +83,7 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         s.N = positiveIntegerCell( t, r, "N" );
         s.K = positiveIntegerCell( t, r, "K" );
         s.dtype = parseGemmDtype( t, r );
-        s.op = parseGemmOp( t, r );
+        s.op = gemmOpCell( t, r );
     }
     const std::vector<GemmPrediction> pred = predictGemmsHost( learned.get(), gpu, shapes );
     ResultTable result(
@@ -100,13 +92,16 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
     {
         const GemmShape& s = shapes[r];
         const GemmPrediction& p = pred[r];
+        const GemmCalibration* c = calibration ? calibration->gemmFor( s.dtype ) : nullptr;
         result.addRow( { static_cast<long long>( s.B ), static_cast<long long>( s.M ),
                          static_cast<long long>( s.N ), static_cast<long long>( s.K ),
                          std::string( nameOf( s.dtype ) ), std::string( nameOf( s.op ) ),
-                         p.latency_ms,
+                         c ? calibratedGemmMs( *c, gpu, s.B, s.M, s.N, s.K, s.op ) : p.latency_ms,
                          std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
                          std::string( p.memory_bound ? "memory" : "compute" ),
-                         std::string( learned ? "learned" : "analytic" ) } );
+                         std::string( c         ? "calibrated"
+                                      : learned ? "learned"
+                                                : "analytic" ) } );
     }
     cli.write( ctx, result );
     return 0;

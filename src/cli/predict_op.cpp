@@ -38,19 +38,27 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "--force-learned. The output repeats the input columns and adds latency_ms, bound_ms (the\n"
         "roofline) and model (the one that priced the row). An unknown op fails (exit 2) naming "
         "the\n"
-        "row. --input: CSV with columns op,B,H.\n",
+        "row. --input: CSV with columns op,B,H[,dtype] (dtype fp32 default, or fp16/bf16: the "
+        "bytes\n"
+        "moved scale with the element size).\n"
+        "--calibration CALIB.yaml (from `shardsweep calibrate gpu --ops` on this GPU) prices the "
+        "rows\n"
+        "of every dtype it calibrated with it (model 'calibrated').\n",
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
     const LearnedModelOptions model_options(
         cli, "learned operator model (shardsweep-mlp file; default <models>/ops.mlp, models = "
              "$SHARDSWEEP_MODEL_DIR or inputs/models)" );
+    const CalibrationOption calibration_option( cli );
     if ( !cli.parse( ctx, args ) )
         return 0;
     const GpuSpec& gpu = cli.gpu();
     const std::unique_ptr<LearnedOperatorModel> learned =
         model_options.load( cli, defaultOperatorModelPath(), loadLearnedOperatorModel );
+    const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
 
-    const CsvTable t = cli.readInput( { "op", "B", "H" }, {} );
+    const CsvTable t = cli.readInput( { "op", "B", "H" }, { "dtype" } );
     std::vector<OperatorShape> shapes( t.numRows() );
+    std::vector<DataType> dtypes( t.numRows() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         OperatorShape& s = shapes[r];
@@ -60,16 +68,35 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         s.kind = *kind;
         s.B = positiveIntegerCell( t, r, "B" );
         s.H = positiveIntegerCell( t, r, "H" );
+        dtypes[r] = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );
     }
     const std::vector<double> latency = predictOperatorsHost( learned.get(), gpu, shapes );
-    ResultTable result( { "op", "B", "H", "latency_ms", "bound_ms", "model" } );
+    // The dtype column is echoed when the input has one (older inputs keep their output).
+    const bool echo_dtype = t.hasColumn( "dtype" );
+    ResultTable result(
+        echo_dtype
+            ? std::vector<std::string>{ "op", "B", "H", "dtype", "latency_ms", "bound_ms", "model" }
+            : std::vector<std::string>{ "op", "B", "H", "latency_ms", "bound_ms", "model" } );
     for ( std::size_t r = 0; r < shapes.size(); ++r )
     {
         const OperatorShape& s = shapes[r];
-        result.addRow( { std::string( nameOf( s.kind ) ), static_cast<long long>( s.B ),
-                         static_cast<long long>( s.H ), latency[r],
-                         operatorBoundMs( gpu, s.kind, s.B, s.H ),
-                         std::string( learned ? "learned" : "analytic" ) } );
+        const DataType dtype = dtypes[r];
+        const OperatorCalibration* c = calibration ? calibration->opsFor( dtype ) : nullptr;
+        // Without a calibration of the dtype: the models were trained on fp32 tensors, so a
+        // 16-bit tensor is priced by the analytic model at its bytes.
+        const GpuSpec dtype_gpu = operatorDtypeGpu( gpu, dtype );
+        const bool fp32 = dtype == DataType::fp32 || dtype == DataType::tf32;
+        const double ms = c      ? calibratedOperatorMs( *c, gpu, s.kind, s.B, s.H )
+                          : fp32 ? latency[r]
+                                 : predictOperatorAnalytic( dtype_gpu, s.kind, s.B, s.H );
+        const std::string model = c ? "calibrated" : learned && fp32 ? "learned" : "analytic";
+        std::vector<ResultTable::Cell> row = { std::string( nameOf( s.kind ) ),
+                                               static_cast<long long>( s.B ),
+                                               static_cast<long long>( s.H ) };
+        if ( echo_dtype )
+            row.push_back( std::string( nameOf( dtype ) ) );
+        row.insert( row.end(), { ms, operatorBoundMs( dtype_gpu, s.kind, s.B, s.H ), model } );
+        result.addRow( row );
     }
     cli.write( ctx, result );
     return 0;

@@ -35,11 +35,13 @@
 
 #include <boost/program_options.hpp>
 #include <memory>
+#include <optional>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
 #include <vector>
 
@@ -123,5 +125,24 @@ class LearnedModelOptions
     std::string _file;
     bool _force_learned = false;
 };
+
+//! `--calibration CALIB.yaml` (written by `calibrate gpu`) of the predict commands that price one
+//! GPU's kernels (gemm, op).
+class CalibrationOption
+{
+  public:
+    explicit CalibrationOption( PredictCli& cli );
+    //! After cli.parse(): the calibration, or nullopt without --calibration. A file made for
+    //! another GPU than --gpu is a usage error (exit 2).
+    std::optional<GpuCalibration> load( const PredictCli& cli ) const;
+
+  private:
+    std::string _file;
+};
+
+//! Reads a calibration file and checks that it was made for `gpu_name` (a catalog name); `what`
+//! names where the file came from in the error ("--calibration", "platform.yaml: calibration").
+GpuCalibration loadCalibrationFor( const std::string& path, const std::string& gpu_name,
+                                   const std::string& what );
 
 } // namespace shardsweep

@@ -1,0 +1,42 @@
+#pragma once
+//! \file gpu_calibration_fit.hpp
+//! \brief Fitting a GpuCalibration (model/gpu_calibration.hpp) to one GPU's measured GEMMs and
+//! operators: `shardsweep calibrate gpu`. Deterministic and single-threaded.
+//!
+//! GEMM, per dtype: the tile weights minimise the mean squared log error over the measurements
+//! (Nelder–Mead on w = softmax(z), so they stay on the simplex; for given weights the bmm and
+//! linear offsets are the mean log residuals, the least-squares optimum). The residuals left over
+//! become the neighbour correction. Operators, per dtype: the analytic operator constants refitted
+//! (calibration/operator_fit.hpp), then the same residual correction.
+//! Why this and not a per-GPU refit of the ten GEMM constants or a regression on the shape: on
+//! NeuSight's five GPUs, calibrated with 150 random shapes, the constant refit left 12–27 % MAPE
+//! on the other shapes, a free linear regression on the tile times 9–21 % and extrapolated badly to
+//! larger shapes; the tile mixture with the residual correction was the best (docs/MODEL.md,
+//! "Calibrating a GPU"; `shardsweep bench calibrate`).
+
+#include <shardsweep/model/gpu_calibration.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! A dtype with fewer measurements is not calibrated (the shipped model keeps pricing it).
+constexpr std::size_t kMinCalibrationRows = 10;
+
+//! The tile mixture and residuals for `samples` (all of `dtype`; at least one).
+GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
+                                    const std::vector<GemmSample>& samples );
+//! The refitted operator model and residuals for `samples` (all of `dtype`; at least one).
+OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
+                                            const std::vector<OperatorMeasurement>& samples );
+
+//! Calibrates every dtype with at least kMinCalibrationRows rows, with fit statistics (in-sample,
+//! 5-fold cross-validated by row index modulo 5, and the shipped model's MAPE on the same rows).
+//! `notes` receives one line per dtype skipped.
+GpuCalibration calibrateGpu( const std::string& gpu_name, const GpuSpec& gpu,
+                             const std::vector<GemmSample>& gemms,
+                             const std::vector<OperatorMeasurement>& ops,
+                             std::vector<std::string>& notes );
+
+} // namespace shardsweep

@@ -1,0 +1,38 @@
+#pragma once
+//! \file calibration_csv.hpp
+//! \brief The measurement files `shardsweep calibrate gpu` fits on, as scripts/microbench writes
+//! them:
+//!
+//!   GEMM:      B,M,N,K,dtype,latency_ms[,op]   C[B,M,N] = A[B,M,K]·W[B,K,N]; op bmm|mm|linear
+//!   operators: op,B,H,dtype,latency_ms         op: NeuSight's names (softmax, ln, add, ...)
+//!
+//! dtype is fp32, tf32, fp16 or bf16 (empty: fp32). Rows in fp8, which the model does not price
+//! yet, are counted and skipped. A bad cell exits 2 naming the file, line and column.
+
+#include <cstddef>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/model/gpu_calibration.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! A GemmOp name, or "mm" (torch.mm: a bmm); an empty or absent cell is bmm.
+GemmOp gemmOpCell( const CsvTable& t, std::size_t row );
+
+struct GemmMeasurements
+{
+    std::vector<GemmSample> rows;
+    std::size_t skipped_fp8 = 0;
+};
+GemmMeasurements readGemmMeasurements( const std::string& path );
+
+struct OperatorMeasurements
+{
+    std::vector<OperatorMeasurement> rows;
+    std::size_t skipped_fp8 = 0;
+};
+OperatorMeasurements readOperatorMeasurements( const std::string& path );
+
+} // namespace shardsweep

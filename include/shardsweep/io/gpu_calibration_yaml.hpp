@@ -1,0 +1,45 @@
+#pragma once
+//! \file gpu_calibration_yaml.hpp
+//! \brief The calibration file `shardsweep calibrate gpu` writes and `--calibration` (or a
+//! platform's `calibration:` key) reads: a GpuCalibration (model/gpu_calibration.hpp) as YAML.
+//!
+//!   kind: gpu_calibration
+//!   gpu: A100-PCIe-40GB                  # catalog name
+//!   gemm:                                # one entry per calibrated dtype
+//!     - dtype: fp32
+//!       tile_weights: [8 numbers ≥ 0, sum 1]     # model/gemm.hpp's tile order
+//!       offset: -0.01                    # natural log
+//!       linear_offset: 0.2
+//!       max_matmul_TFLOPs: 18.1          # highest rate measured (the ceiling)
+//!       stats: {rows: 150, fit_mape: 4.1, cv_mape: 8.0, uncalibrated_mape: 17.2}
+//!       points:                          # measured shape and log(measured / tile mixture)
+//!         - [B, M, N, K, op, residual]
+//!   ops:
+//!     - dtype: fp32
+//!       constants: {launch_ms: .., bandwidth_efficiency: .., softmax_factor: .., ln_factor: ..}
+//!       stats: {...}
+//!       points:
+//!         - [op, B, H, residual]
+//!
+//! Numbers are written in the shortest form that reads back to the same double, so a file
+//! reproduces the calibration bit for bit. Errors name the file, line and field (exit 2).
+
+#include <shardsweep/model/gpu_calibration.hpp>
+#include <string>
+#include <vector>
+
+namespace shardsweep
+{
+
+//! Reads a calibration file; throws InputError.
+GpuCalibration readGpuCalibration( const std::string& path );
+
+//! The file's text; `comments` become leading '# ' lines (what it was fitted on).
+std::string gpuCalibrationYaml( const GpuCalibration& calibration,
+                                const std::vector<std::string>& comments );
+
+//! Writes the text to `path` through a temporary file renamed into place, so an interrupted run
+//! leaves no half-written file; throws InputError when it cannot.
+void writeTextFileAtomically( const std::string& path, const std::string& text );
+
+} // namespace shardsweep

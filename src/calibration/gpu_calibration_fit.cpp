@@ -1,0 +1,255 @@
+// Fitting a GPU calibration (gpu_calibration_fit.hpp).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/calibration/nelder_mead.hpp>
+#include <shardsweep/calibration/operator_fit.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+constexpr int kTileWeightEvaluations = 3000;
+constexpr int kOperatorEvaluations = 2000;
+constexpr int kCrossValidationFolds = 5;
+
+//! w = softmax(z): weights on the simplex for any z.
+void tileWeightsFromLogits( const std::vector<double>& z, double* w )
+{
+    const double top = *std::max_element( z.begin(), z.end() );
+    double sum = 0.0;
+    for ( int t = 0; t < kGemmNumTiles; ++t )
+        sum += w[t] = std::exp( z[t] - top );
+    for ( int t = 0; t < kGemmNumTiles; ++t )
+        w[t] /= sum;
+}
+
+//! The measured log latencies and the log tile times of each sample (with the ceiling applied
+//! as gemmTileMixtureLog does).
+struct TileTable
+{
+    std::vector<double> log_tile; //!< kGemmNumTiles per sample
+    std::vector<double> log_measured;
+    std::vector<bool> linear;
+};
+
+TileTable tileTable( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples )
+{
+    GemmCalibration one_tile;
+    one_tile.dtype = dtype;
+    TileTable t;
+    for ( const GemmSample& s : samples )
+    {
+        for ( int i = 0; i < kGemmNumTiles; ++i )
+        {
+            std::fill( std::begin( one_tile.tile_weight ), std::end( one_tile.tile_weight ), 0.0 );
+            one_tile.tile_weight[i] = 1.0;
+            t.log_tile.push_back( gemmTileMixtureLog( one_tile, gpu, s.B, s.M, s.N, s.K, s.op ) );
+        }
+        t.log_measured.push_back( std::log( s.latency_ms ) );
+        t.linear.push_back( s.op == GemmOp::linear );
+    }
+    return t;
+}
+
+//! For weights w, the least-squares offsets and the mean squared log error.
+double tileMixtureError( const TileTable& t, const double* w, double& offset,
+                         double& linear_offset )
+{
+    const std::size_t n = t.log_measured.size();
+    double sum[2] = { 0.0, 0.0 };
+    std::size_t count[2] = { 0, 0 };
+    std::vector<double> r( n );
+    for ( std::size_t s = 0; s < n; ++s )
+    {
+        double mix = 0.0;
+        for ( int i = 0; i < kGemmNumTiles; ++i )
+            mix += w[i] * t.log_tile[s * kGemmNumTiles + i];
+        r[s] = t.log_measured[s] - mix;
+        sum[t.linear[s]] += r[s];
+        ++count[t.linear[s]];
+    }
+    const double mean_bmm = count[0] ? sum[0] / count[0] : 0.0;
+    const double mean_linear = count[1] ? sum[1] / count[1] : 0.0;
+    offset = count[0] ? mean_bmm : mean_linear;
+    linear_offset = count[0] && count[1] ? mean_linear - mean_bmm : 0.0;
+    double sq = 0.0;
+    for ( std::size_t s = 0; s < n; ++s )
+    {
+        const double e = r[s] - offset - ( t.linear[s] ? linear_offset : 0.0 );
+        sq += e * e;
+    }
+    return sq / n;
+}
+
+double ape( double predicted, double measured )
+{
+    return std::fabs( predicted - measured ) / measured * 100.0;
+}
+
+//! Rows of fold `f` (held out) or of the other folds.
+template <class T>
+std::vector<T> foldRows( const std::vector<T>& rows, int fold, bool held_out )
+{
+    std::vector<T> out;
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+        if ( ( static_cast<int>( i % kCrossValidationFolds ) == fold ) == held_out )
+            out.push_back( rows[i] );
+    return out;
+}
+
+template <class Sample>
+std::map<DataType, std::vector<Sample>> byDtype( const std::vector<Sample>& s )
+{
+    std::map<DataType, std::vector<Sample>> groups;
+    for ( const Sample& x : s )
+        groups[x.dtype].push_back( x );
+    return groups;
+}
+
+//! MAPE of `predict` on `rows`, fitted by `fit` on all of them and, per fold, on the others.
+template <class Sample, class Fit, class Predict>
+CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
+                              const Predict& predict, double uncalibrated_sum )
+{
+    CalibrationFitStats st;
+    st.rows = rows.size();
+    st.uncalibrated_mape = uncalibrated_sum / rows.size();
+    const auto all = fit( rows );
+    for ( const Sample& s : rows )
+        st.fit_mape += ape( predict( all, s ), s.latency_ms ) / rows.size();
+    std::size_t held = 0;
+    for ( int f = 0; f < kCrossValidationFolds; ++f )
+    {
+        const std::vector<Sample> train = foldRows( rows, f, false );
+        const std::vector<Sample> test = foldRows( rows, f, true );
+        if ( train.empty() || test.empty() )
+            continue;
+        const auto c = fit( train );
+        for ( const Sample& s : test )
+        {
+            st.cv_mape += ape( predict( c, s ), s.latency_ms );
+            ++held;
+        }
+    }
+    st.cv_mape = held ? st.cv_mape / held : 0.0;
+    return st;
+}
+
+} // namespace
+
+GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
+                                    const std::vector<GemmSample>& samples )
+{
+    GemmCalibration c;
+    c.dtype = dtype;
+    const TileTable table = tileTable( gpu, dtype, samples );
+    double w[kGemmNumTiles];
+    double offset = 0.0, linear_offset = 0.0;
+    const FitObjective error = [&]( const std::vector<double>& z )
+    {
+        tileWeightsFromLogits( z, w );
+        return tileMixtureError( table, w, offset, linear_offset );
+    };
+    std::vector<double> z( kGemmNumTiles, 0.0 ); // uniform: the uncalibrated geometric mean
+    double best = error( z );
+    int used = 1;
+    z = nelderMeadWithRestarts( error, z, kTileWeightEvaluations, used, best );
+    tileWeightsFromLogits( z, c.tile_weight );
+    tileMixtureError( table, c.tile_weight, c.offset, c.linear_offset );
+
+    c.residuals.dims = kGemmCalibrationFeatures;
+    for ( const GemmSample& s : samples )
+    {
+        double x[kGemmCalibrationFeatures];
+        gemmCalibrationFeatures( s.B, s.M, s.N, s.K, s.op, x );
+        c.residuals.add( x, std::log( s.latency_ms ) -
+                                gemmTileMixtureLog( c, gpu, s.B, s.M, s.N, s.K, s.op ) );
+        c.max_matmul_TFLOPs =
+            std::max( c.max_matmul_TFLOPs, 2.0 * s.B * s.M * s.N * s.K / s.latency_ms * 1.0e-9 );
+    }
+    return c;
+}
+
+OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
+                                            const std::vector<OperatorMeasurement>& samples )
+{
+    OperatorCalibration c;
+    c.dtype = dtype;
+    std::vector<OperatorSample> fit_samples;
+    for ( const OperatorMeasurement& m : samples )
+        fit_samples.push_back( { operatorDtypeGpu( gpu, dtype ), m.kind, m.B, m.H, m.latency_ms } );
+    c.constants =
+        fitOperatorConstants( kOperatorFitStart, fit_samples, kOperatorEvaluations ).constants;
+    c.residuals.dims = kOperatorCalibrationFeatures;
+    for ( const OperatorMeasurement& m : samples )
+    {
+        double x[kOperatorCalibrationFeatures];
+        operatorCalibrationFeatures( m.kind, m.B, m.H, x );
+        c.residuals.add( x,
+                         std::log( m.latency_ms / operatorRefitMs( c, gpu, m.kind, m.B, m.H ) ) );
+    }
+    return c;
+}
+
+GpuCalibration calibrateGpu( const std::string& gpu_name, const GpuSpec& gpu,
+                             const std::vector<GemmSample>& gemms,
+                             const std::vector<OperatorMeasurement>& ops,
+                             std::vector<std::string>& notes )
+{
+    GpuCalibration cal;
+    cal.gpu = gpu_name;
+    const auto skipped = [&]( const char* what, DataType d, std::size_t n )
+    {
+        notes.push_back( std::string( what ) + " " + std::string( nameOf( d ) ) + ": " +
+                         std::to_string( n ) + " rows, fewer than " +
+                         std::to_string( kMinCalibrationRows ) +
+                         ": not calibrated (the shipped model prices it)" );
+    };
+    for ( const auto& [dtype, rows] : byDtype( gemms ) )
+    {
+        if ( rows.size() < kMinCalibrationRows )
+        {
+            skipped( "GEMM", dtype, rows.size() );
+            continue;
+        }
+        const DataType d = dtype;
+        const auto fit = [&]( const std::vector<GemmSample>& r )
+        { return fitGemmCalibration( gpu, d, r ); };
+        const auto predict = [&]( const GemmCalibration& c, const GemmSample& s )
+        { return calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ); };
+        double shipped = 0.0;
+        for ( const GemmSample& s : rows )
+            shipped +=
+                ape( predictGemm( gpu, s.B, s.M, s.N, s.K, d, s.op ).latency_ms, s.latency_ms );
+        GemmCalibration c = fit( rows );
+        c.stats = fitStats( rows, fit, predict, shipped );
+        cal.gemm.push_back( std::move( c ) );
+    }
+    for ( const auto& [dtype, rows] : byDtype( ops ) )
+    {
+        if ( rows.size() < kMinCalibrationRows )
+        {
+            skipped( "operator", dtype, rows.size() );
+            continue;
+        }
+        const DataType d = dtype;
+        const auto fit = [&]( const std::vector<OperatorMeasurement>& r )
+        { return fitOperatorCalibration( gpu, d, r ); };
+        const auto predict = [&]( const OperatorCalibration& c, const OperatorMeasurement& m )
+        { return calibratedOperatorMs( c, gpu, m.kind, m.B, m.H ); };
+        double shipped = 0.0;
+        for ( const OperatorMeasurement& m : rows )
+            shipped += ape( predictOperatorAnalytic( operatorDtypeGpu( gpu, d ), m.kind, m.B, m.H ),
+                            m.latency_ms );
+        OperatorCalibration c = fit( rows );
+        c.stats = fitStats( rows, fit, predict, shipped );
+        cal.ops.push_back( std::move( c ) );
+    }
+    return cal;
+}
+
+} // namespace shardsweep

@@ -1,0 +1,111 @@
+// shardsweep calibrate gpu: fits the GEMM and operator models to one GPU's own measurements
+// (calibration/gpu_calibration_fit.hpp) and writes the calibration file.
+#include <fmt/format.h>
+#include <iostream>
+#include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/cli/predict_cli.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
+#include <shardsweep/version.hpp>
+
+namespace shardsweep
+{
+
+namespace po = boost::program_options;
+
+namespace
+{
+
+void addStatsRow( ResultTable& table, const char* family, DataType dtype,
+                  const CalibrationFitStats& s )
+{
+    table.addRow( { std::string( family ), std::string( nameOf( dtype ) ),
+                    static_cast<long long>( s.rows ), s.uncalibrated_mape, s.fit_mape,
+                    s.cv_mape } );
+}
+
+} // namespace
+
+int calibrateGpu( const CommandContext& ctx, const Arguments& args )
+{
+    PredictCli cli(
+        "calibrate gpu",
+        "Usage: shardsweep calibrate gpu --gpu NAME --gemm GEMM.csv [--ops OPS.csv] -o "
+        "CALIB.yaml\n\n"
+        "Fits the GEMM and operator models to measurements of one GPU (scripts/microbench writes\n"
+        "them in a few minutes; README, \"Calibrating to your cluster\") and writes a calibration\n"
+        "file that --calibration (predict gemm|op|transformer, evaluate, plan, run) and a "
+        "platform's\n"
+        "`calibration:` key read.\n"
+        "  GEMM (per dtype): the analytic tile/wave model's tiles mixed with weights fitted to "
+        "the\n"
+        "    GPU (which tiles its cuBLAS picks), plus the residual of the nearest measured "
+        "shapes;\n"
+        "    never faster than the fastest rate measured (docs/model/calibration.md).\n"
+        "  Operators (per dtype): the analytic operator model's constants refitted, plus the\n"
+        "    residual of the nearest measured shapes of the same op.\n"
+        "Input columns: GEMM B,M,N,K,dtype,latency_ms[,op] (C[B,M,N] = A[B,M,K]·W[B,K,N], op\n"
+        "bmm|mm|linear); operators op,B,H,dtype,latency_ms (op: softmax, ln, add, mul, ...). "
+        "dtype\n"
+        "fp32|tf32|fp16|bf16; fp8 rows are skipped (not priced yet). A dtype with fewer than 10\n"
+        "rows is not calibrated. Prints per family and dtype the rows and the MAPE (%) of the\n"
+        "uncalibrated model, of the calibration on its own rows and 5-fold cross-validated (rows\n"
+        "i mod 5 held out): the last one is what to expect on shapes that were not measured.\n",
+        PredictCli::kGpu );
+    std::string gemm_path, ops_path, output;
+    cli.options().add_options()( "gemm", po::value( &gemm_path ),
+                                 "measured GEMMs (CSV, columns above; required)" )(
+        "ops", po::value( &ops_path ), "measured operators (CSV, columns above)" )(
+        "output,o", po::value( &output ), "calibration file to write (YAML; required)" );
+    if ( !cli.parse( ctx, args ) )
+        return 0;
+    if ( gemm_path.empty() || output.empty() )
+        throw UsageError( "calibrate gpu: --gemm and -o are required (see --help)" );
+
+    const GemmMeasurements gemms = readGemmMeasurements( gemm_path );
+    OperatorMeasurements ops;
+    if ( !ops_path.empty() )
+        ops = readOperatorMeasurements( ops_path );
+    std::vector<std::string> notes;
+    if ( gemms.skipped_fp8 + ops.skipped_fp8 > 0 )
+        notes.push_back( fmt::format( "{} GEMM and {} operator rows in fp8 skipped: shardsweep "
+                                      "does not price fp8 yet",
+                                      gemms.skipped_fp8, ops.skipped_fp8 ) );
+    const GpuCalibration calibration =
+        calibrateGpu( cli.gpuName(), cli.gpu(), gemms.rows, ops.rows, notes );
+    if ( calibration.gemm.empty() && calibration.ops.empty() )
+        throw InputError( gemm_path, fmt::format( "no dtype has {} or more measured rows: nothing "
+                                                  "to calibrate",
+                                                  kMinCalibrationRows ) );
+
+    std::vector<std::string> comments = {
+        fmt::format( "GPU calibration of {} written by shardsweep {} (git {})", cli.gpuName(),
+                     versionString(), gitHash() ),
+        fmt::format( "fitted on {} ({} rows){}", gemm_path, gemms.rows.size(),
+                     ops_path.empty()
+                         ? std::string()
+                         : fmt::format( " and {} ({} rows)", ops_path, ops.rows.size() ) ),
+        "stats: MAPE % of the uncalibrated model, of this calibration on its rows and 5-fold "
+        "cross-validated" };
+    for ( const std::string& n : notes )
+        comments.push_back( "note: " + n );
+    if ( ctx.isRoot() )
+        writeTextFileAtomically( output, gpuCalibrationYaml( calibration, comments ) );
+
+    ResultTable table( { "family", "dtype", "rows", "uncalibrated_mape", "fit_mape", "cv_mape" } );
+    for ( const GemmCalibration& c : calibration.gemm )
+        addStatsRow( table, "gemm", c.dtype, c.stats );
+    for ( const OperatorCalibration& c : calibration.ops )
+        addStatsRow( table, "ops", c.dtype, c.stats );
+    if ( ctx.isRoot() )
+    {
+        table.print( ctx.print(), cli.format() );
+        for ( const std::string& n : notes )
+            std::cerr << "note: " << n << '\n';
+        std::cerr << "wrote " << output << '\n';
+    }
+    return 0;
+}
+
+} // namespace shardsweep
