@@ -106,6 +106,9 @@ const std::vector<Command>& calibrateCommands()
         { "gpu", "calibrate gpu --gpu NAME --gemm GEMM.csv [--ops OPS.csv] -o CALIB.yaml",
           "GEMM and operator models fitted to one GPU's measured latencies (scripts/microbench).",
           calibrateGpu },
+        { "network", "calibrate network --platform BASE.yaml --nccl-tests LOG... -o PLATFORM.yaml",
+          "A platform's network bandwidth, latency and all-reduce algorithm fitted to nccl-tests.",
+          calibrateNetwork },
     };
     return commands;
 }

@@ -42,7 +42,8 @@ int predictTorchrec( const CommandContext& ctx, const Arguments& args );    //!<
 int predictOp( const CommandContext& ctx, const Arguments& args );          //!< predict op
 int predictTransformer( const CommandContext& ctx, const Arguments& args ); //!< predict transformer
 
-int calibrateGpu( const CommandContext& ctx, const Arguments& args ); //!< calibrate gpu
+int calibrateGpu( const CommandContext& ctx, const Arguments& args );     //!< calibrate gpu
+int calibrateNetwork( const CommandContext& ctx, const Arguments& args ); //!< calibrate network
 
 //! What `plan` asks of a transformer workload (the options it shares with the DLRM path).
 struct TransformerPlanRequest

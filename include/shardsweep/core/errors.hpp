@@ -76,10 +76,14 @@ class InputError : public std::runtime_error
                                const std::string& field, const std::string& expected,
                                const std::string& found )
     {
+        // Line-oriented files (logs) have no column and no field name: "file:7: expected ...".
         std::string where = file;
         if ( line > 0 )
-            where += ":" + std::to_string( line ) + ":" + std::to_string( column );
-        return where + ": field '" + field + "': expected " + expected + ", found " + found;
+            where += ":" + std::to_string( line );
+        if ( line > 0 && column > 0 )
+            where += ":" + std::to_string( column );
+        const std::string what = field.empty() ? std::string() : " field '" + field + "':";
+        return where + ":" + what + " expected " + expected + ", found " + found;
     }
 
     std::string _file;

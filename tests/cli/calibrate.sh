@@ -1,0 +1,102 @@
+# shardsweep calibrate gpu|network on the shipped samples (inputs/calibration/samples): the files
+# they write, --calibration on predict gemm|op (the calibrated model reproduces its measurements
+# and changes nothing it did not calibrate), and bad inputs (exit 2 naming file and line).
+set -u
+exe=$1
+src=$2
+scratch=$3
+fail() { echo "FAIL: $*"; exit 1; }
+mkdir -p "$scratch"
+samples=$src/inputs/calibration/samples
+
+# --- calibrate gpu ---------------------------------------------------------------------------
+out=$("$exe" calibrate gpu --gpu "NVIDIA A100-PCIE-40GB" --gemm "$samples/gemm_A100-PCIe-40GB.csv" \
+    --ops "$samples/ops_A100-PCIe-40GB.csv" -o "$scratch/a100.yaml" -f csv 2>"$scratch/err") ||
+    fail "calibrate gpu exit $?: $(cat "$scratch/err")"
+[ "$(head -1 <<<"$out")" = "family,dtype,rows,uncalibrated_mape,fit_mape,cv_mape" ] || fail "header: $out"
+grep -q "^gemm,fp32,150," <<<"$out" || fail "gemm row: $out"
+grep -q "^ops,fp32,150," <<<"$out" || fail "ops row: $out"
+# Cross-validated error below the uncalibrated one, on both families.
+awk -F, 'NR > 1 && !($6 < $4) { exit 1 }' <<<"$out" || fail "cv not better: $out"
+grep -q "^gpu: A100-PCIe-40GB$" "$scratch/a100.yaml" || fail "gpu line"
+[ ! -e "$scratch/a100.yaml.tmp" ] || fail "temporary file left"
+
+# predict gemm --calibration: every measured shape comes back as measured (its own neighbour),
+# model 'calibrated'; without it the answer differs.
+cut -d, -f1-6 "$samples/gemm_A100-PCIe-40GB.csv" >"$scratch/shapes.csv"
+cal=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/a100.yaml" \
+    --input "$scratch/shapes.csv" -f csv) || fail "predict gemm --calibration"
+paste -d, <(tail -n +2 "$samples/gemm_A100-PCIe-40GB.csv" | cut -d, -f7) <(tail -n +2 <<<"$cal") |
+    awk -F, '{ d = $8 - $1; if (d < 0) d = -d; if (d > 1e-9 * $1 || $12 != "calibrated") { print; exit 1 } }' ||
+    fail "measured shapes not reproduced: $cal"
+plain=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/shapes.csv" -f csv)
+[ "$plain" != "$cal" ] || fail "--calibration changed nothing"
+# A dtype it did not calibrate (fp16) and another GPU's rows are priced as without it.
+printf 'B,M,N,K,dtype\n4,1000,1000,1000,fp32\n4,1000,1000,1000,fp16\n' >"$scratch/mixed.csv"
+m=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/a100.yaml" --input "$scratch/mixed.csv" -f csv)
+p=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/mixed.csv" -f csv)
+[ "$(sed -n 3p <<<"$m")" = "$(sed -n 3p <<<"$p")" ] || fail "fp16 row changed: $m / $p"
+[ "$(sed -n 2p <<<"$m" | cut -d, -f11)" = "calibrated" ] || fail "fp32 row: $m"
+err=$("$exe" predict gemm --gpu T4 --calibration "$scratch/a100.yaml" --input "$scratch/mixed.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "other GPU exit $rc"
+grep -q "calibrates GPU 'A100-PCIe-40GB', not 'T4'" <<<"$err" || fail "other GPU message: $err"
+
+# predict op --calibration: the same for the measured operators.
+cut -d, -f1-4 "$samples/ops_A100-PCIe-40GB.csv" >"$scratch/ops.csv"
+ocal=$("$exe" predict op --gpu A100-PCIe-40GB --calibration "$scratch/a100.yaml" --input "$scratch/ops.csv" -f csv) ||
+    fail "predict op --calibration"
+[ "$(head -1 <<<"$ocal")" = "op,B,H,dtype,latency_ms,bound_ms,model" ] || fail "op header: $ocal"
+paste -d, <(tail -n +2 "$samples/ops_A100-PCIe-40GB.csv" | cut -d, -f5) <(tail -n +2 <<<"$ocal") |
+    awk -F, '{ d = $6 - $1; if (d < 0) d = -d; if (d > 1e-9 * $1 || $8 != "calibrated") { print; exit 1 } }' ||
+    fail "measured operators not reproduced: $ocal"
+
+# Bad measurement files: exit 2 naming the file and line.
+printf 'B,M,N,K,dtype,latency_ms\n1,2,3,4,fp32,-1\n' >"$scratch/neg.csv"
+err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/neg.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "negative latency exit $rc"
+grep -q "neg.csv:2:6: field 'latency_ms': expected a latency > 0 (ms), found '-1'" <<<"$err" || fail "negative: $err"
+printf 'B,M,N,K,latency\n' >"$scratch/cols.csv"
+err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/cols.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "wrong columns exit $rc"
+grep -q "cols.csv:1:" <<<"$err" || fail "wrong columns: $err"
+: >"$scratch/empty.csv"
+err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/empty.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "empty exit $rc"
+grep -q "empty.csv: empty CSV file" <<<"$err" || fail "empty: $err"
+head -6 "$samples/gemm_A100-PCIe-40GB.csv" >"$scratch/few.csv"
+err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/few.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "few rows exit $rc"
+grep -q "no dtype has 10 or more measured rows" <<<"$err" || fail "few rows: $err"
+err=$("$exe" calibrate gpu --gpu NoSuchGpu --gemm "$samples/gemm_A100-PCIe-40GB.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "unknown GPU exit $rc"
+grep -q "NoSuchGpu" <<<"$err" || fail "unknown GPU: $err"
+[ ! -e "$scratch/x.yaml" ] || fail "a failed calibration wrote its file"
+
+# --- calibrate network -----------------------------------------------------------------------
+out=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
+    --nccl-tests "$samples"/all_reduce_perf_{2,4,8}gpu.log -o "$scratch/net.yaml" -f csv 2>"$scratch/err") ||
+    fail "calibrate network exit $?: $(cat "$scratch/err")"
+[ "$(head -1 <<<"$out")" = "log,test,ranks,hosts,rows,base_mape,calibrated_mape" ] || fail "net header: $out"
+[ "$(grep -c ',all_reduce,[248],1,11,' <<<"$out")" -eq 3 ] || fail "net rows: $out"
+awk -F, 'NR > 1 && !($7 < $6 && $7 < 30) { exit 1 }' <<<"$out" || fail "net not better: $out"
+"$exe" validate "$scratch/net.yaml" >/dev/null || fail "calibrated platform does not validate"
+grep -q "^name: DGX-A100 (calibrated)$" "$scratch/net.yaml" || fail "platform name"
+grep -q "all-reduce-implementation: \[ring\]" "$scratch/net.yaml" || fail "algorithm kept"
+# A log across two hosts on a one-dimension platform, and a log cut short.
+{ sed -n 1,5p "$samples/all_reduce_perf_8gpu.log"
+  for r in $(seq 0 15); do echo "#  Rank $r Group 0 Pid 1 on node$((r / 8)) device $((r % 8)) [0x0] A100"; done
+  sed -n '14,$p' "$samples/all_reduce_perf_8gpu.log"; } >"$scratch/all_reduce_2node.log"
+err=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
+    --nccl-tests "$scratch/all_reduce_2node.log" -o "$scratch/y.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "2-node log exit $rc"
+grep -q "all_reduce_2node.log:6: expected ranks on one host: the base platform's network has one dimension" <<<"$err" ||
+    fail "2-node message: $err"
+head -20 "$samples/all_reduce_perf_8gpu.log" | sed '$ s/ *[0-9.]* *[0-9.]* *[0-9.]* *0 *$//' >"$scratch/all_reduce_cut.log"
+err=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
+    --nccl-tests "$scratch/all_reduce_cut.log" -o "$scratch/y.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "truncated exit $rc"
+grep -q "all_reduce_cut.log:20: expected a row of 13 columns" <<<"$err" || fail "truncated: $err"
+[ ! -e "$scratch/y.yaml" ] || fail "a failed network calibration wrote its file"
+"$exe" calibrate --help | grep -q "network" || fail "calibrate --help"
+"$exe" calibrate gpu --help | grep -q -- "--ops" || fail "calibrate gpu --help"
+echo "calibrate OK"

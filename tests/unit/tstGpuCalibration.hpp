@@ -1,0 +1,228 @@
+// calibrate gpu: the neighbour residual, the fits (recovering known constants from synthetic
+// measurements), the calibration file's round trip and the GpuSpec it implies.
+#include <cmath>
+#include <gtest/gtest.h>
+#include <input_test_support.hpp>
+#include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
+#include <shardsweep/model/gpu_calibration.hpp>
+#include <shardsweep/model/rng.hpp>
+#include <unistd.h>
+
+namespace Test
+{
+using namespace shardsweep;
+
+namespace
+{
+GpuSpec a100Spec()
+{
+    return catalog().get( "A100-PCIe-40GB" ).spec;
+}
+
+//! Shapes spread log-uniformly over B 1..64, M/N/K 16..4096 (a fixed generator: the same set every
+//! run), half of them linear.
+std::vector<GemmSample> shapes( int n, std::uint64_t seed )
+{
+    std::vector<GemmSample> out;
+    CounterRng rng( seed, 0, kStreamUser );
+    const auto logUniform = [&]( double lo, double hi )
+    { return std::round( std::exp( std::log( lo ) + rng.uniform() * std::log( hi / lo ) ) ); };
+    for ( int i = 0; i < n; ++i )
+    {
+        GemmSample s;
+        s.B = logUniform( 1, 64 );
+        s.M = logUniform( 16, 4096 );
+        s.N = logUniform( 16, 4096 );
+        s.K = logUniform( 16, 4096 );
+        s.op = i % 2 ? GemmOp::linear : GemmOp::bmm;
+        out.push_back( s );
+    }
+    return out;
+}
+
+std::string tempPath( const std::string& name )
+{
+    return ::testing::TempDir() + "/shardsweep_" + std::to_string( getpid() ) + "_" + name;
+}
+} // namespace
+
+// Hand-computed: points (0,0) → 1 and (3,4) → 2. At (0,4) the distances are 4 and 3, so the
+// correction is (1/4·1 + 1/3·2) / (1/4 + 1/3) = 11/7; at a measured point it is that point's.
+TEST( TEST_CATEGORY, calibration_neighbour_residual_by_hand )
+{
+    NeighbourResiduals r;
+    r.dims = 2;
+    const double p0[2] = { 0.0, 0.0 }, p1[2] = { 3.0, 4.0 };
+    r.add( p0, 1.0 );
+    r.add( p1, 2.0 );
+    const double x[2] = { 0.0, 4.0 };
+    EXPECT_NEAR( r.correction( x ), 11.0 / 7.0, 1e-15 );
+    EXPECT_EQ( r.correction( p1 ), 2.0 );
+    NeighbourResiduals empty;
+    empty.dims = 2;
+    EXPECT_EQ( empty.correction( x ), 0.0 );
+}
+
+// Only the kCalibrationNeighbours = 7 nearest count: 7 points at distance 1 with residual 1 and
+// one at distance 1.5 with residual 100 give exactly 1.
+TEST( TEST_CATEGORY, calibration_neighbour_residual_uses_the_nearest_seven )
+{
+    NeighbourResiduals r;
+    r.dims = 1;
+    const double far[1] = { 1.5 };
+    r.add( far, 100.0 );
+    for ( int i = 0; i < 7; ++i )
+    {
+        const double p[1] = { i % 2 ? 1.0 : -1.0 };
+        r.add( p, 1.0 );
+    }
+    const double x[1] = { 0.0 };
+    EXPECT_DOUBLE_EQ( r.correction( x ), 1.0 );
+}
+
+// A GPU that runs every GEMM with the 128x128 tile at 1.25x the model's time (e.g. a lower clock):
+// the fit puts the weight on tile 0 and recovers log(1.25), and shapes it never saw are priced
+// to within 1e-3 of the truth.
+TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
+{
+    const GpuSpec gpu = a100Spec();
+    GemmCalibration truth;
+    truth.tile_weight[0] = 1.0;
+    truth.offset = std::log( 1.25 );
+    truth.linear_offset = 0.0;
+    std::vector<GemmSample> measured = shapes( 120, 7 );
+    for ( GemmSample& s : measured )
+        s.latency_ms = std::exp( gemmTileMixtureLog( truth, gpu, s.B, s.M, s.N, s.K, s.op ) );
+    const GemmCalibration c = fitGemmCalibration( gpu, DataType::fp32, measured );
+    EXPECT_GT( c.tile_weight[0], 0.995 );
+    EXPECT_NEAR( c.offset, std::log( 1.25 ), 0.01 );
+    for ( const GemmSample& s : shapes( 40, 99 ) )
+    {
+        const double want = std::exp( gemmTileMixtureLog( truth, gpu, s.B, s.M, s.N, s.K, s.op ) );
+        EXPECT_NEAR( calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ) / want, 1.0, 1e-3 )
+            << s.B << "x" << s.M << "x" << s.N << "x" << s.K;
+    }
+    // The ceiling is the fastest measured rate: 2·B·M·N·K / latency at its best row.
+    double best = 0.0;
+    for ( const GemmSample& s : measured )
+        best = std::max( best, 2.0 * s.B * s.M * s.N * s.K / s.latency_ms * 1e-9 );
+    EXPECT_DOUBLE_EQ( c.max_matmul_TFLOPs, best );
+}
+
+// Operators measured with launch 4 µs, 60 % of the bandwidth, softmax 1.5x and layer norm 2x:
+// the refit finds the four constants and the residuals are ~0.
+TEST( TEST_CATEGORY, calibration_recovers_known_operator_constants )
+{
+    const GpuSpec gpu = a100Spec();
+    const OperatorConstants truth = { 0.004, 0.6, 1.5, 2.0 };
+    std::vector<OperatorMeasurement> measured;
+    const OperatorKind kinds[] = { OperatorKind::softmax, OperatorKind::ln, OperatorKind::add,
+                                   OperatorKind::gelu };
+    for ( int i = 0; i < 80; ++i )
+    {
+        OperatorMeasurement m;
+        m.kind = kinds[i % 4];
+        m.B = 1 << ( i % 13 );
+        m.H = 64 << ( i % 7 );
+        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        measured.push_back( m );
+    }
+    const OperatorCalibration c = fitOperatorCalibration( gpu, DataType::fp32, measured );
+    EXPECT_NEAR( c.constants.launch_ms, 0.004, 1e-5 );
+    EXPECT_NEAR( c.constants.bandwidth_efficiency, 0.6, 1e-3 );
+    EXPECT_NEAR( c.constants.softmax_factor, 1.5, 3e-3 );
+    EXPECT_NEAR( c.constants.ln_factor, 2.0, 4e-3 );
+    // A shape between the measured ones: the truth within 0.1 %.
+    const double want = predictOperatorAnalyticWith( truth, gpu, OperatorKind::ln, 3000, 700 );
+    EXPECT_NEAR( calibratedOperatorMs( c, gpu, OperatorKind::ln, 3000, 700 ) / want, 1.0, 1e-3 );
+    // fp16 moves half the bytes: the element size scales the bandwidth, not the fitted constants.
+    EXPECT_DOUBLE_EQ( operatorDtypeGpu( gpu, DataType::fp16 ).memory_bandwidth_GBps,
+                      2.0 * gpu.memory_bandwidth_GBps );
+}
+
+// calibrateGpu groups by dtype, skips a dtype with fewer than 10 rows (a note says so) and reports
+// the in-sample, cross-validated and uncalibrated errors; the file reads back to the same
+// predictions, bit for bit.
+TEST( TEST_CATEGORY, calibration_file_round_trip )
+{
+    const GpuSpec gpu = a100Spec();
+    std::vector<GemmSample> measured = shapes( 40, 3 );
+    for ( std::size_t i = 0; i < measured.size(); ++i )
+    {
+        GemmSample& s = measured[i];
+        s.latency_ms = predictGemm( gpu, s.B, s.M, s.N, s.K, DataType::fp32, s.op ).latency_ms *
+                       ( 1.0 + 0.1 * std::sin( double( i ) ) );
+    }
+    GemmSample half = measured[0];
+    half.dtype = DataType::fp16;
+    measured.push_back( half );
+    std::vector<std::string> notes;
+    const GpuCalibration c = calibrateGpu( "A100-PCIe-40GB", gpu, measured, {}, notes );
+    ASSERT_EQ( c.gemm.size(), 1u );
+    EXPECT_EQ( c.gemm[0].dtype, DataType::fp32 );
+    EXPECT_EQ( c.gemm[0].stats.rows, 40u );
+    EXPECT_LT( c.gemm[0].stats.fit_mape, 1e-9 ); // every row is a neighbour of itself
+    EXPECT_GT( c.gemm[0].stats.cv_mape, 0.0 );
+    ASSERT_EQ( notes.size(), 1u );
+    EXPECT_EQ( notes[0], "GEMM fp16: 1 rows, fewer than 10: not calibrated (the shipped model "
+                         "prices it)" );
+
+    const std::string path = tempPath( "calibration.yaml" );
+    writeTextFileAtomically( path, gpuCalibrationYaml( c, { "a test" } ) );
+    const GpuCalibration back = readGpuCalibration( path );
+    EXPECT_EQ( back.gpu, "A100-PCIe-40GB" );
+    ASSERT_NE( back.gemmFor( DataType::fp32 ), nullptr );
+    EXPECT_EQ( back.gemmFor( DataType::fp16 ), nullptr );
+    for ( const GemmSample& s : shapes( 20, 11 ) )
+        EXPECT_EQ(
+            calibratedGemmMs( *back.gemmFor( DataType::fp32 ), gpu, s.B, s.M, s.N, s.K, s.op ),
+            calibratedGemmMs( c.gemm[0], gpu, s.B, s.M, s.N, s.K, s.op ) );
+    std::remove( path.c_str() );
+}
+
+// A damaged file names the file, line and field.
+TEST( TEST_CATEGORY, calibration_file_errors )
+{
+    const std::string path = tempPath( "bad_calibration.yaml" );
+    writeTextFileAtomically( path, "kind: gpu_calibration\ngpu: T4\ngemm:\n  - dtype: fp32\n"
+                                   "    tile_weights: [0.5, 0.5, 0, 0, 0, 0, 0, 0.5]\n"
+                                   "    offset: 0\n    linear_offset: 0\n"
+                                   "    max_matmul_TFLOPs: 1\n"
+                                   "    stats: {rows: 1, fit_mape: 0, cv_mape: 0, "
+                                   "uncalibrated_mape: 0}\n    points: []\n" );
+    expectInputError( [&] { readGpuCalibration( path ); },
+                      path + ":5:19: field 'gemm[0].tile_weights': expected tile weights that sum "
+                             "to 1, found a sum of 1.5" );
+    writeTextFileAtomically( path, "kind: platform\ngpu: T4\n" );
+    expectInputError( [&] { readGpuCalibration( path ); },
+                      path + ":1:7: field 'kind': expected kind 'gpu_calibration' (a file written "
+                             "by shardsweep calibrate gpu), found 'platform'" );
+    std::remove( path.c_str() );
+}
+
+// The batched models see a calibration as measured ceilings and an effective bandwidth: fp32
+// 15 TFLOP/s measured; fp16 200 of the A100's 312 TFLOP/s fp16 peak → the bf16 ceiling at the
+// same fraction of its bf16 peak; operators at 0.6 of the bandwidth where the shipped constants
+// assume 0.7508 → bandwidth × 0.6/0.7508.
+TEST( TEST_CATEGORY, calibration_gpu_spec )
+{
+    const GpuSpec gpu = a100Spec();
+    GpuCalibration c;
+    c.gemm.resize( 2 );
+    c.gemm[0].dtype = DataType::fp32;
+    c.gemm[0].max_matmul_TFLOPs = 15.0;
+    c.gemm[1].dtype = DataType::fp16;
+    c.gemm[1].max_matmul_TFLOPs = 200.0;
+    c.ops.resize( 1 );
+    c.ops[0].constants.bandwidth_efficiency = 0.6;
+    const GpuSpec g = calibratedGpuSpec( gpu, c );
+    EXPECT_EQ( g.max_matmul_fp32_TFLOPs, 15.0 );
+    EXPECT_DOUBLE_EQ( g.max_matmul_bf16_TFLOPs, 200.0 / gpu.fp16_TFLOPs * gpu.bf16_TFLOPs );
+    EXPECT_DOUBLE_EQ( g.memory_bandwidth_GBps,
+                      gpu.memory_bandwidth_GBps * 0.6 /
+                          shippedOperatorConstants().bandwidth_efficiency );
+    EXPECT_EQ( g.fp32_TFLOPs, gpu.fp32_TFLOPs );
+}
+
+} // namespace Test
