@@ -36,10 +36,12 @@ struct TileTable
     std::vector<bool> linear;
 };
 
-TileTable tileTable( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples )
+TileTable tileTable( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples,
+                     const GemmConstants& constants )
 {
     GemmCalibration one_tile;
     one_tile.dtype = dtype;
+    one_tile.constants = constants;
     TileTable t;
     for ( const GemmSample& s : samples )
     {
@@ -142,11 +144,13 @@ CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
 } // namespace
 
 GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
-                                    const std::vector<GemmSample>& samples )
+                                    const std::vector<GemmSample>& samples,
+                                    const GemmConstants& constants )
 {
     GemmCalibration c;
     c.dtype = dtype;
-    const TileTable table = tileTable( gpu, dtype, samples );
+    c.constants = constants;
+    const TileTable table = tileTable( gpu, dtype, samples, constants );
     double w[kGemmNumTiles];
     double offset = 0.0, linear_offset = 0.0;
     const FitObjective error = [&]( const std::vector<double>& z )

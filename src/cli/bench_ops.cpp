@@ -27,13 +27,6 @@ namespace
 {
 namespace po = boost::program_options;
 
-struct OperatorRow
-{
-    int gpu = 0;
-    OperatorShape shape;
-    double latency_ms = 0.0;
-};
-
 double mapePct( const std::vector<double>& pred, const std::vector<double>& meas )
 {
     double s = 0.0;
@@ -42,68 +35,9 @@ double mapePct( const std::vector<double>& pred, const std::vector<double>& meas
     return pred.empty() ? 0.0 : 100.0 * s / pred.size();
 }
 
-//! NeuSight's measured operator rows and their GPUs (by catalog name, in order of appearance).
-struct OperatorData
-{
-    std::vector<std::string> gpus;
-    std::vector<GpuSpec> specs;
-    std::vector<OperatorRow> rows;
-};
-
-//! Appends the rows of one of NeuSight's train/*.csv to `data`.
-void readOperatorFile( const std::string& f, OperatorData& data )
-{
-    const CsvTable t = CsvTable::read( f );
-    t.checkColumns( { "OPName", "Latency", "Device", "B", "H" },
-                    t.header() ); // NeuSight's other columns
-    for ( std::size_t r = 0; r < t.numRows(); ++r )
-    {
-        OperatorRow row;
-        const std::optional<OperatorKind> kind =
-            enumFromName<OperatorKind>( t.text( r, "OPName" ) );
-        if ( !kind )
-            t.fail( r, "OPName", "one of " + enumChoices<OperatorKind>( ", " ) );
-        row.shape.kind = *kind;
-        const GpuEntry* g = defaultGpuCatalog().find( t.text( r, "Device" ) );
-        if ( !g )
-            t.fail( r, "Device", "a GPU of the catalog (inputs/gpus)" );
-        const auto it = std::find( data.gpus.begin(), data.gpus.end(), g->name );
-        row.gpu = static_cast<int>( it - data.gpus.begin() );
-        if ( it == data.gpus.end() )
-        {
-            data.gpus.push_back( g->name );
-            data.specs.push_back( g->spec );
-        }
-        row.shape.B = t.getDouble( r, "B" );
-        row.shape.H = t.getDouble( r, "H" );
-        row.latency_ms = t.getDouble( r, "Latency" );
-        if ( !( row.latency_ms > 0.0 ) )
-            t.fail( r, "Latency", "a number > 0" );
-        data.rows.push_back( row );
-    }
-}
-
-//! Rows of every train/*.csv of `data_dir` (in file name order); GPUs by catalog name.
-OperatorData readOperatorData( const std::string& data_dir )
-{
-    namespace fs = std::filesystem;
-    const fs::path train = fs::path( data_dir ) / "train";
-    if ( !fs::is_directory( train ) )
-        throw InputError( data_dir, "expected the folder train/ (inputs/measured/ops)" );
-    std::vector<std::string> files;
-    for ( const auto& e : fs::directory_iterator( train ) )
-        if ( e.path().extension() == ".csv" )
-            files.push_back( e.path().string() );
-    std::sort( files.begin(), files.end() );
-    OperatorData data;
-    for ( const std::string& f : files )
-        readOperatorFile( f, data );
-    return data;
-}
-
 //! The error rows of GPU `g`: the leave-one-GPU-out model (<model_dir>/logo/ops_without_<GPU>.mlp)
 //! and the other folds next to the analytic model, on all its rows and per op family it has.
-void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std::string& model_dir,
+void addGpuRows( ResultTable& table, const NeuSightOperatorData& data, int g, const std::string& model_dir,
                  const LearnedFoldModels& models )
 {
     const LearnedOperatorModel fold =
@@ -111,7 +45,7 @@ void addGpuRows( ResultTable& table, const OperatorData& data, int g, const std:
     std::vector<OperatorShape> shapes;
     LearnedPredictions p;
     std::vector<double> size;
-    for ( const OperatorRow& r : data.rows )
+    for ( const NeuSightOperatorRow& r : data.rows )
         if ( r.gpu == g )
         {
             shapes.push_back( r.shape );
@@ -151,10 +85,10 @@ double rooflineAt73Pct( const OperatorSample& s )
 //! (leave-one-GPU-out), the fit on all GPUs (which reproduces shippedOperatorConstants()), and the
 //! shipped constants; each with the MAPE of the fold, the shipped constants and the 73 % roofline
 //! on the same rows.
-ResultTable constantsTable( const OperatorData& data, const std::vector<int>& order, int max_evals )
+ResultTable constantsTable( const NeuSightOperatorData& data, const std::vector<int>& order, int max_evals )
 {
     std::vector<OperatorSample> samples;
-    for ( const OperatorRow& r : data.rows )
+    for ( const NeuSightOperatorRow& r : data.rows )
         samples.push_back(
             { data.specs[r.gpu], r.shape.kind, r.shape.B, r.shape.H, r.latency_ms } );
     ResultTable t( { "fold", "objective", "evaluations", "launch_ms", "bandwidth_efficiency",
@@ -325,7 +259,7 @@ int benchOps( const CommandContext& ctx, const Arguments& args )
     const auto start = std::chrono::steady_clock::now();
 
     // Rows of every train/*.csv; GPUs by catalog name.
-    const OperatorData data = readOperatorData( data_dir );
+    const NeuSightOperatorData data = loadNeuSightOperatorData( data_dir );
     std::vector<int> order( data.gpus.size() );
     for ( std::size_t g = 0; g < data.gpus.size(); ++g )
         order[g] = static_cast<int>( g );

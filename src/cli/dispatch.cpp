@@ -71,7 +71,7 @@ const std::vector<Command>& topCommands()
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",
           validate },
-        { "bench", "bench kernel|sweep|planners|gemm|ops|transformer [options]",
+        { "bench", "bench kernel|sweep|planners|gemm|ops|transformer|calibrate [options]",
           "Benchmarks that print tables (see 'shardsweep bench --help').", nullptr },
     };
     return commands;
@@ -132,6 +132,9 @@ const std::vector<Command>& benchCommands()
         { "transformer", "bench transformer [options]",
           "Transformer step model against measured iterations (vTrain, NeuSight): MAPE per set.",
           benchTransformer },
+        { "calibrate", "bench calibrate [--table gemm|ops|nccl]",
+          "calibrate gpu|network on data they were not given: MAPE vs calibration shapes.",
+          benchCalibrate },
 #endif
     };
     return commands;

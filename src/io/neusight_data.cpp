@@ -130,4 +130,58 @@ GemmDataset loadNeuSightGemmDataset( const std::string& dir )
     return d;
 }
 
+namespace
+{
+//! Appends the rows of one of NeuSight's train/*.csv to `data`.
+void readOperatorFile( const std::string& f, NeuSightOperatorData& data )
+{
+    const CsvTable t = CsvTable::read( f );
+    t.checkColumns( { "OPName", "Latency", "Device", "B", "H" },
+                    t.header() ); // NeuSight's other columns
+    for ( std::size_t r = 0; r < t.numRows(); ++r )
+    {
+        NeuSightOperatorRow row;
+        const std::optional<OperatorKind> kind =
+            enumFromName<OperatorKind>( t.text( r, "OPName" ) );
+        if ( !kind )
+            t.fail( r, "OPName", "one of " + enumChoices<OperatorKind>( ", " ) );
+        row.shape.kind = *kind;
+        const GpuEntry* g = defaultGpuCatalog().find( t.text( r, "Device" ) );
+        if ( !g )
+            t.fail( r, "Device", "a GPU of the catalog (inputs/gpus)" );
+        const auto it = std::find( data.gpus.begin(), data.gpus.end(), g->name );
+        row.gpu = static_cast<int>( it - data.gpus.begin() );
+        if ( it == data.gpus.end() )
+        {
+            data.gpus.push_back( g->name );
+            data.specs.push_back( g->spec );
+        }
+        row.shape.B = t.getDouble( r, "B" );
+        row.shape.H = t.getDouble( r, "H" );
+        row.latency_ms = t.getDouble( r, "Latency" );
+        if ( !( row.latency_ms > 0.0 ) )
+            t.fail( r, "Latency", "a number > 0" );
+        data.rows.push_back( row );
+    }
+}
+
+} // namespace
+
+NeuSightOperatorData loadNeuSightOperatorData( const std::string& data_dir )
+{
+    namespace fs = std::filesystem;
+    const fs::path train = fs::path( data_dir ) / "train";
+    if ( !fs::is_directory( train ) )
+        throw InputError( data_dir, "expected the folder train/ (inputs/measured/ops)" );
+    std::vector<std::string> files;
+    for ( const auto& e : fs::directory_iterator( train ) )
+        if ( e.path().extension() == ".csv" )
+            files.push_back( e.path().string() );
+    std::sort( files.begin(), files.end() );
+    NeuSightOperatorData data;
+    for ( const std::string& f : files )
+        readOperatorFile( f, data );
+    return data;
+}
+
 } // namespace shardsweep

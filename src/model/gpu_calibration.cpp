@@ -88,7 +88,7 @@ void operatorCalibrationFeatures( OperatorKind kind, double B, double H, double*
 double gemmTileMixtureLog( const GemmCalibration& c, const GpuSpec& gpu, double B, double M,
                            double N, double K, GemmOp op )
 {
-    const GemmConstants constants = shippedGemmConstants();
+    const GemmConstants& constants = c.constants;
     const double floor_ms = gemmMaxMatmulMs( gpu, B, M, N, K, c.dtype );
     double log_ms = c.offset + ( op == GemmOp::linear ? c.linear_offset : 0.0 );
     for ( int t = 0; t < kGemmNumTiles; ++t )

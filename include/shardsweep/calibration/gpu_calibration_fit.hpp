@@ -24,9 +24,11 @@ namespace shardsweep
 //! A dtype with fewer measurements is not calibrated (the shipped model keeps pricing it).
 constexpr std::size_t kMinCalibrationRows = 10;
 
-//! The tile mixture and residuals for `samples` (all of `dtype`; at least one).
+//! The tile mixture and residuals for `samples` (all of `dtype`; at least one), on the tile model
+//! with `constants`.
 GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
-                                    const std::vector<GemmSample>& samples );
+                                    const std::vector<GemmSample>& samples,
+                                    const GemmConstants& constants = shippedGemmConstants() );
 //! The refitted operator model and residuals for `samples` (all of `dtype`; at least one).
 OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
                                             const std::vector<OperatorMeasurement>& samples );

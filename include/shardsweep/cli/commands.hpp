@@ -72,6 +72,7 @@ int benchTransformerPlanners( const CommandContext& ctx, const std::string& form
 int benchGemm( const CommandContext& ctx, const Arguments& args );        //!< bench gemm
 int benchOps( const CommandContext& ctx, const Arguments& args );         //!< bench ops
 int benchTransformer( const CommandContext& ctx, const Arguments& args ); //!< bench transformer
+int benchCalibrate( const CommandContext& ctx, const Arguments& args );   //!< bench calibrate
 
 //! Program entry: MPI + Kokkos set-up, dispatch, error reporting and exit status.
 int runMain( int argc, char* argv[] );

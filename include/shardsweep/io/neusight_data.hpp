@@ -11,6 +11,7 @@
 //! "Device" name (what `predict gemm` uses), keeping the JSON only for GPUs the catalog lacks.
 
 #include <shardsweep/domain/hardware.hpp>
+#include <shardsweep/kernel/operator_batch.hpp>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,25 @@ void readNeuSightGemm( const std::string& path, int gpu, std::vector<GemmMeasure
 //! Loads every GPU that has devices/<stem>.json and train/bmm_<stem>.csv or linear_<stem>.csv
 //! under `dir` (inputs/measured/gemm), GPUs sorted by stem; specs from the catalog (see above).
 GemmDataset loadNeuSightGemmDataset( const std::string& dir );
+
+//! One of NeuSight's measured non-GEMM operators (inputs/measured/ops/train/*.csv).
+struct NeuSightOperatorRow
+{
+    int gpu = 0;
+    OperatorShape shape;
+    double latency_ms = 0.0;
+};
+
+//! NeuSight's measured operator rows and their GPUs (by catalog name, in order of appearance).
+struct NeuSightOperatorData
+{
+    std::vector<std::string> gpus;
+    std::vector<GpuSpec> specs;
+    std::vector<NeuSightOperatorRow> rows;
+};
+
+//! Rows of every train/*.csv of `data_dir` (inputs/measured/ops; files in name order), GPUs by
+//! catalog name; throws InputError naming the file, line and column.
+NeuSightOperatorData loadNeuSightOperatorData( const std::string& data_dir );
 
 } // namespace shardsweep

@@ -87,6 +87,9 @@ struct CalibrationFitStats
 struct GemmCalibration
 {
     DataType dtype = DataType::fp32;
+    //! The tile model's constants: the shipped ones (a calibration file always uses them; bench
+    //! calibrate sets those fitted without the GPU, to calibrate a model that never saw it).
+    GemmConstants constants = shippedGemmConstants();
     double tile_weight[kGemmNumTiles] = {};
     double offset = 0.0;
     double linear_offset = 0.0;

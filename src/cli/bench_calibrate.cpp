@@ -1,0 +1,312 @@
+// shardsweep bench calibrate: how well `calibrate gpu|network` predicts what it was not given,
+// on the development data (GPUs left out of the shipped constants, shapes and GPU counts left out
+// of the calibration).
+#include "command_line.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <numeric>
+#include <shardsweep/build_paths.hpp>
+#include <shardsweep/calibration/gemm_fit.hpp>
+#include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/calibration/network_fit.hpp>
+#include <shardsweep/calibration/operator_fit.hpp>
+#include <shardsweep/cli/commands.hpp>
+#include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/io/platform_yaml.hpp>
+#include <shardsweep/io/table_output.hpp>
+#include <shardsweep/model/rng.hpp>
+
+namespace shardsweep
+{
+
+namespace
+{
+namespace po = boost::program_options;
+
+constexpr int kCalibrationSizes[] = { 25, 50, 100, 150, 300 };
+constexpr int kLargestSplitShapes = 150;
+
+struct BenchCalibrateOptions
+{
+    std::string table = "gemm", format = "table";
+    std::string gemm_dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/measured/gemm";
+    std::string ops_dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/measured/ops";
+    std::string nccl_dir =
+        std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/measured/transformer/nccl_tests_a100";
+    std::string platform = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100.yaml";
+    int seeds = 3, stride = 8, max_evals = 2500;
+};
+
+//! Mean and median absolute percentage error.
+struct Ape
+{
+    double mape = 0.0, median = 0.0;
+};
+Ape apeOf( std::vector<double> ape )
+{
+    Ape a;
+    if ( ape.empty() )
+        return a;
+    a.mape = std::accumulate( ape.begin(), ape.end(), 0.0 ) / ape.size();
+    std::nth_element( ape.begin(), ape.begin() + ape.size() / 2, ape.end() );
+    a.median = ape[ape.size() / 2];
+    return a;
+}
+
+//! `rows` in a random order (Fisher–Yates on a counter-based stream: the same for every run).
+std::vector<std::size_t> shuffled( std::vector<std::size_t> rows, std::uint64_t seed,
+                                   std::uint64_t id )
+{
+    CounterRng rng( seed, id, kStreamUser + 1 );
+    for ( std::size_t i = rows.size(); i > 1; --i )
+        std::swap( rows[i - 1], rows[static_cast<std::size_t>( rng.uniform() * i ) % i] );
+    return rows;
+}
+
+//! An unseen GPU has no measured matmul ceiling in its spec.
+GpuSpec unmeasured( GpuSpec g )
+{
+    g.max_matmul_fp32_TFLOPs = 0.0;
+    g.max_matmul_bf16_TFLOPs = 0.0;
+    return g;
+}
+
+GemmSample sampleOf( const GemmMeasurement& m )
+{
+    GemmSample s;
+    s.B = m.B;
+    s.M = m.M;
+    s.N = m.N;
+    s.K = m.K;
+    s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
+    s.latency_ms = m.latency_ms;
+    return s;
+}
+
+//! --table gemm: per GPU, the constants fitted without it; then calibrated with n of its shapes
+//! (random; or from its smaller 80 % when the largest fifth is tested), tested on the others.
+ResultTable gemmTable( const BenchCalibrateOptions& o )
+{
+    const GemmDataset d = loadNeuSightGemmDataset( o.gemm_dir );
+    ResultTable t( { "gpu", "calibration_shapes", "tested_on", "rows", "uncalibrated_mape",
+                     "calibrated_mape", "calibrated_median_ape" } );
+    for ( std::size_t g = 0; g < d.gpus.size(); ++g )
+    {
+        std::vector<std::size_t> fit_rows, own;
+        for ( std::size_t i = 0, n = 0; i < d.rows.size(); ++i )
+            if ( d.rows[i].gpu != int( g ) )
+            {
+                if ( n++ % o.stride == 0 )
+                    fit_rows.push_back( i );
+            }
+            else
+                own.push_back( i );
+        const GemmConstants logo =
+            fitGemmConstants( kGemmFitStart, d, fit_rows, o.max_evals ).constants;
+        const GpuSpec gpu = unmeasured( d.specs[g] );
+        const auto run = [&]( const std::vector<std::size_t>& calib,
+                              const std::vector<std::size_t>& test, std::vector<double>& cal,
+                              std::vector<double>& uncal )
+        {
+            std::vector<GemmSample> samples;
+            for ( std::size_t i : calib )
+                samples.push_back( sampleOf( d.rows[i] ) );
+            const GemmCalibration c = fitGemmCalibration( gpu, DataType::fp32, samples, logo );
+            for ( std::size_t i : test )
+            {
+                const GemmSample s = sampleOf( d.rows[i] );
+                const double p = calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op );
+                const double u =
+                    predictGemmWith( logo, gpu, s.B, s.M, s.N, s.K, DataType::fp32, s.op )
+                        .latency_ms;
+                cal.push_back( 100.0 * std::fabs( p - s.latency_ms ) / s.latency_ms );
+                uncal.push_back( 100.0 * std::fabs( u - s.latency_ms ) / s.latency_ms );
+            }
+        };
+        const auto addRow = [&]( const std::string& shapes, const std::string& tested,
+                                 const std::vector<double>& cal, const std::vector<double>& uncal,
+                                 std::size_t rows )
+        {
+            const Ape a = apeOf( cal );
+            t.addRow( { d.gpus[g], shapes, tested, static_cast<long long>( rows ),
+                        apeOf( uncal ).mape, a.mape, a.median } );
+        };
+        for ( int n : kCalibrationSizes )
+        {
+            std::vector<double> cal, uncal;
+            for ( int seed = 0; seed < o.seeds; ++seed )
+            {
+                const std::vector<std::size_t> order = shuffled( own, seed, g );
+                run( { order.begin(), order.begin() + n }, { order.begin() + n, order.end() }, cal,
+                     uncal );
+            }
+            addRow( std::to_string( n ) + " random", "the other shapes", cal, uncal,
+                    own.size() - n );
+        }
+        // The largest fifth by B·M·N·K, calibrated with shapes from the rest.
+        std::vector<std::size_t> by_size = own;
+        std::stable_sort( by_size.begin(), by_size.end(),
+                          [&]( std::size_t a, std::size_t b )
+                          {
+                              const GemmMeasurement &x = d.rows[a], &y = d.rows[b];
+                              return x.B * x.M * x.N * x.K < y.B * y.M * y.N * y.K;
+                          } );
+        const std::size_t cut = by_size.size() * 4 / 5;
+        const std::vector<std::size_t> smaller( by_size.begin(), by_size.begin() + cut );
+        const std::vector<std::size_t> largest( by_size.begin() + cut, by_size.end() );
+        std::vector<double> cal, uncal;
+        for ( int seed = 0; seed < o.seeds; ++seed )
+        {
+            const std::vector<std::size_t> order = shuffled( smaller, seed, g );
+            run( { order.begin(), order.begin() + kLargestSplitShapes }, largest, cal, uncal );
+        }
+        addRow( std::to_string( kLargestSplitShapes ) + " of the smaller 80 %", "largest 20 %",
+                cal, uncal, largest.size() );
+    }
+    return t;
+}
+
+//! --table ops: per GPU, the operator constants fitted without it (the uncalibrated model), then
+//! calibrated with n of its operators and tested on the others.
+ResultTable opsTable( const BenchCalibrateOptions& o )
+{
+    const NeuSightOperatorData d = loadNeuSightOperatorData( o.ops_dir );
+    ResultTable t( { "gpu", "calibration_shapes", "tested_on", "rows", "uncalibrated_mape",
+                     "calibrated_mape", "calibrated_median_ape" } );
+    for ( std::size_t g = 0; g < d.gpus.size(); ++g )
+    {
+        std::vector<OperatorSample> others;
+        std::vector<std::size_t> own;
+        for ( std::size_t i = 0; i < d.rows.size(); ++i )
+        {
+            const NeuSightOperatorRow& r = d.rows[i];
+            if ( r.gpu != int( g ) )
+                others.push_back(
+                    { d.specs[r.gpu], r.shape.kind, r.shape.B, r.shape.H, r.latency_ms } );
+            else
+                own.push_back( i );
+        }
+        const OperatorConstants logo =
+            fitOperatorConstants( kOperatorFitStart, others, o.max_evals ).constants;
+        const GpuSpec& gpu = d.specs[g];
+        for ( int n : kCalibrationSizes )
+        {
+            std::vector<double> cal, uncal;
+            for ( int seed = 0; seed < o.seeds; ++seed )
+            {
+                const std::vector<std::size_t> order = shuffled( own, seed, g );
+                std::vector<OperatorMeasurement> samples;
+                for ( int k = 0; k < n; ++k )
+                {
+                    const NeuSightOperatorRow& r = d.rows[order[k]];
+                    samples.push_back(
+                        { r.shape.kind, r.shape.B, r.shape.H, DataType::fp32, r.latency_ms } );
+                }
+                const OperatorCalibration c = fitOperatorCalibration( gpu, DataType::fp32, samples );
+                for ( std::size_t k = n; k < order.size(); ++k )
+                {
+                    const NeuSightOperatorRow& r = d.rows[order[k]];
+                    const double p = calibratedOperatorMs( c, gpu, r.shape.kind, r.shape.B,
+                                                           r.shape.H );
+                    const double u = predictOperatorAnalyticWith( logo, gpu, r.shape.kind,
+                                                                  r.shape.B, r.shape.H );
+                    cal.push_back( 100.0 * std::fabs( p - r.latency_ms ) / r.latency_ms );
+                    uncal.push_back( 100.0 * std::fabs( u - r.latency_ms ) / r.latency_ms );
+                }
+            }
+            const Ape a = apeOf( cal );
+            t.addRow( { d.gpus[g], std::to_string( n ) + " random", std::string( "the others" ),
+                        static_cast<long long>( own.size() - n ), apeOf( uncal ).mape, a.mape,
+                        a.median } );
+        }
+    }
+    return t;
+}
+
+//! --table nccl: the platform's network fitted on the all-reduces of 2, 4 and 8 GPUs, scored on
+//! every GPU count (3, 5, 6, 7 held out).
+ResultTable ncclTable( const BenchCalibrateOptions& o )
+{
+    const Platform base = readPlatformFile( o.platform ).platform;
+    std::vector<NcclTestsLog> fit_logs, all_logs;
+    for ( int n = 2; n <= 8; ++n )
+    {
+        all_logs.push_back(
+            readNcclTestsLog( o.nccl_dir + "/all_reduce_" + std::to_string( n ) + "gpu.csv" ) );
+        if ( n == 2 || n == 4 || n == 8 )
+            fit_logs.push_back( all_logs.back() );
+    }
+    const NetworkFitResult fit = fitNetwork( base, fit_logs, 1048576.0, 1073741824.0 );
+    ResultTable t( { "gpus", "role", "rows", "base_mape", "calibrated_mape" } );
+    for ( const NcclTestsLog& log : all_logs )
+    {
+        std::size_t rows = 0;
+        const double cal = ncclTestsMape( fit.platform, log, 1048576.0, 1073741824.0, &rows );
+        const bool fitted = log.ranks == 2 || log.ranks == 4 || log.ranks == 8;
+        t.addRow( { static_cast<long long>( log.ranks ),
+                    std::string( fitted ? "fitted" : "held out" ), static_cast<long long>( rows ),
+                    ncclTestsMape( base, log, 1048576.0, 1073741824.0 ), cal } );
+    }
+    return t;
+}
+
+} // namespace
+
+int benchCalibrate( const CommandContext& ctx, const Arguments& args )
+{
+    BenchCalibrateOptions o;
+    po::options_description opts(
+        "Usage: shardsweep bench calibrate [--table gemm|ops|nccl] [options]\n\n"
+        "How well `calibrate gpu` and `calibrate network` predict what they were not given, on "
+        "the\n"
+        "development data (docs/MODEL.md, \"Calibrating to your cluster\"):\n"
+        "  gemm: per GPU of NeuSight's FP32 GEMMs, the tile model's constants fitted without it\n"
+        "    (every --fit-stride-th row of the other GPUs) and its spec without a measured matmul\n"
+        "    ceiling (a GPU the shipped model never saw); calibrated with 25..300 random shapes "
+        "of\n"
+        "    it and tested on all its other shapes, and with 150 shapes of its smaller 80 % and "
+        "tested\n"
+        "    on its largest fifth (by B*M*N*K). MAPE and median APE over --seeds draws, next to "
+        "the\n"
+        "    uncalibrated model on the same rows.\n"
+        "  ops: the same for softmax, layer norm and element-wise operators (the uncalibrated "
+        "model:\n"
+        "    the operator constants fitted without the GPU).\n"
+        "  nccl: --platform's network fitted on nccl-tests all-reduces of 2, 4 and 8 A100s, "
+        "scored\n"
+        "    on 2..8 (3, 5, 6, 7 held out), 1 MiB to 1 GiB.\n\nOptions" );
+    opts.add_options()( "help,h", "this text" )( "table", po::value( &o.table ),
+                                                 "gemm (default) | ops | nccl" )(
+        "format,f", po::value( &o.format ), "table | csv | json" )(
+        "gemm-dir", po::value( &o.gemm_dir ), "NeuSight GEMM data (default inputs/measured/gemm)" )(
+        "ops-dir", po::value( &o.ops_dir ), "NeuSight operator data (default inputs/measured/ops)" )(
+        "nccl-dir", po::value( &o.nccl_dir ),
+        "nccl-tests all_reduce_<N>gpu.csv tables (default "
+        "inputs/measured/transformer/nccl_tests_a100)" )(
+        "platform", po::value( &o.platform ),
+        "base platform of --table nccl (default inputs/platforms/dgx-a100.yaml)" )(
+        "seeds", po::value( &o.seeds ), "random draws of calibration shapes (default 3)" )(
+        "fit-stride", po::value( &o.stride ), "leave-one-GPU-out fit on every n-th row (default 8)" )(
+        "max-evaluations", po::value( &o.max_evals ),
+        "objective evaluations per constants fit (default 2500)" );
+    po::variables_map vm;
+    if ( !parseCommandLine( ctx, "bench calibrate", args, opts, vm ) )
+        return 0;
+    if ( o.seeds < 1 || o.stride < 1 || o.max_evals < 1 )
+        throw UsageError( "bench calibrate: --seeds, --fit-stride and --max-evaluations must be "
+                          ">= 1" );
+    const OutputFormat format = parseOutputFormat( o.format );
+    if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" )
+        throw UsageError( "bench calibrate: --table must be gemm, ops or nccl, found '" + o.table +
+                          "'" );
+    const ResultTable t =
+        o.table == "gemm" ? gemmTable( o ) : o.table == "ops" ? opsTable( o ) : ncclTable( o );
+    if ( ctx.isRoot() )
+        t.print( ctx.print(), format );
+    return 0;
+}
+
+} // namespace shardsweep
