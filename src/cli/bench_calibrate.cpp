@@ -163,8 +163,8 @@ ResultTable gemmTable( const BenchCalibrateOptions& o )
             const std::vector<std::size_t> order = shuffled( smaller, seed, g );
             run( { order.begin(), order.begin() + kLargestSplitShapes }, largest, cal, uncal );
         }
-        addRow( std::to_string( kLargestSplitShapes ) + " of the smaller 80 %", "largest 20 %",
-                cal, uncal, largest.size() );
+        addRow( std::to_string( kLargestSplitShapes ) + " of the smaller 80 %", "largest 20 %", cal,
+                uncal, largest.size() );
     }
     return t;
 }
@@ -205,12 +205,13 @@ ResultTable opsTable( const BenchCalibrateOptions& o )
                     samples.push_back(
                         { r.shape.kind, r.shape.B, r.shape.H, DataType::fp32, r.latency_ms } );
                 }
-                const OperatorCalibration c = fitOperatorCalibration( gpu, DataType::fp32, samples );
+                const OperatorCalibration c =
+                    fitOperatorCalibration( gpu, DataType::fp32, samples );
                 for ( std::size_t k = n; k < order.size(); ++k )
                 {
                     const NeuSightOperatorRow& r = d.rows[order[k]];
-                    const double p = calibratedOperatorMs( c, gpu, r.shape.kind, r.shape.B,
-                                                           r.shape.H );
+                    const double p =
+                        calibratedOperatorMs( c, gpu, r.shape.kind, r.shape.B, r.shape.H );
                     const double u = predictOperatorAnalyticWith( logo, gpu, r.shape.kind,
                                                                   r.shape.B, r.shape.H );
                     cal.push_back( 100.0 * std::fabs( p - r.latency_ms ) / r.latency_ms );
@@ -282,14 +283,16 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
                                                  "gemm (default) | ops | nccl" )(
         "format,f", po::value( &o.format ), "table | csv | json" )(
         "gemm-dir", po::value( &o.gemm_dir ), "NeuSight GEMM data (default inputs/measured/gemm)" )(
-        "ops-dir", po::value( &o.ops_dir ), "NeuSight operator data (default inputs/measured/ops)" )(
+        "ops-dir", po::value( &o.ops_dir ),
+        "NeuSight operator data (default inputs/measured/ops)" )(
         "nccl-dir", po::value( &o.nccl_dir ),
         "nccl-tests all_reduce_<N>gpu.csv tables (default "
         "inputs/measured/transformer/nccl_tests_a100)" )(
         "platform", po::value( &o.platform ),
         "base platform of --table nccl (default inputs/platforms/dgx-a100.yaml)" )(
         "seeds", po::value( &o.seeds ), "random draws of calibration shapes (default 3)" )(
-        "fit-stride", po::value( &o.stride ), "leave-one-GPU-out fit on every n-th row (default 8)" )(
+        "fit-stride", po::value( &o.stride ),
+        "leave-one-GPU-out fit on every n-th row (default 8)" )(
         "max-evaluations", po::value( &o.max_evals ),
         "objective evaluations per constants fit (default 2500)" );
     po::variables_map vm;
@@ -302,8 +305,9 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
     if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" )
         throw UsageError( "bench calibrate: --table must be gemm, ops or nccl, found '" + o.table +
                           "'" );
-    const ResultTable t =
-        o.table == "gemm" ? gemmTable( o ) : o.table == "ops" ? opsTable( o ) : ncclTable( o );
+    const ResultTable t = o.table == "gemm"  ? gemmTable( o )
+                          : o.table == "ops" ? opsTable( o )
+                                             : ncclTable( o );
     if ( ctx.isRoot() )
         t.print( ctx.print(), format );
     return 0;

@@ -37,8 +37,8 @@ double mapePct( const std::vector<double>& pred, const std::vector<double>& meas
 
 //! The error rows of GPU `g`: the leave-one-GPU-out model (<model_dir>/logo/ops_without_<GPU>.mlp)
 //! and the other folds next to the analytic model, on all its rows and per op family it has.
-void addGpuRows( ResultTable& table, const NeuSightOperatorData& data, int g, const std::string& model_dir,
-                 const LearnedFoldModels& models )
+void addGpuRows( ResultTable& table, const NeuSightOperatorData& data, int g,
+                 const std::string& model_dir, const LearnedFoldModels& models )
 {
     const LearnedOperatorModel fold =
         loadLearnedOperatorModel( model_dir + "/logo/ops_without_" + data.gpus[g] + ".mlp" );
@@ -85,7 +85,8 @@ double rooflineAt73Pct( const OperatorSample& s )
 //! (leave-one-GPU-out), the fit on all GPUs (which reproduces shippedOperatorConstants()), and the
 //! shipped constants; each with the MAPE of the fold, the shipped constants and the 73 % roofline
 //! on the same rows.
-ResultTable constantsTable( const NeuSightOperatorData& data, const std::vector<int>& order, int max_evals )
+ResultTable constantsTable( const NeuSightOperatorData& data, const std::vector<int>& order,
+                            int max_evals )
 {
     std::vector<OperatorSample> samples;
     for ( const NeuSightOperatorRow& r : data.rows )

@@ -58,4 +58,27 @@ chooseGemmModel( const CommandContext& ctx, const std::string& name, const std::
     return std::make_unique<LearnedGemmModel>( k.model );
 }
 
+const char* const kCalibrationOptionHelp =
+    "GPU calibration file(s) written by `shardsweep calibrate gpu`: the platforms of its GPU are "
+    "priced with its measured matmul ceilings and memory bandwidth (docs/model/calibration.md); "
+    "the same as the platform file's calibration: key";
+
+std::vector<CalibrationFile> readCalibrationFiles( const std::vector<std::string>& paths )
+{
+    std::vector<CalibrationFile> files;
+    for ( const std::string& p : paths )
+        files.push_back( { p, readGpuCalibration( p ) } );
+    return files;
+}
+
+void calibratePlatform( NamedPlatform& platform, const std::vector<CalibrationFile>& files,
+                        const std::string& command )
+{
+    for ( const CalibrationFile& f : files )
+        if ( !applyGpuCalibration( platform, f ) )
+            throw UsageError( command + ": --calibration " + f.path + " calibrates GPU '" +
+                              f.calibration.gpu + "', not the platform's '" + platform.gpu_name +
+                              "'" );
+}
+
 } // namespace shardsweep

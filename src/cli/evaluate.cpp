@@ -109,6 +109,7 @@ struct EvaluateOptions
     long long batch = 0, global_batch = 0;
     bool has_batch = false, has_global_batch = false;
     bool has_cost_model = false, has_cost_model_file = false;
+    std::vector<std::string> calibrations;
 };
 
 //! Parses and checks evaluate's arguments; returns false after printing --help.
@@ -130,7 +131,8 @@ bool parseEvaluateArguments( const CommandContext& ctx, const Arguments& args, E
                              "GEMMs of the DLRM dense part: analytic | learned "
                              "(<models>/gemm.mlp on the GPUs it was trained on, else analytic)" )(
         "batch", po::value( &batch ), "global batch size: overrides the scenario file's" )(
-        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" );
+        "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" )(
+        "calibration", po::value( &o.calibrations )->multitoken(), kCalibrationOptionHelp );
     po::options_description hidden;
     std::string scenario_path;
     hidden.add_options()( "scenario", po::value( &scenario_path ) );
@@ -278,7 +280,8 @@ int evaluate( const CommandContext& ctx, const Arguments& args )
     if ( !parseEvaluateArguments( ctx, args, o ) )
         return 0;
 
-    const ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    calibratePlatform( scenario.platform, readCalibrationFiles( o.calibrations ), "evaluate" );
     ScenarioInput input;
     input.workload = &scenario.workload;
     input.platform = &scenario.platform.platform;

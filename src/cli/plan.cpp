@@ -123,6 +123,7 @@ struct PlanArguments
     double budget = 0.5;
     int iterations = 100000;
     std::vector<std::string> files;
+    std::vector<std::string> calibrations;
     po::variables_map vm;
     // Checked before any file is read:
     PlannerKind planner = PlannerKind::shardsweep;
@@ -186,7 +187,8 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
         "table)" )(
         "format,f", po::value( &a.format )->default_value( a.format ),
         "table (plan, per-GPU breakdown, comparison; transformer: configuration, phases, "
-        "per-stage memory, top K and every planner) | csv | json (the comparison table)" );
+        "per-stage memory, top K and every planner) | csv | json (the comparison table)" )(
+        "calibration", po::value( &a.calibrations )->multitoken(), kCalibrationOptionHelp );
     po::options_description hidden;
     hidden.add_options()( "files", po::value( &a.files ) );
     po::positional_options_description positional;
@@ -445,7 +447,8 @@ int plan( const CommandContext& ctx, const Arguments& args )
         a.batch = a.transformer.global_batch;
 
     const Workload workload = readWorkloadFile( a.files[0] );
-    const NamedPlatform platform = readPlatformFile( a.files[1] );
+    NamedPlatform platform = readPlatformFile( a.files[1] );
+    calibratePlatform( platform, readCalibrationFiles( a.calibrations ), "plan" );
     if ( workload.isTransformer() )
         return planTransformer( ctx, a, workload, platform );
     return planDlrm( ctx, a, workload, platform );

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <map>
+#include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
@@ -163,9 +164,11 @@ struct RowPlatform
 class PlatformCells
 {
   public:
-    PlatformCells( const CsvTable& t, const std::string& csv_path )
+    PlatformCells( const CsvTable& t, const std::string& csv_path,
+                   std::vector<CalibrationFile> calibrations )
         : _t( t ), _catalog( readGpuCatalog( defaultGpuCatalogDir() ) ),
-          _csv_dir( std::filesystem::path( csv_path ).parent_path() )
+          _csv_dir( std::filesystem::path( csv_path ).parent_path() ),
+          _calibrations( std::move( calibrations ) )
     {
     }
 
@@ -186,6 +189,9 @@ class PlatformCells
                 _t.fail( r, "gpu", "a GPU of the catalog (" + defaultGpuCatalogDir() + ")" );
             p.platform.gpu = gpu->spec;
             p.gpu_name = gpu->name;
+            for ( const CalibrationFile& f : _calibrations )
+                if ( _catalog.get( f.calibration.gpu ).name == gpu->name )
+                    p.platform.gpu = calibratedGpuSpec( gpu->spec, f.calibration );
         }
         else if ( p.platform_name.empty() )
             _t.fail( r, "gpu", "a GPU name (required when the row names no platform)" );
@@ -205,14 +211,17 @@ class PlatformCells
             path = _csv_dir / path;
         if ( !std::filesystem::exists( path ) )
             _t.fail( r, "platform", "an existing platform YAML file" );
-        return _platforms.emplace( name, readPlatformFile( path.string(), _catalog ) )
-            .first->second;
+        NamedPlatform platform = readPlatformFile( path.string(), _catalog );
+        for ( const CalibrationFile& f : _calibrations )
+            applyGpuCalibration( platform, f );
+        return _platforms.emplace( name, std::move( platform ) ).first->second;
     }
 
     const CsvTable& _t;
     const GpuCatalog _catalog;
     const std::filesystem::path _csv_dir;
     std::map<std::string, NamedPlatform> _platforms;
+    const std::vector<CalibrationFile> _calibrations;
 };
 
 //! A row's model, its derived fields resolved (resolvedModel), so that the output shows what was
@@ -319,10 +328,14 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
             "fused attention, MFU; empty inside it; docs/MODEL.md). A bad row exits with status\n"
             "2 naming file, line and column.\n",
         PredictCli::kInput | PredictCli::kOutput );
+    std::vector<std::string> calibration_paths;
+    cli.options().add_options()(
+        "calibration", boost::program_options::value( &calibration_paths )->multitoken(),
+        ( std::string( kCalibrationOptionHelp ) + " (rows on the calibrated GPU)" ).c_str() );
     if ( !cli.parse( ctx, args ) )
         return 0;
     const CsvTable t = cli.readInput( requiredColumns(), optionalColumns() );
-    PlatformCells platforms( t, cli.inputPath() );
+    PlatformCells platforms( t, cli.inputPath(), readCalibrationFiles( calibration_paths ) );
     const std::vector<CaseColumn> sources = caseColumnSources();
     ResultTable result( outputColumns() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )

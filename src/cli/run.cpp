@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -51,6 +53,7 @@ ResultTable summaryTable( MPI_Comm comm, const SweepReport& r )
 struct RunArguments
 {
     std::string sweep_file;
+    std::vector<std::string> calibrations;
     OutputFormat format = OutputFormat::table;
     SweepOptions options;
 };
@@ -103,7 +106,10 @@ bool parseRunArguments( const CommandContext& ctx, const Arguments& args, RunArg
         ( "format,f", po::value<std::string>( &format_text )->default_value( "table" ),
           ( "summary format: " + enumChoices<OutputFormat>() ).c_str() )
         ( "backend", po::value<std::string>( &backend_text )->default_value( backend_text ),
-          backendOptionHelp().c_str() );
+          backendOptionHelp().c_str() )
+        ( "calibration", po::value( &a.calibrations )->multitoken(),
+          ( std::string( kCalibrationOptionHelp ) + " (every platform of the sweep with that GPU; "
+            "part of the sweep's identity: a resume with other calibrations is refused)" ).c_str() );
     // clang-format on
     po::positional_options_description positional;
     positional.add( "sweep", 1 );
@@ -187,6 +193,17 @@ void printRunSummary( const CommandContext& ctx, const SweepReport& report,
     }
 }
 
+//! A file's whole text; InputError when it cannot be read.
+std::string readTextFile( const std::string& path )
+{
+    std::ifstream in( path, std::ios::binary );
+    if ( !in )
+        throw InputError( path, "cannot open file for reading" );
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 } // namespace
 
 int runSweep( const CommandContext& ctx, const Arguments& args )
@@ -197,7 +214,13 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     SweepOptions& options = a.options;
 
     // Every input validates before the output is touched.
-    const ScenarioSpace space = loadScenarioSpace( a.sweep_file );
+    SweepConfig config = readSweep( a.sweep_file );
+    for ( const std::string& path : a.calibrations )
+    {
+        config.calibrations.push_back( path );
+        config.text += "\n# run --calibration " + path + "\n" + readTextFile( path );
+    }
+    const ScenarioSpace space = loadScenarioSpace( config );
     const SweepProblem problem = sweepProblemFromSpace( space );
     warnUntrainedPlatforms( ctx, space );
     if ( options.batch_size == 0 )

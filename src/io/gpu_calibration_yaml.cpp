@@ -7,6 +7,7 @@
 #include <optional>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 
 namespace shardsweep
@@ -194,6 +195,22 @@ std::string gpuCalibrationYaml( const GpuCalibration& calibration,
         }
     }
     return out;
+}
+
+bool applyGpuCalibration( NamedPlatform& platform, const CalibrationFile& file )
+{
+    const GpuEntry* gpu = defaultGpuCatalog().find( file.calibration.gpu );
+    if ( !gpu || gpu->name != platform.gpu_name )
+        return false;
+    if ( platform.calibration == file.path )
+        return true;
+    if ( !platform.calibration.empty() )
+        throw UsageError( "platform '" + platform.name + "' is calibrated with " +
+                          platform.calibration + " already (its calibration: key); " + file.path +
+                          " would calibrate its GPU twice" );
+    platform.platform.gpu = calibratedGpuSpec( platform.platform.gpu, file.calibration );
+    platform.calibration = file.path;
+    return true;
 }
 
 void writeTextFileAtomically( const std::string& path, const std::string& text )

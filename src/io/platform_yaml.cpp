@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/model/chunk_pipeline.hpp>
 
@@ -152,7 +153,7 @@ NamedPlatform parsePlatform( const YamlView& root, const GpuCatalog& catalog, bo
     std::vector<std::string> required = { "gpu", "gpus_per_node", "num_nodes" };
     std::vector<std::string> optional = {
         "name",    "description", "hbm_reserve_GiB", "host_memory_GiB", "host_to_gpu_GBps",
-        "network", "system" };
+        "network", "system",      "calibration" };
     if ( embedded && !root.has( "kind" ) )
         root.requireMap( "a platform file path or a mapping of platform fields" );
     else
@@ -238,6 +239,17 @@ NamedPlatform parsePlatform( const YamlView& root, const GpuCatalog& catalog, bo
                 readAstraSystemFile( system->resolvePath( system->asName() ), p.network.num_dims );
         else
             p.system = parseAstraSystem( *system, p.network.num_dims );
+    }
+    // A GPU calibration (`shardsweep calibrate gpu`) of the platform's GPU: its measured matmul
+    // ceilings and effective bandwidth replace the spec's (model/gpu_calibration.hpp).
+    if ( auto calibration = root.find( "calibration" ) )
+    {
+        CalibrationFile file;
+        file.path = calibration->resolvePath( calibration->asName() );
+        file.calibration = readGpuCalibration( file.path );
+        if ( !applyGpuCalibration( out, file ) )
+            calibration->fail( "a calibration of the platform's GPU '" + out.gpu_name + "'",
+                               "one of '" + file.calibration.gpu + "' (" + file.path + ")" );
     }
     return out;
 }

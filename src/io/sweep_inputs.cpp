@@ -1,6 +1,7 @@
 // Loading what a sweep names (workloads, platforms, table pools) and validating the whole space.
 #include <map>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/io/locality_stats.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
@@ -84,6 +85,17 @@ SweepInputs loadSweepInputs( const SweepConfig& config )
         {
             throw InputError( config.file, std::string( "field 'cost_model_file': " ) + e.what() );
         }
+    }
+    // `run --calibration`: every platform of the calibrated GPU.
+    for ( const std::string& path : config.calibrations )
+    {
+        const CalibrationFile file{ path, readGpuCalibration( path ) };
+        bool used = false;
+        for ( NamedPlatform& p : in.platforms )
+            used = applyGpuCalibration( p, file ) || used;
+        if ( !used )
+            throw InputError( path, "calibrates GPU '" + file.calibration.gpu +
+                                        "', which no platform of the sweep uses" );
     }
     return in;
 }

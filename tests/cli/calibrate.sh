@@ -72,6 +72,48 @@ err=$("$exe" calibrate gpu --gpu NoSuchGpu --gemm "$samples/gemm_A100-PCIe-40GB.
 grep -q "NoSuchGpu" <<<"$err" || fail "unknown GPU: $err"
 [ ! -e "$scratch/x.yaml" ] || fail "a failed calibration wrote its file"
 
+# --- a calibration on the platform-level commands ------------------------------------------------
+# The same measurements as a calibration of A100-SXM4-80GB (DGX A100's GPU): predict transformer,
+# plan, evaluate and run price that GPU with its measured ceilings and bandwidth, other GPUs as
+# before; a platform's calibration: key does the same as --calibration.
+"$exe" calibrate gpu --gpu A100-SXM4-80GB --gemm "$samples/gemm_A100-PCIe-40GB.csv" \
+    --ops "$samples/ops_A100-PCIe-40GB.csv" -o "$scratch/sxm.yaml" >/dev/null 2>&1 || fail "calibrate sxm"
+sed 's|^kind: platform$|kind: platform\ncalibration: sxm.yaml|' "$src/inputs/platforms/dgx-a100.yaml" >"$scratch/dgx-cal.yaml"
+"$exe" validate "$scratch/dgx-cal.yaml" >/dev/null || fail "platform with calibration: key"
+{
+    echo "case,platform,gpu,tp,pp,dp,global_batch,arch,hidden,heads,layers,seq_len,micro_batch"
+    echo "sxm,,A100-SXM4-80GB,1,1,1,8,gpt,2048,16,24,2048,1"
+    echo "v100,,V100-SXM2-32GB,1,1,1,8,gpt,2048,16,24,2048,1"
+    echo "dgx,$src/inputs/platforms/dgx-a100.yaml,,8,1,1,8,gpt,2048,16,24,2048,1"
+    echo "dgxkey,$scratch/dgx-cal.yaml,,8,1,1,8,gpt,2048,16,24,2048,1"
+} >"$scratch/cases.csv"
+iter() { /usr/bin/python3 -c 'import csv,sys; print(" ".join(r["iteration_ms"] for r in csv.DictReader(sys.stdin)))'; }
+before=$("$exe" predict transformer --input "$scratch/cases.csv" -f csv | iter) || fail "predict transformer"
+after=$("$exe" predict transformer --input "$scratch/cases.csv" --calibration "$scratch/sxm.yaml" -f csv | iter) ||
+    fail "predict transformer --calibration"
+read -r b_sxm b_v100 b_dgx b_key <<<"$before"
+read -r a_sxm a_v100 a_dgx a_key <<<"$after"
+[ "$b_sxm" != "$a_sxm" ] || fail "calibrated GPU unchanged: $before / $after"
+[ "$b_v100" = "$a_v100" ] || fail "another GPU changed: $before / $after"
+[ "$b_dgx" != "$a_dgx" ] && [ "$a_dgx" = "$b_key" ] && [ "$a_key" = "$b_key" ] ||
+    fail "platform key vs --calibration: $before / $after"
+err=$("$exe" plan "$src/inputs/workloads/gpt3-1.3b.yaml" "$src/inputs/platforms/dgx-a100.yaml" \
+    --calibration "$scratch/a100.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "plan with another GPU's calibration: exit $rc"
+grep -q "plan: --calibration .*a100.yaml calibrates GPU 'A100-PCIe-40GB', not the platform's 'A100-SXM4-80GB'" <<<"$err" ||
+    fail "plan message: $err"
+"$exe" plan "$src/inputs/workloads/gpt3-1.3b.yaml" "$src/inputs/platforms/dgx-a100.yaml" \
+    --calibration "$scratch/sxm.yaml" -o "$scratch/plan.yaml" >/dev/null || fail "plan --calibration"
+p1=$("$exe" evaluate "$scratch/plan.yaml" -f csv | tail -1)
+p2=$("$exe" evaluate "$scratch/plan.yaml" -f csv --calibration "$scratch/sxm.yaml" | tail -1)
+[ -n "$p1" ] && [ "$p1" != "$p2" ] || fail "evaluate --calibration: $p1 / $p2"
+err=$("$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/grid.h5" \
+    --calibration "$scratch/a100.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "run with an unused calibration: exit $rc"
+grep -q "a100.yaml: calibrates GPU 'A100-PCIe-40GB', which no platform of the sweep uses" <<<"$err" ||
+    fail "run message: $err"
+[ ! -e "$scratch/grid.h5" ] || fail "run wrote output after a bad calibration"
+
 # --- calibrate network -----------------------------------------------------------------------
 out=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
     --nccl-tests "$samples"/all_reduce_perf_{2,4,8}gpu.log -o "$scratch/net.yaml" -f csv 2>"$scratch/err") ||

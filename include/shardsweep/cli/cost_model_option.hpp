@@ -4,6 +4,7 @@
 //! `evaluate`: the learned model is loaded here, at the edge, once per run.
 #include <memory>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <string>
 
@@ -29,5 +30,17 @@ CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& m
 //! `gpu_name` (a note on rank 0 and null otherwise: analytic GEMMs); null for analytic.
 std::unique_ptr<LearnedGemmModel>
 chooseGemmModel( const CommandContext& ctx, const std::string& name, const std::string& gpu_name );
+
+//! Help text of `--calibration CALIB.yaml...` (plan, evaluate, run, predict transformer).
+extern const char* const kCalibrationOptionHelp;
+
+//! Reads the files of --calibration (InputError naming a bad one).
+std::vector<CalibrationFile> readCalibrationFiles( const std::vector<std::string>& paths );
+
+//! Applies every file to `platform`; a file of another GPU than the platform's is a usage error
+//! naming `command` (plan and evaluate price one platform: a calibration that does not apply is a
+//! mistake).
+void calibratePlatform( NamedPlatform& platform, const std::vector<CalibrationFile>& files,
+                        const std::string& command );
 
 } // namespace shardsweep

@@ -49,6 +49,7 @@ struct NamedPlatform
     std::string name;
     std::string gpu_name;
     Platform platform;
+    std::string calibration; //!< the GPU calibration file applied to platform.gpu ("" = none)
 };
 
 //! The sharding decision for one table.

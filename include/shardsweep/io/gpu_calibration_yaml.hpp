@@ -24,6 +24,7 @@
 //! Numbers are written in the shortest form that reads back to the same double, so a file
 //! reproduces the calibration bit for bit. Errors name the file, line and field (exit 2).
 
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
 #include <vector>
@@ -33,6 +34,18 @@ namespace shardsweep
 
 //! Reads a calibration file; throws InputError.
 GpuCalibration readGpuCalibration( const std::string& path );
+
+//! A calibration file read once, with its path.
+struct CalibrationFile
+{
+    std::string path;
+    GpuCalibration calibration;
+};
+
+//! Applies `file` to `platform` when both name the same GPU (catalog names; calibratedGpuSpec)
+//! and records its path; returns whether it applied. A platform calibrated with another file
+//! already (its `calibration:` key) throws UsageError: two calibrations of one GPU do not stack.
+bool applyGpuCalibration( NamedPlatform& platform, const CalibrationFile& file );
 
 //! The file's text; `comments` become leading '# ' lines (what it was fitted on).
 std::string gpuCalibrationYaml( const GpuCalibration& calibration,

@@ -98,6 +98,9 @@ struct SweepConfig
 
     //! The sweep file's text, verbatim (for the results file and the configuration hash).
     std::string text;
+    //! GPU calibrations given to `run --calibration` (applied to every platform of their GPU; their
+    //! text is part of `text`, so a resume with other calibrations is refused).
+    std::vector<std::string> calibrations;
 
     //! Number of grid scenarios (0 when there are no workloads or no platforms). The plan axis
     //! holds the planners, then the parallel configurations (planner none).
