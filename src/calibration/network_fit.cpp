@@ -119,16 +119,7 @@ LogNetwork logNetwork( const Platform& base, const NcclTestsLog& log )
 double ncclTestPredictedUs( const LogNetwork& net, NcclTest test, int ranks, double size_bytes )
 {
     if ( test == NcclTest::sendrecv )
-    {
-        double worst = 0.0;
-        for ( int k = 0; k < net.network.num_dims; ++k )
-        {
-            const NetworkDim& dim = net.network.dims[k];
-            const double h = collective_detail::hops( dim.topology, dim.npus_count, 1 );
-            worst = std::max( worst, collective_detail::message( dim, size_bytes, h ) );
-        }
-        return ( worst + 2.0 * net.system.endpoint_delay_ns ) * 1.0e-3;
-    }
+        return pointToPointNs( net.network, net.system, size_bytes ) * 1.0e-3;
     const double comm_size = test == NcclTest::all_gather ? size_bytes / ranks : size_bytes;
     return collectiveTimeNs( net.network, net.system, collectiveOf( test ), comm_size ) * 1.0e-3;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -62,10 +63,7 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         OperatorShape& s = shapes[r];
-        const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( t.text( r, "op" ) );
-        if ( !kind )
-            t.fail( r, "op", "one of " + enumChoices<OperatorKind>( ", " ) );
-        s.kind = *kind;
+        s.kind = operatorKindCell( t, r, "op" );
         s.B = positiveIntegerCell( t, r, "B" );
         s.H = positiveIntegerCell( t, r, "H" );
         dtypes[r] = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );

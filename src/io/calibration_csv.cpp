@@ -46,6 +46,14 @@ GemmOp gemmOpCell( const CsvTable& t, std::size_t row )
     t.fail( row, "op", "one of " + joinChoices( names, ", ", ", " ) );
 }
 
+OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::string& column )
+{
+    const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( t.text( row, column ) );
+    if ( !kind )
+        t.fail( row, column, "one of " + enumChoices<OperatorKind>( ", " ) );
+    return *kind;
+}
+
 GemmMeasurements readGemmMeasurements( const std::string& path )
 {
     const CsvTable t = CsvTable::read( path );
@@ -84,10 +92,7 @@ OperatorMeasurements readOperatorMeasurements( const std::string& path )
             continue;
         }
         OperatorMeasurement s;
-        const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( t.text( r, "op" ) );
-        if ( !kind )
-            t.fail( r, "op", "one of " + enumChoices<OperatorKind>( ", " ) );
-        s.kind = *kind;
+        s.kind = operatorKindCell( t, r, "op" );
         s.B = positiveWhole( t, r, "B" );
         s.H = positiveWhole( t, r, "H" );
         s.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );

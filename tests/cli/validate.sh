@@ -39,7 +39,7 @@ P=inputs/platforms/dgx-a100.yaml
 W=inputs/workloads/mlperf-dlrm-criteo-1tb.yaml
 S=inputs/scenarios/tiny-inline.yaml
 broken unknown-key.yaml $P 's/^num_nodes:/num_node:/' \
-    "7:1: field 'num_node': expected one of the keys kind, gpu, gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, host_memory_GiB, host_to_gpu_GBps, network or system (did you mean 'num_nodes'?), found unknown key 'num_node'"
+    "7:1: field 'num_node': expected one of the keys kind, gpu, gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, host_memory_GiB, host_to_gpu_GBps, network, system or calibration (did you mean 'num_nodes'?), found unknown key 'num_node'"
 broken wrong-type.yaml $P 's/^gpus_per_node: 8/gpus_per_node: eight/' \
     "6:16: field 'gpus_per_node': expected an integer in [1, 1024], found 'eight'"
 broken zero-bandwidth.yaml $P 's/bandwidth: \[ 300.0 \]/bandwidth: [ 0 ]/' \

@@ -184,7 +184,7 @@ TEST( TEST_CATEGORY, platform_errors )
     expectInputError( parse( replace( "num_nodes", "num_node" ) ),
                       "p.yaml:4:1: field 'num_node': expected one of the keys kind, gpu, "
                       "gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, "
-                      "host_memory_GiB, host_to_gpu_GBps, network or system (did you mean "
+                      "host_memory_GiB, host_to_gpu_GBps, network, system or calibration (did you mean "
                       "'num_nodes'?), found unknown key 'num_node'" );
     // Wrong type.
     expectInputError( parse( replace( "gpus_per_node: 8", "gpus_per_node: eight" ) ),

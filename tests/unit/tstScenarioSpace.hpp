@@ -91,8 +91,8 @@ ScenarioSpace makeSpace( std::uint64_t seed = 7 )
 
     SweepInputs in;
     in.workloads = { makeWorkload( "A", 3, 1024 ), makeWorkload( "B", 5, 2048 ) };
-    in.platforms = { { "P8x4", "H100", makePlatform( 8, { 4 } ) },
-                     { "P8x2", "A100", makePlatform( 8, { 2 } ) } };
+    in.platforms = { { "P8x4", "H100", makePlatform( 8, { 4 } ), "" },
+                     { "P8x2", "A100", makePlatform( 8, { 2 } ), "" } };
     in.generator_platform = { 0 };
     in.generator_pool = { syntheticPool() };
     return ScenarioSpace( c, in );

@@ -21,6 +21,10 @@ namespace shardsweep
 //! A GemmOp name, or "mm" (torch.mm: a bmm); an empty or absent cell is bmm.
 GemmOp gemmOpCell( const CsvTable& t, std::size_t row );
 
+//! An OperatorKind name (NeuSight's: softmax, ln, add, ...) in column `column`; fails naming the
+//! cell otherwise.
+OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::string& column );
+
 struct GemmMeasurements
 {
     std::vector<GemmSample> rows;

@@ -279,6 +279,24 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
     return cd::pipelineNs( sys, phase, queue, num_phases );
 }
 
+//! One point-to-point message of `bytes` between neighbours in every dimension of `net` (a pair
+//! that spans those dimensions): ASTRA-sim's message time on the slowest of them, plus the
+//! endpoint delay at both ends, ns.
+KOKKOS_INLINE_FUNCTION double pointToPointNs( const Network& net, const SystemConfig& sys,
+                                              double bytes )
+{
+    if ( net.num_dims == 0 || bytes <= 0.0 )
+        return 0.0;
+    double worst = 0.0;
+    for ( int d = 0; d < net.num_dims; ++d )
+    {
+        const NetworkDim& dim = net.dims[d];
+        const double h = collective_detail::hops( dim.topology, dim.npus_count, 1 );
+        worst = math::fmax( worst, collective_detail::message( dim, bytes, h ) );
+    }
+    return worst + 2.0 * sys.endpoint_delay_ns;
+}
+
 //! Time (ns) of collective `c` with ASTRA-sim comm_size `bytes` over the whole network.
 KOKKOS_INLINE_FUNCTION double collectiveTimeNs( const Network& net, const SystemConfig& sys,
                                                 Collective c, double bytes )

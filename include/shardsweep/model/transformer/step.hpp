@@ -80,16 +80,7 @@ KOKKOS_INLINE_FUNCTION double pointToPointMs( const Platform& platform, double s
                                               double bytes )
 {
     const GroupNetwork g = groupNetwork( platform, 2, stride );
-    if ( g.network.num_dims == 0 || bytes <= 0.0 )
-        return 0.0;
-    double worst = 0.0;
-    for ( int d = 0; d < g.network.num_dims; ++d )
-    {
-        const NetworkDim& dim = g.network.dims[d];
-        const double h = collective_detail::hops( dim.topology, dim.npus_count, 1 );
-        worst = math::fmax( worst, collective_detail::message( dim, bytes, h ) );
-    }
-    return ( worst + 2.0 * g.system.endpoint_delay_ns ) * 1.0e-6;
+    return pointToPointNs( g.network, g.system, bytes ) * 1.0e-6;
 }
 
 namespace transformer_detail
