@@ -67,6 +67,10 @@ const std::vector<Command>& topCommands()
           "Fit a GPU or a platform's network to your own measurements (see 'shardsweep calibrate\n"
           "      --help').",
           nullptr },
+        { "shapes", "shapes SCENARIO.yaml|PLAN.yaml [-o shapes.csv]",
+          "The GEMMs the transformer model prices for a configuration (the GPU microbenchmark's\n"
+          "      --shapes input).",
+          listGemmShapes },
         { "validate", "validate FILE...",
           "Check input files (GPUs, platforms, workloads, sweeps, "
           "plans) without running anything.",

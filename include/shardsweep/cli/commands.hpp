@@ -28,12 +28,13 @@ struct CommandContext
 
 using Arguments = std::vector<std::string>;
 
-int runSweep( const CommandContext& ctx, const Arguments& args );  //!< shardsweep run
-int plan( const CommandContext& ctx, const Arguments& args );      //!< shardsweep plan
-int evaluate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep evaluate
-int validate( const CommandContext& ctx, const Arguments& args );  //!< shardsweep validate
-int exportEt( const CommandContext& ctx, const Arguments& args );  //!< shardsweep export-et
-int inspectEt( const CommandContext& ctx, const Arguments& args ); //!< shardsweep inspect-et
+int runSweep( const CommandContext& ctx, const Arguments& args );       //!< shardsweep run
+int plan( const CommandContext& ctx, const Arguments& args );           //!< shardsweep plan
+int evaluate( const CommandContext& ctx, const Arguments& args );       //!< shardsweep evaluate
+int validate( const CommandContext& ctx, const Arguments& args );       //!< shardsweep validate
+int exportEt( const CommandContext& ctx, const Arguments& args );       //!< shardsweep export-et
+int inspectEt( const CommandContext& ctx, const Arguments& args );      //!< shardsweep inspect-et
+int listGemmShapes( const CommandContext& ctx, const Arguments& args ); //!< shardsweep shapes
 
 int predictGemm( const CommandContext& ctx, const Arguments& args );        //!< predict gemm
 int predictCollective( const CommandContext& ctx, const Arguments& args );  //!< predict collective

@@ -27,6 +27,31 @@
 namespace shardsweep
 {
 
+//! The GEMMs one operator-cost evaluation priced, in the order it priced them (`shardsweep shapes`
+//! lists them for the GPU microbenchmark); the batched kernels pass none. Shapes past kCapacity
+//! are counted but not kept.
+struct GemmShapeLog
+{
+    static constexpr int kCapacity = 64;
+    int count = 0;
+    double B[kCapacity] = {}, M[kCapacity] = {}, N[kCapacity] = {}, K[kCapacity] = {};
+    GemmOp op[kCapacity] = {};
+    DataType dtype = DataType::fp32;
+
+    KOKKOS_INLINE_FUNCTION void add( double b, double m, double n, double k, GemmOp o )
+    {
+        if ( count < kCapacity )
+        {
+            B[count] = b;
+            M[count] = m;
+            N[count] = n;
+            K[count] = k;
+            op[count] = o;
+        }
+        ++count;
+    }
+};
+
 namespace transformer_detail
 {
 
@@ -115,11 +140,14 @@ struct OperatorContext
     GpuSpec gpu;    //!< as the GEMM model sees it (tensor_core_eff applied)
     GpuSpec memory; //!< as listed (bandwidth for memory-bound kernels)
     DataType dtype;
-    double e; //!< bytes per activation element
+    double e;                    //!< bytes per activation element
+    GemmShapeLog* log = nullptr; //!< records every GEMM priced (host tools only)
 
     KOKKOS_INLINE_FUNCTION double gemm( double B, double M, double N, double K,
                                         GemmOp op = GemmOp::bmm ) const
     {
+        if ( log )
+            log->add( B, M, N, K, op );
         return issuedMs(
             c, predictGemmWith( gemm_constants, gpu, B, M, N, K, dtype, op ).latency_ms, 1.0 );
     }
@@ -428,17 +456,21 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
 }
 
 //! Operator costs with explicit constants (the calibration varies them; `gemm`: the GEMM model's
-//! constants, varied by leave-one-GPU-out validation).
-KOKKOS_INLINE_FUNCTION TransformerOperatorCost
-transformerOperatorCostWith( const TransformerConstants& c, const TransformerOperatorCase& oc,
-                             const GemmConstants& gemm = shippedGemmConstants() )
+//! constants, varied by leave-one-GPU-out validation). `log`, when given, receives every GEMM
+//! priced.
+KOKKOS_INLINE_FUNCTION TransformerOperatorCost transformerOperatorCostWith(
+    const TransformerConstants& c, const TransformerOperatorCase& oc,
+    const GemmConstants& gemm = shippedGemmConstants(), GemmShapeLog* log = nullptr )
 {
     namespace td = transformer_detail;
     TransformerOperatorCost r;
     const TransformerSpec& m = oc.model;
     if ( m.hidden <= 0 || m.heads <= 0 || m.seq_len <= 0 || oc.tp <= 0 || oc.micro_batch <= 0 )
         return r;
-    const td::OperatorContext x = td::operatorContext( c, oc, gemm );
+    td::OperatorContext x = td::operatorContext( c, oc, gemm );
+    x.log = log;
+    if ( log )
+        log->dtype = x.dtype;
     const td::OperatorShape p = td::operatorShape( oc );
     const td::FwdBwdMs ln = td::layerNormMs( x, p );
     td::layerCosts( c, oc, x, p, ln, r );
