@@ -113,6 +113,21 @@ err=$("$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/grid.h5
 grep -q "a100.yaml: calibrates GPU 'A100-PCIe-40GB', which no platform of the sweep uses" <<<"$err" ||
     fail "run message: $err"
 [ ! -e "$scratch/grid.h5" ] || fail "run wrote output after a bad calibration"
+# run --calibration changes the sweep's rows (its platform is DGX A100's GPU) and is part of the
+# sweep's identity: resuming without it is refused.
+"$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/plain.h5" --max-scenarios 24 \
+    --progress-interval 0 >/dev/null 2>&1 || fail "run"
+"$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/cal.h5" --max-scenarios 24 \
+    --progress-interval 0 --calibration "$scratch/sxm.yaml" >/dev/null 2>&1 || fail "run --calibration"
+/usr/bin/python3 - "$scratch/plain.h5" "$scratch/cal.h5" <<'PY' || fail "run --calibration rows"
+import sys, h5py, numpy as np
+a, b = (h5py.File(p, "r")["scenarios/iteration_ms"][:] for p in sys.argv[1:])
+ok = np.isfinite(a) & (a > 0)
+assert ok.sum() > 0 and len(a) == len(b) == 24, (a, b)
+assert np.all(a[ok] != b[ok]), (a, b)  # every priced scenario moved
+PY
+err=$("$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/cal.h5" --max-scenarios 24 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "refusing to resume" <<<"$err" || fail "resume without the calibration: $rc $err"
 
 # --- calibrate network -----------------------------------------------------------------------
 out=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
