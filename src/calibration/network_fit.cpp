@@ -17,14 +17,14 @@ constexpr int kNetworkFitEvaluations = 1500;
 //! Another all-reduce algorithm replaces the base's only when its score (mean squared log error,
 //! cross-validated over the logs) is below this fraction of the base's.
 constexpr double kAlgorithmChangeGain = 0.75;
-//! halvingDoubling is no candidate: it is exact for power-of-two groups only, and a platform prices
-//! groups of every size. Fitted on A100 all-reduces of 2, 4 and 8 GPUs it beats ring there by ~10
-//! % of the squared error but predicts 5, 6 and 7 GPUs at 14-19 % MAPE where ring has 5.6-8.1 %
+//! The algorithms tried besides the base's. halvingDoubling is none (it is kept where the base
+//! platform has it): it is exact for power-of-two groups only, and a platform prices groups of
+//! every size. Fitted on A100 all-reduces of 2, 4 and 8 GPUs it fits those slightly better than
+//! ring but predicts 5, 6 and 7 GPUs at 14-19 % MAPE where ring has 5.6-8.1 %
 //! (docs/model/calibration.md).
 constexpr CollectiveAlgorithm kAllReduceCandidates[] = { CollectiveAlgorithm::ring,
                                                          CollectiveAlgorithm::direct,
                                                          CollectiveAlgorithm::double_binary_tree };
-constexpr int kNumAllReduceCandidates = 3;
 
 InputError logError( const NcclTestsLog& log, const std::string& what )
 {
@@ -218,24 +218,29 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
         return withParameters( p, y );
     };
 
-    // Every combination of all-reduce algorithms over the fitted dimensions (one, the base's,
-    // without an all-reduce log). With three or more logs a combination is judged by how well it
-    // predicts each log when fitted on the others (the GPU counts not measured are what the
-    // platform will be used for); with fewer, by its fit.
-    const int choices = all_reduce ? kNumAllReduceCandidates : 1;
+    // Per fitted dimension the all-reduce algorithms to try: the base's first, then the
+    // candidates it is not (only the base's without an all-reduce log).
+    constexpr int ar = static_cast<int>( Collective::all_reduce );
+    std::vector<std::vector<CollectiveAlgorithm>> tried( nd );
     int combinations = 1;
     for ( std::size_t i = 0; i < nd; ++i )
-        combinations *= choices;
+    {
+        tried[i].push_back( base.system.algorithm[ar][result.fitted_dims[i]] );
+        for ( CollectiveAlgorithm a : kAllReduceCandidates )
+            if ( all_reduce && a != tried[i].front() )
+                tried[i].push_back( a );
+        combinations *= static_cast<int>( tried[i].size() );
+    }
+    // Every combination; combination 0 is the base's. With three or more logs a combination is
+    // judged by how well it predicts each log when fitted on the others (the GPU counts not
+    // measured are what the platform will be used for); with fewer, by its fit.
     const bool cross_validate = logs.size() >= 3;
     double best_score = 0.0, base_score = 0.0;
-    Platform base_fit = base;
-    double base_objective = 0.0;
     for ( int combo = 0; combo < combinations; ++combo )
     {
         Platform p = base;
-        for ( std::size_t i = 0, code = combo; i < nd && all_reduce; ++i, code /= choices )
-            p.system.algorithm[static_cast<int>( Collective::all_reduce )][result.fitted_dims[i]] =
-                kAllReduceCandidates[code % choices];
+        for ( std::size_t i = 0, code = combo; i < nd; code /= tried[i].size(), ++i )
+            p.system.algorithm[ar][result.fitted_dims[i]] = tried[i][code % tried[i].size()];
         double objective = 0.0;
         const Platform fitted = fitOn( p, std::vector<bool>( logs.size(), true ), objective );
         double score = objective;
@@ -251,31 +256,17 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
                 score += error( fitOn( p, use, ignored ), only );
             }
         }
-        bool is_base = true;
-        for ( int d : result.fitted_dims )
-            is_base =
-                is_base && p.system.algorithm[static_cast<int>( Collective::all_reduce )][d] ==
-                               base.system.algorithm[static_cast<int>( Collective::all_reduce )][d];
-        if ( is_base )
-        {
+        if ( combo == 0 )
             base_score = score;
-            base_fit = fitted;
-            base_objective = objective;
-        }
-        if ( combo == 0 || score < best_score )
+        // The base's algorithms stay unless another is clearly better: logs at 2, 4 and 8 GPUs
+        // cannot tell whether halving-doubling (exact for powers of two only) holds at 3, 5, 6
+        // or 7 GPUs, and on A100s it does not (docs/model/calibration.md).
+        if ( combo == 0 || ( score < best_score && score < kAlgorithmChangeGain * base_score ) )
         {
             best_score = score;
             result.objective = objective;
             result.platform = fitted;
         }
-    }
-    // The base's algorithms stay unless another is clearly better: logs at 2, 4 and 8 GPUs cannot
-    // tell whether halving-doubling (exact for powers of two only) holds at 3, 5, 6 or 7 GPUs,
-    // and on A100s it does not (docs/model/calibration.md).
-    if ( !( best_score < kAlgorithmChangeGain * base_score ) )
-    {
-        result.platform = base_fit;
-        result.objective = base_objective;
     }
     for ( const NcclTestsLog& log : logs )
     {

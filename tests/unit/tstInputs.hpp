@@ -181,11 +181,12 @@ TEST( TEST_CATEGORY, platform_errors )
         return s;
     };
     // Unknown key (typo).
-    expectInputError( parse( replace( "num_nodes", "num_node" ) ),
-                      "p.yaml:4:1: field 'num_node': expected one of the keys kind, gpu, "
-                      "gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, "
-                      "host_memory_GiB, host_to_gpu_GBps, network, system or calibration (did you mean "
-                      "'num_nodes'?), found unknown key 'num_node'" );
+    expectInputError(
+        parse( replace( "num_nodes", "num_node" ) ),
+        "p.yaml:4:1: field 'num_node': expected one of the keys kind, gpu, "
+        "gpus_per_node, num_nodes, name, description, hbm_reserve_GiB, "
+        "host_memory_GiB, host_to_gpu_GBps, network, system or calibration (did you mean "
+        "'num_nodes'?), found unknown key 'num_node'" );
     // Wrong type.
     expectInputError( parse( replace( "gpus_per_node: 8", "gpus_per_node: eight" ) ),
                       "p.yaml:3:16: field 'gpus_per_node': expected an integer in [1, 1024], "

@@ -183,4 +183,35 @@ TEST( TEST_CATEGORY, network_fit_recovers_known_links )
     }
 }
 
+// A base platform whose all-reduce algorithm is no candidate (halvingDoubling) is still fitted,
+// and keeps its algorithm: the base's algorithms are always the first combination tried (once the
+// fit returned the base unchanged: no combination matched it).
+TEST( TEST_CATEGORY, network_fit_keeps_a_base_algorithm_it_does_not_try )
+{
+    Platform base = readPlatformFile( kInputs + "/platforms/dgx-a100.yaml" ).platform;
+    constexpr int ar = static_cast<int>( Collective::all_reduce );
+    base.system.algorithm[ar][0] = CollectiveAlgorithm::halving_doubling;
+    Platform truth = base;
+    truth.network.dims[0].bandwidth_GBps = 120.0;
+    truth.network.dims[0].latency_ns = 2000.0;
+    std::vector<NcclTestsLog> logs;
+    for ( int ranks : { 2, 4, 8 } )
+    {
+        NcclTestsLog log;
+        log.path = "all_reduce_" + std::to_string( ranks );
+        log.ranks = ranks;
+        log.hosts = 1;
+        const LogNetwork net = logNetwork( truth, log );
+        for ( double bytes = 1 << 20; bytes <= double( 1 << 30 ); bytes *= 2.0 )
+            log.rows.push_back(
+                { bytes, ncclTestPredictedUs( net, NcclTest::all_reduce, ranks, bytes ), 0 } );
+        logs.push_back( log );
+    }
+    const NetworkFitResult fit = fitNetwork( base, logs, 1 << 20, 1e300 );
+    EXPECT_EQ( fit.platform.system.algorithm[ar][0], CollectiveAlgorithm::halving_doubling );
+    EXPECT_NEAR( fit.platform.network.dims[0].bandwidth_GBps / 120.0, 1.0, 0.01 );
+    for ( const NetworkFitLogError& e : fit.logs )
+        EXPECT_LT( e.mape, 0.5 ) << e.path;
+}
+
 } // namespace Test
