@@ -2,7 +2,6 @@
 #include "command_line.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
@@ -79,20 +78,22 @@ CsvTable PredictCli::readInput( const std::vector<std::string>& required,
 
 void PredictCli::write( const CommandContext& ctx, const ResultTable& result ) const
 {
+    writeResultTable( ctx, result, _format, _output );
+}
+
+void writeResultTable( const CommandContext& ctx, const ResultTable& result, OutputFormat format,
+                       const std::string& output )
+{
     if ( !ctx.isRoot() )
         return;
-    if ( _output.empty() )
+    if ( output.empty() )
     {
-        result.print( ctx.print(), _format );
+        result.print( ctx.print(), format );
         return;
     }
-    std::ofstream file( _output );
-    if ( !file )
-        throw InputError( _output, "cannot open for writing" );
-    result.print( file, _format );
-    file.flush();
-    if ( !file )
-        throw InputError( _output, "write failed" );
+    std::ostringstream text;
+    result.print( text, format );
+    writeTextFileAtomically( output, text.str() );
 }
 
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column )
@@ -157,7 +158,7 @@ GpuCalibration loadCalibrationFor( const std::string& path, const std::string& g
                                    const std::string& what )
 {
     GpuCalibration c = readGpuCalibration( path );
-    if ( findGpu( c.gpu ).name != gpu_name )
+    if ( !calibratesGpu( c, gpu_name ) )
         throw UsageError( what + " " + path + " calibrates GPU '" + c.gpu + "', not '" + gpu_name +
                           "'" );
     return c;

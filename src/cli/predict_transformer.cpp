@@ -190,7 +190,7 @@ class PlatformCells
             p.platform.gpu = gpu->spec;
             p.gpu_name = gpu->name;
             for ( const CalibrationFile& f : _calibrations )
-                if ( _catalog.get( f.calibration.gpu ).name == gpu->name )
+                if ( calibratesGpu( f.calibration, gpu->name ) )
                     p.platform.gpu = calibratedGpuSpec( gpu->spec, f.calibration );
         }
         else if ( p.platform_name.empty() )

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
-#include <fstream>
 #include <iostream>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
@@ -12,6 +11,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
@@ -19,7 +19,6 @@
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
@@ -191,17 +190,6 @@ void printRunSummary( const CommandContext& ctx, const SweepReport& report,
         phases.print( ctx.print(), format );
         ctx.print() << std::flush;
     }
-}
-
-//! A file's whole text; InputError when it cannot be read.
-std::string readTextFile( const std::string& path )
-{
-    std::ifstream in( path, std::ios::binary );
-    if ( !in )
-        throw InputError( path, "cannot open file for reading" );
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
 }
 
 } // namespace

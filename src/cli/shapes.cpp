@@ -4,9 +4,9 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
-#include <fstream>
 #include <set>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -73,18 +73,7 @@ int listGemmShapes( const CommandContext& ctx, const Arguments& args )
                             std::llround( log.N[i] ), std::llround( log.K[i] ),
                             std::string( nameOf( log.dtype ) ),
                             std::string( nameOf( log.op[i] ) ) } );
-    if ( !ctx.isRoot() )
-        return 0;
-    if ( output.empty() )
-    {
-        table.print( ctx.print(), format );
-        return 0;
-    }
-    std::ofstream file( output );
-    table.print( file, format );
-    file.flush();
-    if ( !file )
-        throw InputError( output, "cannot write the file" );
+    writeResultTable( ctx, table, format, output );
     return 0;
 }
 

@@ -1,9 +1,6 @@
 // The GPU calibration file (gpu_calibration_yaml.hpp).
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <optional>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
@@ -197,10 +194,15 @@ std::string gpuCalibrationYaml( const GpuCalibration& calibration,
     return out;
 }
 
+bool calibratesGpu( const GpuCalibration& calibration, const std::string& gpu_name )
+{
+    const GpuEntry* gpu = defaultGpuCatalog().find( calibration.gpu );
+    return gpu && gpu->name == gpu_name;
+}
+
 bool applyGpuCalibration( NamedPlatform& platform, const CalibrationFile& file )
 {
-    const GpuEntry* gpu = defaultGpuCatalog().find( file.calibration.gpu );
-    if ( !gpu || gpu->name != platform.gpu_name )
+    if ( !calibratesGpu( file.calibration, platform.gpu_name ) )
         return false;
     if ( platform.calibration == file.path )
         return true;
@@ -211,28 +213,6 @@ bool applyGpuCalibration( NamedPlatform& platform, const CalibrationFile& file )
     platform.platform.gpu = calibratedGpuSpec( platform.platform.gpu, file.calibration );
     platform.calibration = file.path;
     return true;
-}
-
-void writeTextFileAtomically( const std::string& path, const std::string& text )
-{
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream out( tmp, std::ios::trunc );
-        out << text;
-        out.flush();
-        if ( !out )
-        {
-            std::remove( tmp.c_str() );
-            throw InputError( path, "cannot write the file" );
-        }
-    }
-    std::error_code ec;
-    std::filesystem::rename( tmp, path, ec );
-    if ( ec )
-    {
-        std::remove( tmp.c_str() );
-        throw InputError( path, "cannot write the file: " + ec.message() );
-    }
 }
 
 } // namespace shardsweep

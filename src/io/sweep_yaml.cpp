@@ -1,16 +1,15 @@
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
@@ -340,15 +339,6 @@ SweepConfig parseRoot( const YamlView& root, const std::string& file, const std:
     return c;
 }
 
-std::string readText( const std::string& path )
-{
-    std::ifstream in( path );
-    if ( !in )
-        throw InputError( path, "cannot open the sweep file" );
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 } // namespace
 
 SweepConfig parseSweep( const std::string& text, const std::string& name )
@@ -358,7 +348,7 @@ SweepConfig parseSweep( const std::string& text, const std::string& name )
 
 SweepConfig readSweep( const std::string& path )
 {
-    return parseSweep( readText( path ), path );
+    return parseSweep( readTextFile( path ), path );
 }
 
 std::string defaultLocalityFile()

@@ -101,6 +101,11 @@ class PredictCli
     OutputFormat _format = OutputFormat::table;
 };
 
+//! Prints `result` in `format` on rank 0: to `output` if given (written atomically: no
+//! half-written file), else to standard output. Throws InputError if the file cannot be written.
+void writeResultTable( const CommandContext& ctx, const ResultTable& result, OutputFormat format,
+                       const std::string& output );
+
 //! A CSV cell that must be a whole number >= 1 (shape dimensions); fails naming the row otherwise.
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
 

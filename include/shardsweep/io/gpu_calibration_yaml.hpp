@@ -25,6 +25,7 @@
 //! reproduces the calibration bit for bit. Errors name the file, line and field (exit 2).
 
 #include <shardsweep/domain/scenario.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ namespace shardsweep
 
 //! Reads a calibration file; throws InputError.
 GpuCalibration readGpuCalibration( const std::string& path );
+
+//! Whether `calibration` was made for the GPU of catalog name `gpu_name` (its `gpu:` may be any
+//! alias of it).
+bool calibratesGpu( const GpuCalibration& calibration, const std::string& gpu_name );
 
 //! A calibration file read once, with its path.
 struct CalibrationFile
@@ -50,9 +55,5 @@ bool applyGpuCalibration( NamedPlatform& platform, const CalibrationFile& file )
 //! The file's text; `comments` become leading '# ' lines (what it was fitted on).
 std::string gpuCalibrationYaml( const GpuCalibration& calibration,
                                 const std::vector<std::string>& comments );
-
-//! Writes the text to `path` through a temporary file renamed into place, so an interrupted run
-//! leaves no half-written file; throws InputError when it cannot.
-void writeTextFileAtomically( const std::string& path, const std::string& text );
 
 } // namespace shardsweep
