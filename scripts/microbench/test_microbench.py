@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tests of microbench.py's parts that need no torch or GPU: the shape grids, reading a shapes
+"""Tests of the microbenchmark's parts that need no torch or GPU (grids.py, microbench.py --dry-run): the shape grids, reading a shapes
 file, writing a CSV atomically, the dtype choice and the progress bar.
 
     /usr/bin/python3 -m unittest scripts/microbench/test_microbench.py -v     (from the repo root)
@@ -12,7 +12,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import microbench as mb  # noqa: E402  (after the path)
+import grids as mb  # noqa: E402  (after the path)
+import microbench  # noqa: E402
 
 
 class GemmGridTest(unittest.TestCase):
@@ -234,7 +235,7 @@ class DryRunTest(unittest.TestCase):
         old = sys.stdout
         sys.stdout = out
         try:
-            rc = mb.main(["--dry-run", "--dtypes", "fp16", "--gemm-count", "4", "--op-count", "1"])
+            rc = microbench.main(["--dry-run", "--dtypes", "fp16", "--gemm-count", "4", "--op-count", "1"])
         finally:
             sys.stdout = old
         self.assertEqual(rc, 0)
