@@ -11,7 +11,6 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
-#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
@@ -203,11 +202,7 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
 
     // Every input validates before the output is touched.
     SweepConfig config = readSweep( a.sweep_file );
-    for ( const std::string& path : a.calibrations )
-    {
-        config.calibrations.push_back( path );
-        config.text += "\n# run --calibration " + path + "\n" + readTextFile( path );
-    }
+    config.calibrations = a.calibrations;
     const ScenarioSpace space = loadScenarioSpace( config );
     const SweepProblem problem = sweepProblemFromSpace( space );
     warnUntrainedPlatforms( ctx, space );

@@ -2,10 +2,10 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/input_text.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -59,12 +59,7 @@ std::vector<std::string> splitLine( const std::string& line )
 
 CsvTable CsvTable::read( const std::string& path )
 {
-    std::ifstream in( path );
-    if ( !in )
-        throw InputError( path, "cannot open file for reading" );
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return parse( buffer.str(), path );
+    return parse( readTextFile( path ), path );
 }
 
 CsvTable CsvTable::parse( const std::string& text, const std::string& name )

@@ -1,8 +1,8 @@
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/locality_stats.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -139,12 +139,7 @@ std::vector<LocalityTarget> parseLocalityStats( const std::string& text, const s
 
 std::vector<LocalityTarget> readLocalityStats( const std::string& path )
 {
-    std::ifstream in( path );
-    if ( !in )
-        throw InputError( path, "cannot open the locality statistics file" );
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parseLocalityStats( text.str(), path );
+    return parseLocalityStats( readTextFile( path, "the locality statistics file" ), path );
 }
 
 } // namespace shardsweep

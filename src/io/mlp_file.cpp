@@ -2,13 +2,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <optional>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/mlp_file.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -252,12 +252,7 @@ MlpFile parseMlpFile( const std::string& text, const std::string& name )
 
 MlpFile readMlpFile( const std::string& path )
 {
-    std::ifstream f( path );
-    if ( !f )
-        throw InputError( path, "cannot open the model file" );
-    std::ostringstream s;
-    s << f.rdbuf();
-    return parseMlpFile( s.str(), path );
+    return parseMlpFile( readTextFile( path, "the model file" ), path );
 }
 
 void writeMlpFile( std::ostream& out, const MlpFile& m )

@@ -7,6 +7,7 @@
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_pool_csv.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <stdexcept>
 
@@ -15,6 +16,7 @@ namespace shardsweep
 
 SweepInputs loadSweepInputs( const SweepConfig& config )
 {
+    const InputFileRecorder recorder;
     SweepInputs in;
     for ( const std::string& path : config.workloads )
         in.workloads.push_back( readWorkloadFile( path ) );
@@ -97,6 +99,7 @@ SweepInputs loadSweepInputs( const SweepConfig& config )
             throw InputError( path, "calibrates GPU '" + file.calibration.gpu +
                                         "', which no platform of the sweep uses" );
     }
+    in.files_fingerprint = recorder.fingerprint();
     return in;
 }
 

@@ -2,12 +2,11 @@
 // fields; loading files and checking their kind (yaml_util.hpp). Number parsing and the wording
 // of names and ranges: input_text.cpp.
 #include <filesystem>
-#include <fstream>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/io/input_text.hpp>
+#include <shardsweep/io/text_file.hpp>
 #include <shardsweep/io/yaml_util.hpp>
-#include <sstream>
 
 namespace shardsweep
 {
@@ -361,12 +360,7 @@ YamlView loadYamlString( const std::string& text, const std::string& name )
 
 YamlView loadYamlFile( const std::string& path )
 {
-    std::ifstream in( path );
-    if ( !in )
-        throw InputError( path, "cannot open file for reading" );
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return loadYamlString( buffer.str(), path );
+    return loadYamlString( readTextFile( path ), path );
 }
 
 std::string fileKind( const YamlView& root )

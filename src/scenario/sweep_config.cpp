@@ -103,14 +103,18 @@ std::uint64_t SweepConfig::gridSize() const
            batches.size() * plannerAxisSize() * cost_models.size();
 }
 
-std::uint64_t sweepConfigHash( const SweepConfig& config )
+std::uint64_t sweepConfigHash( const SweepConfig& config, std::uint64_t files_fingerprint )
 {
     std::uint64_t h = 0xcbf29ce484222325ull;
-    for ( unsigned char c : config.text )
+    const auto add = [&]( unsigned char c )
     {
         h ^= c;
         h *= 0x100000001b3ull;
-    }
+    };
+    for ( unsigned char c : config.text )
+        add( c );
+    for ( int byte = 0; byte < 8; ++byte )
+        add( static_cast<unsigned char>( files_fingerprint >> ( 8 * byte ) ) );
     return h;
 }
 

@@ -43,7 +43,7 @@ SweepProblem sweepProblemFromSpace( const ScenarioSpace& space )
     }
     p.config_text = space.config().text;
     p.config_file = space.config().file;
-    p.config_hash = sweepConfigHash( space.config() );
+    p.config_hash = sweepConfigHash( space.config(), space.inputs().files_fingerprint );
     return p;
 }
 

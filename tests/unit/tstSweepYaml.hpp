@@ -89,7 +89,9 @@ TEST( TEST_CATEGORY, sweep_yaml_values )
     EXPECT_EQ( d.batches[0], 0 );
     EXPECT_EQ( d.gpu_counts[0], 0 );
     EXPECT_EQ( d.cost_models[0], CostModel::native );
-    EXPECT_NE( sweepConfigHash( c ), sweepConfigHash( d ) );
+    EXPECT_NE( sweepConfigHash( c, 0 ), sweepConfigHash( d, 0 ) );
+    // The files the inputs were read from take part: the same sweep text over other files.
+    EXPECT_NE( sweepConfigHash( c, 1 ), sweepConfigHash( c, 2 ) );
 }
 
 // Replaces the first occurrence of `from` in the example and expects an InputError whose

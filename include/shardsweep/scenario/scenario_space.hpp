@@ -95,6 +95,10 @@ struct SweepInputs
     //! gemm_model: learned: the model, and per platform whether its GPU was trained on.
     std::shared_ptr<const LearnedGemmModel> learned_gemm_model;
     std::vector<char> platform_learned_gemm;
+    //! InputFileRecorder's fingerprint of every file the inputs were read from (workloads,
+    //! platforms and the network, system and calibration files they name, table pools, models):
+    //! part of the configuration hash a resumed run is checked against.
+    std::uint64_t files_fingerprint = 0;
 };
 
 class ScenarioSpace

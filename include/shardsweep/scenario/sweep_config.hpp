@@ -98,8 +98,8 @@ struct SweepConfig
 
     //! The sweep file's text, verbatim (for the results file and the configuration hash).
     std::string text;
-    //! GPU calibrations given to `run --calibration` (applied to every platform of their GPU; their
-    //! text is part of `text`, so a resume with other calibrations is refused).
+    //! GPU calibrations given to `run --calibration` (applied to every platform of their GPU; like
+    //! every file the inputs are read from, their text is part of the configuration hash).
     std::vector<std::string> calibrations;
 
     //! Number of grid scenarios (0 when there are no workloads or no platforms). The plan axis
@@ -111,7 +111,8 @@ struct SweepConfig
 //! Whether the grid or any generator prices scenarios with `model`.
 bool usesCostModel( const SweepConfig& config, CostModel model );
 
-//! FNV-1a 64 of the sweep text: the configuration hash a resumed run is checked against.
-std::uint64_t sweepConfigHash( const SweepConfig& config );
+//! FNV-1a 64 of the sweep text, continued over `files_fingerprint` (SweepInputs: the files the
+//! inputs were read from): the configuration hash a resumed run is checked against.
+std::uint64_t sweepConfigHash( const SweepConfig& config, std::uint64_t files_fingerprint );
 
 } // namespace shardsweep
