@@ -6,6 +6,7 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <sstream>
 
 namespace shardsweep
@@ -102,6 +103,14 @@ double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* colu
     if ( !( x >= 1.0 ) || x != static_cast<double>( static_cast<long long>( x ) ) )
         t.fail( row, column, "an integer >= 1" );
     return x;
+}
+
+DataType computeDtypeCell( const CsvTable& t, std::size_t row, const GpuSpec& gpu )
+{
+    const DataType dtype = t.getEnumOr( row, "dtype", computeDataTypeNames(), DataType::fp32 );
+    if ( const std::string error = gpuDataTypeError( gpu, dtype ); !error.empty() )
+        t.fail( row, "dtype", "a type the GPU computes in (" + error + ")" );
+    return dtype;
 }
 
 LearnedModelOptions::LearnedModelOptions( PredictCli& cli, const char* file_help )

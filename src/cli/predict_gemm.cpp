@@ -13,17 +13,6 @@
 namespace shardsweep
 {
 
-namespace
-{
-
-//! Every DataType a model computes in (not int8); fp32 when empty.
-DataType parseGemmDtype( const CsvTable& t, std::size_t row )
-{
-    return t.getEnumOr( row, "dtype", computeDataTypeNames(), DataType::fp32 );
-}
-
-} // namespace
-
 int predictGemm( const CommandContext& ctx, const Arguments& args )
 {
     PredictCli cli(
@@ -34,7 +23,8 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
         "of\n"
         "a CSV file with the columns B,M,N,K and optionally dtype (fp32 default, tf32, fp16, "
-        "bf16)\n"
+        "bf16,\n"
+        "fp8 on a GPU that lists fp8_TFLOPs)\n"
         "and op (bmm default: a plain (batched) matmul, also 'mm'; linear: addmm with a bias, "
         "whose\n"
         "call costs more host time).\n"
@@ -82,7 +72,7 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         s.M = positiveIntegerCell( t, r, "M" );
         s.N = positiveIntegerCell( t, r, "N" );
         s.K = positiveIntegerCell( t, r, "K" );
-        s.dtype = parseGemmDtype( t, r );
+        s.dtype = computeDtypeCell( t, r, gpu );
         s.op = gemmOpCell( t, r );
     }
     const std::vector<GemmPrediction> pred = predictGemmsHost( learned.get(), gpu, shapes );

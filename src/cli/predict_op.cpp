@@ -39,8 +39,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "--force-learned. The output repeats the input columns and adds latency_ms, bound_ms (the\n"
         "roofline) and model (the one that priced the row). An unknown op fails (exit 2) naming "
         "the\n"
-        "row. --input: CSV with columns op,B,H[,dtype] (dtype fp32 default, or fp16/bf16: the "
-        "bytes\n"
+        "row. --input: CSV with columns op,B,H[,dtype] (dtype fp32 default, or fp16/bf16/fp8: "
+        "the bytes\n"
         "moved scale with the element size).\n"
         "--calibration CALIB.yaml (from `shardsweep calibrate gpu --ops` on this GPU) prices the "
         "rows\n"
@@ -66,7 +66,7 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         s.kind = operatorKindCell( t, r, "op" );
         s.B = positiveIntegerCell( t, r, "B" );
         s.H = positiveIntegerCell( t, r, "H" );
-        dtypes[r] = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );
+        dtypes[r] = computeDtypeCell( t, r, gpu );
     }
     const std::vector<double> latency = predictOperatorsHost( learned.get(), gpu, shapes );
     // The dtype column is echoed when the input has one (older inputs keep their output).

@@ -254,14 +254,14 @@ ParallelConfig configCells( const CsvTable& t, std::size_t r, const TransformerS
         t.fail( r, "gpus", "tp*pp*dp = " + std::to_string( gpus ) );
     if ( const std::string error = tensorParallelError( m, cfg.tp ); !error.empty() )
         t.fail( r, "tp", "a degree that splits the model (" + error + ")" );
-    if ( m.layers % cfg.pp != 0 )
-        t.fail( r, "pp", "a divisor of layers (" + std::to_string( m.layers ) + ")" );
     for ( const ParallelField& f : parallelFields() )
         f.set( cfg, fieldCell( t, r, f ) );
     const std::int64_t per_step = std::int64_t( cfg.micro_batch ) * cfg.dp;
     cfg.global_batch = intCell( t, r, "global_batch", per_step, 1 );
     if ( cfg.global_batch % per_step != 0 )
         t.fail( r, "global_batch", "a multiple of micro_batch*dp = " + std::to_string( per_step ) );
+    if ( const ModelFieldProblem p = parallelKnobProblem( m, cfg ); !p.key.empty() )
+        t.fail( r, p.key, p.expected );
     return cfg;
 }
 
@@ -350,6 +350,8 @@ int predictTransformer( const CommandContext& ctx, const Arguments& args )
                         " GPUs (without one a row runs on one GPU)" );
         if ( p.platform_name.empty() )
             p.platform.gpus_per_node = 1;
+        if ( const std::string error = gpuDataTypeError( p.platform.gpu, m.dtype ); !error.empty() )
+            t.fail( r, "dtype", "a type the GPU computes in (" + error + ")" );
 
         const TransformerOperatorCost ops =
             transformerOperatorCost( transformerOperatorCase( p.platform.gpu, m, cfg ) );

@@ -292,10 +292,6 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
         if ( const std::string error = tensorParallelError( *model, c.tp ); !error.empty() )
             at( "tp" ).fail( "a tensor-parallel degree that splits the model (" + error + ")",
                              "'" + n( c.tp ) + "'" );
-        if ( model->layers % c.pp != 0 )
-            at( "pp" ).fail( "a pipeline-parallel degree dividing the " + n( model->layers ) +
-                                 " layers",
-                             "'" + n( c.pp ) + "'" );
     }
     if ( num_gpus > 0 && std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
         at( node.has( "dp" ) ? "dp" : "pp" )
@@ -307,6 +303,13 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
             .fail( "micro_batch x dp dividing the global batch " + n( c.global_batch ),
                    n( c.micro_batch ) + " x " + n( c.dp ) + " = " +
                        n( std::int64_t( c.micro_batch ) * c.dp ) );
+    if ( model )
+        if ( const ModelFieldProblem p = parallelKnobProblem( *model, c ); !p.key.empty() )
+        {
+            const ParallelField* f = findParallelField( p.key );
+            const std::string value = f ? parallelFieldText( *f, c ) : n( c.pp );
+            at( p.key.c_str() ).fail( p.expected, "'" + value + "'" );
+        }
     return c;
 }
 
@@ -316,6 +319,12 @@ std::string parallelConfigYaml( const ParallelConfig& c )
     out << "{ tp: " << c.tp << ", pp: " << c.pp << ", dp: " << c.dp;
     for ( const ParallelField& f : parallelFields() )
     {
+        // A default that means "derived" (even stages) lies outside the range: left out, as a
+        // reader takes it from the missing key.
+        const bool derived =
+            f.get( c ) == f.fallback && ( f.fallback < f.min || f.fallback > f.max );
+        if ( derived )
+            continue;
         out << ", " << f.key << ": " << parallelFieldText( f, c );
         if ( std::string( f.key ) == "micro_batch" ) // next to the micro-batch that divides it
             out << ", global_batch: " << c.global_batch;

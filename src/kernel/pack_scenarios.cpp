@@ -114,6 +114,9 @@ std::string scenarioInputError( const ScenarioInput& in )
     {
         if ( in.model != CostModel::native )
             return "transformer workloads have only the native cost model";
+        if ( std::string e = gpuDataTypeError( in.platform->gpu, in.workload->transformer.dtype );
+             !e.empty() )
+            return e;
         return parallelConfigError( in.workload->transformer, scenarioParallelConfig( in ),
                                     in.platform->numGpus() );
     }

@@ -68,8 +68,6 @@ std::string parallelConfigError( const TransformerSpec& model, const ParallelCon
                s( std::int64_t( c.tp ) * c.pp * c.dp ) + " is not the " + s( num_gpus ) + " GPUs";
     if ( std::string error = tensorParallelError( model, c.tp ); !error.empty() )
         return error;
-    if ( model.layers % c.pp != 0 )
-        return "pp " + s( c.pp ) + " does not divide the " + s( model.layers ) + " layers";
     if ( c.micro_batch < 1 )
         return "micro_batch must be >= 1 (got " + s( c.micro_batch ) + ")";
     if ( c.global_batch < 1 || c.global_batch % ( std::int64_t( c.micro_batch ) * c.dp ) != 0 )
@@ -77,6 +75,81 @@ std::string parallelConfigError( const TransformerSpec& model, const ParallelCon
                " does not divide the global batch " + s( c.global_batch );
     if ( c.zero < 0 || c.zero > 3 )
         return "zero must be 0..3 (got " + s( c.zero ) + ")";
+    if ( const ModelFieldProblem p = parallelKnobProblem( model, c ); !p.key.empty() )
+        return p.key + " must be " + p.expected;
+    return "";
+}
+
+namespace
+{
+
+//! The stage-layout half of parallelKnobProblem: pp divides the layers, or the explicit first and
+//! last stages leave the others a whole, positive share.
+ModelFieldProblem stageLayoutProblem( const TransformerSpec& model, const ParallelConfig& c )
+{
+    auto s = []( std::int64_t x ) { return std::to_string( x ); };
+    const int f = c.first_stage_layers, l = c.last_stage_layers;
+    if ( f <= 0 && l <= 0 )
+    {
+        if ( model.layers % c.pp != 0 )
+            return { "pp",
+                     "a pipeline-parallel degree dividing the " + s( model.layers ) + " layers" };
+        return {};
+    }
+    const std::string key = l > 0 ? "last_stage_layers" : "first_stage_layers";
+    if ( c.pp < 2 )
+        return { key, "empty with pp 1 (uneven stages need pp >= 2)" };
+    const int rest = model.layers - std::max( f, 0 ) - std::max( l, 0 );
+    const int others = c.pp - ( f > 0 ) - ( l > 0 );
+    if ( others == 0 && rest != 0 )
+        return { key, "such that first_stage_layers + last_stage_layers = the " +
+                          s( model.layers ) + " layers (pp 2)" };
+    if ( others > 0 && ( rest < others || rest % others != 0 ) )
+        return { key, "such that the other " + s( others ) + " stages share the remaining " +
+                          s( rest ) + " of " + s( model.layers ) + " layers evenly" };
+    return {};
+}
+
+} // namespace
+
+ModelFieldProblem parallelKnobProblem( const TransformerSpec& model, const ParallelConfig& c )
+{
+    auto s = []( std::int64_t x ) { return std::to_string( x ); };
+    if ( ModelFieldProblem p = stageLayoutProblem( model, c ); !p.key.empty() )
+        return p;
+    const int v = c.virtual_stages;
+    if ( v > 1 )
+    {
+        if ( c.pp < 2 )
+            return { "virtual_stages", "1 with pp 1 (interleaving needs pp >= 2)" };
+        if ( c.schedule != PipelineSchedule::one_f_one_b )
+            return { "virtual_stages", "1 with the gpipe schedule (interleaving is 1F1B's)" };
+        if ( c.first_stage_layers > 0 || c.last_stage_layers > 0 )
+            return {
+                "virtual_stages",
+                "1 with first/last_stage_layers (uneven interleaved stages are not modelled)" };
+        if ( model.layers % ( std::int64_t( c.pp ) * v ) != 0 )
+            return { "virtual_stages", "a divisor of layers/pp = " + s( model.layers / c.pp ) +
+                                           " (each chunk holds whole layers)" };
+        const std::int64_t per_step = std::int64_t( c.micro_batch ) * c.dp;
+        const std::int64_t micro_batches = per_step > 0 ? c.global_batch / per_step : 0;
+        if ( micro_batches % c.pp != 0 )
+            return { "virtual_stages", "1, or the " + s( micro_batches ) +
+                                           " micro-batches (global_batch/(micro_batch*dp)) a "
+                                           "multiple of pp " +
+                                           s( c.pp ) + " (Megatron's interleaved schedule)" };
+    }
+    if ( c.distributed_optimizer && c.zero > 0 )
+        return { "distributed_optimizer",
+                 "0 with zero > 0 (the distributed optimizer is ZeRO-1's sharding)" };
+    return {};
+}
+
+std::string gpuDataTypeError( const GpuSpec& gpu, DataType dtype )
+{
+    if ( dtype == DataType::fp8 && !( gpu.fp8_TFLOPs > 0.0 ) )
+        return "dtype fp8 needs FP8 tensor cores, and the GPU lists no fp8_TFLOPs (Hopper and "
+               "later have them)";
     return "";
 }
 

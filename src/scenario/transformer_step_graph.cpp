@@ -223,7 +223,7 @@ class TransformerGraphBuilder
                      std::vector<Item>& post ) const
     {
         const TransformerOperatorCost& o = ops_;
-        const int layers = model_.layers / layout_.pp;
+        const int layers = stageLayers( model_, cfg_, s );
         const bool first = s == 0, last = s == layout_.pp - 1;
         TpItems tp;
         tp.ranks = cfg_.tp;
@@ -314,14 +314,14 @@ class TransformerGraphBuilder
             const GroupNetwork dpg = groupNetwork( platform_, cfg_.dp, double( cfg_.tp ) );
             const double grads = params * sb.gradients;
             const double shard = params * sb.weights / cfg_.dp;
-            if ( cfg_.zero == 0 )
+            if ( zeroStage( cfg_ ) == 0 )
                 dp( "dp.allreduce", GroupKind::dp, dpg, Collective::all_reduce, grads );
             else
             {
                 dp( "dp.reduce_scatter", GroupKind::dp, dpg, Collective::reduce_scatter, grads );
                 dp( "dp.allgather", GroupKind::dp, dpg, Collective::all_gather, shard );
             }
-            if ( cfg_.zero >= 3 )
+            if ( zeroStage( cfg_ ) >= 3 )
                 for ( int k = 0; k < 2 * micro_batches_; ++k )
                     dp( fmt::format( "zero3.allgather{}", k ), GroupKind::dp, dpg,
                         Collective::all_gather, shard );
@@ -333,7 +333,7 @@ class TransformerGraphBuilder
             dp( "embedding.grad_allreduce", GroupKind::embedding, emb, Collective::all_reduce,
                 td::paddedVocab( model_, cfg_.tp ) * model_.hidden / cfg_.tp * sb.gradients );
         }
-        const double shard = cfg_.zero >= 1 ? params / std::max( 1, cfg_.dp ) : params;
+        const double shard = zeroStage( cfg_ ) >= 1 ? params / std::max( 1, cfg_.dp ) : params;
         const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
         addCompute( post, "optimizer",
                     td::memoryBoundMs( c, platform_.gpu,

@@ -115,6 +115,7 @@ grep -q "a100.yaml: calibrates GPU 'A100-PCIe-40GB', which no platform of the sw
 [ ! -e "$scratch/grid.h5" ] || fail "run wrote output after a bad calibration"
 # run --calibration changes the sweep's rows (its platform is DGX A100's GPU) and is part of the
 # sweep's identity: resuming without it is refused.
+rm -f "$scratch/plain.h5" "$scratch/cal.h5" # a rerun of the test starts afresh
 "$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/plain.h5" --max-scenarios 24 \
     --progress-interval 0 >/dev/null 2>&1 || fail "run"
 "$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/cal.h5" --max-scenarios 24 \

@@ -19,7 +19,7 @@ layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_b
 24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
 CSV
 out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
-want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,kv_heads,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s,outside_validated_range"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,virtual_stages,distributed_optimizer,overlap,first_stage_layers,last_stage_layers,kv_heads,ffn_type,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s,outside_validated_range"
 [ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
 [ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; it = c["iteration_ms"]; next }
@@ -47,8 +47,9 @@ NR > 1 {
     split(line["gpt175"], g, ","); if (g[14] != 4 || g[3] != "A100-SXM4-80GB" || g[10] != 50257) { print "gpt175 " line["gpt175"]; bad = 1 }
     # defaults: gpt, vocab 50257, ffn 4h, 1 GPU, micro_batch 1 = global batch, 1f1b, none, bf16,
     # train, fused (the default of plan and scenario files too: domain/parallel_fields.hpp), no
-    # sequence parallelism, kv_heads = heads (multi-head attention).
-    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,16,/) { print "defaults " line["defaults"]; bad = 1 }
+    # sequence parallelism, one chunk per stage, no distributed optimizer, no overlap, even
+    # stages, kv_heads = heads (multi-head attention), ffn_type arch.
+    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,1,0,0,0,0,16,arch,/) { print "defaults " line["defaults"]; bad = 1 }
     # Inference (forward only) is faster than a training step.
     if (!(t["infer"] < t["defaults"] / 2)) { print "infer " t["infer"] " vs train " t["defaults"]; bad = 1 }
     # Uniform stages: 1F1B and GPipe take the same time, (m + p - 1)(F + B).
@@ -108,6 +109,23 @@ bad "$H,gpu,tp,pp,dp,gpus,platform
 1024,16,24,1024,,1,1,2,4,$scratch/cluster.yaml" "2:9: field 'gpus'"
 bad "$H,gpu,tp
 1024,16,24,1024,T4,3" "2:6: field 'tp'"
+# Issue 23's knobs: interleaving needs pp > 1, chunks of whole layers and micro-batches a
+# multiple of pp; the distributed optimizer is not ZeRO; uneven stages leave the rest an even
+# share; fp8 needs FP8 tensor cores; ffn_type is a name.
+bad "$H,gpu,virtual_stages
+1024,16,24,1024,T4,2" "2:6: field 'virtual_stages'"
+bad "$H,platform,pp,dp,global_batch,virtual_stages
+1024,16,24,1024,$scratch/cluster.yaml,4,2,6,2" "2:9: field 'virtual_stages'"
+bad "$H,platform,pp,dp,virtual_stages
+1024,16,24,1024,$scratch/cluster.yaml,4,2,4" "2:8: field 'virtual_stages'"
+bad "$H,gpu,zero,distributed_optimizer
+1024,16,24,1024,T4,1,1" "2:7: field 'distributed_optimizer'"
+bad "$H,platform,pp,dp,first_stage_layers
+1024,16,24,1024,$scratch/cluster.yaml,4,2,5" "2:8: field 'first_stage_layers'"
+bad "$H,gpu,dtype
+1024,16,24,1024,A100-SXM4-80GB,fp8" "2:6: field 'dtype'"
+bad "$H,gpu,ffn_type
+1024,16,24,1024,T4,geglu" "2:6: field 'ffn_type'"
 bad "$H,gpu,pp,platform
 1024,16,24,1024,,5,$scratch/cluster.yaml" "2:6: field 'pp'"
 bad "$H,gpu,micro_batch,global_batch

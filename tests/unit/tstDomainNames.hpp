@@ -85,7 +85,8 @@ TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
         ( V{ "round_robin", "random", "dim_greedy", "size_greedy", "lookup_greedy",
              "size_lookup_greedy", "torchrec", "shardsweep", "megatron", "exhaustive", "none" } ) );
     EXPECT_EQ( enumNameList<WorkloadKind>(), ( V{ "dlrm", "transformer" } ) );
-    EXPECT_EQ( enumNameList<DataType>(), ( V{ "fp32", "tf32", "fp16", "bf16", "int8" } ) );
+    EXPECT_EQ( enumNameList<DataType>(), ( V{ "fp32", "tf32", "fp16", "bf16", "fp8", "int8" } ) );
+    EXPECT_EQ( enumNameList<FfnType>(), ( V{ "arch", "gelu", "relu", "swiglu" } ) );
     EXPECT_EQ( enumNameList<AccessDistribution>(), ( V{ "uniform", "zipf", "histogram" } ) );
     EXPECT_EQ( enumNameList<Interaction>(), ( V{ "dot", "cat" } ) );
     EXPECT_EQ( enumNameList<PipelineSchedule>(), ( V{ "1f1b", "gpipe" } ) );
@@ -113,8 +114,8 @@ TEST( TEST_CATEGORY, domain_names_lookups )
     std::vector<std::string> compute;
     for ( const auto& [name, value] : computeDataTypeNames() )
         compute.push_back( name );
-    EXPECT_EQ( compute, ( std::vector<std::string>{ "fp32", "tf32", "fp16", "bf16" } ) );
-    EXPECT_EQ( enumPairs<DataType>().size(), 5u );
+    EXPECT_EQ( compute, ( std::vector<std::string>{ "fp32", "tf32", "fp16", "bf16", "fp8" } ) );
+    EXPECT_EQ( enumPairs<DataType>().size(), 6u );
 }
 
 // The tables of enums declared above the vocabulary layer, next to their enums: the names files,
@@ -200,8 +201,10 @@ TEST( TEST_CATEGORY, domain_parallel_fields )
     }
     // File order = the sweep grid's enumeration order (mode fastest): changing it renumbers the
     // scenarios of every transformer sweep.
-    EXPECT_EQ( keys, ( std::vector<std::string>{ "micro_batch", "schedule", "recompute", "zero",
-                                                 "sequence_parallel", "fused", "mode" } ) );
+    EXPECT_EQ( keys, ( std::vector<std::string>{
+                         "micro_batch", "schedule", "recompute", "zero", "sequence_parallel",
+                         "fused", "mode", "virtual_stages", "distributed_optimizer", "overlap",
+                         "first_stage_layers", "last_stage_layers" } ) );
     EXPECT_EQ( findParallelField( "tp" ), nullptr );
 
     ParallelConfig c;
@@ -240,13 +243,16 @@ TEST( TEST_CATEGORY, domain_model_fields )
         }
     }
     EXPECT_EQ( keys, ( std::vector<std::string>{ "arch", "hidden", "heads", "kv_heads", "layers",
-                                                 "seq_len", "vocab", "ffn_hidden", "dtype" } ) );
+                                                 "seq_len", "vocab", "ffn_hidden", "dtype",
+                                                 "ffn_type" } ) );
     EXPECT_EQ( required, ( std::vector<std::string>{ "hidden", "heads", "layers", "seq_len" } ) );
     EXPECT_EQ( findModelField( "vocab" )->fallback, 50257 );
     EXPECT_EQ( findModelField( "ffn_hidden" )->fallback, 0 ); // 0: 4·hidden
     // dtype: every DataType but int8, index = code.
     const NamePairs<int> dtypes = fieldChoices( *findModelField( "dtype" ) );
-    ASSERT_EQ( dtypes.size(), 4u );
+    ASSERT_EQ( dtypes.size(), 5u );
+    EXPECT_EQ( dtypes[4].first, "fp8" );
+    EXPECT_EQ( dtypes[4].second, int( DataType::fp8 ) );
     EXPECT_EQ( dtypes[3].first, "bf16" );
     EXPECT_EQ( dtypes[3].second, int( DataType::bf16 ) );
     EXPECT_EQ( fieldValueText( *findModelField( "arch" ), int( TransformerArch::opt ) ), "opt" );
@@ -281,7 +287,8 @@ TEST( TEST_CATEGORY, domain_dlrm_fields )
     // Giving an exponent makes the accesses Zipf-distributed.
     findTableField( "zipf_alpha" )->set( t, 0.5 );
     EXPECT_EQ( t.distribution, AccessDistribution::zipf );
-    EXPECT_EQ( fieldValuesText( *findTableField( "dtype" ) ), "fp32 | tf32 | fp16 | bf16 | int8" );
+    EXPECT_EQ( fieldValuesText( *findTableField( "dtype" ) ),
+               "fp32 | tf32 | fp16 | bf16 | fp8 | int8" );
     EXPECT_EQ( fieldValuesText( *findTableField( "pooling_factor" ) ), "0..100000" );
 
     keys.clear();
@@ -294,7 +301,7 @@ TEST( TEST_CATEGORY, domain_dlrm_fields )
     EXPECT_EQ( keys, ( std::vector<std::string>{ "num_dense_features", "interaction", "dtype",
                                                  "optimizer" } ) );
     // The dense dtype is a compute type: no int8.
-    EXPECT_EQ( fieldValuesText( kDenseFields[2] ), "fp32 | tf32 | fp16 | bf16" );
+    EXPECT_EQ( fieldValuesText( kDenseFields[2] ), "fp32 | tf32 | fp16 | bf16 | fp8" );
 }
 
 // The field table of a GPU's spec sheet: declaration order (the cost caches' keys are the fields
@@ -313,19 +320,20 @@ TEST( TEST_CATEGORY, domain_gpu_fields )
     }
     EXPECT_EQ( keys, ( std::vector<std::string>{
                          "sm_count", "boost_clock_MHz", "fp32_TFLOPs", "tf32_TFLOPs", "fp16_TFLOPs",
-                         "bf16_TFLOPs", "memory_GiB", "memory_bandwidth_GBps", "l2_cache_MiB",
-                         "pcie_generation", "pcie_bandwidth_GBps", "tdp_W", "process_nm",
-                         "max_matmul_fp32_TFLOPs", "max_matmul_bf16_TFLOPs" } ) );
+                         "bf16_TFLOPs", "fp8_TFLOPs", "memory_GiB", "memory_bandwidth_GBps",
+                         "l2_cache_MiB", "pcie_generation", "pcie_bandwidth_GBps", "tdp_W",
+                         "process_nm", "max_matmul_fp32_TFLOPs", "max_matmul_bf16_TFLOPs" } ) );
     EXPECT_EQ( g.sm_count, 1 );
-    EXPECT_EQ( g.memory_GiB, 7.0 );
-    EXPECT_EQ( g.pcie_generation, 10 );
-    EXPECT_EQ( g.process_nm, 13.0 );
-    EXPECT_EQ( g.max_matmul_fp32_TFLOPs, 14.0 );
-    EXPECT_EQ( g.max_matmul_bf16_TFLOPs, 15.0 );
+    EXPECT_EQ( g.fp8_TFLOPs, 7.0 );
+    EXPECT_EQ( g.memory_GiB, 8.0 );
+    EXPECT_EQ( g.pcie_generation, 11 );
+    EXPECT_EQ( g.process_nm, 14.0 );
+    EXPECT_EQ( g.max_matmul_fp32_TFLOPs, 15.0 );
+    EXPECT_EQ( g.max_matmul_bf16_TFLOPs, 16.0 );
     const double rest[] = { 99.0 };
-    const std::array<double, 18> key = gpuKey<18>( g, rest );
-    const std::array<double, 18> expected = { 1,  2,  3,  4,  5,  6,  7,  8, 9,
-                                              10, 11, 12, 13, 14, 15, 99, 0, 0 };
+    const std::array<double, 19> key = gpuKey<19>( g, rest );
+    const std::array<double, 19> expected = { 1,  2,  3,  4,  5,  6,  7,  8, 9, 10,
+                                              11, 12, 13, 14, 15, 16, 99, 0, 0 };
     EXPECT_EQ( key, expected );
 }
 

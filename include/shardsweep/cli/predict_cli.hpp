@@ -109,6 +109,10 @@ void writeResultTable( const CommandContext& ctx, const ResultTable& result, Out
 //! A CSV cell that must be a whole number >= 1 (shape dimensions); fails naming the row otherwise.
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
 
+//! The `dtype` cell: a type a model computes in (not int8) that `gpu` has (fp8 needs FP8 tensor
+//! cores); fp32 when empty. Fails naming the row and field otherwise.
+DataType computeDtypeCell( const CsvTable& t, std::size_t row, const GpuSpec& gpu );
+
 //! The learned-model options of the predict commands that have one (gemm, op): --model
 //! auto|learned|analytic, --model-file F, --force-learned.
 class LearnedModelOptions

@@ -22,12 +22,15 @@ enum class DataType : std::uint8_t
     tf32 = 1, //!< fp32 storage, TF32 tensor-core math
     fp16 = 2,
     bf16 = 3,
-    int8 = 4,
+    fp8 = 4,  //!< FP8 (E4M3/E5M2) tensor-core math as NVIDIA's Transformer Engine runs it
+    int8 = 5, //!< quantised embedding tables; no model computes in it (the last code)
 };
 
 KOKKOS_INLINE_FUNCTION constexpr int dataTypeBytes( DataType t )
 {
-    return t == DataType::fp16 || t == DataType::bf16 ? 2 : ( t == DataType::int8 ? 1 : 4 );
+    return t == DataType::fp16 || t == DataType::bf16
+               ? 2
+               : ( t == DataType::int8 || t == DataType::fp8 ? 1 : 4 );
 }
 
 //! One GPU model from the catalog (inputs/gpus/). Peak rates are dense (no sparsity).
@@ -39,6 +42,7 @@ struct GpuSpec
     double tf32_TFLOPs = 0.0; //!< 0 where the GPU has no TF32 tensor cores
     double fp16_TFLOPs = 0.0; //!< tensor-core rate where present
     double bf16_TFLOPs = 0.0; //!< 0 where unsupported
+    double fp8_TFLOPs = 0.0;  //!< dense FP8 tensor-core peak; 0 where unsupported (before Hopper)
     double memory_GiB = 0.0;
     double memory_bandwidth_GBps = 0.0; //!< GB = 1e9 B, as on datasheets
     double l2_cache_MiB = 0.0;

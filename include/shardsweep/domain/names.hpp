@@ -56,6 +56,8 @@ SHARDSWEEP_ENUM_NAMES( DataType, "data type", { DataType::fp32, "fp32", "32-bit 
                        { DataType::tf32, "tf32", "fp32 storage, TF32 tensor-core math" },
                        { DataType::fp16, "fp16", "16-bit float" },
                        { DataType::bf16, "bf16", "bfloat16" },
+                       { DataType::fp8, "fp8",
+                         "FP8 GEMMs (Transformer Engine; bf16 activations and master weights)" },
                        { DataType::int8, "int8", "8-bit integer (quantised tables)" } );
 
 SHARDSWEEP_ENUM_NAMES( Optimizer, "optimizer", { Optimizer::sgd, "sgd", "no optimizer state" },
@@ -138,6 +140,13 @@ SHARDSWEEP_ENUM_NAMES( TransformerArch, "architecture",
                        { TransformerArch::gpt, "gpt", "decoder with GELU" },
                        { TransformerArch::bert, "bert", "encoder with GELU" },
                        { TransformerArch::opt, "opt", "decoder with ReLU" } );
+
+SHARDSWEEP_ENUM_NAMES( FfnType, "FFN type",
+                       { FfnType::arch, "arch", "the arch's: GELU for gpt and bert, ReLU for opt" },
+                       { FfnType::gelu, "gelu", "GELU between FC1 and FC2" },
+                       { FfnType::relu, "relu", "ReLU between FC1 and FC2" },
+                       { FfnType::swiglu, "swiglu",
+                         "SiLU-gated: FC1 2*ffn_hidden wide (gate, up), SiLU(gate)*up into FC2" } );
 
 SHARDSWEEP_ENUM_NAMES( PipelineSchedule, "pipeline schedule",
                        { PipelineSchedule::one_f_one_b, "1f1b",

@@ -56,6 +56,29 @@ inline constexpr ParallelField kParallelFields[] = {
       []( const ParallelConfig& c ) { return int( c.mode ); },
       []( ParallelConfig& c, int v ) { c.mode = RunMode( v ); },
       []() { return enumNameList<RunMode>(); } },
+    { "virtual_stages", ParallelField::integer, 1, 1000, 1, false, "1", "",
+      "model chunks per pipeline rank; > 1: interleaved 1F1B (pp > 1, layers divisible by "
+      "pp*virtual_stages, micro-batches by pp)",
+      []( const ParallelConfig& c ) { return c.virtual_stages; },
+      []( ParallelConfig& c, int v ) { c.virtual_stages = v; }, nullptr },
+    { "distributed_optimizer", ParallelField::flag, 0, 1, 0, false, "1", "",
+      "Megatron's distributed optimizer: master weights and Adam states sharded over dp "
+      "(ZeRO-1; not with zero > 0)",
+      []( const ParallelConfig& c ) { return int( c.distributed_optimizer ); },
+      []( ParallelConfig& c, int v ) { c.distributed_optimizer = v != 0; }, nullptr },
+    { "overlap", ParallelField::flag, 0, 1, 0, false, "1", "",
+      "DP gradient reduce / weight gather overlapped with backward / forward; TP collectives "
+      "with the GEMMs when sequence_parallel",
+      []( const ParallelConfig& c ) { return int( c.overlap ); },
+      []( ParallelConfig& c, int v ) { c.overlap = v != 0; }, nullptr },
+    { "first_stage_layers", ParallelField::integer, 1, 100000, 0, false, "1", "",
+      "layers of the first pipeline stage (default: even); the middle stages share the rest",
+      []( const ParallelConfig& c ) { return c.first_stage_layers; },
+      []( ParallelConfig& c, int v ) { c.first_stage_layers = v; }, nullptr },
+    { "last_stage_layers", ParallelField::integer, 1, 100000, 0, false, "1", "",
+      "layers of the last pipeline stage (default: even); the middle stages share the rest",
+      []( const ParallelConfig& c ) { return c.last_stage_layers; },
+      []( ParallelConfig& c, int v ) { c.last_stage_layers = v; }, nullptr },
 };
 constexpr int kNumParallelFields = int( std::size( kParallelFields ) );
 

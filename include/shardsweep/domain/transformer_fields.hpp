@@ -52,6 +52,11 @@ inline constexpr ModelField kModelFields[] = {
       "element type of weights and activations",
       []( const TransformerSpec& m ) { return int( m.dtype ); },
       []( TransformerSpec& m, int v ) { m.dtype = DataType( v ); }, computeDataTypeList },
+    { "ffn_type", ModelField::choice, 0, 0, int( FfnType::arch ), false, "code", "ffn_types",
+      "FFN activation (default: the arch's)",
+      []( const TransformerSpec& m ) { return int( m.ffn_type ); },
+      []( TransformerSpec& m, int v ) { m.ffn_type = FfnType( v ); },
+      []() { return enumNameList<FfnType>(); } },
 };
 constexpr int kNumModelFields = int( std::size( kModelFields ) );
 

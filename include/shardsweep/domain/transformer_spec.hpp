@@ -20,6 +20,17 @@ enum class TransformerArch : std::uint8_t
 };
 constexpr int kNumTransformerArchs = 3;
 
+//! The FFN's activation. `arch` takes the layer family's (GELU for gpt and bert, ReLU for opt);
+//! SwiGLU (Shazeer 2020; Llama, Mixtral, DeepSeek) gates: FC1 is 2·f wide (gate and up
+//! projections, as Megatron's --swiglu fuses them), SiLU(gate)·up feeds FC2.
+enum class FfnType : std::uint8_t
+{
+    arch = 0,
+    gelu = 1,
+    relu = 2,
+    swiglu = 3,
+};
+
 //! One transformer model (notation of Narayanan et al., SC'21, and Korthikanti et al., MLSys'23).
 struct TransformerSpec
 {
@@ -32,6 +43,7 @@ struct TransformerSpec
     int vocab = 0;      //!< V, before Megatron's padding to a multiple of 128·tp
     int ffn_hidden = 0; //!< f; 0 = 4·hidden
     DataType dtype = DataType::bf16;
+    FfnType ffn_type = FfnType::arch;
 };
 
 enum class PipelineSchedule : std::uint8_t
@@ -67,6 +79,20 @@ struct ParallelConfig
     bool sequence_parallel = false;
     bool fused = true; //!< fused attention / softmax / bias-GELU kernels
     RunMode mode = RunMode::train;
+    //! Model chunks per pipeline rank (Megatron's virtual pipeline stages); > 1 is the
+    //! interleaved 1F1B schedule (Narayanan et al., SC'21, §2.2.2).
+    int virtual_stages = 1;
+    //! Megatron's distributed optimizer: fp32 master weights and Adam states sharded over dp,
+    //! gradients reduce-scattered and weights all-gathered (ZeRO-1's sharding).
+    bool distributed_optimizer = false;
+    //! Communication overlapped with compute as Megatron's flags do: the DP gradient reduction
+    //! with the backward and the weight all-gather with the forward (--overlap-grad-reduce,
+    //! --overlap-param-gather), TP collectives with the GEMMs (--tp-comm-overlap, with SP).
+    bool overlap = false;
+    //! Layers of the first and last pipeline stage (Megatron's --decoder-first/last-pipeline-
+    //! num-layers); 0 = even. The other stages share the rest evenly.
+    int first_stage_layers = 0;
+    int last_stage_layers = 0;
     int numGpus() const { return tp * pp * dp; }
 };
 

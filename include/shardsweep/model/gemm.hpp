@@ -149,6 +149,8 @@ KOKKOS_INLINE_FUNCTION double gemmPeakTFLOPs( const GpuSpec& gpu, DataType dtype
         peak = gpu.fp16_TFLOPs;
     else if ( dtype == DataType::bf16 && gpu.bf16_TFLOPs > 0.0 )
         peak = gpu.bf16_TFLOPs;
+    else if ( dtype == DataType::fp8 && gpu.fp8_TFLOPs > 0.0 )
+        peak = gpu.fp8_TFLOPs;
     return peak;
 }
 

@@ -22,13 +22,17 @@ struct StageRole
 //! Parameters of one transformer layer on one TP rank: QKV, projection, FC1, FC2 matrices and the
 //! column-parallel biases split over t; row-parallel biases (projection, FC2) and the two
 //! LayerNorms (2·2h) replicated. t = 1: 4h² + 2hf + 9h + f (12h² + 13h for f = 4h, SC'21 eq. 2);
-//! with g key/value heads of a the QKV matrix and bias are (1 + 2g/a)·h wide instead of 3h.
+//! with g key/value heads of a the QKV matrix and bias are (1 + 2g/a)·h wide instead of 3h;
+//! SwiGLU's FC1 and its bias are 2f wide (3hf FFN weights).
 KOKKOS_INLINE_FUNCTION double transformerLayerParams( const TransformerSpec& m, int tp )
 {
     const double h = m.hidden;
     const double f = transformer_detail::ffnHidden( m );
     const double kv = transformer_detail::kvHeadRatio( m ); // QKV is (1 + 2·kv)·h wide
-    return ( ( 2.0 + 2.0 * kv ) * h * h + 2.0 * h * f + ( 1.0 + 2.0 * kv ) * h + f ) / tp +
+    const double gate = transformer_detail::ffnGateFactor( m );
+    return ( ( 2.0 + 2.0 * kv ) * h * h + ( 1.0 + gate ) * h * f + ( 1.0 + 2.0 * kv ) * h +
+             gate * f ) /
+               tp +
            2.0 * h + 4.0 * h;
 }
 
@@ -55,6 +59,40 @@ KOKKOS_INLINE_FUNCTION double transformerEdgeParams( const TransformerSpec& m, i
     return p;
 }
 
+//! Transformer layers of pipeline stage `stage`: first_stage_layers / last_stage_layers where set,
+//! the rest shared evenly by the other stages (L/pp with neither; parallelConfigError checks
+//! that the shares are whole).
+KOKKOS_INLINE_FUNCTION int stageLayers( const TransformerSpec& m, const ParallelConfig& cfg,
+                                        int stage )
+{
+    const int pp = math::max( 1, cfg.pp );
+    if ( pp == 1 )
+        return m.layers;
+    const bool first = stage == 0, last = stage == pp - 1;
+    if ( first && cfg.first_stage_layers > 0 )
+        return cfg.first_stage_layers;
+    if ( last && cfg.last_stage_layers > 0 )
+        return cfg.last_stage_layers;
+    int rest = m.layers, stages = pp;
+    if ( cfg.first_stage_layers > 0 )
+    {
+        rest -= cfg.first_stage_layers;
+        --stages;
+    }
+    if ( cfg.last_stage_layers > 0 )
+    {
+        rest -= cfg.last_stage_layers;
+        --stages;
+    }
+    return stages > 0 ? rest / stages : 0;
+}
+
+//! The ZeRO stage in effect: Megatron's distributed optimizer shards as ZeRO-1 does.
+KOKKOS_INLINE_FUNCTION int zeroStage( const ParallelConfig& cfg )
+{
+    return cfg.distributed_optimizer ? math::max( 1, cfg.zero ) : cfg.zero;
+}
+
 //! Parameters of one GPU of stage `role` holding `layers` layers.
 KOKKOS_INLINE_FUNCTION double transformerStageParams( const TransformerSpec& m, int tp, int layers,
                                                       StageRole role )
@@ -68,15 +106,20 @@ struct ModelStateBytes
     double weights = 0.0;   //!< the dtype's copy used by forward and backward
     double gradients = 0.0; //!< fp32 main grads for bf16 (Megatron default), fp16 for fp16
     double optimizer = 0.0; //!< Adam: fp32 master (16-bit dtypes only), momentum, variance
+    //! fp8: Transformer Engine's cached fp8 weight and its transpose (never sharded)
+    double fp8_cache = 0.0;
 };
 
+//! fp8 training keeps bf16 weights, fp32 gradients and states (Megatron with Transformer
+//! Engine), plus the fp8 weight copies.
 KOKKOS_INLINE_FUNCTION ModelStateBytes modelStateBytes( DataType dtype )
 {
     ModelStateBytes b;
-    const bool half = dtype == DataType::fp16 || dtype == DataType::bf16;
+    const bool half = dtype == DataType::fp16 || dtype == DataType::bf16 || dtype == DataType::fp8;
     b.weights = half ? 2.0 : 4.0;
     b.gradients = dtype == DataType::fp16 ? 2.0 : 4.0;
     b.optimizer = half ? 12.0 : 8.0;
+    b.fp8_cache = dtype == DataType::fp8 ? 2.0 : 0.0;
     return b;
 }
 
@@ -90,7 +133,7 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
     const double w = zero >= 3 ? b.weights / n : b.weights;
     const double g = zero >= 2 ? b.gradients / n : b.gradients;
     const double o = zero >= 1 ? b.optimizer / n : b.optimizer;
-    return params * ( w + g + o );
+    return params * ( w + g + o + b.fp8_cache );
 }
 
 //! Activation bytes one layer keeps for its backward, per micro-batch, on one TP rank.
@@ -114,7 +157,9 @@ KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, in
         return e * sbh / sp;
     const double f = transformer_detail::ffnHidden( m );
     const double sbf = double( m.seq_len ) * micro_batch * f;
-    const double mlp_copies = m.arch == TransformerArch::opt ? 1.0 : 2.0;
+    // GeLU input and FC2 input; ReLU keeps one; SwiGLU gate, up and FC2 input (3f).
+    const FfnType act = transformer_detail::ffnActivation( m );
+    const double mlp_copies = act == FfnType::relu ? 1.0 : ( act == FfnType::swiglu ? 3.0 : 2.0 );
     const double replicated = sbh * ( 4.0 * e + 2.0 ) / sp;
     const double qkv_copies = 2.0 + 2.0 * transformer_detail::kvHeadRatio( m ); // Q, K, V, proj
     double split = ( qkv_copies * e * sbh + mlp_copies * e * sbf ) / t;
@@ -123,8 +168,12 @@ KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, in
     return replicated + split;
 }
 
-//! Micro-batches whose activations stage `stage` of `pp` holds at once: 1F1B min(pp − stage, m)
-//! (SC'21 §2.2.1; DeepSpeed num_pipe_buffers), GPipe all m, inference 1.
+//! Micro-batches whose activations stage `stage` of `pp` holds at once, in units of the stage's
+//! layers: 1F1B min(pp − stage, m) (SC'21 §2.2.1; DeepSpeed num_pipe_buffers), GPipe all m,
+//! inference 1. Interleaved with v chunks of 1/v of the stage's layers: Megatron's warm-up runs
+//! 2(pp − stage − 1) + (v − 1)·pp chunk forwards and the steady state holds one more, at most all
+//! m·v, i.e. (that count)/v stage-equivalents: 1 + (pp − 1)/(pp·v) times 1F1B's pp on the first
+//! stage (Korthikanti et al. 2022, §4.2.3).
 KOKKOS_INLINE_FUNCTION double inFlightMicroBatches( const ParallelConfig& cfg, int stage,
                                                     double micro_batches )
 {
@@ -132,6 +181,12 @@ KOKKOS_INLINE_FUNCTION double inFlightMicroBatches( const ParallelConfig& cfg, i
         return 1.0;
     if ( cfg.schedule == PipelineSchedule::gpipe )
         return micro_batches;
+    if ( cfg.virtual_stages > 1 )
+    {
+        const double v = cfg.virtual_stages;
+        const double chunks = 2.0 * ( cfg.pp - stage - 1 ) + ( v - 1.0 ) * cfg.pp + 1.0;
+        return math::fmin( chunks, micro_batches * v ) / v;
+    }
     return math::fmin( double( cfg.pp - stage ), micro_batches );
 }
 
@@ -144,13 +199,13 @@ KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerCons
                                                            const ParallelConfig& cfg, int stage,
                                                            double micro_batches )
 {
-    const int layers = m.layers / math::max( 1, cfg.pp );
+    const int layers = stageLayers( m, cfg, stage );
     StageRole role;
     role.first = stage == 0;
     role.last = stage == cfg.pp - 1;
     const double params = transformerStageParams( m, cfg.tp, layers, role );
     const bool train = cfg.mode == RunMode::train;
-    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, cfg.zero, cfg.dp )
+    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, zeroStage( cfg ), cfg.dp )
                          : params * modelStateBytes( m.dtype ).weights;
     const double e = transformer_detail::activationBytes( m.dtype );
     const double t = cfg.tp;

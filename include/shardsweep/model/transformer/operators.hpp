@@ -61,6 +61,20 @@ KOKKOS_INLINE_FUNCTION double ffnHidden( const TransformerSpec& m )
     return m.ffn_hidden > 0 ? double( m.ffn_hidden ) : 4.0 * m.hidden;
 }
 
+//! The FFN's activation: ffn_type, or the arch's (ReLU for OPT, GELU otherwise).
+KOKKOS_INLINE_FUNCTION FfnType ffnActivation( const TransformerSpec& m )
+{
+    if ( m.ffn_type != FfnType::arch )
+        return m.ffn_type;
+    return m.arch == TransformerArch::opt ? FfnType::relu : FfnType::gelu;
+}
+
+//! FC1's width in units of f: 2 for SwiGLU (gate and up projections), 1 otherwise.
+KOKKOS_INLINE_FUNCTION double ffnGateFactor( const TransformerSpec& m )
+{
+    return ffnActivation( m ) == FfnType::swiglu ? 2.0 : 1.0;
+}
+
 //! g/a: the share of the query heads that have their own key and value heads (grouped-query
 //! attention, Ainslie et al. 2023); 1 for multi-head attention. Q, K and V are (1 + 2·g/a)·h wide.
 KOKKOS_INLINE_FUNCTION double kvHeadRatio( const TransformerSpec& m )
@@ -75,16 +89,25 @@ KOKKOS_INLINE_FUNCTION double paddedVocab( const TransformerSpec& m, int tp )
     return math::ceil( double( m.vocab ) / unit ) * unit;
 }
 
-//! Bytes per activation element: the dtype's storage (tf32 is stored as fp32).
+//! Bytes per activation element: the dtype's storage (tf32 is stored as fp32; fp8 training keeps
+//! bf16 activations and casts only the GEMM operands, as Transformer Engine does).
 KOKKOS_INLINE_FUNCTION double activationBytes( DataType dtype )
 {
-    return dataTypeBytes( dtype );
+    return dtype == DataType::fp8 ? 2.0 : double( dataTypeBytes( dtype ) );
 }
 
-//! True when Megatron's fused 16-bit kernels run (fp16/bf16); fp32/tf32 run eager kernels.
+//! True when Megatron's fused 16-bit kernels run (fp16/bf16, and fp8's bf16 activations);
+//! fp32/tf32 run eager kernels.
 KOKKOS_INLINE_FUNCTION bool sixteenBit( DataType dtype )
 {
-    return dtype == DataType::fp16 || dtype == DataType::bf16;
+    return dtype == DataType::fp16 || dtype == DataType::bf16 || dtype == DataType::fp8;
+}
+
+//! The dtype of the attention core's matmuls: fp8 training runs attention in bf16 (Transformer
+//! Engine's default dot-product attention), every other dtype in itself.
+KOKKOS_INLINE_FUNCTION DataType attentionDataType( DataType dtype )
+{
+    return dtype == DataType::fp8 ? DataType::bf16 : dtype;
 }
 
 //! Time of `kernels` kernels whose GPU time is `gpu_ms`: the framework's host thread issues each
@@ -129,6 +152,7 @@ KOKKOS_INLINE_FUNCTION GpuSpec tensorCoreGpu( const TransformerConstants& c, con
     g.tf32_TFLOPs *= c.tensor_core_eff;
     g.fp16_TFLOPs *= c.tensor_core_eff;
     g.bf16_TFLOPs *= c.tensor_core_eff;
+    g.fp8_TFLOPs *= c.tensor_core_eff;
     return g;
 }
 
@@ -137,9 +161,9 @@ struct OperatorContext
 {
     TransformerConstants c;
     GemmConstants gemm_constants;
-    GpuSpec gpu;    //!< as the GEMM model sees it (tensor_core_eff applied)
-    GpuSpec memory; //!< as listed (bandwidth for memory-bound kernels)
-    DataType dtype;
+    GpuSpec gpu;                 //!< as the GEMM model sees it (tensor_core_eff applied)
+    GpuSpec memory;              //!< as listed (bandwidth for memory-bound kernels)
+    DataType dtype;              //!< of the linear layers' GEMMs
     double e;                    //!< bytes per activation element
     GemmShapeLog* log = nullptr; //!< records every GEMM priced (host tools only)
 
@@ -240,6 +264,15 @@ KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, do
     r.gemm_bwd = x.gemm( 1.0, T, in, out ) + x.gemm( 1.0, in, out, T );
     r.fwd = r.gemm_fwd;
     r.bwd = r.gemm_bwd + x.mem( in * out * ( x.e + 8.0 ) );
+    if ( x.dtype == DataType::fp8 )
+    {
+        // Transformer Engine's casts with their amax reductions fused: the input to fp8 in the
+        // forward (read e, write 1 byte); in the backward dY to fp8 and its transpose (read e,
+        // write 2 × 1) and the saved fp8 input's transpose for wgrad (read 1, write 1). The
+        // weights' casts run once per step (optimizer phase, step.hpp).
+        r.fwd += x.mem( T * in * ( x.e + 1.0 ) );
+        r.bwd += x.mem( T * out * ( x.e + 2.0 ) ) + x.mem( 2.0 * T * in );
+    }
     if ( bias )
         r.bwd += x.mem( T * out * x.e ) + x.mem( out * ( x.e + 8.0 ) );
     return r;
@@ -263,7 +296,8 @@ KOKKOS_INLINE_FUNCTION AttentionCoreMs flashAttentionMs( const TransformerConsta
 {
     AttentionCoreMs r;
     const double flops = 4.0 * p.b * p.s * p.s * p.h / p.t * ( p.causal ? 0.5 : 1.0 );
-    const double peak = gemmPeakTFLOPs( gpu, dtype ) * 1.0e12 * c.flash_efficiency;
+    const double peak =
+        gemmPeakTFLOPs( gpu, attentionDataType( dtype ) ) * 1.0e12 * c.flash_efficiency;
     const double ms = flops / peak * 1.0e3;
     r.fwd = issuedMs( c, c.kernel_gap_ms + ms, 1.0 );
     r.bwd = issuedMs( c, c.kernel_gap_ms + c.flash_bwd_ratio * ms, 2.0 );
@@ -271,9 +305,11 @@ KOKKOS_INLINE_FUNCTION AttentionCoreMs flashAttentionMs( const TransformerConsta
 }
 
 //! The unfused attention core: batched GEMMs for scores and context, softmax and dropout kernels.
-KOKKOS_INLINE_FUNCTION AttentionCoreMs unfusedAttentionMs( const OperatorContext& x,
+KOKKOS_INLINE_FUNCTION AttentionCoreMs unfusedAttentionMs( const OperatorContext& linear,
                                                            const OperatorShape& p )
 {
+    OperatorContext x = linear;
+    x.dtype = attentionDataType( linear.dtype );
     const double e = p.e, s = p.s, d = p.d, X = p.X;
     const double heads_batch = p.b * p.a / p.t;
     AttentionCoreMs r;
@@ -320,13 +356,23 @@ KOKKOS_INLINE_FUNCTION FwdBwdMs layerNormMs( const OperatorContext& x, const Ope
 }
 
 //! Activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight eager
-//! kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one.
+//! kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one. SwiGLU (Megatron's fused bias_swiglu):
+//! reads gate and up and writes f wide; its backward reads both and dY and writes both
+//! gradients.
 KOKKOS_INLINE_FUNCTION FwdBwdMs activationMs( const OperatorContext& x, const OperatorShape& p,
-                                              TransformerArch arch )
+                                              const TransformerSpec& m )
 {
     const double act_elems = p.T * p.f / p.t;
-    const double act_kernels = p.fast || arch != TransformerArch::gpt ? 1.0 : 8.0;
     FwdBwdMs r;
+    if ( ffnActivation( m ) == FfnType::swiglu )
+    {
+        r.fwd = x.mem( 3.0 * act_elems * p.e );
+        r.bwd = x.mem( 5.0 * act_elems * p.e );
+        return r;
+    }
+    const bool eager_tanh_gelu =
+        !p.fast && m.arch == TransformerArch::gpt && ffnActivation( m ) == FfnType::gelu;
+    const double act_kernels = eager_tanh_gelu ? 8.0 : 1.0;
     r.fwd = x.mem( act_kernels * 2.0 * act_elems * p.e, act_kernels );
     r.bwd = x.mem( act_kernels * 3.0 * act_elems * p.e, act_kernels );
     return r;
@@ -376,7 +422,7 @@ KOKKOS_INLINE_FUNCTION void layerCosts( const TransformerConstants& c,
     // --- the four linear layers of a layer (per rank) ---
     const LinearMs qkv = linearMs( x, T, h, ( 1.0 + 2.0 * kvHeadRatio( m ) ) * h / t, true );
     const LinearMs proj = linearMs( x, T, h / t, h, true );
-    const LinearMs fc1 = linearMs( x, T, h, f / t, true );
+    const LinearMs fc1 = linearMs( x, T, h, ffnGateFactor( m ) * f / t, true );
     const LinearMs fc2 = linearMs( x, T, f / t, h, true );
     double gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd + fc1.gemm_fwd + fc2.gemm_fwd;
     double gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd + fc1.gemm_bwd + fc2.gemm_bwd;
@@ -392,7 +438,7 @@ KOKKOS_INLINE_FUNCTION void layerCosts( const TransformerConstants& c,
     // The context [b, a/t, s, d] is permuted back to [s, b, h/t] by a copy (and its backward).
     const double permute = x.mem( 2.0 * T * h / t * e );
 
-    const FwdBwdMs act = activationMs( x, p, m.arch );
+    const FwdBwdMs act = activationMs( x, p, m );
     const ResidualMs res = residualMs( x, p );
 
     r.layer_gemm_fwd_ms = gemm_fwd;
@@ -477,8 +523,8 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCost transformerOperatorCostWith(
     td::embeddingHeadLossCosts( x, m, p, ln, r );
 
     const double b = p.b, s = p.s, h = p.h, f = p.f, T = p.T;
-    r.layer_flops =
-        ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h + 4.0 * T * h * f + 4.0 * b * s * s * h;
+    r.layer_flops = ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h +
+                    2.0 * ( 1.0 + td::ffnGateFactor( m ) ) * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );
     return r;
 }

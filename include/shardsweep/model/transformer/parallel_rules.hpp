@@ -47,10 +47,20 @@ ModelFieldProblem transformerSpecProblem( const TransformerSpec& model );
 std::string tensorParallelError( const TransformerSpec& model, int tp );
 
 //! Why `config` cannot run `model` on `num_gpus` GPUs (its global_batch included), or "" when it
-//! can: tp·pp·dp = GPUs, tp divides the heads and the FFN width, pp divides the layers, the
-//! micro-batch times dp divides the global batch, ZeRO stage 0..3.
+//! can: tp·pp·dp = GPUs, tp divides the heads and the FFN width, the micro-batch times dp divides
+//! the global batch, ZeRO stage 0..3, and parallelKnobProblem's rules.
 std::string parallelConfigError( const TransformerSpec& model, const ParallelConfig& config,
                                  int num_gpus );
+
+//! Why the pipeline and optimizer knobs of `config` do not fit `model` (the knob to blame and
+//! what it must be), or an empty key: pp divides the layers, or first_stage_layers /
+//! last_stage_layers leave the other stages an even, positive share; virtual_stages > 1 needs
+//! pp > 1, 1F1B, even stages, pp·v dividing the layers and pp dividing the micro-batches
+//! (Megatron-LM's interleaved schedule); the distributed optimizer is not combined with ZeRO.
+ModelFieldProblem parallelKnobProblem( const TransformerSpec& model, const ParallelConfig& config );
+
+//! Why `gpu` cannot compute in `dtype`, or "": fp8 needs FP8 tensor cores (fp8_TFLOPs > 0).
+std::string gpuDataTypeError( const GpuSpec& gpu, DataType dtype );
 
 //! Every ordered (tp, pp) with tp·pp dividing `num_gpus` (dp = num_gpus / (tp·pp)), tp ascending
 //! then pp ascending: the "every layout of N GPUs" of sweeps, before the model's divisibility.

@@ -116,7 +116,7 @@ KOKKOS_INLINE_FUNCTION StageShape stageShape( const TransformerSpec& m, const Pa
 {
     StageShape sh;
     sh.train = cfg.mode == RunMode::train;
-    sh.layers = m.layers / math::max( 1, cfg.pp );
+    sh.layers = stageLayers( m, cfg, stage );
     sh.role.first = stage == 0;
     sh.role.last = stage == cfg.pp - 1;
     sh.e = activationBytes( m.dtype );
@@ -204,16 +204,19 @@ KOKKOS_INLINE_FUNCTION void setPipelineTimes( const TransformerConstants& c,
                                         sh.e * sh.sbh / ( sh.sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
     const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
     const double neighbours = ( sh.role.first || sh.role.last ) ? 1.0 : 2.0;
+    // Interleaved: a micro-batch passes every rank once per model chunk (v times); every chunk
+    // boundary is a message, the last rank's included (it sends to the first rank's next chunk).
+    const double v = math::max( 1, cfg.virtual_stages );
     if ( sh.train )
     {
         // Megatron pairs the sends and receives of the steady state (send_forward_recv_backward
         // and send_backward_recv_forward): one message time in each direction.
-        st.pp_f = msg;
-        st.pp_b = msg;
+        st.pp_f = v * msg;
+        st.pp_b = v * msg;
     }
     else
     {
-        st.pp_f = neighbours * msg;
+        st.pp_f = v > 1.0 ? v * msg : neighbours * msg;
     }
 }
 
@@ -227,19 +230,24 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
     const double params = transformerStageParams( m, cfg.tp, sh.layers, sh.role );
     const ModelStateBytes sb = modelStateBytes( m.dtype );
     const double dp = math::max( 1, cfg.dp );
+    const int zero = zeroStage( cfg );
+    double reduce = 0.0, gather = 0.0, zero3 = 0.0, tied = 0.0; // modelled collectives, ms
     if ( cfg.dp > 1 )
     {
         const GroupNetwork dpg = groupNetwork( platform, cfg.dp, double( cfg.tp ) );
         const double grads = params * sb.gradients;
-        if ( cfg.zero == 0 )
-            st.dp = groupCollectiveMs( dpg, Collective::all_reduce, grads );
+        const double weight_shard = params * sb.weights / dp;
+        if ( zero == 0 )
+            reduce = groupCollectiveMs( dpg, Collective::all_reduce, grads );
         else
-            st.dp = groupCollectiveMs( dpg, Collective::reduce_scatter, grads ) +
-                    groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+        {
+            reduce = groupCollectiveMs( dpg, Collective::reduce_scatter, grads );
+            gather = groupCollectiveMs( dpg, Collective::all_gather, weight_shard );
+        }
         // ZeRO-3 gathers the stage's weights again in every micro-batch's forward and backward.
-        if ( cfg.zero >= 3 )
-            st.dp += 2.0 * micro_batches *
-                     groupCollectiveMs( dpg, Collective::all_gather, params * sb.weights / dp );
+        if ( zero >= 3 )
+            zero3 = 2.0 * micro_batches *
+                    groupCollectiveMs( dpg, Collective::all_gather, weight_shard );
     }
     // Tied word embeddings: the first and last stage all-reduce their gradient copies.
     if ( cfg.pp > 1 && ( sh.role.first || sh.role.last ) )
@@ -247,18 +255,30 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
         const double V = paddedVocab( m, cfg.tp );
         const GroupNetwork emb =
             groupNetwork( platform, 2, double( cfg.tp ) * cfg.dp * ( cfg.pp - 1 ) );
-        st.dp +=
+        tied =
             groupCollectiveMs( emb, Collective::all_reduce, V * m.hidden / cfg.tp * sb.gradients );
     }
     // The framework's gradient synchronisation reaches dp_bw_eff of the modelled collectives.
-    st.dp /= c.dp_bw_eff;
+    // With overlap the gradient reduction runs under the last micro-batch's backward and the
+    // weight all-gather under the next step's first forward (Megatron's bucketed
+    // --overlap-grad-reduce / --overlap-param-gather): only what outlasts them is exposed.
+    if ( cfg.overlap )
+        st.dp = math::fmax( 0.0, reduce / c.dp_bw_eff - st.compute_b ) +
+                math::fmax( 0.0, gather / c.dp_bw_eff - st.compute_f ) +
+                ( zero3 + tied ) / c.dp_bw_eff;
+    else
+        st.dp = ( reduce + gather + zero3 + tied ) / c.dp_bw_eff;
     // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
     // momentum and variance, write the model-precision copy, zero the gradient buffer.
-    const double shard = cfg.zero >= 1 ? params / dp : params;
+    const double shard = zero >= 1 ? params / dp : params;
     const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
     const double bytes_per_param =
         sb.gradients + master + 16.0 + sb.weights + c.optimizer_bytes_extra;
     st.opt = memoryBoundMs( c, platform.gpu, shard * bytes_per_param );
+    // fp8: the updated weights are cast once per step into the fp8 copy and its transpose (read
+    // 2 bytes, write 2 × 1), on every GPU's whole stage.
+    if ( sb.fp8_cache > 0.0 )
+        st.opt += memoryBoundMs( c, platform.gpu, params * ( sb.weights + sb.fp8_cache ) );
 }
 
 //! The stage with the largest time per micro-batch: first, then last (pp > 1), then a middle one
@@ -287,7 +307,21 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
     const td::StageShape sh = td::stageShape( m, cfg, stage );
     td::setComputeTimes( cfg, ops, sh, st );
     if ( cfg.tp > 1 )
+    {
         td::setTensorParallelTimes( c, platform, m, cfg, sh, st );
+        // Megatron's --tp-comm-overlap (with sequence parallelism) splits each all-gather and
+        // reduce-scatter into chunks that run under the adjacent GEMMs: only the communication
+        // that outlasts the stage's layer GEMMs is exposed.
+        if ( cfg.overlap && sh.sp && sh.train )
+        {
+            const double gemm_f = sh.layers * ops.layer_gemm_fwd_ms;
+            const double recomputed =
+                cfg.recompute == Recompute::full ? ops.layer_gemm_fwd_ms : 0.0;
+            const double gemm_b = sh.layers * ( ops.layer_gemm_bwd_ms + recomputed );
+            st.tp_f = math::fmax( 0.0, st.tp_f - gemm_f );
+            st.tp_b = math::fmax( 0.0, st.tp_b - gemm_b );
+        }
+    }
     if ( cfg.pp > 1 )
         td::setPipelineTimes( c, platform, cfg, sh, st );
     if ( sh.train )
@@ -309,6 +343,11 @@ KOKKOS_INLINE_FUNCTION double transformerMicroBatches( const ParallelConfig& cfg
 //! (m−1)·max_i(F_i + B_i) + Σ_i (F_i + B_i) (fill and drain cross every stage once; the steady
 //! state is paced by the slowest stage); GPipe in (m−1)·max F + Σ F + (m−1)·max B + Σ B. Uniform
 //! stages give (m + p − 1)(F + B) for both: bubble (p − 1)/m of the ideal time (SC'21 §2.2.1).
+//! Interleaved 1F1B with v model chunks per rank (each 1/v of the rank's times): fill and drain
+//! cross every stage once in chunks, Σ_i (F_i + B_i)/v, and the steady state runs the remaining
+//! m − 1/v micro-batches at the slowest stage's pace: (m − 1/v)·max_i(F_i + B_i) + Σ_i (F_i +
+//! B_i)/v; uniform stages give m(F + B) + (p − 1)(F + B)/v, a bubble of (p − 1)/(v·m) of the
+//! ideal (SC'21 §2.2.2). v = 1 is 1F1B exactly.
 //! Non-decreasing in every stage time, and GPipe's is never below 1F1B's (max F + max B ≥
 //! max (F + B)): the transformer planner's lower bounds rely on both
 //! (docs/model/transformer_planner.md).
@@ -316,7 +355,7 @@ KOKKOS_INLINE_FUNCTION double transformerPipelineMs( PipelineSchedule schedule, 
                                                      const transformer_detail::StageTimes& first,
                                                      const transformer_detail::StageTimes& mid,
                                                      const transformer_detail::StageTimes& last,
-                                                     double micro_batches )
+                                                     double micro_batches, int virtual_stages = 1 )
 {
     const transformer_detail::StageTimes* crit =
         transformer_detail::criticalStage( pp, first, mid, last );
@@ -340,7 +379,8 @@ KOKKOS_INLINE_FUNCTION double transformerPipelineMs( PipelineSchedule schedule, 
         }
         return ( micro_batches - 1.0 ) * ( max_f + max_b ) + sum_total;
     }
-    return ( micro_batches - 1.0 ) * crit->total() + sum_total;
+    const double v = math::max( 1, virtual_stages );
+    return ( micro_batches - 1.0 / v ) * crit->total() + sum_total / v;
 }
 
 //! A full step with explicit constants (the calibration varies them). stage_ms (optional, pp
@@ -366,8 +406,8 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
         pp > 2 ? transformerStageTimes( c, platform, m, cfg, ops, 1, micro_batches ) : first;
 
     const td::StageTimes* crit = td::criticalStage( pp, first, mid, last );
-    const double pipeline =
-        transformerPipelineMs( cfg.schedule, train, pp, first, mid, last, micro_batches );
+    const double pipeline = transformerPipelineMs( cfg.schedule, train, pp, first, mid, last,
+                                                   micro_batches, cfg.virtual_stages );
 
     // After its last backward each stage synchronises gradients and steps; stage i finishes its
     // backward about i backward steps before stage 0 (1F1B drains from the last stage).
@@ -375,7 +415,8 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
     const td::StageTimes* post_stage = &first;
     if ( pp > 1 )
     {
-        const double back_step = mid.backward();
+        // (Interleaved: one chunk's backward, 1/v of the stage's.)
+        const double back_step = mid.backward() / math::max( 1, cfg.virtual_stages );
         const double last_end = last.dp + last.opt - ( pp - 1.0 ) * back_step;
         if ( last_end > post )
         {

@@ -25,6 +25,8 @@ KOKKOS_INLINE_FUNCTION double peakTFLOPs( const GpuSpec& gpu, DataType dtype )
         return gpu.tf32_TFLOPs;
     case DataType::bf16:
         return gpu.bf16_TFLOPs;
+    case DataType::fp8:
+        return gpu.fp8_TFLOPs;
     case DataType::fp16:
     case DataType::int8:
         break;
