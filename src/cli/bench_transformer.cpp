@@ -1,5 +1,6 @@
 // shardsweep bench transformer: the transformer step model against measured iterations.
 #include "bench_probes.hpp"
+#include "bench_published.hpp"
 #include "command_line.hpp"
 
 #include <algorithm>
@@ -98,7 +99,7 @@ std::map<std::string, std::vector<std::size_t>> sameProblemGroups( const Rows& r
 //! The options of `bench transformer`.
 struct BenchOptions
 {
-    std::string data_dir, gemm_dir, platform_path, catalog_dir;
+    std::string data_dir, gemm_dir, platform_path, h100_platform_path, catalog_dir;
     std::string table = "errors";
     OutputFormat fmt = OutputFormat::table;
     int folds = 4, max_evals = 600;
@@ -113,6 +114,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
     o.gemm_dir = measured + "/gemm";
     o.platform_path =
         std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
+    o.h100_platform_path =
+        std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/h100-16node-ib.yaml";
     o.catalog_dir = defaultGpuCatalogDir();
     std::string format = "table";
     po::options_description opts(
@@ -131,7 +134,10 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "--table constants: the constants fitted on all vTrain rows, next to the shipped ones.\n"
         "--table rows: every row with its prediction.\n"
         "--table nccl: the collective model with the platform's NVSwitch dimension against\n"
-        "  nccl-tests all-reduce on 2..8 A100s.\n\nOptions" );
+        "  nccl-tests all-reduce on 2..8 A100s.\n"
+        "--table published: published H100 runs (NeMo 24.07 FP8, Megatron-LM's 2024 table) on\n"
+        "  --h100-platform, with what the sources leave out set as their users run it\n"
+        "  (calibration/published_runs.hpp), and the MAPE per source.\n\nOptions" );
     opts.add_options()( "help,h",
                         "this text" )( "data-dir", po::value( &o.data_dir ),
                                        "folder of vtrain_*_dev.csv, neusight_e2e_dev.csv, "
@@ -140,9 +146,12 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "NeuSight GEMM data for the leave-one-GPU-out GEMM fit" )(
         "platform", po::value( &o.platform_path ),
         "platform of the vTrain runs (default inputs/platforms/dgx-a100-hdr800.yaml)" )(
+        "h100-platform", po::value( &o.h100_platform_path ),
+        "platform of the published H100 runs (default inputs/platforms/h100-16node-ib.yaml)" )(
         "gpus", po::value( &o.catalog_dir ), "GPU catalog folder" )(
         "format,f", po::value( &format ), enumChoices<OutputFormat>().c_str() )(
-        "table", po::value( &o.table ), "errors | fastest | feasible | constants | rows | nccl" )(
+        "table", po::value( &o.table ),
+        "errors | fastest | feasible | constants | rows | nccl | published" )(
         "folds", po::value( &o.folds ), "cross-validation folds on vTrain (default 4)" )(
         "max-evaluations", po::value( &o.max_evals ),
         "objective evaluations per fit (default 600)" )(
@@ -152,8 +161,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         return false;
     o.gemm_logo = !vm.count( "no-gemm-logo" );
     o.fmt = parseOutputFormat( format );
-    const std::vector<std::string> tables = { "errors",    "fastest", "feasible",
-                                              "constants", "rows",    "nccl" };
+    const std::vector<std::string> tables = { "errors", "fastest", "feasible", "constants",
+                                              "rows",   "nccl",    "published" };
     if ( std::find( tables.begin(), tables.end(), o.table ) == tables.end() )
         throw UsageError( "bench transformer: unknown --table '" + o.table + "'" );
     if ( o.folds < 2 || o.max_evals < 1 )
@@ -447,6 +456,12 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
     const GpuCatalog catalog = readGpuCatalog( o.catalog_dir );
     const Platform platform = readPlatformFile( o.platform_path, catalog ).platform;
 
+    if ( o.table == "published" )
+    {
+        printPublishedTable( ctx, o.fmt, o.data_dir,
+                             readPlatformFile( o.h100_platform_path, catalog ).platform );
+        return 0;
+    }
     if ( o.table == "nccl" )
     {
         printNcclTable( ctx, o, platform );

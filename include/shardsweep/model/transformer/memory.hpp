@@ -110,14 +110,15 @@ struct ModelStateBytes
     double fp8_cache = 0.0;
 };
 
-//! fp8 training keeps bf16 weights, fp32 gradients and states (Megatron with Transformer
-//! Engine), plus the fp8 weight copies.
+//! fp8 training as NeMo's FP8 recipes run it (Transformer Engine, distributed Adam with
+//! optim.grad_sync_dtype=bf16): bf16 weights and gradients, fp32 master weights and Adam states,
+//! plus the fp8 weight copies.
 KOKKOS_INLINE_FUNCTION ModelStateBytes modelStateBytes( DataType dtype )
 {
     ModelStateBytes b;
     const bool half = dtype == DataType::fp16 || dtype == DataType::bf16 || dtype == DataType::fp8;
     b.weights = half ? 2.0 : 4.0;
-    b.gradients = dtype == DataType::fp16 ? 2.0 : 4.0;
+    b.gradients = dtype == DataType::fp16 || dtype == DataType::fp8 ? 2.0 : 4.0;
     b.optimizer = half ? 12.0 : 8.0;
     b.fp8_cache = dtype == DataType::fp8 ? 2.0 : 0.0;
     return b;

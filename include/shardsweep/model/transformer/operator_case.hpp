@@ -25,13 +25,17 @@ struct TransformerConstants
     double p2p_bw_eff;            //!< fraction of the link bandwidth a pipeline send/recv reaches
     double p2p_ms;                //!< fixed cost of one pipeline send/recv pair (framework), ms
     double dp_bw_eff;             //!< fraction of the modelled bandwidth the gradient sync reaches
+    //! FP8 GEMMs reach this fraction of the BF16 GEMMs' efficiency on the FP8 peak (Transformer
+    //! Engine's FP8 kernels; fitted on NeMo's published FP8 runs, `bench transformer --table
+    //! published`)
+    double fp8_gemm_eff;
 };
 
 //! Shipped constants (see docs/model/transformer.md for the fit); a function for device code, as
 //! shippedGemmConstants().
 KOKKOS_INLINE_FUNCTION constexpr TransformerConstants shippedTransformerConstants()
 {
-    return { 0.0, 0.04615, 0.977, 0.981, 0.55, 2.5, 4.0, 1.5, 0.0, 1.479, 0.1327, 0.584 };
+    return { 0.0, 0.04615, 0.977, 0.981, 0.55, 2.5, 4.0, 1.5, 0.0, 1.479, 0.1327, 0.584, 1.0 };
 }
 
 //! The plan-independent inputs of the operator costs.

@@ -145,14 +145,15 @@ KOKKOS_INLINE_FUNCTION GemmConstants frameworkGemmConstants( const TransformerCo
 }
 
 //! The GPU as the GEMM model should see it: tensor-core peaks scaled by tensor_core_eff (the
-//! GEMM model's efficiency constants were fitted on FP32 SIMT kernels).
+//! GEMM model's efficiency constants were fitted on FP32 SIMT kernels), FP8's also by
+//! fp8_gemm_eff.
 KOKKOS_INLINE_FUNCTION GpuSpec tensorCoreGpu( const TransformerConstants& c, const GpuSpec& gpu )
 {
     GpuSpec g = gpu;
     g.tf32_TFLOPs *= c.tensor_core_eff;
     g.fp16_TFLOPs *= c.tensor_core_eff;
     g.bf16_TFLOPs *= c.tensor_core_eff;
-    g.fp8_TFLOPs *= c.tensor_core_eff;
+    g.fp8_TFLOPs *= c.tensor_core_eff * c.fp8_gemm_eff;
     return g;
 }
 

@@ -1,0 +1,136 @@
+// Published H100 training runs as measurements (published_runs.hpp).
+#include <cmath>
+#include <limits>
+#include <shardsweep/calibration/published_runs.hpp>
+#include <shardsweep/domain/names.hpp>
+#include <shardsweep/io/csv.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <string>
+
+namespace shardsweep
+{
+
+namespace
+{
+
+//! The number after `key` in `text` ("VP=6" → 6), or `fallback`.
+int statedNumber( const std::string& text, const std::string& key, int fallback )
+{
+    const std::size_t at = text.find( key );
+    if ( at == std::string::npos )
+        return fallback;
+    return std::stoi( text.substr( at + key.size() ) );
+}
+
+//! The cheapest recompute from `least` on with which the configuration fits `platform`'s memory
+//! (full if none).
+Recompute cheapestFittingRecompute( const Platform& platform, const TransformerSpec& model,
+                                    ParallelConfig config, Recompute least )
+{
+    for ( Recompute r : { Recompute::none, Recompute::selective, Recompute::full } )
+    {
+        if ( int( r ) < int( least ) )
+            continue;
+        config.recompute = r;
+        const double GiB = transformerPeakMemory( shippedTransformerConstants(), model, config,
+                                                  transformerMicroBatches( config ) )
+                               .bytes /
+                           1073741824.0;
+        if ( GiB <= platform.gpu.memory_GiB - platform.hbm_reserve_GiB )
+            return r;
+    }
+    return Recompute::full;
+}
+
+} // namespace
+
+std::vector<TransformerMeasurement> readPublishedMeasurements( const std::string& path,
+                                                               const Platform& platform )
+{
+    const CsvTable csv = CsvTable::read( path );
+    csv.checkColumns(
+        { "model", "gpus", "gpu_type", "global_batch", "micro_batch", "hidden", "heads", "layers",
+          "seq_len", "vocab", "tp", "pp", "dp", "measured_tflops_per_gpu", "source" },
+        { "params_billion", "recompute", "sequence_parallel", "measured_iteration_s" } );
+    std::vector<TransformerMeasurement> rows;
+    for ( std::size_t r = 0; r < csv.numRows(); ++r )
+    {
+        TransformerMeasurement m;
+        const std::string name = csv.text( r, "model" );
+        const std::string source = csv.text( r, "source" );
+        const bool fp8 = csv.text( r, "gpu_type" ).find( "FP8" ) != std::string::npos;
+        const bool nemo = name.rfind( "nemo", 0 ) == 0;
+        m.set = nemo ? "nemo2407" : "megatron2024";
+        m.gpu = "H100-SXM-80GB";
+        m.line = csv.lineOf( r );
+        m.platform = platform;
+        TransformerSpec& model = m.model;
+        model.arch = TransformerArch::gpt;
+        model.hidden = int( csv.getInt( r, "hidden" ) );
+        model.heads = int( csv.getInt( r, "heads" ) );
+        model.layers = int( csv.getInt( r, "layers" ) );
+        model.seq_len = int( csv.getInt( r, "seq_len" ) );
+        model.vocab = csv.isEmpty( r, "vocab" ) ? 50257 : int( csv.getInt( r, "vocab" ) );
+        model.dtype = fp8 ? DataType::fp8 : DataType::bf16;
+        ParallelConfig& c = m.config;
+        c.tp = int( csv.getInt( r, "tp" ) );
+        c.pp = int( csv.getInt( r, "pp" ) );
+        c.dp = int( csv.getInt( r, "dp" ) );
+        c.micro_batch = csv.isEmpty( r, "micro_batch" ) ? 1 : int( csv.getInt( r, "micro_batch" ) );
+        c.global_batch = csv.getInt( r, "global_batch" );
+        c.sequence_parallel = c.tp > 1;
+        c.distributed_optimizer = true;
+        c.overlap = true;
+        c.fused = true;
+        c.virtual_stages = statedNumber( source, "VP=", 1 );
+        // NeMo's GPT-3 configurations set selective recompute (NeMo-Framework-Launcher
+        // conf/training/gpt3/175b.yaml: activations_checkpoint_granularity selective); Megatron's
+        // table does not say.
+        c.recompute = cheapestFittingRecompute( platform, model, c,
+                                                nemo ? Recompute::selective : Recompute::none );
+        if ( const std::string error = parallelConfigError( model, c, c.numGpus() );
+             !error.empty() )
+            csv.fail( r, "tp", "a configuration the model can price (" + error + ")" );
+        // The source's throughput over the model's FLOPs of one step.
+        const TransformerOperatorCost ops =
+            transformerOperatorCost( transformerOperatorCase( platform.gpu, model, c ) );
+        const double flops = predictTransformerStep( platform, model, c, ops ).model_flops;
+        m.measured_ms = flops /
+                        ( csv.getDouble( r, "measured_tflops_per_gpu" ) * 1.0e12 * c.numGpus() ) *
+                        1.0e3;
+        m.label = name + " " + std::to_string( c.numGpus() ) + " GPUs, " + nameOf( model.dtype ) +
+                  ", mb " + std::to_string( c.micro_batch ) + ", v " +
+                  std::to_string( c.virtual_stages ) + ", recompute " + nameOf( c.recompute );
+        rows.push_back( m );
+    }
+    return rows;
+}
+
+double fitFp8GemmEfficiency( const TransformerConstants& base,
+                             const std::vector<TransformerMeasurement>& rows )
+{
+    double best = base.fp8_gemm_eff, best_objective = std::numeric_limits<double>::infinity();
+    for ( int step = 300; step <= 1200; ++step )
+    {
+        TransformerConstants c = base;
+        c.fp8_gemm_eff = step * 1.0e-3;
+        double objective = 0.0;
+        int n = 0;
+        for ( const TransformerMeasurement& m : rows )
+            if ( m.model.dtype == DataType::fp8 )
+            {
+                objective += std::fabs( std::log( predictMeasurement( c, m ) / m.measured_ms ) );
+                ++n;
+            }
+        if ( n == 0 )
+            return base.fp8_gemm_eff;
+        if ( objective < best_objective )
+        {
+            best_objective = objective;
+            best = c.fp8_gemm_eff;
+        }
+    }
+    return best;
+}
+
+} // namespace shardsweep
