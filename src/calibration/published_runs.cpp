@@ -98,9 +98,9 @@ std::vector<TransformerMeasurement> readPublishedMeasurements( const std::string
         m.measured_ms = flops /
                         ( csv.getDouble( r, "measured_tflops_per_gpu" ) * 1.0e12 * c.numGpus() ) *
                         1.0e3;
-        m.label = name + " " + std::to_string( c.numGpus() ) + " GPUs, " + nameOf( model.dtype ) +
-                  ", mb " + std::to_string( c.micro_batch ) + ", v " +
-                  std::to_string( c.virtual_stages ) + ", recompute " + nameOf( c.recompute );
+        m.label = name + " " + std::to_string( c.numGpus() ) + " GPUs " + nameOf( model.dtype ) +
+                  " mb " + std::to_string( c.micro_batch ) + " v " +
+                  std::to_string( c.virtual_stages ) + " recompute " + nameOf( c.recompute );
         rows.push_back( m );
     }
     return rows;

@@ -8,13 +8,28 @@ namespace shardsweep
 
 namespace
 {
-const MeasuredTransformerRuns* measuredClass( const std::string& gpu_name )
+//! The measured class of `gpu_name` in `precision`, else its first class in another precision,
+//! else null.
+const MeasuredTransformerRuns* measuredClass( const std::string& gpu_name,
+                                              MeasuredPrecision precision )
 {
+    const MeasuredTransformerRuns* other = nullptr;
     for ( const MeasuredTransformerRuns& c : kMeasuredTransformerRuns )
         for ( const char* g : c.gpus )
             if ( g && gpu_name == g )
-                return &c;
-    return nullptr;
+            {
+                if ( c.precision == precision )
+                    return &c;
+                other = other ? other : &c;
+            }
+    return other;
+}
+
+const char* precisionText( MeasuredPrecision p )
+{
+    return p == MeasuredPrecision::fp32  ? "fp32"
+           : p == MeasuredPrecision::fp8 ? "fp8"
+                                         : "fp16/bf16";
 }
 } // namespace
 
@@ -24,16 +39,16 @@ std::vector<std::string> transformerValidationNotes( const std::string& gpu_name
                                                      const ParallelConfig& config, double mfu_pct )
 {
     std::vector<std::string> notes;
-    const MeasuredTransformerRuns* c = measuredClass( gpu_name );
+    const MeasuredPrecision precision = measuredPrecision( model.dtype );
+    const MeasuredTransformerRuns* c = measuredClass( gpu_name, precision );
     if ( !c )
     {
         notes.push_back( fmt::format( "no measured transformer steps on {}", gpu_name ) );
         return notes;
     }
-    const bool sixteen_bit = model.dtype == DataType::fp16 || model.dtype == DataType::bf16;
-    if ( sixteen_bit != c->sixteen_bit )
-        notes.push_back( fmt::format( "{} measured in {} only", gpu_name,
-                                      c->sixteen_bit ? "fp16/bf16" : "fp32" ) );
+    if ( precision != c->precision )
+        notes.push_back(
+            fmt::format( "{} measured in {} only", gpu_name, precisionText( c->precision ) ) );
     const int gpus = config.tp * config.pp * config.dp;
     if ( gpus > c->max_gpus )
         notes.push_back( fmt::format( "{} GPUs; measured up to {}", gpus, c->max_gpus ) );

@@ -73,5 +73,22 @@ awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
     END { if (v["all GPUs"] == "" || v["all GPUs"] != v["shipped"]) {
               print "fit " v["all GPUs"] ", shipped " v["shipped"]; exit 1 } }' \
     "$scratch/ops_constants.csv" || fail "shippedOperatorConstants() is not the fit on all GPUs"
+# Published H100 runs (issue 23): one row per data row, each with the file's measured TFLOP/s
+# per GPU (by line), and each source's MAPE the mean of its rows' |error_pct|.
+"$exe" bench transformer --table published -f csv >"$scratch/published.csv" ||
+    fail "bench transformer --table published"
+published=$(rows "$data/transformer/published_h100_dev.csv")
+awk -F, -v want="$published" 'FNR == NR { if (FNR > 1) tflops[FNR] = $17; next }
+    block == 0 && /^$/ { block = 1; next }
+    block == 1 && /^$/ { block = 2; next }
+    block == 0 && !head0 { for (i = 1; i <= NF; ++i) c[$i] = i; head0 = 1; next }
+    block == 0 { ++n; e = $c["error_pct"]; sum[$1] += e < 0 ? -e : e; cnt[$1]++
+                 if ($c["measured_tflops_per_gpu"] + 0 != tflops[$c["line"]] + 0) {
+                     print "line " $c["line"] ": " $c["measured_tflops_per_gpu"] " vs " tflops[$c["line"]]; bad = 1 } }
+    block == 1 && !head1 { for (i = 1; i <= NF; ++i) d[$i] = i; head1 = 1; next }
+    block == 1 { m = sum[$1] / cnt[$1]; if ($d["rows"] != cnt[$1] || $d["mape_pct"] < m * (1 - 1e-9) || $d["mape_pct"] > m * (1 + 1e-9)) {
+                     print $1 ": " $0 " vs " m; bad = 1 } ++sets }
+    END { if (n != want || sets != 2) { print n " rows (want " want "), " sets " sets"; bad = 1 } exit bad }' \
+    "$data/transformer/published_h100_dev.csv" "$scratch/published.csv" || fail "bench transformer --table published"
 echo "bench gemm, ops and transformer read the repository's measurements: A100 bmm $bmm rows," \
     "A100 softmax $softmax, 8-GPU all-reduce $nccl"

@@ -62,7 +62,7 @@ TEST( TEST_CATEGORY, yaml_values_and_ranges )
 TEST( TEST_CATEGORY, gpu_catalog )
 {
     const GpuCatalog& c = catalog();
-    EXPECT_EQ( c.entries().size(), 13u );
+    EXPECT_EQ( c.entries().size(), 15u );
     const GpuEntry& h100 = c.get( "H100-SXM-80GB" );
     EXPECT_EQ( h100.spec.sm_count, 132 );
     EXPECT_EQ( h100.spec.boost_clock_MHz, 1980.0 );
@@ -70,6 +70,8 @@ TEST( TEST_CATEGORY, gpu_catalog )
     EXPECT_EQ( h100.spec.tf32_TFLOPs, 494.7 );
     EXPECT_EQ( h100.spec.fp16_TFLOPs, 989.4 );
     EXPECT_EQ( h100.spec.bf16_TFLOPs, 989.4 );
+    EXPECT_EQ( h100.spec.fp8_TFLOPs, 1978.9 ); // the datasheet's 3958 with sparsity, halved
+    EXPECT_EQ( c.get( "A100-SXM4-80GB" ).spec.fp8_TFLOPs, 0.0 );
     EXPECT_EQ( h100.spec.memory_GiB, 80.0 );
     EXPECT_EQ( h100.spec.memory_bandwidth_GBps, 3350.0 );
     EXPECT_EQ( h100.spec.l2_cache_MiB, 50.0 );
@@ -208,8 +210,9 @@ TEST( TEST_CATEGORY, platform_errors )
     // Unknown GPU.
     expectInputError( parse( replace( "gpu: H100", "gpu: H101" ) ),
                       "p.yaml:2:6: field 'gpu': expected a GPU of the catalog (A100-PCIe-40GB, "
-                      "A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, H100-PCIe, H100-SXM-80GB, "
-                      "H200, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) (did you "
+                      "A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, GB200, H100-PCIe, "
+                      "H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) "
+                      "(did you "
                       "mean 'H200'?), found 'H101'" );
     // ASTRA-sim's own rules: unknown topology, a one-NPU dimension, list length mismatch.
     expectInputError( parse( replace( "Switch, Ring", "Switch, Torus" ) ),
@@ -499,8 +502,8 @@ TEST( TEST_CATEGORY, scenario_files )
                       "learned, found 'astra'" );
     expectInputError( with( "gpu: T4", "gpu: T5" ),
                       "s.yaml:18:8: field 'platform.gpu': expected a GPU of the catalog "
-                      "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, "
-                      "H100-PCIe, H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or "
+                      "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, "
+                      "GB200, H100-PCIe, H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or "
                       "V100-SXM2-32GB) (did you mean 'T4'?), found 'T5'" );
 }
 

@@ -15,34 +15,90 @@
 namespace shardsweep
 {
 
+//! The dtypes a class of runs was measured in.
+enum class MeasuredPrecision
+{
+    fp32,        //!< fp32 (and tf32)
+    sixteen_bit, //!< fp16/bf16
+    fp8,         //!< FP8 (Transformer Engine)
+};
+
+//! The precision class of `dtype`.
+inline MeasuredPrecision measuredPrecision( DataType dtype )
+{
+    if ( dtype == DataType::fp8 )
+        return MeasuredPrecision::fp8;
+    return dtype == DataType::fp16 || dtype == DataType::bf16 ? MeasuredPrecision::sixteen_bit
+                                                              : MeasuredPrecision::fp32;
+}
+
 //! One class of measured transformer steps.
 struct MeasuredTransformerRuns
 {
-    const char* gpus[2];  //!< catalog names of the GPUs measured (nullptr: unused slot)
-    bool sixteen_bit;     //!< fp16/bf16 runs (else fp32)
-    int max_gpus;         //!< the largest GPU count measured
-    int max_tp_nodes;     //!< the most nodes one tensor-parallel group spanned
-    double max_mfu_pct;   //!< the highest MFU measured (model FLOPs over the measured time)
-    bool flash_attention; //!< the runs used fused (flash) attention
+    const char* gpus[2];         //!< catalog names of the GPUs measured (nullptr: unused slot)
+    MeasuredPrecision precision; //!< the dtypes of the runs
+    int max_gpus;                //!< the largest GPU count measured
+    int max_tp_nodes;            //!< the most nodes one tensor-parallel group spanned
+    double max_mfu_pct;          //!< the highest MFU measured (model FLOPs over the measured time)
+    bool flash_attention;        //!< the runs used fused (flash) attention
     const char* source;
 };
 
 //! The measured classes. A100 and the fp32 GPUs: the highest measured_mfu_pct of `shardsweep
 //! bench transformer --table rows` per GPU (cli.bench_measured_data checks these against it);
-//! H100: the MFU that Megatron-LM's 2024 table publishes (its own FLOPs count).
+//! H100: the MFU that Megatron-LM's 2024 table publishes (its own FLOPs count), and NeMo 24.07's
+//! FP8 runs: 888 TFLOP/s per GPU of the 1978.9 FP8 peak (inputs/gpus/H100-SXM-80GB.yaml), 512
+//! GPUs, tp 4, Transformer Engine's fused attention.
 inline constexpr MeasuredTransformerRuns kMeasuredTransformerRuns[] = {
     { { "A100-SXM4-40GB", "A100-SXM4-80GB" },
-      true,
+      MeasuredPrecision::sixteen_bit,
       512,
       2,
       43.44,
       false,
       "vTrain's Megatron-DeepSpeed iterations" },
-    { { "H100-SXM-80GB", nullptr }, true, 6144, 1, 49.0, false, "Megatron-LM's 2024 H100 table" },
-    { { "V100-PCIe-32GB", nullptr }, false, 1, 1, 82.85, false, "NeuSight's single-GPU steps" },
-    { { "P100", nullptr }, false, 1, 1, 70.15, false, "NeuSight's single-GPU steps" },
-    { { "T4", nullptr }, false, 1, 1, 52.20, false, "NeuSight's single-GPU steps" },
-    { { "P4", nullptr }, false, 1, 1, 40.08, false, "NeuSight's single-GPU steps" },
+    { { "H100-SXM-80GB", nullptr },
+      MeasuredPrecision::sixteen_bit,
+      6144,
+      1,
+      49.0,
+      false,
+      "Megatron-LM's 2024 H100 table" },
+    { { "H100-SXM-80GB", nullptr },
+      MeasuredPrecision::fp8,
+      512,
+      1,
+      44.87,
+      true,
+      "NeMo 24.07's FP8 H100 runs" },
+    { { "V100-PCIe-32GB", nullptr },
+      MeasuredPrecision::fp32,
+      1,
+      1,
+      82.85,
+      false,
+      "NeuSight's single-GPU steps" },
+    { { "P100", nullptr },
+      MeasuredPrecision::fp32,
+      1,
+      1,
+      70.15,
+      false,
+      "NeuSight's single-GPU steps" },
+    { { "T4", nullptr },
+      MeasuredPrecision::fp32,
+      1,
+      1,
+      52.20,
+      false,
+      "NeuSight's single-GPU steps" },
+    { { "P4", nullptr },
+      MeasuredPrecision::fp32,
+      1,
+      1,
+      40.08,
+      false,
+      "NeuSight's single-GPU steps" },
 };
 
 //! Every way the configuration leaves the measured range, one short note each (empty: inside
