@@ -12,6 +12,7 @@
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer/memory.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
 #include <shardsweep/model/transformer/validated_range.hpp>
@@ -66,7 +67,8 @@ ResultTable breakdownTable( const ScenarioResult& r )
 //! A transformer scenario: one row per pipeline stage (its layers, the busy time of its GPUs and
 //! the memory of one of them) and a last row 'critical_path' with the phase breakdown of the
 //! iteration (critical-path shares adding up to iteration_ms) and the peak memory.
-ResultTable transformerBreakdownTable( const ScenarioResult& r, const TransformerSpec& model )
+ResultTable transformerBreakdownTable( const ScenarioResult& r, const TransformerSpec& model,
+                                       const ParallelConfig& config )
 {
     std::vector<std::string> columns = { "stage", "layers", "busy_ms" };
     for ( const std::string& c : enumNameList<TransformerPhase>( "_ms" ) )
@@ -80,7 +82,7 @@ ResultTable transformerBreakdownTable( const ScenarioResult& r, const Transforme
         std::vector<ResultTable::Cell> row;
         row.reserve( columns.size() );
         row.emplace_back( std::in_place_type<std::string>, std::to_string( i ) );
-        row.emplace_back( std::in_place_type<long long>, model.layers / pp );
+        row.emplace_back( std::in_place_type<long long>, stageLayers( model, config, i ) );
         row.emplace_back( std::in_place_type<double>, r.stage_ms[i] );
         for ( int k = 0; k <= kNumTransformerPhases; ++k )
             row.emplace_back( std::in_place_type<std::string> );
@@ -224,7 +226,8 @@ int evaluateTransformer( const CommandContext& ctx, const EvaluateOptions& o,
     std::ostream& out = ctx.print();
     if ( o.format == OutputFormat::table )
         printTransformerSummary( out, scenario, o.scenario_path, input, result );
-    transformerBreakdownTable( result, scenario.workload.transformer ).print( out, o.format );
+    transformerBreakdownTable( result, scenario.workload.transformer, scenario.plan.parallel )
+        .print( out, o.format );
     return 0;
 }
 

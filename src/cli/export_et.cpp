@@ -150,7 +150,8 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
          ( cfg.virtual_stages > 1 || cfg.overlap ||
            scenario.workload.transformer.dtype == DataType::fp8 ) )
         throw UsageError( "export-et: traces with virtual_stages > 1, overlap or dtype fp8 are not "
-                          "written yet (evaluate and plan price them)" );
+                          "written yet (evaluate and plan price them; `plan --no-interleave` "
+                          "plans without interleaving)" );
     return scenario.workload.isTransformer() ? buildTransformerStepGraph( input )
                                              : buildDlrmStepGraph( input );
 }

@@ -164,6 +164,14 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
         "node's GPUs on one node, else whole nodes; default: the platform's own count)" )(
         "top", po::value( &a.transformer.top )->default_value( a.transformer.top ),
         "transformer: list the chosen planner's K best configurations" )(
+        "overlap", po::bool_switch( &a.transformer.overlap ),
+        "transformer: plan for a run that overlaps DP communication with the backward/forward "
+        "and TP communication with the GEMMs (Megatron's --overlap-grad-reduce, "
+        "--overlap-param-gather, --tp-comm-overlap); it is a property of the run, as fused "
+        "attention is, not searched" )(
+        "no-interleave", po::bool_switch( &a.transformer.no_interleave ),
+        "transformer: search one model chunk per pipeline stage only (no interleaved 1F1B: "
+        "the plans export-et writes as traces today)" )(
         "seed", po::value( &a.seed )->default_value( a.seed ),
         "DLRM: seed of the random planner and of tie-breaking" )(
         "budget-s", po::value( &a.budget )->default_value( a.budget ),
@@ -337,6 +345,8 @@ int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload&
     const OutputFormat out_format = a.out_format;
     if ( !vm["top"].defaulted() )
         throw UsageError( "--top applies to transformer workloads" );
+    if ( !vm["overlap"].defaulted() || !vm["no-interleave"].defaulted() )
+        throw UsageError( "--overlap and --no-interleave apply to transformer workloads" );
     if ( vm.count( "gpus" ) )
     {
         // As a sweep's gpu_counts do (docs/SWEEPS.md, "GPU counts").

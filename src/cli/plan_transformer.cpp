@@ -13,6 +13,7 @@
 #include <shardsweep/io/plan_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
+#include <shardsweep/model/transformer/memory.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
 #include <shardsweep/model/transformer/validated_range.hpp>
@@ -66,6 +67,7 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
                  0LL,
                  0LL,
                  std::string(),
+                 0LL,
                  NAN,
                  static_cast<long long>( r.stats.priced ),
                  static_cast<long long>( r.stats.space ),
@@ -89,6 +91,7 @@ std::vector<ResultTable::Cell> candidateRow( const std::string& planner, long lo
              static_cast<long long>( k.zero ),
              static_cast<long long>( k.sequence_parallel ),
              std::string( nameOf( k.schedule ) ),
+             static_cast<long long>( k.virtual_stages ),
              c->summary.peak_memory_GiB,
              static_cast<long long>( r.stats.priced ),
              static_cast<long long>( r.stats.space ),
@@ -143,7 +146,8 @@ using PlannerResults = std::vector<std::pair<PlannerKind, TransformerPlanResult>
 
 //! Every transformer planner on the same task; the chosen one returns its top K.
 PlannerResults runTransformerPlanners( const TransformerPlanTask& task,
-                                       const TransformerSpec& model, int top )
+                                       const TransformerSpec& model,
+                                       const TransformerPlanRequest& request )
 {
     PlannerResults results;
     for ( int k = 0; k < kNumPlanners; ++k )
@@ -152,7 +156,9 @@ PlannerResults runTransformerPlanners( const TransformerPlanTask& task,
         if ( !plannerPlans( kind, WorkloadKind::transformer ) )
             continue;
         TransformerPlanOptions o;
-        o.top_k = kind == task.chosen ? top : 1;
+        o.top_k = kind == task.chosen ? request.top : 1;
+        o.overlap = request.overlap;
+        o.interleave = !request.no_interleave;
         results.emplace_back( kind, planTransformer( kind, model, task.platform, task.batch, o ) );
     }
     return results;
@@ -178,6 +184,7 @@ ResultTable comparisonTable( const TransformerPlanRequest& request, const Planne
                          "zero",
                          "sequence_parallel",
                          "schedule",
+                         "virtual_stages",
                          "peak_memory_GiB",
                          "priced",
                          "configurations",
@@ -228,8 +235,8 @@ void printBestConfiguration( std::ostream& out, const Workload& workload,
     ResultTable stages( { "stage", "layers", "busy_ms", "memory_GiB" } );
     for ( std::size_t i = 0; i < e.stage_ms.size(); ++i )
         stages.addRow( { static_cast<long long>( i ),
-                         static_cast<long long>( model.layers / c.config.pp ), e.stage_ms[i],
-                         e.stage_memory_GiB[i] } );
+                         static_cast<long long>( stageLayers( model, c.config, int( i ) ) ),
+                         e.stage_ms[i], e.stage_memory_GiB[i] } );
     stages.print( out, OutputFormat::table );
 }
 
@@ -265,7 +272,7 @@ int planTransformerWorkload( const CommandContext& ctx, const Workload& workload
     const TransformerPlanTask task = checkedPlanTask( workload, named, request );
     const TransformerSpec& model = workload.transformer;
 
-    const PlannerResults results = runTransformerPlanners( task, model, request.top );
+    const PlannerResults results = runTransformerPlanners( task, model, request );
     const TransformerPlanResult* best = nullptr;
     double best_ms = 0.0; // the fastest of all planners (exhaustive's when it ran)
     for ( const auto& [kind, r] : results )

@@ -12,7 +12,16 @@ std::string parallelConfigSummary( const ParallelConfig& c )
            std::to_string( c.dp ) + ", micro-batch " + std::to_string( c.micro_batch ) + ", " +
            nameOf( c.schedule ) + ", recompute " + nameOf( c.recompute ) + ", ZeRO-" +
            std::to_string( c.zero ) + ( c.sequence_parallel ? ", SP" : ", no SP" ) +
-           ( c.fused ? ", fused" : ", unfused" ) + ", " + nameOf( c.mode );
+           ( c.fused ? ", fused" : ", unfused" ) + ", " + nameOf( c.mode ) +
+           ( c.virtual_stages > 1 ? ", interleaved x" + std::to_string( c.virtual_stages ) : "" ) +
+           ( c.distributed_optimizer ? ", distributed optimizer" : "" ) +
+           ( c.overlap ? ", overlap" : "" ) +
+           ( c.first_stage_layers > 0
+                 ? ", first stage " + std::to_string( c.first_stage_layers ) + " layers"
+                 : "" ) +
+           ( c.last_stage_layers > 0
+                 ? ", last stage " + std::to_string( c.last_stage_layers ) + " layers"
+                 : "" );
 }
 
 int ffnHidden( const TransformerSpec& model )

@@ -13,7 +13,8 @@ namespace shardsweep
 PlanResult planShardsweep( const Workload& workload, const Platform& platform,
                            std::int64_t global_batch, const PlannerOptions& options );
 
-//! The greedy baselines of NeuroShard/DreamShard/AutoShard (docs/PLANNERS.md) (dim/size/lookup/size_lookup greedy).
+//! The greedy baselines of NeuroShard/DreamShard/AutoShard (docs/PLANNERS.md)
+//! (dim/size/lookup/size_lookup greedy).
 PlanResult planGreedyBaseline( PlannerKind kind, const Workload& workload,
                                const Platform& platform );
 

@@ -18,27 +18,35 @@ namespace
 namespace td = transformer_detail;
 
 //! One (layout, micro-batch, SP): the configurations sharing an operator case and a pipeline
-//! shape; they differ in recompute, ZeRO and schedule.
+//! shape; they differ in recompute, ZeRO, schedule and virtual pipeline size.
 struct Family
 {
     Layout layout;
     int micro_batch = 1;
     bool sp = false;
-    bool fits[3][4][2] = {}; //!< [recompute][zero][schedule] within memory
-    bool any_zero[4] = {};   //!< some recompute/schedule fits with this ZeRO stage
-    bool any_recompute[3] = {};
-    double post_bound[4] = {}; //!< Q(z): first stage's gradient sync + optimizer
-    double pipeline_none = 0.0;
-    double bound = 0.0; //!< over the family's fitting configurations
-    int ops = -1;       //!< index of its operator cost
+    std::vector<int> vs;               //!< virtual pipeline sizes searched, 1 first (GPipe: only 1)
+    std::vector<char> fits;            //!< [recompute][zero][schedule][v] within memory (fitIndex)
+    bool any_zero[4] = {};             //!< some recompute/schedule/v fits with this ZeRO stage
+    std::vector<char> any_rv;          //!< [recompute][v]: some ZeRO stage and schedule fits
+    double post_bound[4] = {};         //!< Q(z): first stage's gradient sync + optimizer
+    std::vector<double> pipeline_none; //!< per v: the 1F1B pipeline without recompute
+    double bound = 0.0;                //!< over the family's fitting configurations
+    int ops = -1;                      //!< index of its operator cost
+
+    std::size_t fitIndex( int ri, int z, int si, int vi ) const
+    {
+        return ( ( std::size_t( ri ) * 4 + z ) * 2 + si ) * vs.size() + vi;
+    }
+    std::size_t rvIndex( int ri, int vi ) const { return std::size_t( ri ) * vs.size() + vi; }
 };
 
-//! One configuration of a family with its bound, and its recompute, ZeRO and schedule indices.
+//! One configuration of a family with its bound, and its recompute, ZeRO, schedule and virtual
+//! pipeline indices.
 struct Variant
 {
     double bound;
     ParallelConfig config;
-    int ri, z, si;
+    int ri, z, si, vi;
 };
 
 //! One branch-and-bound search: its inputs, the result whose statistics it counts and the
@@ -75,37 +83,53 @@ class BranchAndBound
     }
 
     //! f.ops, f.pipeline_none, f.post_bound and f.bound: the family's operator case (priced on
-    //! first use) and its bound P(none) + min_z Q(z).
+    //! first use) and its bound min_v P(none, v) + min_z Q(z). Q(z), the first stage's gradient
+    //! sync and optimizer, does not depend on v; with overlap it shrinks as the backward it hides
+    //! under grows, so it is taken at full recompute, the longest backward (a bound for every
+    //! recompute; the pipeline only grows with recompute).
     void bound( Family& f )
     {
         f.ops = operatorCase( f );
         ParallelConfig c = familyConfig( f );
-        td::StageTimes first;
-        f.pipeline_none = pipelineOneFOneB( f, c, first );
+        f.pipeline_none.assign( f.vs.size(), 0.0 );
+        double best_pipeline = -1.0;
+        for ( std::size_t vi = 0; vi < f.vs.size(); ++vi )
+        {
+            bool any = false;
+            for ( int ri = 0; ri < 3; ++ri )
+                any |= f.any_rv[f.rvIndex( ri, int( vi ) )] != 0;
+            if ( !any )
+                continue;
+            c.virtual_stages = f.vs[vi];
+            td::StageTimes stage0;
+            f.pipeline_none[vi] = pipelineOneFOneB( f, c, stage0 );
+            if ( best_pipeline < 0.0 || f.pipeline_none[vi] < best_pipeline )
+                best_pipeline = f.pipeline_none[vi];
+        }
+        c.virtual_stages = 1;
+        c.recompute = c.overlap ? Recompute::full : Recompute::none;
         double best_post = -1.0;
         for ( int z = 0; z < 4; ++z )
         {
             if ( !f.any_zero[z] )
                 continue;
-            if ( z > 0 )
-            {
-                c.zero = z;
-                first = transformerStageTimes( shippedTransformerConstants(), _platform, _model, c,
-                                               _ops[f.ops], 0, transformerMicroBatches( c ) );
-                ++_r.stats.stage_bounds;
-            }
+            c.zero = z;
+            const td::StageTimes first =
+                transformerStageTimes( shippedTransformerConstants(), _platform, _model, c,
+                                       _ops[f.ops], 0, transformerMicroBatches( c ) );
+            ++_r.stats.stage_bounds;
             f.post_bound[z] = first.dp + first.opt;
             if ( best_post < 0.0 || f.post_bound[z] < best_post )
                 best_post = f.post_bound[z];
         }
-        f.bound = f.pipeline_none + best_post;
+        f.bound = best_pipeline + best_post;
     }
 
     //! Prices the family's configurations in bound order while they can enter `top`.
     void priceFamily( const Family& f, TopK& top )
     {
         const std::vector<Variant> variants = variantsInBoundOrder( f );
-        double priced_1f1b[3][4];
+        double priced_1f1b[3][4]; // the v = 1 twins of GPipe
         std::fill( &priced_1f1b[0][0], &priced_1f1b[0][0] + 12, -1.0 );
         for ( const Variant& v : variants )
         {
@@ -118,7 +142,7 @@ class BranchAndBound
             const TransformerStepSummary s =
                 predictTransformerStep( _platform, _model, v.config, _ops[f.ops] );
             ++_r.stats.priced;
-            if ( v.si == 0 )
+            if ( v.si == 0 && v.vi == 0 )
                 priced_1f1b[v.ri][v.z] = s.iteration_ms;
             if ( s.feasible )
                 top.offer( { v.config, s } );
@@ -129,30 +153,35 @@ class BranchAndBound
     //! The family's base configuration (recompute none, ZeRO 0, 1F1B).
     ParallelConfig familyConfig( const Family& f ) const
     {
-        return baseConfig( f.layout, f.micro_batch, _global_batch, f.sp, _options.fused );
+        return baseConfig( f.layout, f.micro_batch, _global_batch, f.sp, _options );
     }
 
-    //! f.fits, f.any_zero and f.any_recompute from the closed-form peak memory of every
+    //! f.vs, f.fits, f.any_zero and f.any_rv from the closed-form peak memory of every
     //! configuration of the family; true when one fits.
     bool fillFits( Family& f )
     {
         const Layout& l = f.layout;
         bool any = false;
         ParallelConfig c = familyConfig( f );
+        f.vs = virtualStageChoices( _model, c, _options.interleave );
+        f.fits.assign( 3 * 4 * 2 * f.vs.size(), 0 );
+        f.any_rv.assign( 3 * f.vs.size(), 0 );
         for ( int ri = 0; ri < 3; ++ri )
             for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
                 for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
-                {
-                    c.recompute = kRecomputes[ri];
-                    c.zero = z;
-                    c.schedule = kSchedules[si];
-                    ++_r.stats.space;
-                    const bool fits = fitsInMemory( _r, _model, _platform, c );
-                    f.fits[ri][z][si] = fits;
-                    f.any_zero[z] |= fits;
-                    f.any_recompute[ri] |= fits;
-                    any |= fits;
-                }
+                    for ( std::size_t vi = 0; vi < ( si == 0 ? f.vs.size() : 1 ); ++vi )
+                    {
+                        c.recompute = kRecomputes[ri];
+                        c.zero = z;
+                        c.schedule = kSchedules[si];
+                        c.virtual_stages = f.vs[vi];
+                        ++_r.stats.space;
+                        const bool fits = fitsInMemory( _r, _model, _platform, c );
+                        f.fits[f.fitIndex( ri, z, si, int( vi ) )] = fits;
+                        f.any_zero[z] |= fits;
+                        f.any_rv[f.rvIndex( ri, int( vi ) )] |= fits;
+                        any |= fits;
+                    }
         return any;
     }
 
@@ -187,34 +216,45 @@ class BranchAndBound
                                                                    _platform, _model, c, o, 1, m )
                                           : first;
         _r.stats.stage_bounds += 1 + ( pp > 1 ) + ( pp > 2 );
-        return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last,
-                                      m );
+        return transformerPipelineMs( PipelineSchedule::one_f_one_b, true, pp, first, mid, last, m,
+                                      c.virtual_stages );
     }
 
-    //! The family's fitting configurations with their bounds P(r) + Q(z), in bound order (ties
-    //! by key); P(r) priced for each recompute some configuration fits with.
+    //! The family's fitting configurations with their bounds P(r, v) + Q(z), in bound order (ties
+    //! by key); P(r, v) priced for each recompute and v some configuration fits with (GPipe's
+    //! bound is its 1F1B twin's: never faster).
     std::vector<Variant> variantsInBoundOrder( const Family& f )
     {
-        double pipeline[3] = { f.pipeline_none, 0.0, 0.0 };
+        std::vector<double> pipeline( 3 * f.vs.size(), 0.0 );
         ParallelConfig c = familyConfig( f );
-        for ( int ri = 1; ri < 3; ++ri )
-            if ( f.any_recompute[ri] )
+        for ( int ri = 0; ri < 3; ++ri )
+            for ( std::size_t vi = 0; vi < f.vs.size(); ++vi )
             {
-                c.recompute = kRecomputes[ri];
-                td::StageTimes first;
-                pipeline[ri] = pipelineOneFOneB( f, c, first );
+                if ( ri == 0 )
+                    pipeline[f.rvIndex( ri, int( vi ) )] = f.pipeline_none[vi];
+                else if ( f.any_rv[f.rvIndex( ri, int( vi ) )] )
+                {
+                    c.recompute = kRecomputes[ri];
+                    c.virtual_stages = f.vs[vi];
+                    td::StageTimes first;
+                    pipeline[f.rvIndex( ri, int( vi ) )] = pipelineOneFOneB( f, c, first );
+                }
             }
         std::vector<Variant> variants;
         for ( int ri = 0; ri < 3; ++ri )
             for ( int z = 0; z < 4; ++z )
                 for ( int si = 0; si < 2; ++si )
-                    if ( f.fits[ri][z][si] )
-                    {
-                        c.recompute = kRecomputes[ri];
-                        c.zero = z;
-                        c.schedule = kSchedules[si];
-                        variants.push_back( { pipeline[ri] + f.post_bound[z], c, ri, z, si } );
-                    }
+                    for ( std::size_t vi = 0; vi < ( si == 0 ? f.vs.size() : 1 ); ++vi )
+                        if ( f.fits[f.fitIndex( ri, z, si, int( vi ) )] )
+                        {
+                            c.recompute = kRecomputes[ri];
+                            c.zero = z;
+                            c.schedule = kSchedules[si];
+                            c.virtual_stages = f.vs[vi];
+                            variants.push_back(
+                                { pipeline[f.rvIndex( ri, int( vi ) )] + f.post_bound[z], c, ri, z,
+                                  si, int( vi ) } );
+                        }
         std::sort( variants.begin(), variants.end(),
                    []( const Variant& a, const Variant& b )
                    {

@@ -29,7 +29,7 @@ std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::in
 }
 
 ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global_batch, bool sp,
-                           bool fused )
+                           const TransformerPlanOptions& o )
 {
     ParallelConfig c;
     c.tp = l.tp;
@@ -38,9 +38,26 @@ ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global
     c.micro_batch = micro_batch;
     c.global_batch = global_batch;
     c.sequence_parallel = sp;
-    c.fused = fused;
+    c.fused = o.fused;
+    c.overlap = o.overlap;
     c.mode = RunMode::train;
     return c;
+}
+
+std::vector<int> virtualStageChoices( const TransformerSpec& model, const ParallelConfig& c,
+                                      bool interleave )
+{
+    std::vector<int> out = { 1 };
+    if ( !interleave || c.pp < 2 || c.schedule != PipelineSchedule::one_f_one_b )
+        return out;
+    for ( int v : divisorsOf( model.layers / c.pp ) )
+    {
+        ParallelConfig interleaved = c;
+        interleaved.virtual_stages = v;
+        if ( v > 1 && parallelKnobProblem( model, interleaved ).key.empty() )
+            out.push_back( v );
+    }
+    return out;
 }
 
 double usableGiB( const Platform& platform )
@@ -131,7 +148,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
         int chosen = 0, chosen_any = 0;
         for ( auto b = micro.rbegin(); b != micro.rend() && chosen == 0; ++b )
         {
-            ParallelConfig c = baseConfig( l, *b, global_batch, false, options.fused );
+            ParallelConfig c = baseConfig( l, *b, global_batch, false, options );
             c.recompute = Recompute::full;
             if ( !fitsInMemory( r, model, platform, c ) )
                 continue;
@@ -144,7 +161,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
             chosen = chosen_any;
         if ( chosen > 0 )
         {
-            ParallelConfig c = baseConfig( l, chosen, global_batch, false, options.fused );
+            ParallelConfig c = baseConfig( l, chosen, global_batch, false, options );
             c.recompute = Recompute::full;
             TransformerCandidate cand;
             cand.config = c;
@@ -177,7 +194,7 @@ TransformerPlanResult planExhaustive( const TransformerSpec& model, const Platfo
 {
     TransformerPlanResult r;
     const std::vector<ParallelConfig> space =
-        transformerSearchSpace( model, platform.numGpus(), global_batch, options.fused );
+        transformerSearchSpace( model, platform.numGpus(), global_batch, options );
     r.stats.space = static_cast<std::int64_t>( space.size() );
     Workload workload;
     workload.name = "transformer";
@@ -232,7 +249,8 @@ bool transformerCandidateBefore( const TransformerCandidate& a, const Transforme
 }
 
 std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model, int num_gpus,
-                                                    std::int64_t global_batch, bool fused )
+                                                    std::int64_t global_batch,
+                                                    const TransformerPlanOptions& options )
 {
     std::vector<ParallelConfig> out;
     for ( const Layout& l : layouts( model, num_gpus, global_batch ) )
@@ -244,11 +262,15 @@ std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model
                         {
                             if ( sp && l.tp == 1 )
                                 continue;
-                            ParallelConfig c = baseConfig( l, b, global_batch, sp, fused );
+                            ParallelConfig c = baseConfig( l, b, global_batch, sp, options );
                             c.recompute = recompute;
                             c.zero = z;
                             c.schedule = kSchedules[si];
-                            out.push_back( c );
+                            for ( int v : virtualStageChoices( model, c, options.interleave ) )
+                            {
+                                c.virtual_stages = v;
+                                out.push_back( c );
+                            }
                         }
     return out;
 }

@@ -27,7 +27,7 @@ inline constexpr PipelineSchedule kSchedules[] = { PipelineSchedule::one_f_one_b
 inline auto configKey( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ) );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages );
 }
 
 //! A (tp, pp, dp) layout the model and the global batch allow.
@@ -41,9 +41,17 @@ struct Layout
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
                              std::int64_t global_batch );
 
-//! A training configuration of layout `l` (recompute none, ZeRO 0, 1F1B).
+//! A training configuration of layout `l` (recompute none, ZeRO 0, 1F1B, one chunk per stage) with
+//! the run's properties of `o` (fused attention, overlap).
 ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global_batch, bool sp,
-                           bool fused );
+                           const TransformerPlanOptions& o );
+
+//! The virtual pipeline sizes searched for `c` (its layout, micro-batch and schedule): 1, and
+//! under 1F1B with pp > 1 and the micro-batches a multiple of pp every v > 1 dividing layers/pp
+//! (Megatron's interleaved schedule; parallelKnobProblem's rules), ascending; only 1 when
+//! `interleave` is false.
+std::vector<int> virtualStageChoices( const TransformerSpec& model, const ParallelConfig& c,
+                                      bool interleave );
 
 //! The GPU's memory less the platform's reserve, GiB.
 double usableGiB( const Platform& platform );

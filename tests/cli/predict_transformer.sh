@@ -89,7 +89,20 @@ row_ms() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "ite
 grep "^gpt3-175b-megatron-paper," <<<"$sample" | grep -q "1024 GPUs; measured up to 512" ||
     fail "sample: the paper configuration is not flagged outside the validated range"
 "$exe" plan "$src/inputs/workloads/gpt3-175b.yaml" "$src/inputs/platforms/dgx-a100-hdr800.yaml" \
-    --gpus 1024 -f csv -o "$scratch/g175.plan.yaml" >"$scratch/plan.csv" || fail "plan 175B exit $?"
+    --gpus 1024 --no-interleave -f csv -o "$scratch/g175.plan.yaml" >"$scratch/plan.csv" ||
+    fail "plan 175B exit $?"
+# Searching interleaved 1F1B too (the default) finds six chunks per stage, faster.
+"$exe" plan "$src/inputs/workloads/gpt3-175b.yaml" "$src/inputs/platforms/dgx-a100-hdr800.yaml" \
+    --gpus 1024 -f csv -o "$scratch/g175v.plan.yaml" >"$scratch/planv.csv" || fail "plan 175B v exit $?"
+grep -q "micro_batch: 3, .*virtual_stages: 6" "$scratch/g175v.plan.yaml" ||
+    fail "the interleaved plan changed: $(cat "$scratch/g175v.plan.yaml")"
+awk -F, 'FNR == 1 { for (i = 1; i <= NF; ++i) if ($i == "iteration_ms") c = i; next }
+    $1 == "shardsweep" { t[FILENAME] = $c } END { for (f in t) n++; if (n != 2) exit 1
+    if (!(t[ARGV[2]] < t[ARGV[1]])) exit 1 }' "$scratch/plan.csv" "$scratch/planv.csv" ||
+    fail "interleaving is not faster: $(cat "$scratch/plan.csv" "$scratch/planv.csv")"
+err=$("$exe" export-et "$scratch/g175v.plan.yaml" -o "$scratch/etv" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "no-interleave" <<<"$err" && [ ! -e "$scratch/etv" ] ||
+    fail "export-et of an interleaved plan: exit $rc, $err"
 grep -q "tp: 4, pp: 16, dp: 16, micro_batch: 1, .*recompute: none, zero: 2, sequence_parallel: true" \
     "$scratch/g175.plan.yaml" || fail "the README's plan changed: $(cat "$scratch/g175.plan.yaml")"
 planned=$("$exe" evaluate "$scratch/g175.plan.yaml" -f csv |

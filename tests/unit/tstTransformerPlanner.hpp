@@ -53,16 +53,17 @@ TransformerSpec gptModel( int layers, int hidden, int heads, int seq_len = 2048 
 auto key( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.dp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ) );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages );
 }
 
 //! Every configuration priced with the model functions in a plain loop, no pruning of any kind;
 //! the `k` best that fit, by (time, key).
 std::vector<TransformerCandidate> bruteForce( const TransformerSpec& m, const Platform& p,
-                                              std::int64_t batch, int k )
+                                              std::int64_t batch, int k,
+                                              const TransformerPlanOptions& o = {} )
 {
     std::vector<TransformerCandidate> all;
-    for ( const ParallelConfig& c : transformerSearchSpace( m, p.numGpus(), batch ) )
+    for ( const ParallelConfig& c : transformerSearchSpace( m, p.numGpus(), batch, o ) )
     {
         const TransformerOperatorCost ops =
             transformerOperatorCost( transformerOperatorCase( p.gpu, m, c ) );
@@ -92,12 +93,14 @@ void expectSameTop( const std::vector<TransformerCandidate>& want,
 // N = 4 GPUs, 4 heads, 4 layers, global batch 4. Layouts (tp, pp, dp): (1,1,4) (1,2,2) (1,4,1)
 // (2,1,2) (2,2,1) (4,1,1); micro-batches: divisors of 4/dp. Per layout and micro-batch 3
 // recomputes x ZeRO (4 when dp > 1) x schedule (2 when pp > 1) x SP (2 when tp > 1):
-// 12·1 + 24·2 + 6·3 + 24·2 + 12·3 + 6·3 = 180.
+// 12·1 + 24·2 + 6·3 + 24·2 + 12·3 + 6·3 = 180. Interleaved 1F1B adds v = 2 (layers/pp = 2) where
+// pp divides the micro-batches: (1,2,2) with b = 1 (m = 2), 3 x 4 ZeRO = 12, and (2,2,1) with
+// b = 1, 2 (m = 4, 2), 3 x 2 SP each = 12; (1,4,1) has one layer per stage: 204.
 TEST( TEST_CATEGORY, transformer_search_space_counted_by_hand )
 {
     const TransformerSpec m = gptModel( 4, 256, 4, 128 );
     const std::vector<ParallelConfig> space = transformerSearchSpace( m, 4, 4 );
-    EXPECT_EQ( space.size(), 180u );
+    EXPECT_EQ( space.size(), 204u );
     std::set<decltype( key( space[0] ) )> distinct;
     for ( const ParallelConfig& c : space )
     {
@@ -107,8 +110,8 @@ TEST( TEST_CATEGORY, transformer_search_space_counted_by_hand )
     EXPECT_EQ( distinct.size(), space.size() );
     // The branch and bound walks the same space.
     const TransformerPlanResult r = planTransformer( PlannerKind::shardsweep, m, cluster( 4 ), 4 );
-    EXPECT_EQ( r.stats.space, 180 );
-    EXPECT_EQ( r.stats.memory_checked, 180 );
+    EXPECT_EQ( r.stats.space, 204 );
+    EXPECT_EQ( r.stats.memory_checked, 204 );
 }
 
 // One GPU with ample memory: nothing to communicate, so recompute only adds time and ZeRO, SP
@@ -140,7 +143,8 @@ TEST( TEST_CATEGORY, transformer_planner_single_gpu_by_hand )
 
 // Branch and bound and the kernel-priced exhaustive search against the brute force, top 5, over
 // models, GPU counts and memory sizes where memory decides (a pruned feasible optimum, or a
-// bound above a true price, would show here as a different list).
+// bound above a true price, would show here as a different list), with and without overlap (the
+// post-pipeline bound then depends on the recompute) and with interleaving in the space.
 TEST( TEST_CATEGORY, transformer_planners_equal_brute_force )
 {
     struct Case
@@ -159,29 +163,34 @@ TEST( TEST_CATEGORY, transformer_planners_equal_brute_force )
         { gptModel( 32, 4096, 32 ), 64, 256, 80.0 },
         { gptModel( 40, 5120, 40 ), 40, 80, 40.0 }, // 13B, a GPU count that is not a power of 2
     };
-    for ( const Case& k : cases )
-    {
-        const Platform p = cluster( k.gpus, k.memory_GiB );
-        const std::string what = std::to_string( k.model.hidden ) + "h on " +
-                                 std::to_string( k.gpus ) + " GPUs of " +
-                                 std::to_string( k.memory_GiB ) + " GiB";
-        const std::vector<TransformerCandidate> want = bruteForce( k.model, p, k.batch, 5 );
-        ASSERT_FALSE( want.empty() ) << what;
-        TransformerPlanOptions o;
-        o.top_k = 5;
-        const TransformerPlanResult bb =
-            planTransformer( PlannerKind::shardsweep, k.model, p, k.batch, o );
-        const TransformerPlanResult ex =
-            planTransformer( PlannerKind::exhaustive, k.model, p, k.batch, o );
-        expectSameTop( want, bb.top, "shardsweep, " + what );
-        expectSameTop( want, ex.top, "exhaustive, " + what );
-        // top 1 alone (the tightest pruning) is the same optimum
-        const TransformerPlanResult one =
-            planTransformer( PlannerKind::shardsweep, k.model, p, k.batch );
-        expectSameTop( { want.front() }, one.top, "shardsweep top 1, " + what );
-        EXPECT_EQ( ex.stats.priced, ex.stats.space ) << what;
-        EXPECT_LT( one.stats.priced * 4, one.stats.space ) << what;
-    }
+    for ( const bool overlap : { false, true } )
+        for ( const Case& k : cases )
+        {
+            const Platform p = cluster( k.gpus, k.memory_GiB );
+            const std::string what = std::to_string( k.model.hidden ) + "h on " +
+                                     std::to_string( k.gpus ) + " GPUs of " +
+                                     std::to_string( k.memory_GiB ) + " GiB" +
+                                     ( overlap ? ", overlap" : "" );
+            TransformerPlanOptions o;
+            o.top_k = 5;
+            o.overlap = overlap;
+            const std::vector<TransformerCandidate> want = bruteForce( k.model, p, k.batch, 5, o );
+            ASSERT_FALSE( want.empty() ) << what;
+            const TransformerPlanResult bb =
+                planTransformer( PlannerKind::shardsweep, k.model, p, k.batch, o );
+            const TransformerPlanResult ex =
+                planTransformer( PlannerKind::exhaustive, k.model, p, k.batch, o );
+            expectSameTop( want, bb.top, "shardsweep, " + what );
+            expectSameTop( want, ex.top, "exhaustive, " + what );
+            // top 1 alone (the tightest pruning) is the same optimum
+            TransformerPlanOptions one_option = o;
+            one_option.top_k = 1;
+            const TransformerPlanResult one =
+                planTransformer( PlannerKind::shardsweep, k.model, p, k.batch, one_option );
+            expectSameTop( { want.front() }, one.top, "shardsweep top 1, " + what );
+            EXPECT_EQ( ex.stats.priced, ex.stats.space ) << what;
+            EXPECT_LT( one.stats.priced * 4, one.stats.space ) << what;
+        }
 }
 
 // Megatron's rule on 16 GPUs of 2 nodes: TP = 8 (GPUs per node), then the smallest PP where some

@@ -55,6 +55,8 @@ struct TransformerPlanRequest
     long long global_batch = 0;   //!< 0: the workload's
     int gpus = 0;                 //!< 0: the platform's own
     int top = 1;                  //!< candidates of the chosen planner to list
+    bool overlap = false;         //!< plan with DP/TP communication overlap (a run property)
+    bool no_interleave = false;   //!< search one model chunk per stage only
     //! The files planned from, recorded in the plan file's `source:` (io/plan_yaml PlanSource).
     std::string workload_path, platform_path;
 };

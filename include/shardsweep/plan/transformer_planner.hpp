@@ -14,8 +14,11 @@
 //! - shardsweep: branch and bound over the same space, returning exactly exhaustive's top K while
 //!   pricing few configurations (docs/model/transformer_planner.md).
 //! Candidates are ranked by iteration time, ties by peak memory (the same speed with more headroom
-//! first), then by configuration key (tp, pp, micro-batch, recompute, ZeRO, SP, schedule,
-//! ascending): the result is the same for any thread count.
+//! first), then by configuration key (tp, pp, micro-batch, recompute, ZeRO, SP, schedule, virtual
+//! stages, ascending): the result is the same for any thread count. ZeRO-1 is what Megatron calls
+//! the distributed optimizer (the model prices both alike), and overlap is a property of the run
+//! (TransformerPlanOptions), as fused attention is: it never makes a step slower, so searching it
+//! would only ever switch it on.
 #include <cstdint>
 #include <shardsweep/domain/transformer_spec.hpp>
 #include <shardsweep/plan/planner.hpp>
@@ -27,8 +30,12 @@ namespace shardsweep
 
 struct TransformerPlanOptions
 {
-    int top_k = 1;     //!< candidates returned, best first
-    bool fused = true; //!< fused (flash) attention: a property of the run, not searched
+    int top_k = 1;        //!< candidates returned, best first
+    bool fused = true;    //!< fused (flash) attention: a property of the run, not searched
+    bool overlap = false; //!< DP/TP communication overlap: a property of the run, not searched
+    //! Search interleaved 1F1B (virtual_stages > 1); false: one chunk per stage only (the plans
+    //! export-et can write as traces today)
+    bool interleave = true;
     bool price = true; //!< megatron: price its configuration (false: summary left empty)
 };
 
@@ -69,11 +76,13 @@ TransformerPlanResult planTransformer( PlannerKind kind, const TransformerSpec& 
 //! Every configuration the planners consider, in key order: tp dividing the GPUs, the heads and
 //! the FFN width; pp dividing the remaining GPUs and the layers; dp the rest, dividing the global
 //! batch; every micro-batch b with b·dp dividing it; recompute none/selective/full; ZeRO 0..3
-//! (0 only when dp = 1); SP off/on (off only when tp = 1); 1F1B, and GPipe when pp > 1. The
+//! (0 only when dp = 1); SP off/on (off only when tp = 1); 1F1B, and GPipe when pp > 1; under
+//! 1F1B every virtual pipeline size Megatron's interleaved schedule allows. The
 //! excluded combinations are ones the model cannot tell apart (ZeRO or SP on a group of one) or
 //! a schedule without a pipeline. Train mode.
 std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model, int num_gpus,
-                                                    std::int64_t global_batch, bool fused = true );
+                                                    std::int64_t global_batch,
+                                                    const TransformerPlanOptions& options = {} );
 
 //! True when `a` ranks before `b`: shorter iteration, ties by less peak memory, then by key.
 bool transformerCandidateBefore( const TransformerCandidate& a, const TransformerCandidate& b );
