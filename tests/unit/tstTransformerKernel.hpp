@@ -66,13 +66,24 @@ Workload tinyDlrm()
 }
 } // namespace
 
-// Every valid (tp, pp) layout of 32 GPUs x micro-batches x recompute for a 2.7B-like model, mixed
-// with DLRM scenarios in one batch: each transformer result equals predictTransformerStep on
-// transformerOperatorCost called directly, bit for bit, stage arrays included.
-TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
+// Every valid (tp, pp) layout of 32 GPUs x micro-batches x recompute x one or two model chunks per
+// stage (with overlap and the distributed optimizer on some) for a 2.7B-like model, and for an
+// fp8 Llama-like variant (SwiGLU, grouped-query attention, uneven first and last stages) on
+// FP8-capable GPUs, mixed with DLRM scenarios in one batch: each transformer result equals
+// predictTransformerStep on transformerOperatorCost called directly, bit for bit, stage arrays
+// included.
+void kernelMatchesModelFunctions( bool modern )
 {
-    const Platform platform = a100Cluster( 4 );
-    const Workload model = gpt( 32, 2560, 32, 512 );
+    Platform platform = a100Cluster( 4 );
+    Workload model = gpt( 32, 2560, 32, 512 );
+    if ( modern )
+    {
+        platform.gpu.fp8_TFLOPs = 2.0 * platform.gpu.bf16_TFLOPs;
+        model.transformer.dtype = DataType::fp8;
+        model.transformer.ffn_type = FfnType::swiglu;
+        model.transformer.kv_heads = 8;
+        model.transformer.ffn_hidden = 6912;
+    }
     const Workload dlrm = tinyDlrm();
     Plan dlrm_plan;
     dlrm_plan.tables.push_back( TablePlan{} );
@@ -81,27 +92,36 @@ TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
     for ( const auto& [tp, pp] : gpuLayouts( 32 ) )
         for ( int mb : { 1, 2, 4 } )
             for ( Recompute rc : { Recompute::none, Recompute::selective, Recompute::full } )
-            {
-                Plan p;
-                p.parallel.tp = tp;
-                p.parallel.pp = pp;
-                p.parallel.dp = 32 / ( tp * pp );
-                p.parallel.micro_batch = mb;
-                p.parallel.recompute = rc;
-                p.parallel.sequence_parallel = tp > 1 && mb == 2;
-                p.parallel.zero = mb == 4 ? 1 : 0;
-                if ( parallelConfigError(
-                         model.transformer,
-                         [&]
-                         {
-                             ParallelConfig c = p.parallel;
-                             c.global_batch = model.global_batch;
-                             return c;
-                         }(),
-                         32 )
-                         .empty() )
-                    plans.push_back( p );
-            }
+                for ( int v : { 1, 2 } )
+                {
+                    Plan p;
+                    p.parallel.tp = tp;
+                    p.parallel.pp = pp;
+                    p.parallel.dp = 32 / ( tp * pp );
+                    p.parallel.micro_batch = mb;
+                    p.parallel.recompute = rc;
+                    p.parallel.sequence_parallel = tp > 1 && mb == 2;
+                    p.parallel.zero = mb == 4 ? 1 : 0;
+                    p.parallel.virtual_stages = modern ? 1 : v;
+                    p.parallel.overlap = mb != 4;
+                    p.parallel.distributed_optimizer = mb == 2;
+                    if ( modern && v == 2 && pp > 2 ) // uneven: one layer less at both ends
+                    {
+                        p.parallel.first_stage_layers = 32 / pp - 1;
+                        p.parallel.last_stage_layers = 32 / pp - 1;
+                    }
+                    if ( parallelConfigError(
+                             model.transformer,
+                             [&]
+                             {
+                                 ParallelConfig c = p.parallel;
+                                 c.global_batch = model.global_batch;
+                                 return c;
+                             }(),
+                             32 )
+                             .empty() )
+                        plans.push_back( p );
+                }
     ASSERT_GT( plans.size(), 50u );
     std::vector<ScenarioInput> inputs;
     for ( std::size_t k = 0; k < plans.size(); ++k )
@@ -160,6 +180,16 @@ TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
         EXPECT_EQ( r.parallel.global_batch, c.global_batch );
         EXPECT_TRUE( r.gpu_phase_ms.empty() );
     }
+}
+
+TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
+{
+    kernelMatchesModelFunctions( false );
+}
+
+TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions_modern_knobs )
+{
+    kernelMatchesModelFunctions( true );
 }
 
 // A configuration that cannot run the model on the platform is refused before any launch.
