@@ -1,3 +1,5 @@
+#include "transformer_test_support.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <backend_equal.hpp>
@@ -89,52 +91,6 @@ TEST( TEST_CATEGORY, transformer_pipeline_uniform_bubble )
 
 namespace
 {
-//! Constants that make every kernel pure traffic: no host time, no gaps, full bandwidth, no
-//! framework extras; everything else shipped.
-TransformerConstants pureConstants()
-{
-    TransformerConstants c = shippedTransformerConstants();
-    c.kernel_gap_ms = 0.0;
-    c.host_ms_per_kernel = 0.0;
-    c.elementwise_bw_eff = 1.0;
-    c.tp_sync_ms = 0.0;
-    c.p2p_bw_eff = 1.0;
-    c.p2p_ms = 0.0;
-    c.dp_bw_eff = 1.0;
-    return c;
-}
-
-//! 1 GB/s: a memory-bound kernel of n bytes takes n·1e-6 ms.
-GpuSpec slowMemoryGpu()
-{
-    GpuSpec g;
-    g.sm_count = 10;
-    g.fp32_TFLOPs = 10.0;
-    g.fp16_TFLOPs = 100.0;
-    g.bf16_TFLOPs = 100.0;
-    g.memory_bandwidth_GBps = 1.0;
-    g.memory_GiB = 80.0;
-    return g;
-}
-
-//! One Switch dimension of n GPUs at 100 GB/s, 1 µs per hop, ring, one chunk.
-Platform switchPlatform( int n )
-{
-    Platform p;
-    p.gpu = slowMemoryGpu();
-    p.gpu.memory_bandwidth_GBps = 2000.0;
-    p.gpus_per_node = n;
-    p.network.num_dims = 1;
-    p.network.dims[0].topology = Topology::Switch;
-    p.network.dims[0].npus_count = n;
-    p.network.dims[0].bandwidth_GBps = 100.0;
-    p.network.dims[0].latency_ns = 1000.0;
-    p.system.preferred_dataset_splits = 1;
-    p.system.active_chunks_per_dimension = 1;
-    p.system.local_mem_bw_GBps = 2000.0;
-    return p;
-}
-
 //! A small event simulation of one pipeline: stage i runs its forwards F(i, j) and backwards
 //! B(i, j) in the schedule's order (1F1B: p − i − 1 warm-up forwards, then one forward and one
 //! backward alternately, then the remaining backwards; GPipe: all forwards, then all backwards);

@@ -2,6 +2,8 @@
 // uneven stages, the distributed optimizer, communication overlap, FP8 and SwiGLU. Every
 // expectation is derived by hand or by an event simulation of the schedule, independently of the
 // closed forms in model/transformer/step.hpp and memory.hpp.
+#include "transformer_test_support.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cmath>
@@ -28,20 +30,6 @@ TransformerSpec decoder( int h, int a, int L, int s )
     return m;
 }
 
-//! Every kernel pure traffic or pure FLOPs: no host time, gaps or framework extras.
-TransformerConstants pure()
-{
-    TransformerConstants c = shippedTransformerConstants();
-    c.kernel_gap_ms = 0.0;
-    c.host_ms_per_kernel = 0.0;
-    c.elementwise_bw_eff = 1.0;
-    c.tp_sync_ms = 0.0;
-    c.p2p_bw_eff = 1.0;
-    c.p2p_ms = 0.0;
-    c.dp_bw_eff = 1.0;
-    return c;
-}
-
 //! 1 GB/s memory (n bytes = n·1e-6 ms), FP8 at twice the BF16 peak.
 GpuSpec hopperLikeGpu()
 {
@@ -56,24 +44,6 @@ GpuSpec hopperLikeGpu()
     g.memory_bandwidth_GBps = 1.0;
     g.memory_GiB = 80.0;
     return g;
-}
-
-//! One Switch dimension of n GPUs at 100 GB/s, 1 µs per hop, ring, one chunk.
-Platform switchOf( int n )
-{
-    Platform p;
-    p.gpu = hopperLikeGpu();
-    p.gpu.memory_bandwidth_GBps = 2000.0;
-    p.gpus_per_node = n;
-    p.network.num_dims = 1;
-    p.network.dims[0].topology = Topology::Switch;
-    p.network.dims[0].npus_count = n;
-    p.network.dims[0].bandwidth_GBps = 100.0;
-    p.network.dims[0].latency_ns = 1000.0;
-    p.system.preferred_dataset_splits = 1;
-    p.system.active_chunks_per_dimension = 1;
-    p.system.local_mem_bw_GBps = 2000.0;
-    return p;
 }
 
 //! Event simulation of Megatron-LM's interleaved 1F1B schedule (schedules.py,
@@ -147,7 +117,7 @@ double pipelineMs( const TransformerSpec& model, const ParallelConfig& cfg,
     Platform platform;
     platform.gpu = hopperLikeGpu();
     const TransformerStepSummary r =
-        predictTransformerStepWith( pure(), platform, model, cfg, ops );
+        predictTransformerStepWith( pureConstants(), platform, model, cfg, ops );
     return r.iteration_ms - r.phase_ms[int( TransformerPhase::dp_comm )] -
            r.phase_ms[int( TransformerPhase::optimizer )];
 }
@@ -181,7 +151,7 @@ TEST( TEST_CATEGORY, transformer_interleaved_bubble_matches_event_simulation )
                 Platform none;
                 none.gpu = hopperLikeGpu();
                 const TransformerStepSummary r =
-                    predictTransformerStepWith( pure(), none, model, cfg, ops );
+                    predictTransformerStepWith( pureConstants(), none, model, cfg, ops );
                 EXPECT_NEAR( r.phase_ms[int( TransformerPhase::bubble )],
                              ( p - 1.0 ) / ( v * m ) * m * ( F + B ), 1e-9 );
             }
@@ -200,7 +170,7 @@ TEST( TEST_CATEGORY, transformer_interleaved_messages_and_memory )
     EXPECT_DOUBLE_EQ( inFlightMicroBatches( cfg, 7, 64.0 ), 17.0 / 3.0 );
     EXPECT_DOUBLE_EQ( inFlightMicroBatches( cfg, 0, 2.0 ), 2.0 ); // capped at m·v chunks
 
-    const Platform platform = switchOf( 8 );
+    const Platform platform = switchPlatform( 8, hopperLikeGpu() );
     TransformerSpec m = decoder( 1024, 16, 24, 512 );
     TransformerOperatorCost ops;
     ops.layer_fwd_ms = 1.0;
@@ -209,10 +179,10 @@ TEST( TEST_CATEGORY, transformer_interleaved_messages_and_memory )
     pipe.pp = 4;
     pipe.dp = 2;
     pipe.global_batch = 8; // m = 4
-    const double one = predictTransformerStepWith( pure(), platform, m, pipe, ops )
+    const double one = predictTransformerStepWith( pureConstants(), platform, m, pipe, ops )
                            .phase_ms[int( TransformerPhase::pp_comm )];
     pipe.virtual_stages = 3;
-    const double three = predictTransformerStepWith( pure(), platform, m, pipe, ops )
+    const double three = predictTransformerStepWith( pureConstants(), platform, m, pipe, ops )
                              .phase_ms[int( TransformerPhase::pp_comm )];
     // One message: ⌊2 hops · 1000 ns + 2·512·1024 B / (100 GiB/s)⌋ + 2 endpoint delays of 10 ns.
     const double msg =
@@ -317,7 +287,7 @@ TEST( TEST_CATEGORY, transformer_distributed_optimizer_volumes )
     EXPECT_DOUBLE_EQ( modelStateBytesPerGpu( DataType::bf16, P, zeroStage( c ), 8 ),
                       ( 6.0 + 12.0 / 8.0 ) * P );
 
-    const Platform platform = switchOf( 8 );
+    const Platform platform = switchPlatform( 8, hopperLikeGpu() );
     TransformerSpec m = decoder( 1024, 16, 4, 512 );
     ParallelConfig cfg;
     cfg.tp = 2;
@@ -337,17 +307,17 @@ TEST( TEST_CATEGORY, transformer_distributed_optimizer_volumes )
     const double ag =
         collectiveTimeNs( dpn, platform.system, Collective::all_gather, 2.0 * params / 4 );
     const transformer_detail::StageTimes st =
-        transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 );
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
     EXPECT_NEAR( st.dp, ( rs + ag ) * 1e-6, 1e-12 );
 
     // Overlap: the reduce-scatter hides under the stage's backward (2 ms per layer · 4 layers = 8
     // ms per micro-batch here, longer than it: nothing exposed), the all-gather under its forward.
     cfg.overlap = true;
-    EXPECT_EQ( transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 ).dp, 0.0 );
+    EXPECT_EQ( transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 ).dp, 0.0 );
     ops.layer_fwd_ms = 0.25 * rs * 1e-6 / 4.0; // the 4 layers' backward = half the reduce-scatter
     ops.layer_bwd_ms = 0.5 * rs * 1e-6 / 4.0;
     const transformer_detail::StageTimes half =
-        transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 );
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
     EXPECT_NEAR( half.dp, 0.5 * rs * 1e-6 + std::max( 0.0, ag - 0.25 * rs ) * 1e-6, 1e-12 );
 }
 
@@ -355,7 +325,7 @@ TEST( TEST_CATEGORY, transformer_distributed_optimizer_volumes )
 // exposed only where they outlast its layer GEMMs.
 TEST( TEST_CATEGORY, transformer_tp_overlap_hides_behind_gemms )
 {
-    const Platform platform = switchOf( 8 );
+    const Platform platform = switchPlatform( 8, hopperLikeGpu() );
     TransformerSpec m = decoder( 1024, 16, 4, 512 );
     ParallelConfig cfg;
     cfg.tp = 4;
@@ -365,20 +335,21 @@ TEST( TEST_CATEGORY, transformer_tp_overlap_hides_behind_gemms )
     ops.layer_fwd_ms = 1.0;
     ops.layer_bwd_ms = 2.0;
     const transformer_detail::StageTimes plain =
-        transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 );
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
     ASSERT_GT( plain.tp_f, 0.0 );
     cfg.overlap = true;
     ops.layer_gemm_fwd_ms = 0.1 * plain.tp_f / 4.0; // the 4 layers' GEMMs hide a tenth
     ops.layer_gemm_bwd_ms = 1.0;                    // and all of the backward's
     const transformer_detail::StageTimes hidden =
-        transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 );
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
     EXPECT_NEAR( hidden.tp_f, 0.9 * plain.tp_f, 1e-12 );
     EXPECT_EQ( hidden.tp_b, 0.0 );
     cfg.sequence_parallel = false; // Megatron overlaps TP only with SP
     const transformer_detail::StageTimes no_sp =
-        transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 );
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
     cfg.overlap = false;
-    EXPECT_EQ( no_sp.tp_f, transformerStageTimes( pure(), platform, m, cfg, ops, 0, 2.0 ).tp_f );
+    EXPECT_EQ( no_sp.tp_f,
+               transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 ).tp_f );
 }
 
 // FP8 (Transformer Engine): the linear layers' GEMMs run at the FP8 peak (twice BF16's here: a
@@ -405,9 +376,9 @@ TEST( TEST_CATEGORY, transformer_fp8_gemm_time_and_memory )
     oc.tp = 2;
     oc.micro_batch = 2;
     oc.fused = true;
-    const TransformerOperatorCost b = transformerOperatorCostWith( pure(), oc );
+    const TransformerOperatorCost b = transformerOperatorCostWith( pureConstants(), oc );
     oc.model.dtype = DataType::fp8;
-    const TransformerOperatorCost f = transformerOperatorCostWith( pure(), oc );
+    const TransformerOperatorCost f = transformerOperatorCostWith( pureConstants(), oc );
     const double T = 1024, h = 1024, ffn = 4096, t = 2;
     // (input, output) widths per rank of QKV, projection, FC1, FC2.
     const double in[] = { h, h / t, h, ffn / t }, out[] = { 3 * h / t, h, ffn / t, h };
@@ -450,7 +421,7 @@ TEST( TEST_CATEGORY, transformer_swiglu_ffn )
     TransformerOperatorCase oc;
     oc.gpu = hopperLikeGpu();
     oc.model = m;
-    EXPECT_DOUBLE_EQ( transformerOperatorCostWith( pure(), oc ).layer_flops,
+    EXPECT_DOUBLE_EQ( transformerOperatorCostWith( pureConstants(), oc ).layer_flops,
                       8 * T * h * h + 6 * T * h * f + 4 * T * T * h );
     TransformerSpec gelu = m;
     gelu.ffn_type = FfnType::gelu;
