@@ -120,6 +120,9 @@ std::string scenarioInputError( const ScenarioInput& in )
         return parallelConfigError( in.workload->transformer, scenarioParallelConfig( in ),
                                     in.platform->numGpus() );
     }
+    if ( std::string e = gpuDataTypeError( in.platform->gpu, in.workload->dense.dtype );
+         !e.empty() )
+        return "dense " + e;
     if ( in.model == CostModel::learned && !in.learned.model )
         return "cost model learned needs a model file (cost_model_file)";
     const auto num_tables = in.workload->tables.size();

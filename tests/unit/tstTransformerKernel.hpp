@@ -210,6 +210,22 @@ TEST( TEST_CATEGORY, transformer_kernel_rejects_invalid_configurations )
     EXPECT_NO_THROW( evaluateScenarios( TEST_BACKEND, { in } ) );
     const ScenarioInput torchrec{ &model, &platform, &plan, 0, CostModel::torchrec };
     EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { torchrec } ), std::invalid_argument );
+    // fp8 needs FP8 tensor cores, for a transformer and for a DLRM's dense part (A100: none).
+    Workload fp8 = model;
+    fp8.transformer.dtype = DataType::fp8;
+    const ScenarioInput fp8_in{ &fp8, &platform, &plan, 0, CostModel::native };
+    EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { fp8_in } ), std::invalid_argument );
+    Workload dlrm = tinyDlrm();
+    dlrm.dense.dtype = DataType::fp8;
+    Plan dlrm_plan;
+    dlrm_plan.tables.push_back( TablePlan{} );
+    dlrm_plan.shards.push_back( { 0, 0, 0, 100000, 0, 16 } );
+    const ScenarioInput dlrm_in{ &dlrm, &platform, &dlrm_plan, 0, CostModel::native };
+    EXPECT_THROW( evaluateScenarios( TEST_BACKEND, { dlrm_in } ), std::invalid_argument );
+    Platform h100 = platform;
+    h100.gpu.fp8_TFLOPs = 1978.9;
+    const ScenarioInput dlrm_h100{ &dlrm, &h100, &dlrm_plan, 0, CostModel::native };
+    EXPECT_NO_THROW( evaluateScenarios( TEST_BACKEND, { dlrm_h100 } ) );
 }
 
 } // namespace Test
