@@ -147,11 +147,12 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
     // Not in traces yet (the model prices them): interleaving, overlap, Transformer Engine casts.
     const ParallelConfig& cfg = scenario.plan.parallel;
     if ( scenario.workload.isTransformer() &&
-         ( cfg.virtual_stages > 1 || cfg.overlap ||
+         ( cfg.virtual_stages > 1 || cfg.overlap || cfg.cp > 1 ||
            scenario.workload.transformer.dtype == DataType::fp8 ) )
-        throw UsageError( "export-et: traces with virtual_stages > 1, overlap or dtype fp8 are not "
-                          "written yet (evaluate and plan price them; `plan --no-interleave` "
-                          "plans without interleaving)" );
+        throw UsageError(
+            "export-et: traces with virtual_stages > 1, cp > 1, overlap or dtype fp8 are not "
+            "written yet (evaluate and plan price them; `plan --no-interleave` "
+            "plans without interleaving)" );
     return scenario.workload.isTransformer() ? buildTransformerStepGraph( input )
                                              : buildDlrmStepGraph( input );
 }

@@ -244,18 +244,19 @@ ParallelConfig configCells( const CsvTable& t, std::size_t r, const TransformerS
     ParallelConfig cfg;
     cfg.tp = int( intCell( t, r, "tp", 1, 1 ) );
     cfg.pp = int( intCell( t, r, "pp", 1, 1 ) );
-    const std::int64_t gpus_given = intCell( t, r, "gpus", 0, 1 );
-    const std::int64_t tp_pp = std::int64_t( cfg.tp ) * cfg.pp;
-    const std::int64_t dp_default =
-        gpus_given > 0 && gpus_given % tp_pp == 0 ? gpus_given / tp_pp : 1;
-    cfg.dp = int( intCell( t, r, "dp", dp_default, 1 ) );
-    gpus = tp_pp * cfg.dp;
-    if ( gpus_given > 0 && gpus_given != gpus )
-        t.fail( r, "gpus", "tp*pp*dp = " + std::to_string( gpus ) );
-    if ( const std::string error = tensorParallelError( m, cfg.tp ); !error.empty() )
-        t.fail( r, "tp", "a degree that splits the model (" + error + ")" );
     for ( const ParallelField& f : parallelFields() )
         f.set( cfg, fieldCell( t, r, f ) );
+    const std::int64_t gpus_given = intCell( t, r, "gpus", 0, 1 );
+    const std::int64_t tp_cp_pp = std::int64_t( cfg.tp ) * cfg.cp * cfg.pp;
+    const std::int64_t dp_default =
+        gpus_given > 0 && gpus_given % tp_cp_pp == 0 ? gpus_given / tp_cp_pp : 1;
+    cfg.dp = int( intCell( t, r, "dp", dp_default, 1 ) );
+    gpus = tp_cp_pp * cfg.dp;
+    if ( gpus_given > 0 && gpus_given != gpus )
+        t.fail( r, "gpus",
+                ( cfg.cp > 1 ? "tp*cp*pp*dp = " : "tp*pp*dp = " ) + std::to_string( gpus ) );
+    if ( const std::string error = tensorParallelError( m, cfg.tp ); !error.empty() )
+        t.fail( r, "tp", "a degree that splits the model (" + error + ")" );
     const std::int64_t per_step = std::int64_t( cfg.micro_batch ) * cfg.dp;
     cfg.global_batch = intCell( t, r, "global_batch", per_step, 1 );
     if ( cfg.global_batch % per_step != 0 )
@@ -304,9 +305,9 @@ const char* const kHelp =
     "                    working directory, then from the CSV's folder); empty: one GPU, `gpu`\n"
     "  gpu               catalog name or alias (e.g. 'NVIDIA H100 80GB HBM3'); empty: the\n"
     "                    platform's GPU (required without a platform)\n"
-    "  gpus              GPUs used = tp*pp*dp (default: that product)\n"
+    "  gpus              GPUs used = tp*cp*pp*dp (default: that product)\n"
     "  tp, pp            default 1\n"
-    "  dp                default gpus/(tp*pp), or 1\n"
+    "  dp                default gpus/(tp*cp*pp), or 1\n"
     "  global_batch      sequences per step (default micro_batch*dp); a multiple of it\n";
 } // namespace
 

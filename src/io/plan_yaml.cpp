@@ -280,10 +280,10 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
     ParallelConfig c = defaultParallelConfig();
     c.tp = node.getInt32Or( "tp", 1, degree );
     c.pp = node.getInt32Or( "pp", 1, degree );
-    const int derived_dp = num_gpus > 0 ? num_gpus / ( c.tp * c.pp ) : 1;
-    c.dp = node.getInt32Or( "dp", derived_dp, degree );
     for ( const ParallelField& f : parallelFields() )
         f.set( c, parallelFieldValue( node, f ) );
+    const int derived_dp = num_gpus > 0 ? num_gpus / ( c.tp * c.pp * c.cp ) : 1;
+    c.dp = node.getInt32Or( "dp", derived_dp, degree );
     c.global_batch = node.getIntOr( "global_batch", global_batch, Range::between( 1, 1.0e9 ) );
     auto at = [&]( const char* key ) { return node.has( key ) ? node.at( key ) : node; };
     auto n = []( std::int64_t x ) { return std::to_string( x ); };
@@ -293,11 +293,14 @@ ParallelConfig parseParallelConfig( const YamlView& node, const TransformerSpec*
             at( "tp" ).fail( "a tensor-parallel degree that splits the model (" + error + ")",
                              "'" + n( c.tp ) + "'" );
     }
-    if ( num_gpus > 0 && std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
+    if ( num_gpus > 0 && std::int64_t( c.numGpus() ) != num_gpus )
+    {
+        const std::string cp = c.cp > 1 ? " x cp" : "";
         at( node.has( "dp" ) ? "dp" : "pp" )
-            .fail( "tp x pp x dp = the " + n( num_gpus ) + " GPUs",
-                   n( c.tp ) + " x " + n( c.pp ) + " x " + n( c.dp ) + " = " +
-                       n( std::int64_t( c.tp ) * c.pp * c.dp ) );
+            .fail( "tp" + cp + " x pp x dp = the " + n( num_gpus ) + " GPUs",
+                   n( c.tp ) + ( c.cp > 1 ? " x " + n( c.cp ) : "" ) + " x " + n( c.pp ) + " x " +
+                       n( c.dp ) + " = " + n( std::int64_t( c.tp ) * c.cp * c.pp * c.dp ) );
+    }
     if ( c.global_batch > 0 && c.global_batch % ( std::int64_t( c.micro_batch ) * c.dp ) != 0 )
         at( "micro_batch" )
             .fail( "micro_batch x dp dividing the global batch " + n( c.global_batch ),

@@ -16,6 +16,7 @@ std::string parallelConfigSummary( const ParallelConfig& c )
            ( c.virtual_stages > 1 ? ", interleaved x" + std::to_string( c.virtual_stages ) : "" ) +
            ( c.distributed_optimizer ? ", distributed optimizer" : "" ) +
            ( c.overlap ? ", overlap" : "" ) +
+           ( c.cp > 1 ? ", context parallel x" + std::to_string( c.cp ) : "" ) +
            ( c.first_stage_layers > 0
                  ? ", first stage " + std::to_string( c.first_stage_layers ) + " layers"
                  : "" ) +
@@ -69,12 +70,15 @@ std::string parallelConfigError( const TransformerSpec& model, const ParallelCon
                                  int num_gpus )
 {
     auto s = []( std::int64_t x ) { return std::to_string( x ); };
-    if ( c.tp < 1 || c.pp < 1 || c.dp < 1 )
-        return "tp, pp and dp must be >= 1 (got tp " + s( c.tp ) + ", pp " + s( c.pp ) + ", dp " +
-               s( c.dp ) + ")";
-    if ( std::int64_t( c.tp ) * c.pp * c.dp != num_gpus )
-        return "tp x pp x dp = " + s( c.tp ) + " x " + s( c.pp ) + " x " + s( c.dp ) + " = " +
-               s( std::int64_t( c.tp ) * c.pp * c.dp ) + " is not the " + s( num_gpus ) + " GPUs";
+    if ( c.tp < 1 || c.pp < 1 || c.dp < 1 || c.cp < 1 )
+        return "tp, cp, pp and dp must be >= 1 (got tp " + s( c.tp ) + ", cp " + s( c.cp ) +
+               ", pp " + s( c.pp ) + ", dp " + s( c.dp ) + ")";
+    const std::int64_t product = std::int64_t( c.tp ) * c.cp * c.pp * c.dp;
+    if ( product != num_gpus )
+        return ( c.cp > 1 ? "tp x cp x pp x dp = " + s( c.tp ) + " x " + s( c.cp ) + " x "
+                          : "tp x pp x dp = " + s( c.tp ) + " x " ) +
+               s( c.pp ) + " x " + s( c.dp ) + " = " + s( product ) + " is not the " +
+               s( num_gpus ) + " GPUs";
     if ( std::string error = tensorParallelError( model, c.tp ); !error.empty() )
         return error;
     if ( c.micro_batch < 1 )
@@ -148,6 +152,9 @@ ModelFieldProblem parallelKnobProblem( const TransformerSpec& model, const Paral
                                            "multiple of pp " +
                                            s( c.pp ) + " (Megatron's interleaved schedule)" };
     }
+    if ( c.cp > 1 && model.seq_len % ( 2 * c.cp ) != 0 )
+        return { "cp", "a context-parallel size with 2*cp dividing seq_len " + s( model.seq_len ) +
+                           " (Megatron splits each sequence into 2*cp chunks)" };
     if ( c.distributed_optimizer && c.zero > 0 )
         return { "distributed_optimizer",
                  "0 with zero > 0 (the distributed optimizer is ZeRO-1's sharding)" };

@@ -49,7 +49,7 @@ std::vector<std::string> transformerValidationNotes( const std::string& gpu_name
     if ( precision != c->precision )
         notes.push_back(
             fmt::format( "{} measured in {} only", gpu_name, precisionText( c->precision ) ) );
-    const int gpus = config.tp * config.pp * config.dp;
+    const int gpus = config.numGpus();
     if ( gpus > c->max_gpus )
         notes.push_back( fmt::format( "{} GPUs; measured up to {}", gpus, c->max_gpus ) );
     const int per_node = platform.gpus_per_node > 0 ? platform.gpus_per_node : 1;

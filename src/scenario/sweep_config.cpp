@@ -87,8 +87,11 @@ ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
         if ( num_gpus % ( c.tp * c.pp ) != 0 )
             c.tp = c.pp = 0;
     }
+    // Context parallelism takes its share of the GPUs before data parallelism.
+    if ( c.tp > 0 && num_gpus % ( c.tp * c.pp * c.cp ) != 0 )
+        c.tp = c.pp = 0;
     if ( c.tp > 0 )
-        c.dp = num_gpus / ( c.tp * c.pp );
+        c.dp = num_gpus / ( c.tp * c.pp * c.cp );
     return c;
 }
 

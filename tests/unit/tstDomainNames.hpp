@@ -204,7 +204,7 @@ TEST( TEST_CATEGORY, domain_parallel_fields )
     EXPECT_EQ( keys, ( std::vector<std::string>{
                          "micro_batch", "schedule", "recompute", "zero", "sequence_parallel",
                          "fused", "mode", "virtual_stages", "distributed_optimizer", "overlap",
-                         "first_stage_layers", "last_stage_layers" } ) );
+                         "first_stage_layers", "last_stage_layers", "cp" } ) );
     EXPECT_EQ( findParallelField( "tp" ), nullptr );
 
     ParallelConfig c;

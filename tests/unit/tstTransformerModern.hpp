@@ -440,3 +440,68 @@ TEST( TEST_CATEGORY, transformer_swiglu_ffn )
 }
 
 } // namespace Test
+
+namespace Test
+{
+
+// Context parallelism (Megatron-Core's p2p ring): per layer forward cp − 1 messages of the rank's
+// K and V chunk, 2·b·(s/cp)·(g/a)·h/t·e bytes, between ranks tp apart, exposed where they outlast
+// the attention core (0 here, so all of it); the backward twice the bytes. Activations per rank
+// are 1/cp; gradients are reduced over the dp·cp ranks; the model's FLOPs do not change.
+TEST( TEST_CATEGORY, transformer_context_parallel_exchange_and_memory )
+{
+    const Platform platform = switchPlatform( 8, hopperLikeGpu() );
+    TransformerSpec m = decoder( 1024, 16, 4, 4096 );
+    m.kv_heads = 4;
+    ParallelConfig cfg;
+    cfg.tp = 2;
+    cfg.cp = 4;
+    cfg.global_batch = 2;
+    ASSERT_EQ( parallelConfigError( m, cfg, 8 ), "" );
+    TransformerOperatorCost ops;
+    ops.layer_fwd_ms = 1.0;
+    ops.layer_bwd_ms = 2.0;
+    const transformer_detail::StageTimes st =
+        transformerStageTimes( pureConstants(), platform, m, cfg, ops, 0, 2.0 );
+    // What CP adds to the stage's TP time, against tp alone on the same tokens per rank (a
+    // quarter of the sequence, cp 1); the operator costs have no attention core to hide it.
+    const double bytes = 2.0 * 1024 /* s/cp */ * 1 * 1024 * ( 4.0 / 16.0 ) / 2 * 2 /* e */;
+    auto msg = [&]( double b )
+    { return ( std::floor( 2000.0 + b / ( 100.0 * 1073741824.0 / 1e9 ) ) + 20.0 ) * 1e-6; };
+    TransformerSpec quarter = m;
+    quarter.seq_len = 1024;
+    ParallelConfig tp_only = cfg;
+    tp_only.cp = 1;
+    const transformer_detail::StageTimes ref =
+        transformerStageTimes( pureConstants(), platform, quarter, tp_only, ops, 0, 2.0 );
+    EXPECT_NEAR( st.tp_f - ref.tp_f, 4 * 3 * msg( bytes ), 1e-12 );
+    EXPECT_NEAR( st.tp_b - ref.tp_b, 4 * 3 * msg( 2.0 * bytes ), 1e-12 );
+    // Activations: a quarter of the tokens per rank (fused attention: no s² term).
+    EXPECT_DOUBLE_EQ( layerActivationBytes( m, 2, 1, true, true, Recompute::none, 4 ),
+                      layerActivationBytes( quarter, 2, 1, true, true, Recompute::none ) );
+    // Gradients over dp·cp = 4 ranks at stride tp: an all-reduce of 4 GPUs' worth even at dp 1.
+    StageRole only;
+    only.first = only.last = true;
+    Network dpn = platform.network;
+    dpn.dims[0].npus_count = 4;
+    const double ar = collectiveTimeNs( dpn, platform.system, Collective::all_reduce,
+                                        4.0 * transformerStageParams( m, 2, 4, only ) ) *
+                      1e-6;
+    EXPECT_NEAR( st.dp, ar, 1e-12 );
+    // The model's FLOPs are the whole sequences', whatever cp.
+    TransformerOperatorCase oc;
+    oc.gpu = hopperLikeGpu();
+    oc.model = m;
+    oc.tp = 2;
+    oc.cp = 4;
+    const double with_cp = transformerOperatorCostWith( pureConstants(), oc ).layer_flops;
+    oc.cp = 1;
+    EXPECT_EQ( with_cp, transformerOperatorCostWith( pureConstants(), oc ).layer_flops );
+    // Megatron splits each sequence into 2·cp chunks.
+    ParallelConfig odd = cfg;
+    odd.cp = 8;
+    m.seq_len = 4008; // not divisible by 16
+    EXPECT_EQ( parallelKnobProblem( m, odd ).key, "cp" );
+}
+
+} // namespace Test

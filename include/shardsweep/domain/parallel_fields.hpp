@@ -79,6 +79,11 @@ inline constexpr ParallelField kParallelFields[] = {
       "layers of the last pipeline stage (default: even); the middle stages share the rest",
       []( const ParallelConfig& c ) { return c.last_stage_layers; },
       []( ParallelConfig& c, int v ) { c.last_stage_layers = v; }, nullptr },
+    { "cp", ParallelField::integer, 1, 65536, 1, false, "1", "",
+      "context-parallel size: each sequence split over cp GPUs (ring attention); GPUs = "
+      "tp*cp*pp*dp, seq_len divisible by 2*cp",
+      []( const ParallelConfig& c ) { return c.cp; }, []( ParallelConfig& c, int v ) { c.cp = v; },
+      nullptr },
 };
 constexpr int kNumParallelFields = int( std::size( kParallelFields ) );
 

@@ -65,7 +65,7 @@ enum class RunMode : std::uint8_t
     infer = 1, //!< forward only
 };
 
-//! How one transformer step is parallelised: tp · pp · dp GPUs.
+//! How one transformer step is parallelised: tp · cp · pp · dp GPUs.
 struct ParallelConfig
 {
     int tp = 1;
@@ -93,7 +93,11 @@ struct ParallelConfig
     //! num-layers); 0 = even. The other stages share the rest evenly.
     int first_stage_layers = 0;
     int last_stage_layers = 0;
-    int numGpus() const { return tp * pp * dp; }
+    //! Context parallelism (Megatron-Core's --context-parallel-size): each sequence split over cp
+    //! GPUs, attention as a ring exchange of key/value chunks. Ranks in Megatron's tp-cp-dp-pp
+    //! order; gradients reduced (and the distributed optimizer sharded) over dp·cp.
+    int cp = 1;
+    int numGpus() const { return tp * cp * pp * dp; }
 };
 
 //! Phases of a transformer step, as reported (critical-path shares, adding up to iteration_ms).

@@ -145,19 +145,21 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
 //! + (2e + 1)·a·s²·b (softmax output, dropout mask, dropout output). e = 2, f = 4h gives
 //! sbh(10 + 24/t + 5as/(ht)). Sequence parallelism splits the replicated part over t too;
 //! selective recompute and fused (flash) attention drop the s² term; full recompute keeps only
-//! the layer input (e·sbh, split over t with SP).
+//! the layer input (e·sbh, split over t with SP). Context parallelism keeps s/cp tokens per rank
+//! (and s/cp × s attention scores).
 KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, int tp,
                                                     int micro_batch, bool sequence_parallel,
-                                                    bool fused, Recompute recompute )
+                                                    bool fused, Recompute recompute, int cp = 1 )
 {
     const double e = transformer_detail::activationBytes( m.dtype );
     const double t = tp;
-    const double sbh = double( m.seq_len ) * micro_batch * m.hidden;
+    const double sq = double( m.seq_len ) / math::max( 1, cp );
+    const double sbh = sq * micro_batch * m.hidden;
     const double sp = sequence_parallel && tp > 1 ? t : 1.0;
     if ( recompute == Recompute::full )
         return e * sbh / sp;
     const double f = transformer_detail::ffnHidden( m );
-    const double sbf = double( m.seq_len ) * micro_batch * f;
+    const double sbf = sq * micro_batch * f;
     // GeLU input and FC2 input; ReLU keeps one; SwiGLU gate, up and FC2 input (3f).
     const FfnType act = transformer_detail::ffnActivation( m );
     const double mlp_copies = act == FfnType::relu ? 1.0 : ( act == FfnType::swiglu ? 3.0 : 2.0 );
@@ -165,7 +167,7 @@ KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, in
     const double qkv_copies = 2.0 + 2.0 * transformer_detail::kvHeadRatio( m ); // Q, K, V, proj
     double split = ( qkv_copies * e * sbh + mlp_copies * e * sbf ) / t;
     if ( !fused && recompute == Recompute::none )
-        split += ( 2.0 * e + 1.0 ) * m.heads * double( m.seq_len ) * m.seq_len * micro_batch / t;
+        split += ( 2.0 * e + 1.0 ) * m.heads * sq * m.seq_len * micro_batch / t;
     return replicated + split;
 }
 
@@ -206,21 +208,24 @@ KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerCons
     role.last = stage == cfg.pp - 1;
     const double params = transformerStageParams( m, cfg.tp, layers, role );
     const bool train = cfg.mode == RunMode::train;
-    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, zeroStage( cfg ), cfg.dp )
+    // Gradients are reduced, and ZeRO / the distributed optimizer shard, over dp·cp.
+    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, zeroStage( cfg ),
+                                                  cfg.dp * math::max( 1, cfg.cp ) )
                          : params * modelStateBytes( m.dtype ).weights;
     const double e = transformer_detail::activationBytes( m.dtype );
     const double t = cfg.tp;
     const double sp = cfg.sequence_parallel && cfg.tp > 1 ? t : 1.0;
-    const double sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
+    const double sq = double( m.seq_len ) / math::max( 1, cfg.cp ); // tokens per rank
+    const double sbh = sq * cfg.micro_batch * m.hidden;
     const double in_flight = inFlightMicroBatches( cfg, stage, micro_batches );
     // One layer's full activations: what inference and a recomputing backward hold transiently.
     const double one_layer = layerActivationBytes(
-        m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused, Recompute::none );
+        m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused, Recompute::none, cfg.cp );
     if ( train )
     {
         bytes += in_flight * layers *
                  layerActivationBytes( m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused,
-                                       cfg.recompute );
+                                       cfg.recompute, cfg.cp );
         if ( cfg.recompute == Recompute::full )
             bytes += one_layer;
         if ( role.first )
@@ -228,16 +233,14 @@ KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerCons
         if ( role.last )
         {
             const double V = transformer_detail::paddedVocab( m, cfg.tp );
-            bytes += in_flight *
-                     ( 2.0 * e * sbh / sp + 4.0 * double( m.seq_len ) * cfg.micro_batch * V / t );
+            bytes += in_flight * ( 2.0 * e * sbh / sp + 4.0 * sq * cfg.micro_batch * V / t );
         }
     }
     else
     {
         bytes += one_layer;
         if ( role.last )
-            bytes += 4.0 * double( m.seq_len ) * cfg.micro_batch *
-                     transformer_detail::paddedVocab( m, cfg.tp ) / t;
+            bytes += 4.0 * sq * cfg.micro_batch * transformer_detail::paddedVocab( m, cfg.tp ) / t;
     }
     return bytes + c.workspace_GiB * 1073741824.0;
 }

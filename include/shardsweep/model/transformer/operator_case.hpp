@@ -47,19 +47,21 @@ struct TransformerOperatorCase
     int micro_batch = 1;
     bool sequence_parallel = false;
     bool fused = true;
+    int cp = 1; //!< context parallelism: the rank holds seq_len/cp of each sequence
 };
 
 //! Operator costs of one micro-batch on one TP rank, ms. "fwd" is the forward, "bwd" the backward
 //! (data + weight gradients and element-wise backward), without any recomputation.
 struct TransformerOperatorCost
 {
-    double layer_fwd_ms = 0.0;       //!< one layer, every operator
-    double layer_bwd_ms = 0.0;       //!< one layer
-    double layer_attn_core_ms = 0.0; //!< forward of scores..context (selective recompute)
-    double layer_dropout_ms = 0.0;   //!< dropout kernels inside layer_fwd_ms (absent at inference)
-    double layer_gemm_fwd_ms = 0.0;  //!< GEMM part of layer_fwd_ms
-    double layer_gemm_bwd_ms = 0.0;  //!< GEMM part of layer_bwd_ms
-    double embedding_fwd_ms = 0.0;   //!< token + position embedding and its dropout
+    double layer_fwd_ms = 0.0;           //!< one layer, every operator
+    double layer_bwd_ms = 0.0;           //!< one layer
+    double layer_attn_core_ms = 0.0;     //!< forward of scores..context (selective recompute)
+    double layer_attn_core_bwd_ms = 0.0; //!< backward of scores..context (hides CP's exchange)
+    double layer_dropout_ms = 0.0;  //!< dropout kernels inside layer_fwd_ms (absent at inference)
+    double layer_gemm_fwd_ms = 0.0; //!< GEMM part of layer_fwd_ms
+    double layer_gemm_bwd_ms = 0.0; //!< GEMM part of layer_bwd_ms
+    double embedding_fwd_ms = 0.0;  //!< token + position embedding and its dropout
     double embedding_bwd_ms = 0.0;
     double head_fwd_ms = 0.0; //!< final LayerNorm, (BERT transform,) vocabulary GEMM
     double head_bwd_ms = 0.0;

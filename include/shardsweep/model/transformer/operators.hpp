@@ -203,7 +203,8 @@ struct OperatorShape
     double e = 0.0;      //!< bytes per activation element
     double t = 0.0;      //!< tensor-parallel degree
     double b = 0.0;      //!< micro-batch
-    double s = 0.0;      //!< sequence length
+    double s = 0.0;      //!< sequence length (keys and values attended to)
+    double sq = 0.0;     //!< query tokens per sequence on this rank: s/cp
     double h = 0.0;      //!< hidden size
     double a = 0.0;      //!< attention heads
     double d = 0.0;      //!< head dimension
@@ -225,14 +226,15 @@ KOKKOS_INLINE_FUNCTION OperatorShape operatorShape( const TransformerOperatorCas
     p.t = oc.tp;
     p.b = oc.micro_batch;
     p.s = m.seq_len;
+    p.sq = p.s / math::max( 1, oc.cp );
     p.h = m.hidden;
     p.a = m.heads;
     p.d = p.h / p.a;
     p.f = ffnHidden( m );
     p.V = paddedVocab( m, oc.tp );
-    p.T = p.b * p.s;
+    p.T = p.b * p.sq;
     p.Tsp = oc.sequence_parallel ? p.T / p.t : p.T;
-    p.X = p.b * ( p.a / p.t ) * p.s * p.s;
+    p.X = p.b * ( p.a / p.t ) * p.sq * p.s;
     p.fast = sixteenBit( m.dtype );
     p.causal = m.arch != TransformerArch::bert;
     return p;
@@ -296,7 +298,7 @@ KOKKOS_INLINE_FUNCTION AttentionCoreMs flashAttentionMs( const TransformerConsta
                                                          const OperatorShape& p )
 {
     AttentionCoreMs r;
-    const double flops = 4.0 * p.b * p.s * p.s * p.h / p.t * ( p.causal ? 0.5 : 1.0 );
+    const double flops = 4.0 * p.b * p.sq * p.s * p.h / p.t * ( p.causal ? 0.5 : 1.0 );
     const double peak =
         gemmPeakTFLOPs( gpu, attentionDataType( dtype ) ) * 1.0e12 * c.flash_efficiency;
     const double ms = flops / peak * 1.0e3;
@@ -311,14 +313,18 @@ KOKKOS_INLINE_FUNCTION AttentionCoreMs unfusedAttentionMs( const OperatorContext
 {
     OperatorContext x = linear;
     x.dtype = attentionDataType( linear.dtype );
-    const double e = p.e, s = p.s, d = p.d, X = p.X;
+    const double e = p.e, s = p.s, sq = p.sq, d = p.d, X = p.X;
     const double heads_batch = p.b * p.a / p.t;
     AttentionCoreMs r;
-    const double scores = x.gemm( heads_batch, s, s, d );
-    const double context = x.gemm( heads_batch, s, d, s );
-    // Backward: dQ = dS·K and dK = dSᵀ·Q, both (s, d, s); dP = dO·Vᵀ (s, s, d), dV = Pᵀ·dO.
-    const double scores_bwd = 2.0 * x.gemm( heads_batch, s, d, s );
-    const double context_bwd = x.gemm( heads_batch, s, s, d ) + x.gemm( heads_batch, s, d, s );
+    // sq queries of this rank against all s keys (context parallelism: sq = s/cp).
+    const double scores = x.gemm( heads_batch, sq, s, d );
+    const double context = x.gemm( heads_batch, sq, d, s );
+    // Backward: dQ = dS·K (sq, d, s) and dK = dSᵀ·Q (s, d, sq); dP = dO·Vᵀ (sq, s, d),
+    // dV = Pᵀ·dO (s, d, sq). Without CP the two shapes of each pair are one, priced twice.
+    const double scores_bwd =
+        sq == s ? 2.0 * x.gemm( heads_batch, s, d, s )
+                : x.gemm( heads_batch, sq, d, s ) + x.gemm( heads_batch, s, d, sq );
+    const double context_bwd = x.gemm( heads_batch, sq, s, d ) + x.gemm( heads_batch, s, d, sq );
     r.gemm_fwd = scores + context;
     r.gemm_bwd = scores_bwd + context_bwd;
     double softmax_fwd, softmax_bwd;
@@ -326,7 +332,7 @@ KOKKOS_INLINE_FUNCTION AttentionCoreMs unfusedAttentionMs( const OperatorContext
     {
         // Fused scale + mask + softmax: read and write the scores once; backward reads y and
         // dy and writes dx. BERT's general mask adds a 1-byte [b, s, s] read.
-        softmax_fwd = x.mem( 2.0 * X * e + ( p.causal ? 0.0 : p.b * s * s ) );
+        softmax_fwd = x.mem( 2.0 * X * e + ( p.causal ? 0.0 : p.b * sq * s ) );
         softmax_bwd = x.mem( 3.0 * X * e );
     }
     else
@@ -445,6 +451,7 @@ KOKKOS_INLINE_FUNCTION void layerCosts( const TransformerConstants& c,
     r.layer_gemm_fwd_ms = gemm_fwd;
     r.layer_gemm_bwd_ms = gemm_bwd;
     r.layer_attn_core_ms = core.fwd;
+    r.layer_attn_core_bwd_ms = core.bwd;
     r.layer_dropout_ms = core.dropout + 2.0 * res.dropout;
     r.layer_fwd_ms = qkv.fwd + proj.fwd + fc1.fwd + fc2.fwd + core.fwd + permute + 2.0 * ln.fwd +
                      act.fwd + 2.0 * res.fwd;
@@ -499,6 +506,7 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
     oc.micro_batch = cfg.micro_batch;
     oc.sequence_parallel = cfg.sequence_parallel && cfg.tp > 1;
     oc.fused = cfg.fused;
+    oc.cp = cfg.cp;
     return oc;
 }
 
@@ -523,7 +531,8 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCost transformerOperatorCostWith(
     td::layerCosts( c, oc, x, p, ln, r );
     td::embeddingHeadLossCosts( x, m, p, ln, r );
 
-    const double b = p.b, s = p.s, h = p.h, f = p.f, T = p.T;
+    // Model FLOPs of whole sequences (all cp ranks): T = b·s tokens.
+    const double b = p.b, s = p.s, h = p.h, f = p.f, T = p.b * p.s;
     r.layer_flops = ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h +
                     2.0 * ( 1.0 + td::ffnGateFactor( m ) ) * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );

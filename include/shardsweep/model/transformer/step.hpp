@@ -6,11 +6,12 @@
 //! on the network dimensions each group spans, the pipeline schedule with its bubble, the Adam
 //! step and the memory of every stage (Narayanan et al., SC'21, §2-§3; docs/model/transformer.md).
 //!
-//! Rank order is Megatron-LM's default (tp-dp-pp): global rank = tp_rank + tp·(dp_rank +
-//! dp·pp_rank), GPUs numbered as the platform's NPUs (network dimension 0 fastest, i.e. GPUs of
-//! one node first). A TP group is tp consecutive ranks, a DP group dp ranks at stride tp, pipeline
-//! neighbours are tp·dp ranks apart. The platform's last network dimension is taken as large as
-//! the configuration needs (the GPU count sets the node count).
+//! Rank order is Megatron-LM's default (tp-cp-dp-pp): global rank = tp_rank + tp·(cp_rank +
+//! cp·(dp_rank + dp·pp_rank)), GPUs numbered as the platform's NPUs (network dimension 0 fastest,
+//! i.e. GPUs of one node first). A TP group is tp consecutive ranks, a CP ring cp ranks at stride
+//! tp, the gradient group the dp·cp ranks at stride tp, pipeline neighbours tp·cp·dp ranks apart.
+//! The platform's last network dimension is taken as large as the configuration needs (the GPU
+//! count sets the node count).
 #include <Kokkos_Core.hpp>
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/domain/transformer_spec.hpp>
@@ -120,7 +121,7 @@ KOKKOS_INLINE_FUNCTION StageShape stageShape( const TransformerSpec& m, const Pa
     sh.role.first = stage == 0;
     sh.role.last = stage == cfg.pp - 1;
     sh.e = activationBytes( m.dtype );
-    sh.sbh = double( m.seq_len ) * cfg.micro_batch * m.hidden;
+    sh.sbh = double( m.seq_len ) / math::max( 1, cfg.cp ) * cfg.micro_batch * m.hidden;
     sh.sp = cfg.sequence_parallel && cfg.tp > 1;
     return sh;
 }
@@ -186,21 +187,22 @@ KOKKOS_INLINE_FUNCTION void setTensorParallelTimes( const TransformerConstants& 
             st.tp_f += coll( Collective::all_gather, bytes / cfg.tp );
         if ( train )
         {
-            st.tp_f += 3.0 * coll( Collective::all_reduce, 4.0 * cfg.micro_batch * m.seq_len );
+            st.tp_f += 3.0 * coll( Collective::all_reduce,
+                                   4.0 * cfg.micro_batch * m.seq_len / math::max( 1, cfg.cp ) );
             st.tp_b += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
         }
     }
 }
 
 //! st.pp_f and st.pp_b (pp > 1): one activation forward and one gradient backward per micro-batch
-//! and stage boundary, [s, b, h] (1/t of it with SP), between ranks tp·dp apart.
+//! and stage boundary, [s/cp, b, h] (1/t of it with SP), between ranks tp·cp·dp apart.
 KOKKOS_INLINE_FUNCTION void setPipelineTimes( const TransformerConstants& c,
                                               const Platform& platform, const ParallelConfig& cfg,
                                               const StageShape& sh, StageTimes& st )
 {
     // The framework's send/recv reaches p2p_bw_eff of the link and costs p2p_ms per message
     // (nothing without a network: a pipeline on one GPU is a test fixture).
-    const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.dp,
+    const double wire = pointToPointMs( platform, double( cfg.tp ) * cfg.cp * cfg.dp,
                                         sh.e * sh.sbh / ( sh.sp ? cfg.tp : 1 ) / c.p2p_bw_eff );
     const double msg = wire > 0.0 ? c.p2p_ms + wire : 0.0;
     const double neighbours = ( sh.role.first || sh.role.last ) ? 1.0 : 2.0;
@@ -220,6 +222,30 @@ KOKKOS_INLINE_FUNCTION void setPipelineTimes( const TransformerConstants& c,
     }
 }
 
+//! Context parallelism (cp > 1), added to st.tp_f and st.tp_b (the collectives inside a stage):
+//! ring attention passes every rank's key/value chunk around the cp ranks (stride tp), cp − 1
+//! steps of 2·b·(s/cp)·(g/a)·h/t elements each way per layer in the forward; the backward passes
+//! K, V and their gradients (twice the bytes). Each step overlaps the attention on the chunk in
+//! hand (Megatron-Core's p2p context parallelism), so only what outlasts the layer's attention
+//! core is exposed; full recompute repeats the forward's exchange.
+KOKKOS_INLINE_FUNCTION void
+setContextParallelTimes( const TransformerConstants& c, const Platform& platform,
+                         const TransformerSpec& m, const ParallelConfig& cfg,
+                         const TransformerOperatorCost& ops, const StageShape& sh, StageTimes& st )
+{
+    const double kv = 2.0 * sh.sbh * kvHeadRatio( m ) / cfg.tp * sh.e;
+    auto exchange = [&]( double bytes )
+    {
+        const double wire = pointToPointMs( platform, double( cfg.tp ), bytes / c.p2p_bw_eff );
+        return wire > 0.0 ? ( cfg.cp - 1.0 ) * ( c.p2p_ms + wire ) : 0.0;
+    };
+    const double fwd = math::fmax( 0.0, exchange( kv ) - ops.layer_attn_core_ms );
+    const double bwd = math::fmax( 0.0, exchange( 2.0 * kv ) - ops.layer_attn_core_bwd_ms );
+    st.tp_f += sh.layers * fwd;
+    if ( sh.train )
+        st.tp_b += sh.layers * ( bwd + ( cfg.recompute == Recompute::full ? fwd : 0.0 ) );
+}
+
 //! st.dp and st.opt (training): the gradient synchronisation and the Adam step, once per
 //! iteration.
 KOKKOS_INLINE_FUNCTION void
@@ -229,12 +255,14 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
 {
     const double params = transformerStageParams( m, cfg.tp, sh.layers, sh.role );
     const ModelStateBytes sb = modelStateBytes( m.dtype );
-    const double dp = math::max( 1, cfg.dp );
+    // Gradients are reduced, and ZeRO / the distributed optimizer shard, over the dp·cp ranks that
+    // hold the same weights.
+    const double dp = math::max( 1, cfg.dp ) * math::max( 1, cfg.cp );
     const int zero = zeroStage( cfg );
     double reduce = 0.0, gather = 0.0, zero3 = 0.0, tied = 0.0; // modelled collectives, ms
-    if ( cfg.dp > 1 )
+    if ( dp > 1.0 )
     {
-        const GroupNetwork dpg = groupNetwork( platform, cfg.dp, double( cfg.tp ) );
+        const GroupNetwork dpg = groupNetwork( platform, int( dp ), double( cfg.tp ) );
         const double grads = params * sb.gradients;
         const double weight_shard = params * sb.weights / dp;
         if ( zero == 0 )
@@ -254,7 +282,7 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
     {
         const double V = paddedVocab( m, cfg.tp );
         const GroupNetwork emb =
-            groupNetwork( platform, 2, double( cfg.tp ) * cfg.dp * ( cfg.pp - 1 ) );
+            groupNetwork( platform, 2, double( cfg.tp ) * cfg.cp * cfg.dp * ( cfg.pp - 1 ) );
         tied =
             groupCollectiveMs( emb, Collective::all_reduce, V * m.hidden / cfg.tp * sb.gradients );
     }
@@ -322,6 +350,8 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
             st.tp_b = math::fmax( 0.0, st.tp_b - gemm_b );
         }
     }
+    if ( cfg.cp > 1 )
+        td::setContextParallelTimes( c, platform, m, cfg, ops, sh, st );
     if ( cfg.pp > 1 )
         td::setPipelineTimes( c, platform, cfg, sh, st );
     if ( sh.train )
