@@ -109,6 +109,7 @@ void parseTransformerScenario( const YamlView& root, ScenarioFile& s )
         gpus = g->asInt32( Range::between( 1, 1 << 20 ) );
     else if ( parallel.has( "dp" ) )
         gpus = parallel.getInt32Or( "tp", 1, Range::between( 1, 1 << 20 ) ) *
+               parallel.getInt32Or( "cp", 1, Range::between( 1, 1 << 20 ) ) *
                parallel.getInt32Or( "pp", 1, Range::between( 1, 1 << 20 ) ) *
                parallel.getInt32( "dp", Range::between( 1, 1 << 20 ) );
     resizeScenarioPlatform( s, gpus, root.has( "gpus" ) ? root.at( "gpus" ) : parallel );

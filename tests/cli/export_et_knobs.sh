@@ -1,0 +1,34 @@
+# export-et with issue 23's knobs: uneven stages and the distributed optimizer are written as
+# traces whose replayed critical path matches evaluate's iteration within 0.1 %, and whose stage
+# table has the uneven layers; a context-parallel scenario counts cp among its GPUs; interleaved,
+# context-parallel and overlapped configurations are refused (exit 2, nothing written) until their
+# traces exist.
+set -u
+exe=$1 src=$2 scratch=$3
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$scratch" && mkdir -p "$scratch" && cd "$scratch" || exit 1
+scenario() { # $1 = file, $2 = the plan's parallel mapping
+    printf '%s\n' "kind: scenario" "workload: $src/inputs/workloads/gpt3-1.3b.yaml" \
+        "platform: $src/inputs/platforms/dgx-a100.yaml" "plan:" "  kind: plan" "  parallel: $2" >"$1"
+}
+scenario uneven.yaml "{ tp: 2, pp: 4, dp: 1, first_stage_layers: 3, last_stage_layers: 3 }"
+scenario distopt.yaml "{ tp: 2, pp: 2, dp: 2, distributed_optimizer: true, recompute: selective }"
+for s in uneven distopt; do
+    "$exe" export-et $s.yaml -o et_$s -f csv >$s.csv || fail "export-et $s exit $?"
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; next }
+        { it = $c["iteration_ms"]; cp = $c["critical_path_ms"]; d = cp - it; if (d < 0) d = -d
+          if ($c["ranks"] != 8 || !(d <= 1e-3 * it)) { print; exit 1 } }' $s.csv ||
+        fail "$s: replay $(cat $s.csv)"
+done
+layers=$("$exe" evaluate uneven.yaml -f csv | awk -F, '$1 ~ /^[0-9]+$/ { printf "%s ", $2 }')
+[ "$layers" = "3 9 9 3 " ] || fail "uneven stage layers: $layers"
+# A context-parallel scenario counts cp among its GPUs (tp 2 x cp 2 x pp 2 = the node's 8).
+scenario cp.yaml "{ tp: 2, pp: 2, dp: 1, cp: 2 }"
+"$exe" evaluate cp.yaml | grep -q "context parallel x2" || fail "evaluate cp: $("$exe" evaluate cp.yaml 2>&1)"
+for knob in "dp: 2, virtual_stages: 2" "dp: 1, cp: 2" "dp: 2, overlap: true"; do
+    scenario bad.yaml "{ tp: 2, pp: 2, $knob }"
+    err=$("$exe" export-et bad.yaml -o et_bad 2>&1); rc=$?
+    [ $rc -eq 2 ] && grep -q "not written yet" <<<"$err" && [ ! -e et_bad ] ||
+        fail "$knob: exit $rc, $err"
+done
+echo OK
