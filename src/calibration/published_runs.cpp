@@ -13,13 +13,21 @@ namespace shardsweep
 namespace
 {
 
-//! The number after `key` in `text` ("VP=6" → 6), or `fallback`.
+//! The number after `key` in `text` ("VP=6" → 6), or `fallback` where the key or its digits are
+//! missing.
 int statedNumber( const std::string& text, const std::string& key, int fallback )
 {
     const std::size_t at = text.find( key );
     if ( at == std::string::npos )
         return fallback;
-    return std::stoi( text.substr( at + key.size() ) );
+    int value = 0, digits = 0;
+    for ( std::size_t i = at + key.size(); i < text.size() && digits < 6; ++i, ++digits )
+    {
+        if ( text[i] < '0' || text[i] > '9' )
+            break;
+        value = 10 * value + ( text[i] - '0' );
+    }
+    return digits > 0 && value > 0 ? value : fallback;
 }
 
 //! The cheapest recompute from `least` on with which the configuration fits `platform`'s memory

@@ -101,8 +101,7 @@ class BranchAndBound
             if ( !any )
                 continue;
             c.virtual_stages = f.vs[vi];
-            td::StageTimes stage0;
-            f.pipeline_none[vi] = pipelineOneFOneB( f, c, stage0 );
+            f.pipeline_none[vi] = pipelineOneFOneB( f, c );
             if ( best_pipeline < 0.0 || f.pipeline_none[vi] < best_pipeline )
                 best_pipeline = f.pipeline_none[vi];
         }
@@ -200,13 +199,13 @@ class BranchAndBound
         return it->second;
     }
 
-    //! The pipeline time of `c` (a configuration of `f`) under 1F1B; `first`: its first stage.
-    double pipelineOneFOneB( const Family& f, const ParallelConfig& c, td::StageTimes& first )
+    //! The pipeline time of `c` (a configuration of `f`) under 1F1B (interleaved with its v).
+    double pipelineOneFOneB( const Family& f, const ParallelConfig& c )
     {
         const double m = transformerMicroBatches( c );
         const TransformerOperatorCost& o = _ops[f.ops];
         const int pp = c.pp;
-        first =
+        const td::StageTimes first =
             transformerStageTimes( shippedTransformerConstants(), _platform, _model, c, o, 0, m );
         const td::StageTimes last =
             pp > 1 ? transformerStageTimes( shippedTransformerConstants(), _platform, _model, c, o,
@@ -236,8 +235,7 @@ class BranchAndBound
                 {
                     c.recompute = kRecomputes[ri];
                     c.virtual_stages = f.vs[vi];
-                    td::StageTimes first;
-                    pipeline[f.rvIndex( ri, int( vi ) )] = pipelineOneFOneB( f, c, first );
+                    pipeline[f.rvIndex( ri, int( vi ) )] = pipelineOneFOneB( f, c );
                 }
             }
         std::vector<Variant> variants;
