@@ -37,6 +37,11 @@ LINEAR_M_RANGE = (16, 16384)
 OP_B_RANGE = (1, 65536)
 OP_H_RANGE = (32, 65536)
 FP8_MULTIPLE = 16  # torch._scaled_mm (cuBLASLt FP8) wants M, N, K divisible by 16
+#: Grid GEMM dimensions are multiples of this: cuBLAS takes its tensor-core kernels with 16-byte
+#: vector loads only when the leading dimensions allow them (an H100 ran 16-bit GEMMs with
+#: dimensions off multiples of 8 about 3 times slower, scripts/microbench/README.md); training
+#: shapes are multiples of 64 or more, so the default grid measures the kernels they run.
+DEFAULT_GEMM_ALIGN = 8
 
 DEFAULT_MAX_BYTES = 2 << 30  # 2 GiB
 #: A grid gives up after this many draws per requested shape (only a tiny --max-bytes needs it).
@@ -112,12 +117,13 @@ def _rng(kind, seed, dtype):
     return random.Random("shardsweep-microbench/%s/%d/%s" % (kind, seed, dtype))
 
 
-def gemm_grid(dtypes, count=300, seed=0, max_bytes=DEFAULT_MAX_BYTES):
+def gemm_grid(dtypes, count=300, seed=0, max_bytes=DEFAULT_MAX_BYTES, align=DEFAULT_GEMM_ALIGN):
     """The covering GEMM grid: for each dtype, `count` shapes (ceil(count/2) bmm, then
     floor(count/2) linear), drawn log-uniformly and deterministically from `seed`.
 
     bmm: B in [1, 64], M, N, K in [16, 8192]. linear: B = 1, M in [16, 16384], N, K in
-    [16, 8192]. fp8: B = 1 and M, N, K rounded to multiples of 16. A shape whose A, W and C
+    [16, 8192]. M, N and K are rounded to multiples of `align` (1: any integer), of 16 for fp8,
+    which also has B = 1. A shape whose A, W and C
     together exceed max_bytes is dropped and drawn again, so each dtype gets exactly `count`
     shapes that fit; ValueError when max_bytes is too small to find them.
     """
@@ -137,12 +143,14 @@ def gemm_grid(dtypes, count=300, seed=0, max_bytes=DEFAULT_MAX_BYTES):
                     M = _log_uniform_int(rng, *LINEAR_M_RANGE)
                 N = _log_uniform_int(rng, *GEMM_DIM_RANGE)
                 K = _log_uniform_int(rng, *GEMM_DIM_RANGE)
+                multiple = max(align, FP8_MULTIPLE) if dtype == "fp8" else align
                 if dtype == "fp8":
                     B = 1
+                if multiple > 1:
                     hi = LINEAR_M_RANGE[1] if op == "linear" else GEMM_DIM_RANGE[1]
-                    M = _round_to(M, FP8_MULTIPLE, FP8_MULTIPLE, hi)
-                    N = _round_to(N, FP8_MULTIPLE, FP8_MULTIPLE, GEMM_DIM_RANGE[1])
-                    K = _round_to(K, FP8_MULTIPLE, FP8_MULTIPLE, GEMM_DIM_RANGE[1])
+                    M = _round_to(M, multiple, multiple, hi)
+                    N = _round_to(N, multiple, multiple, GEMM_DIM_RANGE[1])
+                    K = _round_to(K, multiple, multiple, GEMM_DIM_RANGE[1])
                 s = GemmShape(B, M, N, K, dtype, op)
                 if gemm_bytes(s) <= max_bytes:
                     out.append(s)

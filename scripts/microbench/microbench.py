@@ -12,9 +12,11 @@ result (README.md, "Calibrating to your cluster"):
     shardsweep calibrate gpu --gpu "NVIDIA A100-SXM4-80GB" --gemm gemm.csv --ops ops.csv \\
         -o calibration.yaml
 
-What it times, on one CUDA GPU (--device), with CUDA events around --iters calls after --warmup
-calls (latency_ms = elapsed / iters, so a small kernel's host launch cost is part of its time,
-as it is in a training step):
+What it times, on one CUDA GPU (--device), after --gpu-warmup-s seconds of large matrix products
+(the clocks of a busy GPU): per shape --warmup calls, then --repeats groups of calls back to back
+timed with CUDA events, each group --iters calls or as many as last --min-group-ms; latency_ms is
+the median group's time per call (so a small kernel's host launch cost is part of its time, as it
+is in a training step):
 
 * GEMMs C[B,M,N] = A[B,M,K] @ W[B,K,N] (K is the reduction), op `bmm` (torch.bmm, torch.mm when
   B = 1) or `linear` (torch.nn.functional.linear(x[B,M,K], W[N,K], bias[N])), in fp32, tf32
@@ -41,12 +43,14 @@ library (`--dry-run` runs without torch; scripts/microbench/test_microbench.py t
 is imported by the functions that time something.
 """
 import argparse
+import math
 import os
 import shlex
+import statistics
 import sys
 import time
 
-from grids import (ALL_DTYPES, DEFAULT_MAX_BYTES, GEMM_HEADER, OP_INPUTS, OPS_HEADER,
+from grids import (ALL_DTYPES, DEFAULT_GEMM_ALIGN, DEFAULT_MAX_BYTES, GEMM_HEADER, OP_INPUTS, OPS_HEADER,
                    GemmShape, Progress, expand_shapes, format_clock, gemm_grid, op_grid,
                    parse_dtypes, read_shapes, supported_dtypes, write_csv_atomic)
 
@@ -58,23 +62,53 @@ def _torch_dtype(torch, dtype):
             "bf16": torch.bfloat16, "fp8": getattr(torch, "float8_e4m3fn", None)}[dtype]
 
 
-def _time_calls(torch, fn, iters, warmup):
-    """Milliseconds per call of fn: CUDA events on the current stream around `iters` calls, after
-    `warmup` calls and a synchronize (so nothing earlier is inside the window)."""
+def _time_calls(torch, fn, iters, warmup, repeats=1, min_group_ms=0.0):
+    """Milliseconds per call of fn: after `warmup` calls and a synchronize (so nothing earlier is
+    inside a window), `repeats` groups of calls back to back, each timed with CUDA events on the
+    current stream; the median of the groups' time per call. A group has `iters` calls, or more
+    when `iters` calls last less than `min_group_ms` (scaled from the first group, which then
+    counts only as a probe): a short group measures a clock transition or one late launch as
+    much as the kernel, and the median drops the group that caught one."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     start = torch.cuda.Event(enable_timing=True)
     end = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
+
+    def group(calls):
+        start.record()
+        for _ in range(calls):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / calls
+
+    calls = iters
+    per_call = [group(calls)]
+    if per_call[0] * calls < min_group_ms:
+        calls = max(iters, int(math.ceil(min_group_ms / max(per_call[0], 1e-6))))
+        per_call = []
+    while len(per_call) < repeats:
+        per_call.append(group(calls))
+    return statistics.median(per_call)
 
 
-def time_gemm(shape, device, iters=20, warmup=5):
+def warm_up_gpu(torch, device, seconds):
+    """Runs 4096^3 bf16 (fp32 before compute capability 8.0) matrix products for `seconds`, so
+    that the first shapes are timed at the clocks a busy GPU runs at, not while it leaves idle."""
+    if seconds <= 0:
+        return
+    dt = torch.bfloat16 if torch.cuda.get_device_capability(device)[0] >= 8 else torch.float32
+    a = torch.randn(4096, 4096, device=device, dtype=dt)
+    t0 = time.monotonic()
+    with torch.no_grad():
+        while time.monotonic() - t0 < seconds:
+            for _ in range(10):
+                a @ a
+            torch.cuda.synchronize()
+
+
+def time_gemm(shape, device, iters=20, warmup=5, repeats=1, min_group_ms=0.0):
     """Latency in ms of one GEMM shape (GemmShape) on `device`. Allocates its inputs once.
     TF32 is allowed only while a tf32 shape runs (the previous setting is restored). Raises torch's
     out-of-memory error when the operands do not fit."""
@@ -121,12 +155,12 @@ def time_gemm(shape, device, iters=20, warmup=5):
 
                 def fn():
                     return torch.bmm(a, w)
-            return _time_calls(torch, fn, iters, warmup)
+            return _time_calls(torch, fn, iters, warmup, repeats, min_group_ms)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev_tf32
 
 
-def time_op(shape, device, iters=20, warmup=5):
+def time_op(shape, device, iters=20, warmup=5, repeats=1, min_group_ms=0.0):
     """Latency in ms of one operator shape (OpShape) on a [B,H] tensor on `device`. Allocates its
     inputs once. Raises torch's out-of-memory error when they do not fit."""
     import torch
@@ -156,7 +190,7 @@ def time_op(shape, device, iters=20, warmup=5):
             "relu": lambda: torch.relu(x),
             "tanh": lambda: torch.tanh(x),
         }
-        return _time_calls(torch, fns[s.op], iters, warmup)
+        return _time_calls(torch, fns[s.op], iters, warmup, repeats, min_group_ms)
 
 
 def _oom_error(torch):
@@ -231,6 +265,19 @@ def parse_args(argv=None):
                         % DEFAULT_MAX_BYTES)
     p.add_argument("--iters", type=int, default=20,
                    help="timed calls per shape; latency_ms = CUDA-event time / iters (default 20)")
+    p.add_argument("--align", type=int, default=DEFAULT_GEMM_ALIGN, metavar="N",
+                   help="grid GEMM dimensions M, N, K are multiples of N (default %d, as "
+                        "training shapes; 1: any integer, which cuBLAS runs on slower kernels "
+                        "when not a multiple of 8); fp8 uses multiples of 16" % DEFAULT_GEMM_ALIGN)
+    p.add_argument("--repeats", type=int, default=5,
+                   help="timed groups of calls per shape; latency_ms is the median of the groups' "
+                        "time per call (default 5)")
+    p.add_argument("--min-group-ms", type=float, default=1.0, metavar="MS",
+                   help="a group has --iters calls, or as many more as last at least MS "
+                        "milliseconds (default 1.0)")
+    p.add_argument("--gpu-warmup-s", type=float, default=2.0, metavar="S",
+                   help="seconds of large matrix products before the first shape, so that every "
+                        "shape is timed at a busy GPU's clocks (default 2.0)")
     p.add_argument("--warmup", type=int, default=5,
                    help="untimed calls per shape before the timed ones (default 5)")
     p.add_argument("--skip-gemm", action="store_true", help="time no GEMMs, write no GEMM CSV")
@@ -240,11 +287,13 @@ def parse_args(argv=None):
                    help="print how many shapes would run and the first ones, then exit (needs no "
                         "torch or GPU; without --dtypes it plans every dtype)")
     args = p.parse_args(argv)
-    for name in ("gemm_count", "op_count", "iters", "max_bytes"):
+    for name in ("gemm_count", "op_count", "iters", "max_bytes", "repeats", "align"):
         if getattr(args, name) <= 0:
             p.error("--%s must be > 0" % name.replace("_", "-"))
     if args.warmup < 0:
         p.error("--warmup must be >= 0")
+    if args.min_group_ms < 0 or args.gpu_warmup_s < 0:
+        p.error("--min-group-ms and --gpu-warmup-s must be >= 0")
     if args.skip_gemm and args.skip_ops:
         p.error("--skip-gemm and --skip-ops: nothing to do")
     if args.dtypes is not None:
@@ -268,7 +317,7 @@ def plan(args, dtypes, log=print):
             if len(dropped) > 5:
                 log("  --shapes: ... %d more skipped" % (len(dropped) - 5))
             gemms += user
-        gemms += gemm_grid(dtypes, args.gemm_count, args.seed, args.max_bytes)
+        gemms += gemm_grid(dtypes, args.gemm_count, args.seed, args.max_bytes, args.align)
     ops = [] if args.skip_ops else op_grid(dtypes, args.op_count, args.seed, args.max_bytes)
     return gemms, ops
 
@@ -305,7 +354,7 @@ def _run_rows(label, shapes, timer, device, args, torch):
     for s in shapes:
         out_of_memory = False
         try:
-            ms = timer(s, device, args.iters, args.warmup)
+            ms = timer(s, device, args.iters, args.warmup, args.repeats, args.min_group_ms)
             rows.append(tuple(s) + (float(ms),))
             in_a_row = 0
         except RuntimeError as e:  # torch.cuda.OutOfMemoryError is a RuntimeError
@@ -382,6 +431,7 @@ def main(argv=None):
     print("dtypes %s: %d GEMM shapes, %d operator shapes, %d timed calls each"
           % (",".join(dtypes), len(gemms), len(ops), args.iters))
 
+    warm_up_gpu(torch, device, args.gpu_warmup_s)
     written, skipped = [], []
     if not args.skip_gemm:
         rows, oom, err = _run_rows("gemm", gemms, time_gemm, device, args, torch)

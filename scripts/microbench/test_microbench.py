@@ -63,6 +63,19 @@ class GemmGridTest(unittest.TestCase):
         self.assertGreater(max(s.M for s in g if s.op == "linear"), 8192)
         self.assertGreater(max(s.K for s in g), 4096)
 
+    def test_alignment(self):
+        # Default: every dimension a multiple of 8 (16 for fp8); --align 1 keeps the raw draws,
+        # most of which are not multiples of 8, and the same draws round to the aligned grid.
+        aligned = mb.gemm_grid(["bf16", "fp8"], 100, seed=3)
+        for s in aligned:
+            m = 16 if s.dtype == "fp8" else 8
+            self.assertEqual((s.M % m, s.N % m, s.K % m), (0, 0, 0), s)
+        raw = mb.gemm_grid(["bf16"], 100, seed=3, align=1)
+        self.assertGreater(sum(s.K % 8 != 0 for s in raw), 50)
+        for r, a in zip(raw, aligned):
+            self.assertEqual((a.B, a.op), (r.B, r.op))
+            self.assertLessEqual(abs(a.K - r.K), 4)
+
     def test_max_bytes_filter(self):
         limit = 4 << 20  # 4 MiB
         g = mb.gemm_grid(["fp32", "fp8"], 100, seed=0, max_bytes=limit)
@@ -227,6 +240,61 @@ class ProgressTest(unittest.TestCase):
         self.assertIn("ETA 0:00", lines[-1])
         self.assertIn(" 1/10 ", lines[0])
         self.assertIn(" 6/10 ", lines[1])
+
+
+class FakeCuda:
+    """torch.cuda's events on a fake clock: each call of the timed function advances it by the
+    next of `costs` milliseconds (the last one repeats)."""
+
+    def __init__(self, costs):
+        self.costs, self.now, self.calls = list(costs), 0.0, 0
+
+    def call(self):
+        self.now += self.costs[min(self.calls, len(self.costs) - 1)]
+        self.calls += 1
+
+    def synchronize(self):
+        pass
+
+    def Event(self, enable_timing):  # noqa: N802 (torch's name)
+        cuda = self
+
+        class Event:
+            def record(self):
+                self.t = cuda.now
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, end):
+                return end.t - self.t
+
+        return Event()
+
+
+class TimeCallsTest(unittest.TestCase):
+    def time(self, costs, **kw):
+        fake = FakeCuda(costs)
+        torch = type("FakeTorch", (), {"cuda": fake})
+        return microbench._time_calls(torch, fake.call, **kw), fake.calls
+
+    def test_median_of_groups_drops_the_slow_one(self):
+        # warm-up 1 call, then groups of 2 calls: (1+1)/2, (5+5)/2 (a clock dip), (1+1)/2.
+        ms, calls = self.time([9, 1, 1, 5, 5, 1, 1], iters=2, warmup=1, repeats=3)
+        self.assertEqual(ms, 1.0)
+        self.assertEqual(calls, 7)
+
+    def test_short_groups_grow_to_min_group_ms(self):
+        # 0.01 ms a call: 4 calls last 0.04 ms < 1 ms, so the probe is dropped and each of the
+        # 3 groups has ceil(1 / 0.01) = 100 calls.
+        ms, calls = self.time([0.01], iters=4, warmup=0, repeats=3, min_group_ms=1.0)
+        self.assertAlmostEqual(ms, 0.01)
+        self.assertEqual(calls, 4 + 3 * 100)
+
+    def test_one_group_is_the_old_mean(self):
+        ms, calls = self.time([3, 1, 2, 3], iters=3, warmup=1)
+        self.assertEqual(ms, 2.0)
+        self.assertEqual(calls, 4)
 
 
 class DryRunTest(unittest.TestCase):
