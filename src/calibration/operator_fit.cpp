@@ -19,6 +19,8 @@ double operatorFitObjective( const OperatorConstants& c,
 
 namespace
 {
+constexpr long kMinFactorSamples = 5;
+
 // All constants are positive: the fit moves their logarithms; the efficiency is a fraction.
 OperatorConstants fromLog( const std::vector<double>& y )
 {
@@ -40,6 +42,20 @@ OperatorFitResult fitOperatorConstants( const OperatorConstants& start,
     { return operatorFitObjective( fromLog( z ), samples ); };
     y = nelderMeadWithRestarts( f, y, max_evaluations, result.evaluations, best );
     result.constants = fromLog( y );
+    // A factor priced by few samples follows their noise: the objective is flat along a factor
+    // no sample prices, so the simplex's restarts can carry it anywhere, and one softmax row
+    // timed at the launch floor set it to 151 (an H100 calibration from 25 rows then priced
+    // softmax 130 times too slow). With fewer than kMinFactorSamples rows of its op a factor
+    // keeps its starting value, and the calibration's residuals correct the rows it has.
+    const auto rows = [&]( OperatorKind k )
+    {
+        return std::count_if( samples.begin(), samples.end(),
+                              [k]( const OperatorSample& s ) { return s.kind == k; } );
+    };
+    if ( rows( OperatorKind::softmax ) < kMinFactorSamples )
+        result.constants.softmax_factor = start.softmax_factor;
+    if ( rows( OperatorKind::ln ) < kMinFactorSamples )
+        result.constants.ln_factor = start.ln_factor;
     result.objective = best;
     return result;
 }

@@ -14,6 +14,8 @@
 #include <shardsweep/calibration/operator_fit.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
+#include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
@@ -37,8 +39,20 @@ struct BenchCalibrateOptions
     std::string nccl_dir =
         std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/measured/transformer/nccl_tests_a100";
     std::string platform = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100.yaml";
+    // --table measured: one GPU's microbenchmark files, each timed twice.
+    std::string gpu = "H100";
+    std::string measured_dir = std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/measured/h100";
+    std::string gemm_file = measured_dir + "/gemm_aligned_a.csv";
+    std::string gemm_repeat = measured_dir + "/gemm_aligned_b.csv";
+    std::string ops_file = measured_dir + "/ops_a.csv";
+    std::string ops_repeat = measured_dir + "/ops_b.csv";
     int seeds = 3, stride = 8, max_evals = 2500;
 };
+
+//! Shapes measured at or above this latency are bound by the GPU, not by the host's launches:
+//! on the H100 two runs of the microbenchmark agree within 2 % there, and by 12–35 % below
+//! (docs/MODEL.md, "H100 calibration").
+constexpr double kGpuBoundMs = 0.2;
 
 //! Mean and median absolute percentage error.
 struct Ape
@@ -260,13 +274,146 @@ ResultTable ncclTable( const BenchCalibrateOptions& o )
     return t;
 }
 
+//! The measurements of `again` (the same shapes timed again), row by row; fails naming the file
+//! where a row is not the same shape.
+template <class Sample, class SameShape>
+std::vector<double> repeatedLatencies( const std::vector<Sample>& rows,
+                                       const std::vector<Sample>& again, const std::string& path,
+                                       const SameShape& same )
+{
+    if ( again.size() != rows.size() )
+        throw InputError( path, "has " + std::to_string( again.size() ) + " rows, expected the " +
+                                    std::to_string( rows.size() ) + " shapes timed again" );
+    std::vector<double> ms;
+    for ( std::size_t i = 0; i < rows.size(); ++i )
+    {
+        if ( !same( rows[i], again[i] ) )
+            throw InputError( path, "data row " + std::to_string( i + 1 ) +
+                                        " is not the shape of the first file's row" );
+        ms.push_back( again[i].latency_ms );
+    }
+    return ms;
+}
+
+//! Rows of --table measured for one family and dtype: calibrated with n random rows (--seeds
+//! draws), tested on the others, all of them and those at or above kGpuBoundMs; next to the
+//! uncalibrated model and the measurement's own repeatability on the same rows.
+template <class Sample, class Fit, class Predict, class Uncalibrated>
+void addMeasuredRows( ResultTable& t, const char* family, DataType dtype,
+                      const std::vector<Sample>& rows, const std::vector<double>& again, int seeds,
+                      const Fit& fit, const Predict& predict, const Uncalibrated& uncalibrated )
+{
+    std::vector<std::size_t> all( rows.size() );
+    std::iota( all.begin(), all.end(), std::size_t( 0 ) );
+    for ( int n : kCalibrationSizes )
+    {
+        if ( static_cast<std::size_t>( n ) + 20 > rows.size() )
+            continue;
+        std::vector<double> cal[2], uncal[2], repeat[2]; // [0] all tested rows, [1] GPU-bound
+        for ( int seed = 0; seed < seeds; ++seed )
+        {
+            const std::vector<std::size_t> order =
+                shuffled( all, seed, static_cast<std::uint64_t>( dtype ) );
+            std::vector<Sample> calib;
+            for ( int k = 0; k < n; ++k )
+                calib.push_back( rows[order[k]] );
+            const auto c = fit( calib );
+            for ( std::size_t k = n; k < order.size(); ++k )
+            {
+                const Sample& s = rows[order[k]];
+                const auto ape = [&]( double x )
+                { return 100.0 * std::fabs( x - s.latency_ms ) / s.latency_ms; };
+                for ( int band = 0; band < 2; ++band )
+                    if ( band == 0 || s.latency_ms >= kGpuBoundMs )
+                    {
+                        cal[band].push_back( ape( predict( c, s ) ) );
+                        uncal[band].push_back( ape( uncalibrated( s ) ) );
+                        repeat[band].push_back( ape( again[order[k]] ) );
+                    }
+            }
+        }
+        for ( int band = 0; band < 2; ++band )
+        {
+            if ( cal[band].empty() )
+                continue;
+            const Ape a = apeOf( cal[band] );
+            t.addRow( { std::string( family ), std::string( nameOf( dtype ) ),
+                        static_cast<long long>( n ),
+                        std::string( band == 0 ? "all others" : "others >= 0.2 ms" ),
+                        static_cast<long long>( cal[band].size() / seeds ),
+                        apeOf( uncal[band] ).mape, a.mape, a.median, apeOf( repeat[band] ).mape } );
+        }
+    }
+}
+
+//! --table measured: one GPU's microbenchmark (scripts/microbench), each file timed twice.
+ResultTable measuredTable( const BenchCalibrateOptions& o )
+{
+    const GpuSpec& gpu = findGpu( o.gpu ).spec;
+    ResultTable t( { "family", "dtype", "calibration_shapes", "tested_on", "rows",
+                     "uncalibrated_mape", "calibrated_mape", "calibrated_median_ape",
+                     "repeat_mape" } );
+    const std::vector<GemmSample> gemms = readGemmMeasurements( o.gemm_file, gpu );
+    const std::vector<double> gemms_again =
+        repeatedLatencies( gemms, readGemmMeasurements( o.gemm_repeat, gpu ), o.gemm_repeat,
+                           []( const GemmSample& a, const GemmSample& b )
+                           {
+                               return a.B == b.B && a.M == b.M && a.N == b.N && a.K == b.K &&
+                                      a.dtype == b.dtype && a.op == b.op;
+                           } );
+    const OperatorMeasurements ops = readOperatorMeasurements( o.ops_file );
+    const std::vector<double> ops_again = repeatedLatencies(
+        ops.rows, readOperatorMeasurements( o.ops_repeat ).rows, o.ops_repeat,
+        []( const OperatorMeasurement& a, const OperatorMeasurement& b )
+        { return a.kind == b.kind && a.B == b.B && a.H == b.H && a.dtype == b.dtype; } );
+    for ( const DataType d :
+          { DataType::fp32, DataType::tf32, DataType::fp16, DataType::bf16, DataType::fp8 } )
+    {
+        std::vector<GemmSample> rows;
+        std::vector<double> again;
+        for ( std::size_t i = 0; i < gemms.size(); ++i )
+            if ( gemms[i].dtype == d )
+            {
+                rows.push_back( gemms[i] );
+                again.push_back( gemms_again[i] );
+            }
+        addMeasuredRows(
+            t, "gemm", d, rows, again, o.seeds,
+            [&]( const std::vector<GemmSample>& r ) { return fitGemmCalibration( gpu, d, r ); },
+            [&]( const GemmCalibration& c, const GemmSample& s )
+            { return calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ); },
+            [&]( const GemmSample& s )
+            { return predictGemm( gpu, s.B, s.M, s.N, s.K, d, s.op ).latency_ms; } );
+    }
+    for ( const DataType d : { DataType::fp32, DataType::fp16, DataType::bf16 } )
+    {
+        std::vector<OperatorMeasurement> rows;
+        std::vector<double> again;
+        for ( std::size_t i = 0; i < ops.rows.size(); ++i )
+            if ( ops.rows[i].dtype == d )
+            {
+                rows.push_back( ops.rows[i] );
+                again.push_back( ops_again[i] );
+            }
+        addMeasuredRows(
+            t, "ops", d, rows, again, o.seeds,
+            [&]( const std::vector<OperatorMeasurement>& r )
+            { return fitOperatorCalibration( gpu, d, r ); },
+            [&]( const OperatorCalibration& c, const OperatorMeasurement& m )
+            { return calibratedOperatorMs( c, gpu, m.kind, m.B, m.H ); },
+            [&]( const OperatorMeasurement& m )
+            { return predictOperatorAnalytic( operatorDtypeGpu( gpu, d ), m.kind, m.B, m.H ); } );
+    }
+    return t;
+}
+
 } // namespace
 
 int benchCalibrate( const CommandContext& ctx, const Arguments& args )
 {
     BenchCalibrateOptions o;
     po::options_description opts(
-        "Usage: shardsweep bench calibrate [--table gemm|ops|nccl] [options]\n\n"
+        "Usage: shardsweep bench calibrate [--table gemm|ops|nccl|measured] [options]\n\n"
         "How well `calibrate gpu` and `calibrate network` predict what they were not given, on "
         "the\n"
         "development data (docs/MODEL.md, \"Calibrating to your cluster\"):\n"
@@ -284,9 +431,15 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "    the operator constants fitted without the GPU).\n"
         "  nccl: --platform's network fitted on nccl-tests all-reduces of 2, 4 and 8 A100s, "
         "scored\n"
-        "    on 2..8 (3, 5, 6, 7 held out), 1 MiB to 1 GiB.\n\nOptions" );
+        "    on 2..8 (3, 5, 6, 7 held out), 1 MiB to 1 GiB.\n"
+        "  measured: one GPU's microbenchmark (scripts/microbench; default the H100 of\n"
+        "    inputs/measured/h100), per dtype calibrated with 25..300 random shapes and tested on\n"
+        "    the others (all, and those measured at >= 0.2 ms, bound by the GPU rather than by "
+        "the\n"
+        "    host's launches); repeat_mape is the files' own repeatability on the same rows: the\n"
+        "    second file (the same shapes timed again) against the first.\n\nOptions" );
     opts.add_options()( "help,h", "this text" )( "table", po::value( &o.table ),
-                                                 "gemm (default) | ops | nccl" )(
+                                                 "gemm (default) | ops | nccl | measured" )(
         "format,f", po::value( &o.format ), "table | csv | json" )(
         "gemm-dir", po::value( &o.gemm_dir ), "NeuSight GEMM data (default inputs/measured/gemm)" )(
         "ops-dir", po::value( &o.ops_dir ),
@@ -300,7 +453,16 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "fit-stride", po::value( &o.stride ),
         "leave-one-GPU-out fit on every n-th row (default 8)" )(
         "max-evaluations", po::value( &o.max_evals ),
-        "objective evaluations per constants fit (default 2500)" );
+        "objective evaluations per constants fit (default 2500)" )(
+        "gpu", po::value( &o.gpu ), "GPU of --table measured (default H100)" )(
+        "gemm-file", po::value( &o.gemm_file ),
+        "GEMMs of --table measured (default inputs/measured/h100/gemm_aligned_a.csv)" )(
+        "gemm-repeat", po::value( &o.gemm_repeat ),
+        "the same GEMMs timed again (default inputs/measured/h100/gemm_aligned_b.csv)" )(
+        "ops-file", po::value( &o.ops_file ),
+        "operators of --table measured (default inputs/measured/h100/ops_a.csv)" )(
+        "ops-repeat", po::value( &o.ops_repeat ),
+        "the same operators timed again (default inputs/measured/h100/ops_b.csv)" );
     po::variables_map vm;
     if ( !parseCommandLine( ctx, "bench calibrate", args, opts, vm ) )
         return 0;
@@ -308,12 +470,13 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         throw UsageError( "bench calibrate: --seeds, --fit-stride and --max-evaluations must be "
                           ">= 1" );
     const OutputFormat format = parseOutputFormat( o.format );
-    if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" )
-        throw UsageError( "bench calibrate: --table must be gemm, ops or nccl, found '" + o.table +
-                          "'" );
-    const ResultTable t = o.table == "gemm"  ? gemmTable( o )
-                          : o.table == "ops" ? opsTable( o )
-                                             : ncclTable( o );
+    if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" && o.table != "measured" )
+        throw UsageError( "bench calibrate: --table must be gemm, ops, nccl or measured, found '" +
+                          o.table + "'" );
+    const ResultTable t = o.table == "gemm"       ? gemmTable( o )
+                          : o.table == "ops"      ? opsTable( o )
+                          : o.table == "measured" ? measuredTable( o )
+                                                  : ncclTable( o );
     if ( ctx.isRoot() )
         t.print( ctx.print(), format );
     return 0;

@@ -48,7 +48,8 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
         "Input columns: GEMM B,M,N,K,dtype,latency_ms[,op] (C[B,M,N] = A[B,M,K]·W[B,K,N], op\n"
         "bmm|mm|linear); operators op,B,H,dtype,latency_ms (op: softmax, ln, add, mul, ...). "
         "dtype\n"
-        "fp32|tf32|fp16|bf16; fp8 rows are skipped (not priced yet). A dtype with fewer than 10\n"
+        "fp32|tf32|fp16|bf16|fp8 (fp8: GEMMs on a GPU with FP8 tensor cores; operator rows in fp8\n"
+        "are skipped: FP8 training keeps them in 16 bits). A dtype with fewer than 10\n"
         "rows is not calibrated. Prints per family and dtype the rows and the MAPE (%) of the\n"
         "uncalibrated model, of the calibration on its own rows and 5-fold cross-validated (rows\n"
         "i mod 5 held out): the last one is what to expect on shapes that were not measured.\n",
@@ -63,17 +64,17 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     if ( gemm_path.empty() || output.empty() )
         throw UsageError( "calibrate gpu: --gemm and -o are required (see --help)" );
 
-    const GemmMeasurements gemms = readGemmMeasurements( gemm_path );
+    const std::vector<GemmSample> gemms = readGemmMeasurements( gemm_path, cli.gpu() );
     OperatorMeasurements ops;
     if ( !ops_path.empty() )
         ops = readOperatorMeasurements( ops_path );
     std::vector<std::string> notes;
-    if ( gemms.skipped_fp8 + ops.skipped_fp8 > 0 )
-        notes.push_back( fmt::format( "{} GEMM and {} operator rows in fp8 skipped: shardsweep "
-                                      "does not price fp8 yet",
-                                      gemms.skipped_fp8, ops.skipped_fp8 ) );
+    if ( ops.skipped_fp8 > 0 )
+        notes.push_back( fmt::format( "{} operator rows in fp8 skipped: FP8 training keeps "
+                                      "softmax, norms and element-wise ops in 16 bits",
+                                      ops.skipped_fp8 ) );
     const GpuCalibration calibration =
-        calibrateGpu( cli.gpuName(), cli.gpu(), gemms.rows, ops.rows, notes );
+        calibrateGpu( cli.gpuName(), cli.gpu(), gemms, ops.rows, notes );
     if ( calibration.gemm.empty() && calibration.ops.empty() )
         throw InputError( gemm_path, fmt::format( "no dtype has {} or more measured rows: nothing "
                                                   "to calibrate",
@@ -82,7 +83,7 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     std::vector<std::string> comments = {
         fmt::format( "GPU calibration of {} written by shardsweep {} (git {})", cli.gpuName(),
                      versionString(), gitHash() ),
-        fmt::format( "fitted on {} ({} rows){}", gemm_path, gemms.rows.size(),
+        fmt::format( "fitted on {} ({} rows){}", gemm_path, gemms.size(),
                      ops_path.empty()
                          ? std::string()
                          : fmt::format( " and {} ({} rows)", ops_path, ops.rows.size() ) ),

@@ -1,6 +1,7 @@
 // The measurement files of `calibrate gpu` (calibration_csv.hpp).
 #include <optional>
 #include <shardsweep/io/calibration_csv.hpp>
+#include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
 {
@@ -54,27 +55,24 @@ OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::st
     return *kind;
 }
 
-GemmMeasurements readGemmMeasurements( const std::string& path )
+std::vector<GemmSample> readGemmMeasurements( const std::string& path, const GpuSpec& gpu )
 {
     const CsvTable t = CsvTable::read( path );
     t.checkColumns( { "B", "M", "N", "K", "dtype", "latency_ms" }, { "op" } );
-    GemmMeasurements m;
+    std::vector<GemmSample> m;
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
-        if ( isFp8( t, r ) )
-        {
-            ++m.skipped_fp8;
-            continue;
-        }
         GemmSample s;
         s.B = positiveWhole( t, r, "B" );
         s.M = positiveWhole( t, r, "M" );
         s.N = positiveWhole( t, r, "N" );
         s.K = positiveWhole( t, r, "K" );
         s.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );
+        if ( const std::string error = gpuDataTypeError( gpu, s.dtype ); !error.empty() )
+            t.fail( r, "dtype", "a type the GPU computes in (" + error + ")" );
         s.op = gemmOpCell( t, r );
         s.latency_ms = latencyCell( t, r );
-        m.rows.push_back( s );
+        m.push_back( s );
     }
     return m;
 }

@@ -70,7 +70,45 @@ grep -q "no dtype has 10 or more measured rows" <<<"$err" || fail "few rows: $er
 err=$("$exe" calibrate gpu --gpu NoSuchGpu --gemm "$samples/gemm_A100-PCIe-40GB.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "unknown GPU exit $rc"
 grep -q "NoSuchGpu" <<<"$err" || fail "unknown GPU: $err"
+printf 'B,M,N,K,dtype,latency_ms\n1,16,16,16,bf16,0.01\n1,16,16,16,fp8,0.01\n' >"$scratch/fp8.csv"
+err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/fp8.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "fp8 on a T4 exit $rc"
+grep -q "fp8.csv:3:5: field 'dtype': expected a type the GPU computes in" <<<"$err" || fail "fp8 on a T4: $err"
 [ ! -e "$scratch/x.yaml" ] || fail "a failed calibration wrote its file"
+
+# fp8 GEMMs calibrate on a GPU with FP8 tensor cores (the H100 measurements), and the calibration
+# prices them: the calibrated latency of a measured shape is its measurement.
+h100=$src/inputs/measured/h100/gemm_aligned_a.csv
+grep -E '^([^,]*,){4}fp8,' "$h100" | head -40 | sed '1i B,M,N,K,dtype,op,latency_ms' >"$scratch/h100_fp8.csv"
+out=$("$exe" calibrate gpu --gpu H100 --gemm "$scratch/h100_fp8.csv" -o "$scratch/h100_fp8.yaml" 2>&1) ||
+    fail "fp8 calibration: $out"
+grep -Eq '^gemm +fp8 +40 ' <<<"$out" || fail "fp8 calibration table: $out"
+cut -d, -f1-6 "$scratch/h100_fp8.csv" >"$scratch/h100_fp8_shapes.csv"
+"$exe" predict gemm --gpu H100 --calibration "$scratch/h100_fp8.yaml" --input "$scratch/h100_fp8_shapes.csv" \
+    --output "$scratch/h100_fp8_pred.csv" || fail "fp8 predict"
+paste -d, <(cut -d, -f7 "$scratch/h100_fp8.csv") <(cut -d, -f7 "$scratch/h100_fp8_pred.csv") | tail -n +2 |
+    awk -F, '{ d = $2 - $1; if (d < 0) d = -d; if (d > 1e-9 * $1) { print; exit 1 } }' ||
+    fail "fp8 measurements not reproduced"
+
+# bench calibrate --table measured: the repeat column is the second file against the first (here
+# every latency times 1.1: 10 % on every row), and a second file of other shapes is refused.
+awk -F, 'NR == 1 || ($5 == "bf16" && n++ < 60)' "$h100" >"$scratch/m_a.csv"
+awk -F, -v CONVFMT=%.17g 'BEGIN { OFS = "," } NR > 1 { $7 = $7 * 1.1 } { print }' "$scratch/m_a.csv" >"$scratch/m_b.csv"
+ops=$src/inputs/measured/h100/ops_a.csv
+awk -F, 'NR == 1 || ($4 == "fp32" && n++ < 60)' "$ops" >"$scratch/o_a.csv"
+awk -F, -v CONVFMT=%.17g 'BEGIN { OFS = "," } NR > 1 { $5 = $5 * 1.1 } { print }' "$scratch/o_a.csv" >"$scratch/o_b.csv"
+out=$("$exe" bench calibrate --table measured --format csv --gemm-file "$scratch/m_a.csv" \
+    --gemm-repeat "$scratch/m_b.csv" --ops-file "$scratch/o_a.csv" --ops-repeat "$scratch/o_b.csv" 2>&1) ||
+    fail "bench calibrate --table measured: $out"
+# family,dtype,calibration_shapes,tested_on,rows,...,repeat_mape: 25 shapes of 60, 3 seeds.
+grep -q '^gemm,bf16,25,all others,35,' <<<"$out" || fail "measured table rows: $out"
+grep -q '^ops,fp32,25,all others,35,' <<<"$out" || fail "measured ops rows: $out"
+tail -n +2 <<<"$out" | awk -F, '{ d = $9 - 10; if (d < 0) d = -d; if (d > 1e-9) { print; exit 1 } }' ||
+    fail "repeat_mape is not 10: $out"
+sed -i '3s/^[0-9]*,/7,/' "$scratch/m_b.csv"
+err=$("$exe" bench calibrate --table measured --gemm-file "$scratch/m_a.csv" --gemm-repeat "$scratch/m_b.csv" \
+    --ops-file "$scratch/o_a.csv" --ops-repeat "$scratch/o_b.csv" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "m_b.csv.*data row 2 is not the shape" <<<"$err" || fail "mismatched repeat: $rc $err"
 
 # --- a calibration on the platform-level commands ------------------------------------------------
 # The same measurements as a calibration of A100-SXM4-80GB (DGX A100's GPU): predict transformer,

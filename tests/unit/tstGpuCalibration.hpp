@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <input_test_support.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/calibration/operator_fit.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <shardsweep/model/rng.hpp>
@@ -139,6 +140,42 @@ TEST( TEST_CATEGORY, calibration_recovers_known_operator_constants )
     // fp16 moves half the bytes: the element size scales the bandwidth, not the fitted constants.
     EXPECT_DOUBLE_EQ( operatorDtypeGpu( gpu, DataType::fp16 ).memory_bandwidth_GBps,
                       2.0 * gpu.memory_bandwidth_GBps );
+}
+
+// A factor with fewer than 5 rows of its op keeps its starting value (the shipped constant): one
+// softmax row 30 times slower than the truth would otherwise set softmax_factor near 45; five
+// rows move it.
+TEST( TEST_CATEGORY, calibration_keeps_factors_few_rows_price )
+{
+    const GpuSpec gpu = a100Spec();
+    const OperatorConstants truth = { 0.004, 0.6, 1.5, 2.0 };
+    std::vector<OperatorMeasurement> measured;
+    for ( int i = 0; i < 40; ++i )
+    {
+        OperatorMeasurement m;
+        m.kind = i % 2 ? OperatorKind::add : OperatorKind::gelu;
+        m.B = 1 << ( i % 13 );
+        m.H = 64 << ( i % 7 );
+        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        measured.push_back( m );
+    }
+    OperatorMeasurement slow{ OperatorKind::softmax, 4096, 4096, DataType::fp32, 0.0 };
+    slow.latency_ms = 30.0 * predictOperatorAnalyticWith( truth, gpu, slow.kind, slow.B, slow.H );
+    measured.push_back( slow );
+    const OperatorCalibration one = fitOperatorCalibration( gpu, DataType::fp32, measured );
+    EXPECT_EQ( one.constants.softmax_factor, kOperatorFitStart.softmax_factor );
+    EXPECT_EQ( one.constants.ln_factor, kOperatorFitStart.ln_factor );
+    EXPECT_NEAR( one.constants.bandwidth_efficiency, 0.6, 1e-3 );
+    for ( int i = 1; i < 5; ++i )
+    {
+        OperatorMeasurement m = slow;
+        m.B = 4096 << i;
+        m.latency_ms = 30.0 * predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        measured.push_back( m );
+    }
+    const OperatorCalibration five = fitOperatorCalibration( gpu, DataType::fp32, measured );
+    EXPECT_GT( five.constants.softmax_factor, 10.0 * kOperatorFitStart.softmax_factor );
+    EXPECT_EQ( five.constants.ln_factor, kOperatorFitStart.ln_factor );
 }
 
 // calibrateGpu groups by dtype, skips a dtype with fewer than 10 rows (a note says so) and reports

@@ -6,8 +6,10 @@
 //!   GEMM:      B,M,N,K,dtype,latency_ms[,op]   C[B,M,N] = A[B,M,K]·W[B,K,N]; op bmm|mm|linear
 //!   operators: op,B,H,dtype,latency_ms         op: NeuSight's names (softmax, ln, add, ...)
 //!
-//! dtype is fp32, tf32, fp16 or bf16 (empty: fp32). Rows in fp8, which the model does not price
-//! yet, are counted and skipped. A bad cell exits 2 naming the file, line and column.
+//! dtype is fp32, tf32, fp16, bf16 or, for GEMMs on a GPU with FP8 tensor cores, fp8 (empty:
+//! fp32). Operator rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps
+//! softmax, norms and element-wise ops in 16 bits, and the model prices them so. A bad cell exits
+//! 2 naming the file, line and column.
 
 #include <cstddef>
 #include <shardsweep/io/csv.hpp>
@@ -25,12 +27,8 @@ GemmOp gemmOpCell( const CsvTable& t, std::size_t row );
 //! cell otherwise.
 OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::string& column );
 
-struct GemmMeasurements
-{
-    std::vector<GemmSample> rows;
-    std::size_t skipped_fp8 = 0;
-};
-GemmMeasurements readGemmMeasurements( const std::string& path );
+//! The GEMM rows of `path`; a dtype `gpu` does not compute in (fp8 without fp8_TFLOPs) fails.
+std::vector<GemmSample> readGemmMeasurements( const std::string& path, const GpuSpec& gpu );
 
 struct OperatorMeasurements
 {
