@@ -92,10 +92,12 @@ std::vector<TransformerMeasurement> readPublishedMeasurements( const std::string
         c.fused = true;
         c.virtual_stages = statedNumber( source, "VP=", 1 );
         // NeMo's GPT-3 configurations set selective recompute (NeMo-Framework-Launcher
-        // conf/training/gpt3/175b.yaml: activations_checkpoint_granularity selective); Megatron's
-        // table does not say.
-        c.recompute = cheapestFittingRecompute( platform, model, c,
-                                                nemo ? Recompute::selective : Recompute::none );
+        // conf/training/gpt3/{5b,20b,175b}*.yaml: activations_checkpoint_granularity selective),
+        // and the runs fitted with it: priced as run, even where the memory model says it does
+        // not fit (the feasible column shows that disagreement). Megatron's table does not say:
+        // the cheapest recompute that fits.
+        c.recompute = nemo ? Recompute::selective
+                           : cheapestFittingRecompute( platform, model, c, Recompute::none );
         if ( const std::string error = parallelConfigError( model, c, c.numGpus() );
              !error.empty() )
             csv.fail( r, "tp", "a configuration the model can price (" + error + ")" );
@@ -135,6 +137,41 @@ double fitFp8GemmEfficiency( const TransformerConstants& base,
         if ( objective < best_objective )
         {
             best_objective = objective;
+            best = c.fp8_gemm_eff;
+        }
+    }
+    return best;
+}
+
+double fp8GemmEfficiencyFromGemms( const TransformerConstants& base, const GpuSpec& gpu,
+                                   const std::vector<GemmSample>& measured )
+{
+    double best = base.fp8_gemm_eff, best_objective = std::numeric_limits<double>::infinity();
+    TransformerOperatorCase oc;
+    oc.gpu = gpu;
+    oc.model.dtype = DataType::fp8;
+    for ( int step = 300; step <= 1200; ++step )
+    {
+        TransformerConstants c = base;
+        c.fp8_gemm_eff = step * 1.0e-3;
+        const transformer_detail::OperatorContext x =
+            transformer_detail::operatorContext( c, oc, shippedGemmConstants() );
+        double sum = 0.0;
+        int n = 0;
+        for ( const GemmSample& s : measured )
+            if ( s.dtype == DataType::fp8 )
+            {
+                sum += std::log(
+                    predictGemmWith( x.gemm_constants, x.gpu, s.B, s.M, s.N, s.K, s.dtype, s.op )
+                        .latency_ms /
+                    s.latency_ms );
+                ++n;
+            }
+        if ( n == 0 )
+            return base.fp8_gemm_eff;
+        if ( std::fabs( sum / n ) < best_objective )
+        {
+            best_objective = std::fabs( sum / n );
             best = c.fp8_gemm_eff;
         }
     }

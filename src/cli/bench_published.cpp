@@ -1,9 +1,14 @@
 // `bench transformer --table published` (bench_published.hpp).
 #include "bench_published.hpp"
 
+#include <array>
 #include <cmath>
 #include <map>
+#include <set>
 #include <shardsweep/calibration/published_runs.hpp>
+#include <shardsweep/domain/names.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
+#include <shardsweep/io/csv.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
 #include <vector>
 
@@ -12,6 +17,27 @@ namespace shardsweep
 
 namespace
 {
+
+//! The rows of `measured` whose shape (B, M, N, K, dtype, op) is a row of `shapes`: the GEMMs of
+//! the published runs (scripts/published_shapes.py wrote `shapes`).
+std::vector<GemmSample> publishedShapeMeasurements( const std::string& measured,
+                                                    const std::string& shapes, const GpuSpec& gpu )
+{
+    const CsvTable t = CsvTable::read( shapes );
+    t.checkColumns( { "B", "M", "N", "K", "dtype", "op" }, {} );
+    std::set<std::array<double, 6>> wanted;
+    for ( std::size_t r = 0; r < t.numRows(); ++r )
+        wanted.insert(
+            { t.getDouble( r, "B" ), t.getDouble( r, "M" ), t.getDouble( r, "N" ),
+              t.getDouble( r, "K" ),
+              double( t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 ) ),
+              double( gemmOpCell( t, r ) ) } );
+    std::vector<GemmSample> out;
+    for ( const GemmSample& s : readGemmMeasurements( measured, gpu ) )
+        if ( wanted.count( { s.B, s.M, s.N, s.K, double( s.dtype ), double( s.op ) } ) )
+            out.push_back( s );
+    return out;
+}
 
 //! Mean APE (%) of the fp8 rows of `rows` (all when `only` < 0, else row `only`) with `c`.
 double fp8Mape( const TransformerConstants& c, const std::vector<TransformerMeasurement>& rows,
@@ -31,7 +57,8 @@ double fp8Mape( const TransformerConstants& c, const std::vector<TransformerMeas
 //! fp8_gemm_eff: shipped, fitted on every fp8 row, and leave-one-row-out (each row predicted with
 //! the value fitted on the others).
 void printFp8Fit( const CommandContext& ctx, OutputFormat format,
-                  const std::vector<TransformerMeasurement>& rows )
+                  const std::vector<TransformerMeasurement>& rows, const GpuSpec& h100,
+                  const std::vector<GemmSample>& h100_gemms )
 {
     const TransformerConstants shipped = shippedTransformerConstants();
     TransformerConstants all = shipped;
@@ -53,6 +80,13 @@ void printFp8Fit( const CommandContext& ctx, OutputFormat format,
                      "mape_leave_one_out_pct" } );
     t.addRow( { "fp8_gemm_eff", shipped.fp8_gemm_eff, all.fp8_gemm_eff, fp8Mape( shipped, rows ),
                 fp8Mape( all, rows ), n > 0 ? loo / n : 0.0 } );
+    // The same constant from the H100's measured fp8 GEMMs alone: no run is fitted on, so every
+    // run is held out and the last two columns agree.
+    TransformerConstants gemms = shipped;
+    gemms.fp8_gemm_eff = fp8GemmEfficiencyFromGemms( shipped, h100, h100_gemms );
+    const double from_gemms = fp8Mape( gemms, rows );
+    t.addRow( { "fp8_gemm_eff from H100 GEMMs", shipped.fp8_gemm_eff, gemms.fp8_gemm_eff,
+                fp8Mape( shipped, rows ), from_gemms, from_gemms } );
     ctx.print() << "\n";
     t.print( ctx.print(), format );
 }
@@ -60,7 +94,8 @@ void printFp8Fit( const CommandContext& ctx, OutputFormat format,
 } // namespace
 
 void printPublishedTable( const CommandContext& ctx, OutputFormat format,
-                          const std::string& data_dir, const Platform& h100 )
+                          const std::string& data_dir, const Platform& h100,
+                          const std::string& h100_gemms_dir )
 {
     const std::vector<TransformerMeasurement> rows =
         readPublishedMeasurements( data_dir + "/published_h100_dev.csv", h100 );
@@ -101,7 +136,9 @@ void printPublishedTable( const CommandContext& ctx, OutputFormat format,
     }
     ctx.print() << "\n";
     summary.print( ctx.print(), format );
-    printFp8Fit( ctx, format, rows );
+    printFp8Fit( ctx, format, rows, h100.gpu,
+                 publishedShapeMeasurements( h100_gemms_dir + "/gemm_aligned_a.csv",
+                                             h100_gemms_dir + "/published_shapes.csv", h100.gpu ) );
 }
 
 } // namespace shardsweep

@@ -99,7 +99,7 @@ std::map<std::string, std::vector<std::size_t>> sameProblemGroups( const Rows& r
 //! The options of `bench transformer`.
 struct BenchOptions
 {
-    std::string data_dir, gemm_dir, platform_path, h100_platform_path, catalog_dir;
+    std::string data_dir, gemm_dir, platform_path, h100_platform_path, h100_gemms_dir, catalog_dir;
     std::string table = "errors";
     OutputFormat fmt = OutputFormat::table;
     int folds = 4, max_evals = 600;
@@ -111,6 +111,7 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
 {
     const std::string measured = SHARDSWEEP_MEASURED_DIR;
     o.data_dir = measured + "/transformer";
+    o.h100_gemms_dir = measured + "/h100";
     o.gemm_dir = measured + "/gemm";
     o.platform_path =
         std::string( SHARDSWEEP_SOURCE_DIR ) + "/inputs/platforms/dgx-a100-hdr800.yaml";
@@ -459,7 +460,8 @@ int benchTransformer( const CommandContext& ctx, const Arguments& args )
     if ( o.table == "published" )
     {
         printPublishedTable( ctx, o.fmt, o.data_dir,
-                             readPlatformFile( o.h100_platform_path, catalog ).platform );
+                             readPlatformFile( o.h100_platform_path, catalog ).platform,
+                             o.h100_gemms_dir );
         return 0;
     }
     if ( o.table == "nccl" )

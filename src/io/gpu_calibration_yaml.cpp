@@ -38,18 +38,19 @@ GemmCalibration readGemm( const YamlView& v )
                    "points" } );
     GemmCalibration c;
     c.dtype = v.getEnum( "dtype", computeDataTypeNames() );
+    c.mixture.valid = true;
     const YamlView w = v.at( "tile_weights" );
     const std::vector<double> weights = w.asDoubleList( Range::fraction() );
     if ( weights.size() != static_cast<std::size_t>( kGemmNumTiles ) )
         w.fail( fmt::format( "a list of {} tile weights", kGemmNumTiles ) );
     double sum = 0.0;
     for ( int t = 0; t < kGemmNumTiles; ++t )
-        sum += c.tile_weight[t] = weights[t];
+        sum += c.mixture.tile_weight[t] = weights[t];
     if ( std::fabs( sum - 1.0 ) > 1e-9 )
         w.fail( "tile weights that sum to 1", fmt::format( "a sum of {}", sum ) );
-    c.offset = v.getDouble( "offset" );
-    c.linear_offset = v.getDouble( "linear_offset" );
-    c.max_matmul_TFLOPs = v.getDouble( "max_matmul_TFLOPs", Range::nonNegative() );
+    c.mixture.offset = v.getDouble( "offset" );
+    c.mixture.linear_offset = v.getDouble( "linear_offset" );
+    c.mixture.max_matmul_TFLOPs = v.getDouble( "max_matmul_TFLOPs", Range::nonNegative() );
     c.stats = readStats( v.at( "stats" ) );
     const YamlView points = v.at( "points" );
     points.requireSequence();
@@ -150,11 +151,12 @@ std::string gpuCalibrationYaml( const GpuCalibration& calibration,
     {
         out += fmt::format( "  - dtype: {}\n    tile_weights: [", nameOf( c.dtype ) );
         for ( int t = 0; t < kGemmNumTiles; ++t )
-            out += fmt::format( "{}{}", t ? ", " : "", c.tile_weight[t] );
+            out += fmt::format( "{}{}", t ? ", " : "", c.mixture.tile_weight[t] );
         out += fmt::format( "]   # tiles {}\n", "128x128 128x64 64x128 128x32 32x128 64x64 64x32 "
                                                 "32x32" );
-        out += fmt::format( "    offset: {}\n    linear_offset: {}\n    max_matmul_TFLOPs: {}\n",
-                            c.offset, c.linear_offset, c.max_matmul_TFLOPs );
+        out +=
+            fmt::format( "    offset: {}\n    linear_offset: {}\n    max_matmul_TFLOPs: {}\n",
+                         c.mixture.offset, c.mixture.linear_offset, c.mixture.max_matmul_TFLOPs );
         out += fmt::format( "    stats: {}\n    points:   # B, M, N, K, op, log(measured / tile "
                             "mixture)\n",
                             statsYaml( c.stats ) );

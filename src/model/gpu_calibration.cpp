@@ -88,17 +88,7 @@ void operatorCalibrationFeatures( OperatorKind kind, double B, double H, double*
 double gemmTileMixtureLog( const GemmCalibration& c, const GpuSpec& gpu, double B, double M,
                            double N, double K, GemmOp op )
 {
-    const GemmConstants& constants = c.constants;
-    const double floor_ms = gemmMaxMatmulMs( gpu, B, M, N, K, c.dtype );
-    double log_ms = c.offset + ( op == GemmOp::linear ? c.linear_offset : 0.0 );
-    for ( int t = 0; t < kGemmNumTiles; ++t )
-    {
-        if ( c.tile_weight[t] == 0.0 )
-            continue;
-        const double ms = gemmBestSplit( constants, gpu, B, M, N, K, c.dtype, t, op ).latency_ms;
-        log_ms += c.tile_weight[t] * std::log( std::max( ms, floor_ms ) );
-    }
-    return log_ms;
+    return gemmTileMixtureLogWith( c.mixture, c.constants, gpu, B, M, N, K, c.dtype, op );
 }
 
 double calibratedGemmMs( const GemmCalibration& c, const GpuSpec& gpu, double B, double M, double N,
@@ -108,9 +98,10 @@ double calibratedGemmMs( const GemmCalibration& c, const GpuSpec& gpu, double B,
     gemmCalibrationFeatures( B, M, N, K, op, x );
     const double ms =
         std::exp( gemmTileMixtureLog( c, gpu, B, M, N, K, op ) + c.residuals.correction( x ) );
-    const double ceiling = c.max_matmul_TFLOPs > 0.0
-                               ? 2.0 * B * M * N * K / ( c.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
-                               : 0.0;
+    const double ceiling =
+        c.mixture.max_matmul_TFLOPs > 0.0
+            ? 2.0 * B * M * N * K / ( c.mixture.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
+            : 0.0;
     return std::max( ms, ceiling );
 }
 
@@ -138,18 +129,22 @@ double calibratedOperatorMs( const OperatorCalibration& c, const GpuSpec& gpu, O
 GpuSpec calibratedGpuSpec( const GpuSpec& gpu, const GpuCalibration& calibration )
 {
     GpuSpec g = gpu;
+    // The tile mixtures, for the batched models (the residuals stay with predict gemm).
+    for ( const GemmCalibration& c : calibration.gemm )
+        if ( static_cast<int>( c.dtype ) < kCalibratedDataTypes )
+            g.gemm_calibration[static_cast<int>( c.dtype )] = c.mixture;
     if ( const GemmCalibration* c = calibration.gemmFor( DataType::fp32 ) )
-        if ( c->max_matmul_TFLOPs > 0.0 )
-            g.max_matmul_fp32_TFLOPs = c->max_matmul_TFLOPs;
+        if ( c->mixture.max_matmul_TFLOPs > 0.0 )
+            g.max_matmul_fp32_TFLOPs = c->mixture.max_matmul_TFLOPs;
     const GemmCalibration* tensor = calibration.gemmFor( DataType::bf16 );
-    if ( !tensor || !( tensor->max_matmul_TFLOPs > 0.0 ) )
+    if ( !tensor || !( tensor->mixture.max_matmul_TFLOPs > 0.0 ) )
         tensor = calibration.gemmFor( DataType::fp16 );
     // max_matmul_bf16_TFLOPs is read as a fraction of bf16_TFLOPs (gemmMaxMatmulTFLOPs); an fp16
     // measurement carries over as the same fraction of the fp16 peak.
-    if ( tensor && tensor->max_matmul_TFLOPs > 0.0 && gpu.bf16_TFLOPs > 0.0 )
+    if ( tensor && tensor->mixture.max_matmul_TFLOPs > 0.0 && gpu.bf16_TFLOPs > 0.0 )
     {
         const double peak = gemmPeakTFLOPs( gpu, tensor->dtype );
-        g.max_matmul_bf16_TFLOPs = tensor->max_matmul_TFLOPs / peak * gpu.bf16_TFLOPs;
+        g.max_matmul_bf16_TFLOPs = tensor->mixture.max_matmul_TFLOPs / peak * gpu.bf16_TFLOPs;
     }
     // The bandwidth memory-bound kernels reach, relative to what the shipped constants assume.
     const OperatorCalibration* ops = calibration.opsFor( DataType::fp32 );

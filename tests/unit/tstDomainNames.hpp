@@ -1,6 +1,7 @@
 // The vocabulary's descriptor tables (domain/names.hpp): row i is code i for every enum (the HDF5
 // /names tables are these lists as they stand), the names the results files' schema fixes, and the
 // lookups parsers and printers use.
+#include <cmath>
 #include <gtest/gtest.h>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/domain/dlrm_fields.hpp>
@@ -332,9 +333,24 @@ TEST( TEST_CATEGORY, domain_gpu_fields )
     EXPECT_EQ( g.max_matmul_bf16_TFLOPs, 16.0 );
     const double rest[] = { 99.0 };
     const std::array<double, 19> key = gpuKey<19>( g, rest );
+    // The 17th word is the GEMM calibration's: 0 without one.
     const std::array<double, 19> expected = { 1,  2,  3,  4,  5,  6,  7,  8, 9, 10,
-                                              11, 12, 13, 14, 15, 16, 99, 0, 0 };
+                                              11, 12, 13, 14, 15, 16, 0,  99, 0 };
     EXPECT_EQ( key, expected );
+    // With one: a whole number below 2^53 (compares with ==), the same for the same calibration,
+    // another for another.
+    GpuSpec a = g;
+    a.gemm_calibration[int( DataType::bf16 )].valid = true;
+    a.gemm_calibration[int( DataType::bf16 )].offset = 0.5;
+    GpuSpec b = a;
+    b.gemm_calibration[int( DataType::bf16 )].tile_weight[7] = 1.0;
+    const double wa = gemmCalibrationKeyWord( a ), wb = gemmCalibrationKeyWord( b );
+    EXPECT_GT( wa, 0.0 );
+    EXPECT_LT( wa, 9007199254740992.0 );
+    EXPECT_EQ( wa, std::floor( wa ) );
+    EXPECT_EQ( wa, gemmCalibrationKeyWord( GpuSpec( a ) ) );
+    EXPECT_NE( wa, wb );
+    EXPECT_EQ( ( gpuKey<19>( a, rest )[16] ), wa );
 }
 
 } // namespace Test

@@ -8,6 +8,7 @@
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <shardsweep/model/rng.hpp>
+#include <shardsweep/model/transformer.hpp>
 #include <unistd.h>
 
 namespace Test
@@ -89,15 +90,15 @@ TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
 {
     const GpuSpec gpu = a100Spec();
     GemmCalibration truth;
-    truth.tile_weight[0] = 1.0;
-    truth.offset = std::log( 1.25 );
-    truth.linear_offset = 0.0;
+    truth.mixture.tile_weight[0] = 1.0;
+    truth.mixture.offset = std::log( 1.25 );
+    truth.mixture.linear_offset = 0.0;
     std::vector<GemmSample> measured = shapes( 120, 7 );
     for ( GemmSample& s : measured )
         s.latency_ms = std::exp( gemmTileMixtureLog( truth, gpu, s.B, s.M, s.N, s.K, s.op ) );
     const GemmCalibration c = fitGemmCalibration( gpu, DataType::fp32, measured );
-    EXPECT_GT( c.tile_weight[0], 0.995 );
-    EXPECT_NEAR( c.offset, std::log( 1.25 ), 0.01 );
+    EXPECT_GT( c.mixture.tile_weight[0], 0.995 );
+    EXPECT_NEAR( c.mixture.offset, std::log( 1.25 ), 0.01 );
     for ( const GemmSample& s : shapes( 40, 99 ) )
     {
         const double want = std::exp( gemmTileMixtureLog( truth, gpu, s.B, s.M, s.N, s.K, s.op ) );
@@ -108,7 +109,7 @@ TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
     double best = 0.0;
     for ( const GemmSample& s : measured )
         best = std::max( best, 2.0 * s.B * s.M * s.N * s.K / s.latency_ms * 1e-9 );
-    EXPECT_DOUBLE_EQ( c.max_matmul_TFLOPs, best );
+    EXPECT_DOUBLE_EQ( c.mixture.max_matmul_TFLOPs, best );
 }
 
 // Operators measured with launch 4 µs, 60 % of the bandwidth, softmax 1.5x and layer norm 2x:
@@ -248,9 +249,9 @@ TEST( TEST_CATEGORY, calibration_gpu_spec )
     GpuCalibration c;
     c.gemm.resize( 2 );
     c.gemm[0].dtype = DataType::fp32;
-    c.gemm[0].max_matmul_TFLOPs = 15.0;
+    c.gemm[0].mixture.max_matmul_TFLOPs = 15.0;
     c.gemm[1].dtype = DataType::fp16;
-    c.gemm[1].max_matmul_TFLOPs = 200.0;
+    c.gemm[1].mixture.max_matmul_TFLOPs = 200.0;
     c.ops.resize( 1 );
     c.ops[0].constants.bandwidth_efficiency = 0.6;
     const GpuSpec g = calibratedGpuSpec( gpu, c );
@@ -260,6 +261,57 @@ TEST( TEST_CATEGORY, calibration_gpu_spec )
                       gpu.memory_bandwidth_GBps * 0.6 /
                           shippedOperatorConstants().bandwidth_efficiency );
     EXPECT_EQ( g.fp32_TFLOPs, gpu.fp32_TFLOPs );
+    // The tile mixtures travel by dtype code: fp32 and fp16 here, bf16 not calibrated.
+    EXPECT_EQ( gemmCalibrationOf( g, DataType::fp32 ), nullptr ); // a mixture not marked valid
+    c.gemm[1].mixture.valid = true;
+    c.gemm[1].mixture.offset = 0.25;
+    const GpuSpec h = calibratedGpuSpec( gpu, c );
+    EXPECT_EQ( gemmCalibrationOf( h, DataType::fp16 ), &h.gemm_calibration[2] );
+    EXPECT_EQ( gemmCalibrationOf( h, DataType::fp16 )->offset, 0.25 );
+    EXPECT_EQ( gemmCalibrationOf( h, DataType::bf16 ), nullptr );
+    EXPECT_EQ( gemmCalibrationOf( gpu, DataType::fp16 ), nullptr );
+}
+
+// The transformer model prices a calibrated dtype's GEMMs with the tile mixture (one tile here,
+// 1.5 times its time: offset ln 1.5) on the GPU as listed, at the framework's kernel gap, without
+// tensor_core_eff; another dtype keeps the model; a measured ceiling bounds the mixture.
+TEST( TEST_CATEGORY, calibration_reaches_the_transformer_gemms )
+{
+    const GpuSpec gpu = a100Spec();
+    GpuSpec calibrated = gpu;
+    GemmTileCalibration& m = calibrated.gemm_calibration[int( DataType::bf16 )];
+    m.valid = true;
+    m.tile_weight[0] = 1.0;
+    m.offset = std::log( 1.5 );
+    const TransformerConstants tc = shippedTransformerConstants();
+    const GemmConstants framework =
+        transformer_detail::frameworkGemmConstants( tc, shippedGemmConstants() );
+    TransformerOperatorCase oc;
+    oc.gpu = calibrated;
+    oc.model.dtype = DataType::bf16;
+    const auto x = transformer_detail::operatorContext( tc, oc, shippedGemmConstants() );
+    const double B = 1, M = 4096, N = 3072, K = 12288;
+    const double tile0 =
+        gemmBestSplit( framework, calibrated, B, M, N, K, DataType::bf16, 0, GemmOp::linear )
+            .latency_ms;
+    const double floor_ms = gemmMaxMatmulMs( calibrated, B, M, N, K, DataType::bf16 );
+    const double want = 1.5 * std::max( tile0, floor_ms );
+    EXPECT_DOUBLE_EQ( x.gemm( B, M, N, K, GemmOp::linear ),
+                      transformer_detail::issuedMs( tc, want, 1.0 ) );
+    // fp16 is not calibrated: the model, on the tensor-core GPU, as without a calibration.
+    oc.model.dtype = DataType::fp16;
+    const auto y = transformer_detail::operatorContext( tc, oc, shippedGemmConstants() );
+    TransformerOperatorCase plain = oc;
+    plain.gpu = gpu;
+    const auto z = transformer_detail::operatorContext( tc, plain, shippedGemmConstants() );
+    EXPECT_EQ( y.gemm( B, M, N, K ), z.gemm( B, M, N, K ) );
+    // A ceiling of 1 TFLOP/s measured: 2·M·N·K / 1e12 s.
+    m.max_matmul_TFLOPs = 1.0;
+    oc.gpu = calibrated;
+    oc.model.dtype = DataType::bf16;
+    const auto w = transformer_detail::operatorContext( tc, oc, shippedGemmConstants() );
+    EXPECT_DOUBLE_EQ( w.gemm( B, M, N, K, GemmOp::linear ),
+                      transformer_detail::issuedMs( tc, 2.0 * M * N * K / 1.0e12 * 1.0e3, 1.0 ) );
 }
 
 } // namespace Test

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <backend_equal.hpp>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
@@ -190,6 +191,42 @@ TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions )
 TEST( TEST_CATEGORY, transformer_kernel_matches_model_functions_modern_knobs )
 {
     kernelMatchesModelFunctions( true );
+}
+
+// Two platforms that differ only in a bf16 GEMM calibration are two operator cases (the cache key
+// hashes the calibration in), each priced as the model functions price it on its GPU.
+TEST( TEST_CATEGORY, transformer_kernel_keeps_gemm_calibrations_apart )
+{
+    const Platform plain = a100Cluster( 1 );
+    Platform calibrated = plain;
+    GemmTileCalibration& m = calibrated.gpu.gemm_calibration[int( DataType::bf16 )];
+    m.valid = true;
+    m.tile_weight[3] = 1.0;
+    m.offset = std::log( 1.25 );
+    Workload model = gpt( 8, 2048, 16, 64 );
+    model.transformer.dtype = DataType::bf16;
+    Plan plan;
+    plan.parallel.tp = 2;
+    plan.parallel.dp = 4;
+    plan.parallel.micro_batch = 2;
+    const std::vector<ScenarioInput> inputs = {
+        { &model, &plain, &plan, 0, CostModel::native },
+        { &model, &calibrated, &plan, 0, CostModel::native },
+        { &model, &plain, &plan, 0, CostModel::native } };
+    EXPECT_EQ( packScenarios( inputs ).transformer_case.extent( 0 ), 2u );
+    const auto batched = evaluateScenarios( TEST_BACKEND, inputs );
+    ParallelConfig c = plan.parallel;
+    c.global_batch = model.global_batch;
+    for ( std::size_t i = 0; i < inputs.size(); ++i )
+    {
+        const Platform& p = *inputs[i].platform;
+        const TransformerStepSummary ref = predictTransformerStep(
+            p, model.transformer, c,
+            transformerOperatorCost( transformerOperatorCase( p.gpu, model.transformer, c ) ) );
+        EXPECT_TRUE( sameAsHost( batched[i].iteration_ms, ref.iteration_ms ) ) << i;
+    }
+    EXPECT_NE( batched[0].iteration_ms, batched[1].iteration_ms );
+    EXPECT_EQ( batched[0].iteration_ms, batched[2].iteration_ms );
 }
 
 // A configuration that cannot run the model on the platform is refused before any launch.

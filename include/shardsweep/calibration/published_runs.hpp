@@ -8,10 +8,12 @@
 //! Megatron-LM / NeMo user of that release would run it, and each choice is part of the row's
 //! label: sequence parallelism with tp > 1, the distributed optimizer, DP/TP overlap, fused
 //! (flash) attention, the virtual pipeline size NeMo states (VP=n), FP8 where the source says so
-//! (bf16 otherwise), micro-batch 1 where none is given, and the cheapest activation recompute
-//! (none, selective, full; NeMo's GPT-3 configurations start at selective) with which the fullest
-//! stage fits in the GPU's memory.
+//! (bf16 otherwise), micro-batch 1 where none is given, and the activation recompute: NeMo's
+//! GPT-3 configurations state selective (priced so even where the memory model says it does not
+//! fit), Megatron's table none, so there the cheapest (none, selective, full) with which the
+//! fullest stage fits in the GPU's memory.
 #include <shardsweep/calibration/transformer_fit.hpp>
+#include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
 #include <vector>
 
@@ -30,5 +32,12 @@ std::vector<TransformerMeasurement> readPublishedMeasurements( const std::string
 //! when there are none.
 double fitFp8GemmEfficiency( const TransformerConstants& base,
                              const std::vector<TransformerMeasurement>& rows );
+
+//! The fp8_gemm_eff (same grid) at which the transformer model prices `measured` (fp8 GEMMs timed
+//! on `gpu`; rows in other dtypes are ignored) closest to them in geometric mean: |mean log(model /
+//! measured)| smallest, GEMM time on the GPU alone (the microbenchmark's launches are not the
+//! framework's). `base`'s own value when there are none. Independent of any end-to-end run.
+double fp8GemmEfficiencyFromGemms( const TransformerConstants& base, const GpuSpec& gpu,
+                                   const std::vector<GemmSample>& measured );
 
 } // namespace shardsweep

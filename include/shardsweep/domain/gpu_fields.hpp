@@ -2,11 +2,14 @@
 //! \file gpu_fields.hpp
 //! \brief The field table of a GPU's spec sheet (GpuSpec): the GPU reader (io/gpu_catalog: catalog
 //! files and inline `gpu:` mappings) takes keys, ranges and defaults from it, and the cost
-//! caches' keys (gpuKey) take every field from it. A new spec-sheet number (e.g. an FP8 rate) is
+//! caches' keys (gpuKey) take every field from it (and a word for the GEMM calibration, which is
+//! no spec-sheet number). A new spec-sheet number (e.g. an FP8 rate) is
 //! one row here plus the model code that uses it.
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <shardsweep/domain/field_table.hpp>
 #include <shardsweep/domain/hardware.hpp>
@@ -83,17 +86,48 @@ inline constexpr GpuField kGpuFields[] = {
       []( const GpuSpec& g ) { return g.max_matmul_bf16_TFLOPs; },
       []( GpuSpec& g, double v ) { g.max_matmul_bf16_TFLOPs = v; }, nullptr },
 };
-constexpr std::size_t kGpuSpecWords = std::size( kGpuFields );
+//! A key's words for a GpuSpec: its fields, then one for its GEMM calibration.
+constexpr std::size_t kGpuSpecWords = std::size( kGpuFields ) + 1;
 
-//! A cost cache's key: every field of a GpuSpec as a double, in table order, then `rest`, then
-//! zeros up to N (a struct with padding can be neither compared nor hashed bytewise). Host code.
+//! The GEMM calibration a GpuSpec carries as one key word: 0 without one, else a 52-bit hash of
+//! every number in it, as an exact integer (never NaN, so keys compare with ==).
+inline double gemmCalibrationKeyWord( const GpuSpec& g )
+{
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    bool any = false;
+    const auto mix = [&h]( double x )
+    {
+        std::uint64_t w;
+        std::memcpy( &w, &x, sizeof( w ) );
+        h = ( h ^ w ) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    };
+    for ( const GemmTileCalibration& c : g.gemm_calibration )
+    {
+        mix( c.valid ? 1.0 : 0.0 );
+        if ( !c.valid )
+            continue;
+        any = true;
+        for ( double w : c.tile_weight )
+            mix( w );
+        mix( c.offset );
+        mix( c.linear_offset );
+        mix( c.max_matmul_TFLOPs );
+    }
+    return any ? static_cast<double>( ( h >> 12 ) | 1u ) : 0.0;
+}
+
+//! A cost cache's key: every field of a GpuSpec as a double, in table order, its calibration's
+//! word, then `rest`, then zeros up to N (a struct with padding can be neither compared nor
+//! hashed bytewise). Host code.
 template <std::size_t N, std::size_t R>
 std::array<double, N> gpuKey( const GpuSpec& g, const double ( &rest )[R] )
 {
     static_assert( kGpuSpecWords + R <= N, "the key has no room for its words" );
     std::array<double, N> key = {};
-    for ( std::size_t k = 0; k < kGpuSpecWords; ++k )
+    for ( std::size_t k = 0; k + 1 < kGpuSpecWords; ++k )
         key[k] = kGpuFields[k].get( g );
+    key[kGpuSpecWords - 1] = gemmCalibrationKeyWord( g );
     for ( std::size_t k = 0; k < R; ++k )
         key[kGpuSpecWords + k] = rest[k];
     return key;

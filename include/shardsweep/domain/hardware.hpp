@@ -34,6 +34,24 @@ KOKKOS_INLINE_FUNCTION constexpr int dataTypeBytes( DataType t )
 }
 
 //! One GPU model from the catalog (inputs/gpus/). Peak rates are dense (no sparsity).
+//! The GEMM model's tiles (model/gemm.hpp, 128x128 down to 32x32), which a calibration weighs.
+constexpr int kGemmCalibrationTiles = 8;
+//! The dtypes a GPU calibration carries: every DataType code below int8.
+constexpr int kCalibratedDataTypes = 5;
+
+//! What `shardsweep calibrate gpu` fitted to one dtype's measured GEMMs, in the form a kernel
+//! can use: log t = offset (+ linear_offset) + Σ tile_weight_i · log t_i over the tile model's
+//! single-tile times, never above max_matmul_TFLOPs (model/gpu_calibration.hpp). Its per-shape
+//! residuals are a host-side neighbour search and stay on the host (`predict gemm` only).
+struct GemmTileCalibration
+{
+    bool valid = false; //!< false: this dtype was not calibrated (the model prices it)
+    double tile_weight[kGemmCalibrationTiles] = {};
+    double offset = 0.0;
+    double linear_offset = 0.0;
+    double max_matmul_TFLOPs = 0.0; //!< highest rate measured; 0 = none (the model's ceiling)
+};
+
 struct GpuSpec
 {
     int sm_count = 0;
@@ -55,6 +73,10 @@ struct GpuSpec
     //! measured on any GPU applies (model/gemm.hpp gemmMaxMatmulTFLOPs).
     double max_matmul_fp32_TFLOPs = 0.0;
     double max_matmul_bf16_TFLOPs = 0.0;
+    //! A calibration of this GPU per DataType code (calibratedGpuSpec fills it from a platform's
+    //! `calibration:` file or --calibration; none in a GPU file): the transformer model's GEMMs in
+    //! a calibrated dtype take its tile mixture. Not a spec-sheet field: gpuKey hashes it in.
+    GemmTileCalibration gemm_calibration[kCalibratedDataTypes];
 };
 
 //! ASTRA-sim 2.0 analytical topologies (the only three names it accepts).

@@ -88,8 +88,8 @@ KOKKOS_INLINE_FUNCTION constexpr GemmConstants shippedGemmConstants()
     return { 0.027053, 1.0, 16.135, 4.2137, 23616.0, 0.5977, 0.018288, 1.3374, 42.0, 0.80804 };
 }
 
-//! Number of tile shapes the model chooses from.
-constexpr int kGemmNumTiles = 8;
+//! Number of tile shapes the model chooses from (a calibration weighs each, domain/hardware.hpp).
+constexpr int kGemmNumTiles = kGemmCalibrationTiles;
 //! Split-K factors tried: 1, 2, 4, ..., 2^(kGemmNumSplits-1).
 constexpr int kGemmNumSplits = 7;
 
@@ -309,6 +309,50 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemm( const GpuSpec& gpu, double B,
                                                    GemmOp op = GemmOp::bmm )
 {
     return predictGemmWith( shippedGemmConstants(), gpu, B, M, N, K, dtype, op );
+}
+
+//! A calibration's tile mixture (calibrate gpu, docs/model/calibration.md), natural log of ms:
+//! offset (+ linear_offset) + Σ w_i · log t_i, t_i tile i's fastest split with `c` on `gpu`, never
+//! below the model's matmul ceiling.
+KOKKOS_INLINE_FUNCTION double gemmTileMixtureLogWith( const GemmTileCalibration& m,
+                                                      const GemmConstants& c, const GpuSpec& gpu,
+                                                      double B, double M, double N, double K,
+                                                      DataType dtype, GemmOp op )
+{
+    const double floor_ms = gemmMaxMatmulMs( gpu, B, M, N, K, dtype );
+    double log_ms = m.offset + ( op == GemmOp::linear ? m.linear_offset : 0.0 );
+    for ( int t = 0; t < kGemmNumTiles; ++t )
+    {
+        if ( m.tile_weight[t] == 0.0 )
+            continue;
+        const double ms = gemmBestSplit( c, gpu, B, M, N, K, dtype, t, op ).latency_ms;
+        log_ms += m.tile_weight[t] * math::log( math::fmax( ms, floor_ms ) );
+    }
+    return log_ms;
+}
+
+//! The calibration of `dtype` that `gpu` carries (calibratedGpuSpec), or null.
+KOKKOS_INLINE_FUNCTION const GemmTileCalibration* gemmCalibrationOf( const GpuSpec& gpu,
+                                                                     DataType dtype )
+{
+    const int code = static_cast<int>( dtype );
+    return code < kCalibratedDataTypes && gpu.gemm_calibration[code].valid
+               ? &gpu.gemm_calibration[code]
+               : nullptr;
+}
+
+//! A GEMM priced by a calibration's tile mixture (without the per-shape residuals, which only
+//! `predict gemm` applies), never faster than the highest rate measured.
+KOKKOS_INLINE_FUNCTION double calibratedTileGemmMs( const GemmTileCalibration& m,
+                                                    const GemmConstants& c, const GpuSpec& gpu,
+                                                    double B, double M, double N, double K,
+                                                    DataType dtype, GemmOp op )
+{
+    const double ms = math::exp( gemmTileMixtureLogWith( m, c, gpu, B, M, N, K, dtype, op ) );
+    const double ceiling = m.max_matmul_TFLOPs > 0.0
+                               ? 2.0 * B * M * N * K / ( m.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
+                               : 0.0;
+    return math::fmax( ms, ceiling );
 }
 
 //! The plain roofline: max(FLOPs / peak, minimal bytes / bandwidth), no overhead (a baseline).

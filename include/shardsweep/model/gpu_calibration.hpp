@@ -90,11 +90,8 @@ struct GemmCalibration
     //! The tile model's constants: the shipped ones (a calibration file always uses them; bench
     //! calibrate sets those fitted without the GPU, to calibrate a model that never saw it).
     GemmConstants constants = shippedGemmConstants();
-    double tile_weight[kGemmNumTiles] = {};
-    double offset = 0.0;
-    double linear_offset = 0.0;
-    double max_matmul_TFLOPs = 0.0; //!< highest rate measured; 0 = none (the model's ceiling)
-    NeighbourResiduals residuals;   //!< features: gemmCalibrationFeatures
+    GemmTileCalibration mixture;  //!< tile weights, offsets, measured ceiling (valid = true)
+    NeighbourResiduals residuals; //!< features: gemmCalibrationFeatures
     CalibrationFitStats stats;
 };
 

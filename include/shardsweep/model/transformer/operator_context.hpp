@@ -162,6 +162,13 @@ struct OperatorContext
     {
         if ( log )
             log->add( B, M, N, K, op );
+        // A calibrated dtype takes the mixture fitted to this GPU's measured GEMMs, on the GPU as
+        // listed (the fit's view of it) and at the framework's kernel gap; its tensor cores
+        // need no tensor_core_eff then: the measurements are what they reach.
+        if ( const GemmTileCalibration* cal = gemmCalibrationOf( memory, dtype ) )
+            return issuedMs(
+                c, calibratedTileGemmMs( *cal, gemm_constants, memory, B, M, N, K, dtype, op ),
+                1.0 );
         return issuedMs(
             c, predictGemmWith( gemm_constants, gpu, B, M, N, K, dtype, op ).latency_ms, 1.0 );
     }
