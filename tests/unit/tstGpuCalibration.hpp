@@ -6,6 +6,7 @@
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
 #include <shardsweep/calibration/operator_fit.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
+#include <shardsweep/model/dense.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/transformer.hpp>
@@ -312,6 +313,32 @@ TEST( TEST_CATEGORY, calibration_reaches_the_transformer_gemms )
     const auto w = transformer_detail::operatorContext( tc, oc, shippedGemmConstants() );
     EXPECT_DOUBLE_EQ( w.gemm( B, M, N, K, GemmOp::linear ),
                       transformer_detail::issuedMs( tc, 2.0 * M * N * K / 1.0e12 * 1.0e3, 1.0 ) );
+}
+
+// The DLRM model's GEMMs (GemmPricer, the dense layers) take a calibration of their dtype too:
+// one linear layer forward is its tile mixture with the shipped constants; an fp32 layer on a GPU
+// calibrated only in bf16 keeps the analytic model.
+TEST( TEST_CATEGORY, calibration_reaches_the_dlrm_gemms )
+{
+    const GpuSpec gpu = a100Spec();
+    GpuSpec calibrated = gpu;
+    GemmTileCalibration& m = calibrated.gemm_calibration[int( DataType::bf16 )];
+    m.valid = true;
+    m.tile_weight[5] = 1.0;
+    m.offset = std::log( 2.0 );
+    const double batch = 2048, in = 1024, out = 512;
+    double fwd = 0.0, bwd = 0.0;
+    linearLayerMs( calibrated, batch, in, out, DataType::bf16, fwd, bwd );
+    const double tile5 = gemmBestSplit( shippedGemmConstants(), calibrated, 1.0, batch, out, in,
+                                        DataType::bf16, 5, GemmOp::linear )
+                             .latency_ms;
+    EXPECT_DOUBLE_EQ( fwd, 2.0 * std::max( tile5, gemmMaxMatmulMs( calibrated, 1.0, batch, out, in,
+                                                                   DataType::bf16 ) ) );
+    double fwd32 = 0.0, bwd32 = 0.0, plain32 = 0.0, plain_bwd32 = 0.0;
+    linearLayerMs( calibrated, batch, in, out, DataType::fp32, fwd32, bwd32 );
+    linearLayerMs( gpu, batch, in, out, DataType::fp32, plain32, plain_bwd32 );
+    EXPECT_EQ( fwd32, plain32 );
+    EXPECT_EQ( bwd32, plain_bwd32 );
 }
 
 } // namespace Test

@@ -296,9 +296,11 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemmLearned( const MlpLayout& mlp,
     return p;
 }
 
-//! Which GEMM model prices a GEMM inside a kernel: analytic (params == nullptr, the default) or
-//! learned (an MLP whose parameters `params` points at, e.g. a View's data()). Plain data, copied
-//! into kernels by value.
+//! Which GEMM model prices a GEMM inside a kernel: a GPU calibration of the dtype where `gpu`
+//! carries one (its measured tile mixture, model/gemm.hpp calibratedTileGemmMs: the GPU's own
+//! measurements beat either model), else analytic (params == nullptr, the default) or learned
+//! (an MLP whose parameters `params` points at, e.g. a View's data()). Plain data, copied into
+//! kernels by value.
 struct GemmPricer
 {
     MlpLayout layout;
@@ -308,6 +310,15 @@ struct GemmPricer
                                                       double N, double K, DataType dtype,
                                                       GemmOp op = GemmOp::bmm ) const
     {
+        if ( const GemmTileCalibration* cal = gemmCalibrationOf( gpu, dtype ) )
+        {
+            // Tile, waves and bound stay the analytic model's (as predict gemm --calibration).
+            GemmPrediction p = predictGemm( gpu, B, M, N, K, dtype, op );
+            if ( p.latency_ms > 0.0 )
+                p.latency_ms = calibratedTileGemmMs( *cal, shippedGemmConstants(), gpu, B, M, N, K,
+                                                     dtype, op );
+            return p;
+        }
         return params ? predictGemmLearned( layout, params, gpu, B, M, N, K, dtype, op )
                       : predictGemm( gpu, B, M, N, K, dtype, op );
     }
