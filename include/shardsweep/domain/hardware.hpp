@@ -74,8 +74,8 @@ struct GpuSpec
     double max_matmul_fp32_TFLOPs = 0.0;
     double max_matmul_bf16_TFLOPs = 0.0;
     //! A calibration of this GPU per DataType code (calibratedGpuSpec fills it from a platform's
-    //! `calibration:` file or --calibration; none in a GPU file): the transformer model's GEMMs in
-    //! a calibrated dtype take its tile mixture. Not a spec-sheet field: gpuKey hashes it in.
+    //! `calibration:` file or --calibration; none in a GPU file): the batched models' GEMMs in a
+    //! calibrated dtype take its tile mixture. Not a spec-sheet field: gpuKey hashes it in.
     GemmTileCalibration gemm_calibration[kCalibratedDataTypes];
 };
 
