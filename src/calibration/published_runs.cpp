@@ -116,66 +116,75 @@ std::vector<TransformerMeasurement> readPublishedMeasurements( const std::string
     return rows;
 }
 
-double fitFp8GemmEfficiency( const TransformerConstants& base,
-                             const std::vector<TransformerMeasurement>& rows )
+namespace
+{
+//! The fp8_gemm_eff on a 0.001 grid over [0.3, 1.2] with the smallest objective( constants ), or
+//! `base`'s own value when the objective has nothing to measure (returns NaN).
+template <class Objective>
+double bestFp8GemmEfficiency( const TransformerConstants& base, const Objective& objective )
 {
     double best = base.fp8_gemm_eff, best_objective = std::numeric_limits<double>::infinity();
     for ( int step = 300; step <= 1200; ++step )
     {
         TransformerConstants c = base;
         c.fp8_gemm_eff = step * 1.0e-3;
-        double objective = 0.0;
-        int n = 0;
-        for ( const TransformerMeasurement& m : rows )
-            if ( m.model.dtype == DataType::fp8 )
-            {
-                objective += std::fabs( std::log( predictMeasurement( c, m ) / m.measured_ms ) );
-                ++n;
-            }
-        if ( n == 0 )
+        const double o = objective( c );
+        if ( std::isnan( o ) )
             return base.fp8_gemm_eff;
-        if ( objective < best_objective )
+        if ( o < best_objective )
         {
-            best_objective = objective;
+            best_objective = o;
             best = c.fp8_gemm_eff;
         }
     }
     return best;
 }
+} // namespace
+
+double fitFp8GemmEfficiency( const TransformerConstants& base,
+                             const std::vector<TransformerMeasurement>& rows )
+{
+    return bestFp8GemmEfficiency(
+        base,
+        [&]( const TransformerConstants& c )
+        {
+            double sum = 0.0;
+            int n = 0;
+            for ( const TransformerMeasurement& m : rows )
+                if ( m.model.dtype == DataType::fp8 )
+                {
+                    sum += std::fabs( std::log( predictMeasurement( c, m ) / m.measured_ms ) );
+                    ++n;
+                }
+            return n > 0 ? sum : std::nan( "" );
+        } );
+}
 
 double fp8GemmEfficiencyFromGemms( const TransformerConstants& base, const GpuSpec& gpu,
                                    const std::vector<GemmSample>& measured )
 {
-    double best = base.fp8_gemm_eff, best_objective = std::numeric_limits<double>::infinity();
     TransformerOperatorCase oc;
     oc.gpu = gpu;
     oc.model.dtype = DataType::fp8;
-    for ( int step = 300; step <= 1200; ++step )
-    {
-        TransformerConstants c = base;
-        c.fp8_gemm_eff = step * 1.0e-3;
-        const transformer_detail::OperatorContext x =
-            transformer_detail::operatorContext( c, oc, shippedGemmConstants() );
-        double sum = 0.0;
-        int n = 0;
-        for ( const GemmSample& s : measured )
-            if ( s.dtype == DataType::fp8 )
-            {
-                sum += std::log(
-                    predictGemmWith( x.gemm_constants, x.gpu, s.B, s.M, s.N, s.K, s.dtype, s.op )
-                        .latency_ms /
-                    s.latency_ms );
-                ++n;
-            }
-        if ( n == 0 )
-            return base.fp8_gemm_eff;
-        if ( std::fabs( sum / n ) < best_objective )
+    return bestFp8GemmEfficiency(
+        base,
+        [&]( const TransformerConstants& c )
         {
-            best_objective = std::fabs( sum / n );
-            best = c.fp8_gemm_eff;
-        }
-    }
-    return best;
+            const transformer_detail::OperatorContext x =
+                transformer_detail::operatorContext( c, oc, shippedGemmConstants() );
+            double sum = 0.0;
+            int n = 0;
+            for ( const GemmSample& s : measured )
+                if ( s.dtype == DataType::fp8 )
+                {
+                    sum += std::log( predictGemmWith( x.gemm_constants, x.gpu, s.B, s.M, s.N, s.K,
+                                                      s.dtype, s.op )
+                                         .latency_ms /
+                                     s.latency_ms );
+                    ++n;
+                }
+            return n > 0 ? std::fabs( sum / n ) : std::nan( "" );
+        } );
 }
 
 } // namespace shardsweep

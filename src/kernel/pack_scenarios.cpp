@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <iterator>
+#include <shardsweep/core/hash.hpp>
 #include <shardsweep/domain/dlrm_fields.hpp>
 #include <shardsweep/domain/gpu_fields.hpp>
 #include <shardsweep/domain/transformer_fields.hpp>
@@ -33,21 +34,6 @@ using DenseKey = std::array<double, kDenseKeySize>;
 constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 5;
 using TransformerKey = std::array<double, kTransformerKeySize>;
 using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
-
-//! Multiply-xorshift over the key's 64-bit words (equal keys with equal bits hash alike; the
-//! maps compare with ==). Word-wise: packing hashes every table of every scenario of a batch.
-std::uint64_t hashWords( const double* key, std::size_t n )
-{
-    std::uint64_t h = 0x9e3779b97f4a7c15ull;
-    for ( std::size_t i = 0; i < n; ++i )
-    {
-        std::uint64_t w;
-        std::memcpy( &w, key + i, sizeof( w ) );
-        h = ( h ^ w ) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return h;
-}
 
 struct KeyHash
 {

@@ -96,13 +96,9 @@ double calibratedGemmMs( const GemmCalibration& c, const GpuSpec& gpu, double B,
 {
     double x[kGemmCalibrationFeatures];
     gemmCalibrationFeatures( B, M, N, K, op, x );
-    const double ms =
-        std::exp( gemmTileMixtureLog( c, gpu, B, M, N, K, op ) + c.residuals.correction( x ) );
-    const double ceiling =
-        c.mixture.max_matmul_TFLOPs > 0.0
-            ? 2.0 * B * M * N * K / ( c.mixture.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
-            : 0.0;
-    return std::max( ms, ceiling );
+    return std::max(
+        std::exp( gemmTileMixtureLog( c, gpu, B, M, N, K, op ) + c.residuals.correction( x ) ),
+        gemmCalibrationCeilingMs( c.mixture, B, M, N, K ) );
 }
 
 GpuSpec operatorDtypeGpu( const GpuSpec& gpu, DataType dtype )

@@ -334,8 +334,8 @@ TEST( TEST_CATEGORY, domain_gpu_fields )
     const double rest[] = { 99.0 };
     const std::array<double, 19> key = gpuKey<19>( g, rest );
     // The 17th word is the GEMM calibration's: 0 without one.
-    const std::array<double, 19> expected = { 1,  2,  3,  4,  5,  6,  7,  8, 9, 10,
-                                              11, 12, 13, 14, 15, 16, 0,  99, 0 };
+    const std::array<double, 19> expected = { 1,  2,  3,  4,  5,  6,  7, 8,  9, 10,
+                                              11, 12, 13, 14, 15, 16, 0, 99, 0 };
     EXPECT_EQ( key, expected );
     // With one: a whole number below 2^53 (compares with ==), the same for the same calibration,
     // another for another.

@@ -44,6 +44,17 @@ std::vector<GemmSample> shapes( int n, std::uint64_t seed )
     return out;
 }
 
+//! `gpu` carrying a bf16 GEMM calibration that prices every GEMM at `factor` times tile `tile`'s
+//! time (one-hot weights, offset ln factor).
+GpuSpec oneTileBf16Calibration( GpuSpec gpu, int tile, double factor )
+{
+    GemmTileCalibration& m = gpu.gemm_calibration[int( DataType::bf16 )];
+    m.valid = true;
+    m.tile_weight[tile] = 1.0;
+    m.offset = std::log( factor );
+    return gpu;
+}
+
 std::string tempPath( const std::string& name )
 {
     return ::testing::TempDir() + "/shardsweep_" + std::to_string( getpid() ) + "_" + name;
@@ -279,11 +290,8 @@ TEST( TEST_CATEGORY, calibration_gpu_spec )
 TEST( TEST_CATEGORY, calibration_reaches_the_transformer_gemms )
 {
     const GpuSpec gpu = a100Spec();
-    GpuSpec calibrated = gpu;
+    GpuSpec calibrated = oneTileBf16Calibration( gpu, 0, 1.5 );
     GemmTileCalibration& m = calibrated.gemm_calibration[int( DataType::bf16 )];
-    m.valid = true;
-    m.tile_weight[0] = 1.0;
-    m.offset = std::log( 1.5 );
     const TransformerConstants tc = shippedTransformerConstants();
     const GemmConstants framework =
         transformer_detail::frameworkGemmConstants( tc, shippedGemmConstants() );
@@ -321,11 +329,7 @@ TEST( TEST_CATEGORY, calibration_reaches_the_transformer_gemms )
 TEST( TEST_CATEGORY, calibration_reaches_the_dlrm_gemms )
 {
     const GpuSpec gpu = a100Spec();
-    GpuSpec calibrated = gpu;
-    GemmTileCalibration& m = calibrated.gemm_calibration[int( DataType::bf16 )];
-    m.valid = true;
-    m.tile_weight[5] = 1.0;
-    m.offset = std::log( 2.0 );
+    const GpuSpec calibrated = oneTileBf16Calibration( gpu, 5, 2.0 );
     const double batch = 2048, in = 1024, out = 512;
     double fwd = 0.0, bwd = 0.0;
     linearLayerMs( calibrated, batch, in, out, DataType::bf16, fwd, bwd );

@@ -6,11 +6,12 @@
 //! no spec-sheet number). A new spec-sheet number (e.g. an FP8 rate) is
 //! one row here plus the model code that uses it.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
+#include <shardsweep/core/hash.hpp>
 #include <shardsweep/domain/field_table.hpp>
 #include <shardsweep/domain/hardware.hpp>
 
@@ -93,27 +94,23 @@ constexpr std::size_t kGpuSpecWords = std::size( kGpuFields ) + 1;
 //! every number in it, as an exact integer (never NaN, so keys compare with ==).
 inline double gemmCalibrationKeyWord( const GpuSpec& g )
 {
-    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    constexpr int kWords = 4 + kGemmCalibrationTiles; // valid, offsets, ceiling, weights
+    double words[kCalibratedDataTypes * kWords] = {};
     bool any = false;
-    const auto mix = [&h]( double x )
+    for ( int d = 0; d < kCalibratedDataTypes; ++d )
     {
-        std::uint64_t w;
-        std::memcpy( &w, &x, sizeof( w ) );
-        h = ( h ^ w ) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    };
-    for ( const GemmTileCalibration& c : g.gemm_calibration )
-    {
-        mix( c.valid ? 1.0 : 0.0 );
+        const GemmTileCalibration& c = g.gemm_calibration[d];
         if ( !c.valid )
             continue;
         any = true;
-        for ( double w : c.tile_weight )
-            mix( w );
-        mix( c.offset );
-        mix( c.linear_offset );
-        mix( c.max_matmul_TFLOPs );
+        double* w = words + d * kWords;
+        w[0] = 1.0;
+        w[1] = c.offset;
+        w[2] = c.linear_offset;
+        w[3] = c.max_matmul_TFLOPs;
+        std::copy( c.tile_weight, c.tile_weight + kGemmCalibrationTiles, w + 4 );
     }
+    const std::uint64_t h = hashWords( words, std::size( words ) );
     return any ? static_cast<double>( ( h >> 12 ) | 1u ) : 0.0;
 }
 

@@ -341,6 +341,16 @@ KOKKOS_INLINE_FUNCTION const GemmTileCalibration* gemmCalibrationOf( const GpuSp
                : nullptr;
 }
 
+//! The time of a GEMM at the highest rate a calibration measured (0 without one), ms: no
+//! calibrated price is faster.
+KOKKOS_INLINE_FUNCTION double gemmCalibrationCeilingMs( const GemmTileCalibration& m, double B,
+                                                        double M, double N, double K )
+{
+    return m.max_matmul_TFLOPs > 0.0
+               ? 2.0 * B * M * N * K / ( m.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
+               : 0.0;
+}
+
 //! A GEMM priced by a calibration's tile mixture (without the per-shape residuals, which only
 //! `predict gemm` applies), never faster than the highest rate measured.
 KOKKOS_INLINE_FUNCTION double calibratedTileGemmMs( const GemmTileCalibration& m,
@@ -348,11 +358,8 @@ KOKKOS_INLINE_FUNCTION double calibratedTileGemmMs( const GemmTileCalibration& m
                                                     double B, double M, double N, double K,
                                                     DataType dtype, GemmOp op )
 {
-    const double ms = math::exp( gemmTileMixtureLogWith( m, c, gpu, B, M, N, K, dtype, op ) );
-    const double ceiling = m.max_matmul_TFLOPs > 0.0
-                               ? 2.0 * B * M * N * K / ( m.max_matmul_TFLOPs * 1.0e12 ) * 1.0e3
-                               : 0.0;
-    return math::fmax( ms, ceiling );
+    return math::fmax( math::exp( gemmTileMixtureLogWith( m, c, gpu, B, M, N, K, dtype, op ) ),
+                       gemmCalibrationCeilingMs( m, B, M, N, K ) );
 }
 
 //! The plain roofline: max(FLOPs / peak, minimal bytes / bandwidth), no overhead (a baseline).
