@@ -104,48 +104,62 @@ std::int64_t intCell( const CsvTable& t, std::size_t row, const std::string& col
 }
 
 //! A field's cell (domain/field_table.hpp): its number, 0/1, or its name; empty: the default.
-template <class S>
-int fieldCell( const CsvTable& t, std::size_t row, const Field<S>& f )
+template <class S, class V>
+V fieldCell( const CsvTable& t, std::size_t row, const Field<S, V>& f )
 {
     switch ( f.kind )
     {
-    case Field<S>::flag:
-        return t.isEmpty( row, f.key ) ? f.fallback : int( t.getBool( row, f.key ) );
-    case Field<S>::choice:
-        return t.getEnumOr( row, f.key, fieldChoices( f ), f.fallback );
-    case Field<S>::integer:
-    case Field<S>::real: // integer-valued tables have none
+    case Field<S, V>::flag:
+        return t.isEmpty( row, f.key ) ? f.fallback : V( t.getBool( row, f.key ) );
+    case Field<S, V>::choice:
+        return V( t.getEnumOr( row, f.key, fieldChoices( f ), int( f.fallback ) ) );
+    case Field<S, V>::real:
+    {
+        if ( t.isEmpty( row, f.key ) )
+            return f.fallback;
+        const double x = t.getDouble( row, f.key );
+        if ( !( f.above_min ? x > double( f.min ) : x >= double( f.min ) ) || x > double( f.max ) )
+            t.fail( row, f.key,
+                    fmt::format( "a number in {}{}, {}]", f.above_min ? "(" : "[", f.min, f.max ) );
+        return V( x );
+    }
+    case Field<S, V>::integer:
         break;
     }
-    const std::int64_t v = intCell( t, row, f.key, f.fallback, f.min, f.required );
+    const std::int64_t v =
+        intCell( t, row, f.key, std::int64_t( f.fallback ), std::int64_t( f.min ), f.required );
     if ( v > f.max )
         t.fail( row, f.key, fmt::format( "an integer in [{}, {}]", f.min, f.max ) );
-    return int( v );
+    return V( v );
 }
 
 //! A field's output cell: the number (0/1 for a flag) or the choice's name.
-template <class S>
-ResultTable::Cell fieldOutput( const Field<S>& f, const S& value )
+template <class S, class V>
+ResultTable::Cell fieldOutput( const Field<S, V>& f, const S& value )
 {
-    if ( f.kind == Field<S>::choice )
+    if ( f.kind == Field<S, V>::choice )
         return fieldValueText( f, f.get( value ) );
+    if ( f.kind == Field<S, V>::real )
+        return double( f.get( value ) );
     return static_cast<long long>( f.get( value ) );
 }
 
 //! The --help lines of a field table: key, help, values and default.
-template <class S, std::size_t N>
-std::string fieldHelp( const Field<S> ( &table )[N] )
+template <class S, class V, std::size_t N>
+std::string fieldHelp( const Field<S, V> ( &table )[N] )
 {
     std::string text;
-    for ( const Field<S>& f : table )
+    for ( const Field<S, V>& f : table )
     {
-        // A fallback outside an integer's range (ffn_hidden 0) is derived; its help says how.
+        // A fallback outside a number's range (ffn_hidden 0) is derived; its help says how.
         std::string fallback =
-            "default " + ( f.kind == Field<S>::flag ? std::to_string( f.fallback )
-                                                    : fieldValueText( f, f.fallback ) );
+            "default " + ( f.kind == Field<S, V>::flag
+                               ? std::to_string( static_cast<long long>( f.fallback ) )
+                               : fieldValueText( f, f.fallback ) );
+        const bool numeric = f.kind == Field<S, V>::integer || f.kind == Field<S, V>::real;
         if ( f.required )
             fallback = "required";
-        else if ( f.kind == Field<S>::integer && f.fallback < f.min )
+        else if ( numeric && ( f.fallback < f.min || ( f.above_min && f.fallback <= f.min ) ) )
             fallback = "optional";
         text +=
             fmt::format( "  {:<17} {}: {} ({})\n", f.key, f.help, fieldValuesText( f ), fallback );

@@ -75,13 +75,15 @@ Workload parseTransformerWorkload( const YamlView& root )
     TransformerSpec& m = w.transformer;
     for ( const ModelField& f : modelFields() )
     {
-        const Range range = Range::between( f.min, f.max );
+        const Range range{ f.min, f.max, !f.above_min, true };
         if ( f.kind == ModelField::choice )
             f.set( m, f.required ? root.getEnum( f.key, fieldChoices( f ) )
-                                 : root.getEnumOr( f.key, f.fallback, fieldChoices( f ) ) );
+                                 : root.getEnumOr( f.key, int( f.fallback ), fieldChoices( f ) ) );
+        else if ( f.kind == ModelField::real )
+            f.set( m, root.find( f.key ) ? root.getDouble( f.key, range ) : f.fallback );
         else
             f.set( m, f.required ? root.getInt32( f.key, range )
-                                 : root.getInt32Or( f.key, f.fallback, range ) );
+                                 : root.getInt32Or( f.key, int( f.fallback ), range ) );
     }
     w.global_batch = root.getInt( "global_batch", Range::between( 1, 1.0e9 ) );
     const ModelFieldProblem problem = transformerSpecProblem( m );

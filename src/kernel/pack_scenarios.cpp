@@ -31,7 +31,7 @@ constexpr std::size_t kDenseWidthsWord = kGpuSpecWords + kNumDenseFields + 6; //
 constexpr std::size_t kDenseKeySize = kDenseWidthsWord + 2 * kMaxMlpLayers;
 using DenseKey = std::array<double, kDenseKeySize>;
 //! The GPU, every model field (domain/transformer_fields.hpp) and the case's four knobs.
-constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 5;
+constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 7;
 using TransformerKey = std::array<double, kTransformerKeySize>;
 using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
 
@@ -69,7 +69,7 @@ DenseKey denseCaseKey( const DenseCase& c )
 //! Every field of a transformer operator case.
 TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
 {
-    double rest[kNumModelFields + 5];
+    double rest[kNumModelFields + 7];
     for ( int k = 0; k < kNumModelFields; ++k )
         rest[k] = kModelFields[k].get( c.model );
     rest[kNumModelFields + 0] = c.tp;
@@ -77,6 +77,8 @@ TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
     rest[kNumModelFields + 2] = c.sequence_parallel;
     rest[kNumModelFields + 3] = c.fused;
     rest[kNumModelFields + 4] = c.cp;
+    rest[kNumModelFields + 5] = c.ep;
+    rest[kNumModelFields + 6] = c.etp;
     return gpuKey<kTransformerKeySize>( c.gpu, rest );
 }
 

@@ -22,7 +22,9 @@ std::string parallelConfigSummary( const ParallelConfig& c )
                  : "" ) +
            ( c.last_stage_layers > 0
                  ? ", last stage " + std::to_string( c.last_stage_layers ) + " layers"
-                 : "" );
+                 : "" ) +
+           ( c.ep > 1 ? ", expert parallel x" + std::to_string( c.ep ) : "" ) +
+           ( c.etp > 0 && c.etp != c.tp ? ", expert tp " + std::to_string( c.etp ) : "" );
 }
 
 int ffnHidden( const TransformerSpec& model )
@@ -33,8 +35,14 @@ int ffnHidden( const TransformerSpec& model )
 double transformerParameters( const TransformerSpec& m )
 {
     const double h = m.hidden;
-    return m.layers * transformerLayerParams( m, 1 ) + ( double( m.vocab ) + m.seq_len ) * h +
-           2.0 * h;
+    const double edges = ( double( m.vocab ) + m.seq_len ) * h + 2.0 * h;
+    if ( !m.moe() )
+        return m.layers * transformerLayerParams( m, 1 ) + edges;
+    const double moe_layers = m.layers - m.first_dense_layers;
+    return m.first_dense_layers * transformerLayerParams( m, 1 ) +
+           moe_layers * ( transformer_detail::moeLayerDenseParams( m, 1 ) +
+                          transformer_detail::moeLayerExpertParams( m, 1, 1 ) ) +
+           edges;
 }
 
 TransformerSpec resolvedModel( const TransformerSpec& model )
@@ -42,6 +50,8 @@ TransformerSpec resolvedModel( const TransformerSpec& model )
     TransformerSpec m = model;
     m.ffn_hidden = ffnHidden( m );
     m.kv_heads = m.kv_heads > 0 ? m.kv_heads : m.heads;
+    if ( m.moe() && m.moe_ffn_hidden == 0 )
+        m.moe_ffn_hidden = m.ffn_hidden;
     return m;
 }
 
@@ -51,6 +61,11 @@ ModelFieldProblem transformerSpecProblem( const TransformerSpec& m )
         return { "heads", "a head count dividing hidden " + std::to_string( m.hidden ) };
     if ( m.kv_heads > 0 && m.heads % m.kv_heads != 0 )
         return { "kv_heads", "a key/value head count dividing heads " + std::to_string( m.heads ) };
+    if ( m.experts > 0 && m.top_k > m.experts )
+        return { "top_k", "at most the " + std::to_string( m.experts ) + " experts" };
+    if ( m.experts > 0 && m.first_dense_layers >= m.layers )
+        return { "first_dense_layers",
+                 "fewer than the " + std::to_string( m.layers ) + " layers (the rest are MoE)" };
     return {};
 }
 
@@ -123,6 +138,47 @@ ModelFieldProblem stageLayoutProblem( const TransformerSpec& model, const Parall
     return {};
 }
 
+//! The MoE half of parallelKnobProblem (Megatron-Core's checks for MoE parallel folding).
+ModelFieldProblem expertProblem( const TransformerSpec& model, const ParallelConfig& c )
+{
+    auto s = []( std::int64_t x ) { return std::to_string( x ); };
+    if ( !model.moe() )
+    {
+        if ( c.ep > 1 )
+            return { "ep", "1 for a dense model (experts 0)" };
+        if ( c.etp > 0 && c.etp != c.tp )
+            return { "etp", "empty for a dense model (experts 0)" };
+        return {};
+    }
+    if ( model.experts % c.ep != 0 )
+        return { "ep", "an expert-parallel size dividing the " + s( model.experts ) + " experts" };
+    const int etp = c.expertTp();
+    const std::int64_t fe =
+        model.moe_ffn_hidden > 0 ? model.moe_ffn_hidden : std::int64_t( ffnHidden( model ) );
+    if ( fe % etp != 0 )
+        return { c.etp > 0 ? "etp" : "tp",
+                 "an expert tensor-parallel size dividing moe_ffn_hidden " + s( fe ) };
+    const std::int64_t stage_gpus = std::int64_t( c.tp ) * c.cp * c.dp;
+    if ( stage_gpus % ( std::int64_t( c.ep ) * etp ) != 0 )
+        return { "ep", "such that ep*etp = " + s( std::int64_t( c.ep ) * etp ) +
+                           " divides the tp*cp*dp = " + s( stage_gpus ) +
+                           " GPUs of a pipeline stage (MoE parallel folding)" };
+    if ( c.tp > 1 && !c.sequence_parallel )
+        return { "sequence_parallel",
+                 "1 with tp > 1 in an MoE model (Megatron-Core requires sequence parallelism)" };
+    if ( model.first_dense_layers > 0 )
+    {
+        const int chunk = stageLayers( model, c, 0 ) / std::max( 1, c.virtual_stages );
+        if ( model.first_dense_layers > chunk )
+            return { "first_stage_layers",
+                     "at least first_dense_layers " + s( model.first_dense_layers ) +
+                         " (the dense layers must lie in the first pipeline stage" +
+                         ( c.virtual_stages > 1 ? "'s first model chunk" : "" ) + ", which has " +
+                         s( chunk ) + ")" };
+    }
+    return {};
+}
+
 } // namespace
 
 ModelFieldProblem parallelKnobProblem( const TransformerSpec& model, const ParallelConfig& c )
@@ -158,7 +214,7 @@ ModelFieldProblem parallelKnobProblem( const TransformerSpec& model, const Paral
     if ( c.distributed_optimizer && c.zero > 0 )
         return { "distributed_optimizer",
                  "0 with zero > 0 (the distributed optimizer is ZeRO-1's sharding)" };
-    return {};
+    return expertProblem( model, c );
 }
 
 std::string gpuDataTypeError( const GpuSpec& gpu, DataType dtype )

@@ -76,6 +76,10 @@ class BranchAndBound
                     f.layout = l;
                     f.micro_batch = b;
                     f.sp = sp;
+                    // MoE rules (SP with tp > 1, the dense layers in the first stage).
+                    if ( _model.moe() &&
+                         !parallelKnobProblem( _model, familyConfig( f ) ).key.empty() )
+                        continue;
                     if ( fillFits( f ) )
                         families.push_back( f );
                 }
@@ -187,7 +191,8 @@ class BranchAndBound
     //! The index of the family's operator cost, priced when its (tp, micro-batch, SP) is new.
     int operatorCase( const Family& f )
     {
-        const auto key = std::make_tuple( f.layout.tp, f.micro_batch, f.sp );
+        const auto key =
+            std::make_tuple( f.layout.tp, f.micro_batch, f.sp, f.layout.ep, f.layout.etp );
         auto [it, fresh] = _ops_index.emplace( key, static_cast<int>( _ops.size() ) );
         if ( fresh )
         {
@@ -267,7 +272,7 @@ class BranchAndBound
     std::int64_t _global_batch;
     const TransformerPlanOptions& _options;
     TransformerPlanResult& _r;
-    std::map<std::tuple<int, int, bool>, int> _ops_index;
+    std::map<std::tuple<int, int, bool, int, int>, int> _ops_index;
     std::vector<TransformerOperatorCost> _ops;
 };
 
@@ -292,9 +297,10 @@ TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Pl
     std::sort( families.begin(), families.end(),
                []( const Family& a, const Family& b )
                {
-                   return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch,
-                                           a.sp ) <
-                          std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp );
+                   return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch, a.sp,
+                                           a.layout.ep, a.layout.etp ) <
+                          std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp,
+                                           b.layout.ep, b.layout.etp );
                } );
 
     // 3. Best-first: families in bound order until the K-th best beats the next bound; inside a

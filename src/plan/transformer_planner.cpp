@@ -21,9 +21,23 @@ std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::in
     for ( const auto& [tp, pp] : gpuLayouts( num_gpus ) )
     {
         const int dp = num_gpus / ( tp * pp );
-        if ( tensorParallelError( model, tp ).empty() && model.layers % pp == 0 &&
-             global_batch % dp == 0 )
+        if ( !tensorParallelError( model, tp ).empty() || model.layers % pp != 0 ||
+             global_batch % dp != 0 )
+            continue;
+        if ( !model.moe() )
+        {
             out.push_back( { tp, pp, dp } );
+            continue;
+        }
+        for ( int etp : { 0, 1 } )
+        {
+            if ( etp == 1 && tp == 1 )
+                continue;
+            const int expert_tp = etp > 0 ? etp : tp;
+            for ( int ep : divisorsOf( model.experts ) )
+                if ( ( std::int64_t( tp ) * dp ) % ( std::int64_t( ep ) * expert_tp ) == 0 )
+                    out.push_back( { tp, pp, dp, ep, etp } );
+        }
     }
     return out;
 }
@@ -35,6 +49,8 @@ ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global
     c.tp = l.tp;
     c.pp = l.pp;
     c.dp = l.dp;
+    c.ep = l.ep;
+    c.etp = l.etp;
     c.micro_batch = micro_batch;
     c.global_batch = global_batch;
     c.sequence_parallel = sp;
@@ -141,6 +157,12 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
     {
         if ( l.tp != tp || !top.items().empty() )
             continue; // layouts come in pp-ascending order: the first that fits wins
+        // No SP in the rule, but Megatron-Core runs MoE with tp > 1 only under it.
+        const bool moe_sp = model.moe() && l.tp > 1;
+        if ( model.moe() &&
+             !parallelKnobProblem( model, baseConfig( l, 1, global_batch, moe_sp, options ) )
+                  .key.empty() )
+            continue;
         // The largest micro-batch that fits and still gives every stage a micro-batch in flight
         // (m ≥ pp: with fewer the pipeline never reaches its steady state, SC'21 §2.2.1); the
         // largest that fits when none does.
@@ -148,7 +170,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
         int chosen = 0, chosen_any = 0;
         for ( auto b = micro.rbegin(); b != micro.rend() && chosen == 0; ++b )
         {
-            ParallelConfig c = baseConfig( l, *b, global_batch, false, options );
+            ParallelConfig c = baseConfig( l, *b, global_batch, moe_sp, options );
             c.recompute = Recompute::full;
             if ( !fitsInMemory( r, model, platform, c ) )
                 continue;
@@ -161,7 +183,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
             chosen = chosen_any;
         if ( chosen > 0 )
         {
-            ParallelConfig c = baseConfig( l, chosen, global_batch, false, options );
+            ParallelConfig c = baseConfig( l, chosen, global_batch, moe_sp, options );
             c.recompute = Recompute::full;
             TransformerCandidate cand;
             cand.config = c;
@@ -266,6 +288,9 @@ std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model
                             c.recompute = recompute;
                             c.zero = z;
                             c.schedule = kSchedules[si];
+                            // MoE rules (SP with tp > 1, the dense layers in the first stage).
+                            if ( model.moe() && !parallelKnobProblem( model, c ).key.empty() )
+                                continue;
                             for ( int v : virtualStageChoices( model, c, options.interleave ) )
                             {
                                 c.virtual_stages = v;

@@ -27,17 +27,21 @@ inline constexpr PipelineSchedule kSchedules[] = { PipelineSchedule::one_f_one_b
 inline auto configKey( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ), c.virtual_stages );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.ep, c.etp );
 }
 
-//! A (tp, pp, dp) layout the model and the global batch allow.
+//! A (tp, pp, dp) layout the model and the global batch allow; for an MoE model with its expert
+//! layout (ep, etp; etp 0 = tp).
 struct Layout
 {
     int tp, pp, dp;
+    int ep = 1;
+    int etp = 0;
 };
 
 //! The (tp, pp, dp) layouts of `num_gpus` the model and the global batch allow, tp ascending then
-//! pp ascending.
+//! pp ascending; an MoE model's each with every expert layout: etp = tp, then etp = 1 (when tp >
+//! 1), each with every ep dividing the experts with ep·etp dividing tp·dp, ascending.
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
                              std::int64_t global_batch );
 

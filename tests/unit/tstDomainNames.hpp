@@ -205,7 +205,7 @@ TEST( TEST_CATEGORY, domain_parallel_fields )
     EXPECT_EQ( keys, ( std::vector<std::string>{
                          "micro_batch", "schedule", "recompute", "zero", "sequence_parallel",
                          "fused", "mode", "virtual_stages", "distributed_optimizer", "overlap",
-                         "first_stage_layers", "last_stage_layers", "cp" } ) );
+                         "first_stage_layers", "last_stage_layers", "cp", "ep", "etp" } ) );
     EXPECT_EQ( findParallelField( "tp" ), nullptr );
 
     ParallelConfig c;
@@ -234,7 +234,7 @@ TEST( TEST_CATEGORY, domain_model_fields )
         if ( f.required )
             required.emplace_back( f.key );
         EXPECT_EQ( findModelField( f.key ), &f );
-        const int last = f.kind == ModelField::choice ? int( f.names().size() ) - 1 : f.max;
+        const double last = f.kind == ModelField::choice ? double( f.names().size() ) - 1.0 : f.max;
         TransformerSpec m;
         f.set( m, last );
         EXPECT_EQ( f.get( m ), last ) << f.key;
@@ -243,9 +243,10 @@ TEST( TEST_CATEGORY, domain_model_fields )
             EXPECT_EQ( f.fallback, f.get( plain ) ) << f.key; // arch gpt, dtype bf16
         }
     }
-    EXPECT_EQ( keys, ( std::vector<std::string>{ "arch", "hidden", "heads", "kv_heads", "layers",
-                                                 "seq_len", "vocab", "ffn_hidden", "dtype",
-                                                 "ffn_type" } ) );
+    EXPECT_EQ( keys, ( std::vector<std::string>{
+                         "arch", "hidden", "heads", "kv_heads", "layers", "seq_len", "vocab",
+                         "ffn_hidden", "dtype", "ffn_type", "experts", "top_k", "moe_ffn_hidden",
+                         "shared_experts", "capacity_factor", "first_dense_layers" } ) );
     EXPECT_EQ( required, ( std::vector<std::string>{ "hidden", "heads", "layers", "seq_len" } ) );
     EXPECT_EQ( findModelField( "vocab" )->fallback, 50257 );
     EXPECT_EQ( findModelField( "ffn_hidden" )->fallback, 0 ); // 0: 4·hidden
@@ -256,7 +257,12 @@ TEST( TEST_CATEGORY, domain_model_fields )
     EXPECT_EQ( dtypes[4].second, int( DataType::fp8 ) );
     EXPECT_EQ( dtypes[3].first, "bf16" );
     EXPECT_EQ( dtypes[3].second, int( DataType::bf16 ) );
-    EXPECT_EQ( fieldValueText( *findModelField( "arch" ), int( TransformerArch::opt ) ), "opt" );
+    EXPECT_EQ( fieldValueText( *findModelField( "arch" ), double( TransformerArch::opt ) ), "opt" );
+    // The one real field: shortest round-trip text, dropless (0) below its open range.
+    EXPECT_EQ( fieldValueText( *findModelField( "capacity_factor" ), 1.25 ), "1.25" );
+    EXPECT_EQ( fieldValueText( *findModelField( "capacity_factor" ), 0.1 ), "0.1" );
+    EXPECT_TRUE( findModelField( "capacity_factor" )->above_min );
+    EXPECT_EQ( findModelField( "top_k" )->fallback, plain.top_k );
     EXPECT_EQ( fieldValuesText( *findModelField( "arch" ) ), "gpt | bert | opt" );
     EXPECT_EQ( fieldValuesText( *findModelField( "heads" ) ), "1..100000" );
 }

@@ -8,6 +8,8 @@
 //! model code that uses it (docs/ARCHITECTURE.md).
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <shardsweep/domain/names.hpp>
 #include <string>
 #include <vector>
@@ -62,22 +64,36 @@ const Field<S, V>* findField( const Field<S, V> ( &table )[N], const std::string
     return nullptr;
 }
 
-//! The value `v` of an integer, flag or choice field as files write it: "true"/"false" for a
-//! flag, the name for a choice, the number otherwise.
-template <class S>
-std::string fieldValueText( const Field<S>& field, int v )
+//! The shortest decimal text that reads back as `x` exactly ("1.25", not "1.2500000000000000").
+inline std::string shortestNumberText( double x )
+{
+    char text[32];
+    for ( int digits = 1; digits <= 17; ++digits )
+    {
+        std::snprintf( text, sizeof( text ), "%.*g", digits, x );
+        if ( std::strtod( text, nullptr ) == x )
+            break;
+    }
+    return text;
+}
+
+//! The value `v` of a field as files write it: "true"/"false" for a flag, the name for a choice,
+//! the number otherwise (a real one in its shortest round-trip form).
+template <class S, class V>
+std::string fieldValueText( const Field<S, V>& field, V v )
 {
     switch ( field.kind )
     {
-    case Field<S>::flag:
+    case Field<S, V>::flag:
         return v ? "true" : "false";
-    case Field<S>::choice:
+    case Field<S, V>::choice:
         return field.names()[std::size_t( v )];
-    case Field<S>::integer:
-    case Field<S>::real:
+    case Field<S, V>::real:
+        return shortestNumberText( double( v ) );
+    case Field<S, V>::integer:
         break;
     }
-    return std::to_string( v );
+    return std::to_string( static_cast<long long>( v ) );
 }
 
 //! A choice field's names with their codes, for the readers' enum lookups.

@@ -171,7 +171,9 @@ SHARDSWEEP_ENUM_NAMES( TransformerPhase, "transformer phase",
                        { TransformerPhase::dp_comm, "dp_comm",
                          "exposed data-parallel gradient (ZeRO) collectives" },
                        { TransformerPhase::bubble, "bubble", "pipeline fill and drain" },
-                       { TransformerPhase::optimizer, "optimizer", "the optimizer step" } );
+                       { TransformerPhase::optimizer, "optimizer", "the optimizer step" },
+                       { TransformerPhase::ep_comm, "ep_comm",
+                         "exposed expert-parallel all-to-alls and expert-TP collectives" } );
 
 SHARDSWEEP_ENUM_NAMES(
     Collective, "collective", { Collective::all_reduce, "all_reduce", "every GPU gets the sum" },

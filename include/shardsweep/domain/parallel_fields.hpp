@@ -68,7 +68,7 @@ inline constexpr ParallelField kParallelFields[] = {
       []( ParallelConfig& c, int v ) { c.distributed_optimizer = v != 0; }, nullptr },
     { "overlap", ParallelField::flag, 0, 1, 0, false, "1", "",
       "DP gradient reduce / weight gather overlapped with backward / forward; TP collectives "
-      "with the GEMMs when sequence_parallel",
+      "with the GEMMs when sequence_parallel; MoE all-to-alls with another micro-batch",
       []( const ParallelConfig& c ) { return int( c.overlap ); },
       []( ParallelConfig& c, int v ) { c.overlap = v != 0; }, nullptr },
     { "first_stage_layers", ParallelField::integer, 1, 100000, 0, false, "1", "",
@@ -84,6 +84,15 @@ inline constexpr ParallelField kParallelFields[] = {
       "tp*cp*pp*dp, seq_len divisible by 2*cp",
       []( const ParallelConfig& c ) { return c.cp; }, []( ParallelConfig& c, int v ) { c.cp = v; },
       nullptr },
+    { "ep", ParallelField::integer, 1, 65536, 1, false, "1", "",
+      "expert-parallel size (MoE): the experts split over ep GPUs, ep dividing experts and "
+      "ep*etp dividing tp*cp*dp",
+      []( const ParallelConfig& c ) { return c.ep; }, []( ParallelConfig& c, int v ) { c.ep = v; },
+      nullptr },
+    { "etp", ParallelField::integer, 1, 65536, 0, false, "1", "",
+      "tensor parallelism inside each expert (MoE; default tp), dividing moe_ffn_hidden",
+      []( const ParallelConfig& c ) { return c.etp; },
+      []( ParallelConfig& c, int v ) { c.etp = v; }, nullptr },
 };
 constexpr int kNumParallelFields = int( std::size( kParallelFields ) );
 

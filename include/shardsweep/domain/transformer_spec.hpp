@@ -5,6 +5,7 @@
 //! them live in model/transformer.hpp (docs/model/transformer.md).
 //!
 //! Plain-old-data only: copied by value into Kokkos kernels. Units are in the field names.
+#include <Kokkos_Macros.hpp>
 #include <cstdint>
 #include <shardsweep/domain/hardware.hpp>
 
@@ -44,6 +45,17 @@ struct TransformerSpec
     int ffn_hidden = 0; //!< f; 0 = 4·hidden
     DataType dtype = DataType::bf16;
     FfnType ffn_type = FfnType::arch;
+    // Mixture-of-experts (Megatron-Core MoE, Fedus et al. 2022; DeepSeek-V3, arXiv:2412.19437):
+    // every layer after the first `first_dense_layers` replaces its FFN by a router, `experts`
+    // routed experts of which each token takes `top_k`, and `shared_experts` that every token
+    // takes. 0 experts: a dense model (the other MoE fields are then unused).
+    int experts = 0;              //!< E routed experts per MoE layer; 0 = dense
+    int top_k = 2;                //!< k routed experts per token (Megatron's default 2)
+    int moe_ffn_hidden = 0;       //!< f_e, each expert's FFN width; 0 = ffn_hidden
+    int shared_experts = 0;       //!< n_s shared experts (each f_e wide) every token passes
+    double capacity_factor = 0.0; //!< C: each expert takes at most C·T·k/E tokens; 0 = dropless
+    int first_dense_layers = 0;   //!< leading layers with a dense FFN (DeepSeek-V3: 3)
+    KOKKOS_INLINE_FUNCTION bool moe() const { return experts > 0; }
 };
 
 enum class PipelineSchedule : std::uint8_t
@@ -87,7 +99,8 @@ struct ParallelConfig
     bool distributed_optimizer = false;
     //! Communication overlapped with compute as Megatron's flags do: the DP gradient reduction
     //! with the backward and the weight all-gather with the forward (--overlap-grad-reduce,
-    //! --overlap-param-gather), TP collectives with the GEMMs (--tp-comm-overlap, with SP).
+    //! --overlap-param-gather), TP collectives with the GEMMs (--tp-comm-overlap, with SP), MoE
+    //! all-to-alls with another micro-batch's compute (--overlap-moe-expert-parallel-comm).
     bool overlap = false;
     //! Layers of the first and last pipeline stage (Megatron's --decoder-first/last-pipeline-
     //! num-layers); 0 = even. The other stages share the rest evenly.
@@ -97,7 +110,16 @@ struct ParallelConfig
     //! GPUs, attention as a ring exchange of key/value chunks. Ranks in Megatron's tp-cp-dp-pp
     //! order; gradients reduced (and the distributed optimizer sharded) over dp·cp.
     int cp = 1;
+    //! Expert parallelism (Megatron-Core's MoE parallel folding, --expert-model-parallel-size):
+    //! the experts of an MoE layer split over ep GPUs, tokens dispatched to them and combined by
+    //! all-to-alls. Expert ranks in etp-ep-edp-pp order: an EP group is ep ranks at stride etp,
+    //! and ep·etp divides the tp·cp·dp GPUs of a stage (edp = tp·cp·dp / (ep·etp)).
+    int ep = 1;
+    //! Tensor parallelism inside each expert (--expert-tensor-parallel-size); 0 = tp, Megatron's
+    //! default.
+    int etp = 0;
     int numGpus() const { return tp * cp * pp * dp; }
+    KOKKOS_INLINE_FUNCTION int expertTp() const { return etp > 0 ? etp : tp; }
 };
 
 //! Phases of a transformer step, as reported (critical-path shares, adding up to iteration_ms).
@@ -109,8 +131,9 @@ enum class TransformerPhase : int
     dp_comm = 3,   //!< exposed data-parallel gradient (ZeRO) collectives
     bubble = 4,    //!< pipeline fill and drain
     optimizer = 5, //!< the optimizer step
+    ep_comm = 6,   //!< exposed expert-parallel all-to-alls (and expert-TP collectives) of MoE
 };
-constexpr int kNumTransformerPhases = 6;
+constexpr int kNumTransformerPhases = 7;
 
 //! What one predicted transformer step reports.
 struct TransformerStepSummary

@@ -6,7 +6,8 @@
 //! Two halves, so that a batched kernel can deduplicate the expensive one:
 //! - transformerOperatorCost(TransformerOperatorCase) (model/transformer/operators.hpp): operator
 //!   latencies of one layer, the embedding, the LM head and the loss on one TP rank for one
-//!   micro-batch. Depends only on (GPU, model, tp, micro_batch, sequence_parallel, fused);
+//!   micro-batch. Depends only on (GPU, model, tp, micro_batch, sequence_parallel, fused, cp, and
+//!   for MoE models ep and etp);
 //!   transformerOperatorCase(gpu, model, config) extracts that key.
 //! - predictTransformerStep(platform, model, config, ops) (model/transformer/step.hpp): the cheap
 //!   composition of one configuration: TP/PP/DP communication on the network dimensions each

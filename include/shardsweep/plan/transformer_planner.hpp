@@ -51,9 +51,10 @@ struct TransformerSearchStats
 {
     std::int64_t space = 0; //!< configurations in transformerSearchSpace (megatron: it tried)
     std::int64_t memory_checked = 0; //!< peak-memory evaluations (closed form, cheap)
-    std::int64_t operator_cases = 0; //!< distinct (tp, micro-batch, SP) operator cases priced
-    std::int64_t stage_bounds = 0;   //!< single-stage evaluations for lower bounds
-    std::int64_t priced = 0;         //!< full step compositions (predictTransformerStep)
+    std::int64_t operator_cases =
+        0; //!< distinct operator cases priced (tp, micro-batch, SP, ep, etp)
+    std::int64_t stage_bounds = 0; //!< single-stage evaluations for lower bounds
+    std::int64_t priced = 0;       //!< full step compositions (predictTransformerStep)
 };
 
 struct TransformerPlanResult

@@ -87,6 +87,18 @@ KOKKOS_INLINE_FUNCTION int stageLayers( const TransformerSpec& m, const Parallel
     return stages > 0 ? rest / stages : 0;
 }
 
+//! Layers of stage `stage` with a dense FFN: all of them in a dense model; in an MoE model the
+//! leading first_dense_layers, which parallelKnobProblem keeps inside the first stage (its first
+//! model chunk when interleaved).
+KOKKOS_INLINE_FUNCTION int stageDenseLayers( const TransformerSpec& m, const ParallelConfig& cfg,
+                                             int stage )
+{
+    const int layers = stageLayers( m, cfg, stage );
+    if ( !m.moe() )
+        return layers;
+    return stage == 0 ? math::min( m.first_dense_layers, layers ) : 0;
+}
+
 //! The ZeRO stage in effect: Megatron's distributed optimizer shards as ZeRO-1 does.
 KOKKOS_INLINE_FUNCTION int zeroStage( const ParallelConfig& cfg )
 {
@@ -98,6 +110,46 @@ KOKKOS_INLINE_FUNCTION double transformerStageParams( const TransformerSpec& m, 
                                                       StageRole role )
 {
     return layers * transformerLayerParams( m, tp ) + transformerEdgeParams( m, tp, role );
+}
+
+//! Parameters of one GPU of a stage, by the group that holds the same ones: `dense` (every
+//! non-expert parameter) is replicated over the dp·cp ranks of the stage, `expert` over the edp =
+//! tp·cp·dp/(ep·etp) ranks of the expert layout (MoE parallel folding).
+struct StageParams
+{
+    double dense = 0.0;
+    double expert = 0.0;
+};
+
+//! The parameters of one GPU of stage `stage` (transformerStageParams for a dense model).
+KOKKOS_INLINE_FUNCTION StageParams transformerStageParamSplit( const TransformerSpec& m,
+                                                               const ParallelConfig& cfg,
+                                                               int stage )
+{
+    StageRole role;
+    role.first = stage == 0;
+    role.last = stage == math::max( 1, cfg.pp ) - 1;
+    const int layers = stageLayers( m, cfg, stage );
+    StageParams p;
+    if ( !m.moe() )
+    {
+        p.dense = transformerStageParams( m, cfg.tp, layers, role );
+        return p;
+    }
+    const int dense_layers = stageDenseLayers( m, cfg, stage );
+    const int moe_layers = layers - dense_layers;
+    p.dense = dense_layers * transformerLayerParams( m, cfg.tp ) +
+              moe_layers * transformer_detail::moeLayerDenseParams( m, cfg.tp ) +
+              transformerEdgeParams( m, cfg.tp, role );
+    p.expert = moe_layers * transformer_detail::moeLayerExpertParams( m, cfg.ep, cfg.expertTp() );
+    return p;
+}
+
+//! edp: the ranks of a stage that hold the same experts, tp·cp·dp/(ep·etp) (at least 1).
+KOKKOS_INLINE_FUNCTION int expertDataParallel( const ParallelConfig& cfg )
+{
+    const int stage_gpus = cfg.tp * math::max( 1, cfg.cp ) * math::max( 1, cfg.dp );
+    return math::max( 1, stage_gpus / math::max( 1, cfg.ep * cfg.expertTp() ) );
 }
 
 //! Bytes per parameter of the model states.
@@ -147,9 +199,21 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
 //! selective recompute and fused (flash) attention drop the s² term; full recompute keeps only
 //! the layer input (e·sbh, split over t with SP). Context parallelism keeps s/cp tokens per rank
 //! (and s/cp × s attention scores).
+//! `moe` (an MoE layer with that expert layout): the FFN's 2e·sbf/t is replaced by the MoE block's
+//! saved tensors on the rank: the N permuted token copies (expert input), the experts' FC1 output
+//! and FC2 input (N·f_e/etp each, as the dense FFN's copies), the R expert outputs the weighted
+//! un-permutation reads, the router's fp32 logits and probabilities, and the shared experts' as a
+//! dense FFN n_s·f_e wide.
+struct ExpertLayout
+{
+    int ep = 1;
+    int etp = 1;
+};
+
 KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, int tp,
                                                     int micro_batch, bool sequence_parallel,
-                                                    bool fused, Recompute recompute, int cp = 1 )
+                                                    bool fused, Recompute recompute, int cp = 1,
+                                                    const ExpertLayout* moe = nullptr )
 {
     const double e = transformer_detail::activationBytes( m.dtype );
     const double t = tp;
@@ -166,6 +230,16 @@ KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, in
     const double replicated = sbh * ( 4.0 * e + 2.0 ) / sp;
     const double qkv_copies = 2.0 + 2.0 * transformer_detail::kvHeadRatio( m ); // Q, K, V, proj
     double split = ( qkv_copies * e * sbh + mlp_copies * e * sbf ) / t;
+    if ( moe )
+    {
+        namespace td = transformer_detail;
+        const double tokens = sq * micro_batch;
+        const td::MoeTokens n = td::moeTokens( m, tokens / t, moe->ep, moe->etp );
+        const double fe = td::moeFfnHidden( m );
+        split = qkv_copies * e * sbh / t + n.computed * m.hidden * e +
+                mlp_copies * e * n.computed * fe / moe->etp + n.dispatched * m.hidden * e +
+                8.0 * n.routed_in * m.experts + mlp_copies * e * tokens * m.shared_experts * fe / t;
+    }
     if ( !fused && recompute == Recompute::none )
         split += ( 2.0 * e + 1.0 ) * m.heads * sq * m.seq_len * micro_batch / t;
     return replicated + split;
@@ -206,26 +280,41 @@ KOKKOS_INLINE_FUNCTION double transformerStageMemoryBytes( const TransformerCons
     StageRole role;
     role.first = stage == 0;
     role.last = stage == cfg.pp - 1;
-    const double params = transformerStageParams( m, cfg.tp, layers, role );
+    const StageParams params = transformerStageParamSplit( m, cfg, stage );
     const bool train = cfg.mode == RunMode::train;
-    // Gradients are reduced, and ZeRO / the distributed optimizer shard, over dp·cp.
-    double bytes = train ? modelStateBytesPerGpu( m.dtype, params, zeroStage( cfg ),
+    // Gradients are reduced, and ZeRO / the distributed optimizer shard, over dp·cp (experts: over
+    // edp).
+    double bytes = train ? modelStateBytesPerGpu( m.dtype, params.dense, zeroStage( cfg ),
                                                   cfg.dp * math::max( 1, cfg.cp ) )
-                         : params * modelStateBytes( m.dtype ).weights;
+                         : params.dense * modelStateBytes( m.dtype ).weights;
+    if ( params.expert > 0.0 )
+        bytes += train ? modelStateBytesPerGpu( m.dtype, params.expert, zeroStage( cfg ),
+                                                expertDataParallel( cfg ) )
+                       : params.expert * modelStateBytes( m.dtype ).weights;
     const double e = transformer_detail::activationBytes( m.dtype );
     const double t = cfg.tp;
     const double sp = cfg.sequence_parallel && cfg.tp > 1 ? t : 1.0;
     const double sq = double( m.seq_len ) / math::max( 1, cfg.cp ); // tokens per rank
     const double sbh = sq * cfg.micro_batch * m.hidden;
     const double in_flight = inFlightMicroBatches( cfg, stage, micro_batches );
-    // One layer's full activations: what inference and a recomputing backward hold transiently.
-    const double one_layer = layerActivationBytes(
-        m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused, Recompute::none, cfg.cp );
+    const int dense_layers = stageDenseLayers( m, cfg, stage );
+    const ExpertLayout experts{ cfg.ep, cfg.expertTp() };
+    auto layer_bytes = [&]( Recompute recompute, bool moe_layer )
+    {
+        return layerActivationBytes( m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused,
+                                     recompute, cfg.cp, moe_layer ? &experts : nullptr );
+    };
+    // One layer's full activations: what inference and a recomputing backward hold transiently
+    // (an MoE layer's where the stage has one).
+    const double one_layer = layer_bytes( Recompute::none, dense_layers < layers );
     if ( train )
     {
-        bytes += in_flight * layers *
-                 layerActivationBytes( m, cfg.tp, cfg.micro_batch, cfg.sequence_parallel, cfg.fused,
-                                       cfg.recompute, cfg.cp );
+        const double per_layer = layer_bytes( cfg.recompute, false );
+        if ( dense_layers == layers )
+            bytes += in_flight * layers * per_layer;
+        else
+            bytes += in_flight * ( dense_layers * per_layer +
+                                   ( layers - dense_layers ) * layer_bytes( cfg.recompute, true ) );
         if ( cfg.recompute == Recompute::full )
             bytes += one_layer;
         if ( role.first )

@@ -48,7 +48,9 @@ struct TransformerOperatorCase
     int micro_batch = 1;
     bool sequence_parallel = false;
     bool fused = true;
-    int cp = 1; //!< context parallelism: the rank holds seq_len/cp of each sequence
+    int cp = 1;  //!< context parallelism: the rank holds seq_len/cp of each sequence
+    int ep = 1;  //!< expert parallelism (MoE models; 1 for dense ones)
+    int etp = 1; //!< tensor parallelism inside each expert (MoE models; 1 for dense ones)
 };
 
 //! Operator costs of one micro-batch on one TP rank, ms. "fwd" is the forward, "bwd" the backward
@@ -70,6 +72,14 @@ struct TransformerOperatorCost
     double loss_bwd_ms = 0.0;
     double layer_flops = 0.0; //!< forward FLOPs of one layer, whole model width (not per rank)
     double head_flops = 0.0;  //!< forward FLOPs of the vocabulary GEMM, whole width
+    // An MoE layer (model/transformer/moe.hpp): the layer's attention half and its operators,
+    // with the FFN replaced by the router, token permutation, the rank's grouped expert GEMMs and
+    // the shared experts. Zero for dense models. Its attention core and dropout are the layer's.
+    double moe_layer_fwd_ms = 0.0;
+    double moe_layer_bwd_ms = 0.0;
+    double moe_layer_gemm_fwd_ms = 0.0;
+    double moe_layer_gemm_bwd_ms = 0.0;
+    double moe_layer_flops = 0.0; //!< forward FLOPs of one MoE layer (top_k + shared experts)
 };
 
 } // namespace shardsweep

@@ -178,6 +178,73 @@ struct OperatorContext
     }
 };
 
+//! Forward and backward time of a group of element-wise or normalisation kernels, ms.
+struct FwdBwdMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+};
+
+//! Forward and backward of a linear layer y[T, out] = x[T, in]·W[in, out] (+ bias).
+struct LinearMs
+{
+    double fwd = 0.0;
+    double bwd = 0.0;
+    double gemm_fwd = 0.0;
+    double gemm_bwd = 0.0;
+};
+//! Forward: one GEMM (bias in its epilogue or fused downstream). Backward: dgrad and wgrad GEMMs,
+//! the bias gradient (a reduction over the T rows of dY) and the accumulation of each parameter's
+//! gradient into its fp32 main_grad buffer (Megatron, every micro-batch: read grad and main_grad,
+//! write main_grad).
+KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, double in, double out,
+                                          bool bias, double groups = 1.0 )
+{
+    // `groups` > 1: that many independent layers of T rows each, as one grouped (batched) GEMM
+    // launch (the experts of an MoE layer on one rank).
+    const double g = groups;
+    const GemmOp op = g == 1.0 ? GemmOp::linear : GemmOp::bmm;
+    LinearMs r;
+    r.gemm_fwd = x.gemm( g, T, out, in, op );
+    r.gemm_bwd = x.gemm( g, T, in, out ) + x.gemm( g, in, out, T );
+    r.fwd = r.gemm_fwd;
+    r.bwd = r.gemm_bwd + x.mem( g * in * out * ( x.e + 8.0 ) );
+    if ( x.dtype == DataType::fp8 )
+    {
+        // Transformer Engine's casts with their amax reductions fused: the input to fp8 in the
+        // forward (read e, write 1 byte); in the backward dY to fp8 and its transpose (read e,
+        // write 2 × 1) and the saved fp8 input's transpose for wgrad (read 1, write 1). The
+        // weights' casts run once per step (optimizer phase, step.hpp).
+        r.fwd += x.mem( g * T * in * ( x.e + 1.0 ) );
+        r.bwd += x.mem( g * T * out * ( x.e + 2.0 ) ) + x.mem( 2.0 * g * T * in );
+    }
+    if ( bias )
+        r.bwd += x.mem( g * T * out * x.e ) + x.mem( g * out * ( x.e + 8.0 ) );
+    return r;
+}
+
+//! The FFN activation on `elements` elements of its input width: JIT-fused bias + GeLU (16-bit,
+//! `fast`), GPT-2's tanh GeLU as eight eager kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as
+//! one. SwiGLU (Megatron's fused bias_swiglu): reads gate and up and writes one; its backward
+//! reads both and dY and writes both gradients.
+KOKKOS_INLINE_FUNCTION FwdBwdMs ffnActivationMs( const OperatorContext& x, const TransformerSpec& m,
+                                                 bool fast, double elements, double e )
+{
+    FwdBwdMs r;
+    if ( ffnActivation( m ) == FfnType::swiglu )
+    {
+        r.fwd = x.mem( 3.0 * elements * e );
+        r.bwd = x.mem( 5.0 * elements * e );
+        return r;
+    }
+    const bool eager_tanh_gelu =
+        !fast && m.arch == TransformerArch::gpt && ffnActivation( m ) == FfnType::gelu;
+    const double act_kernels = eager_tanh_gelu ? 8.0 : 1.0;
+    r.fwd = x.mem( act_kernels * 2.0 * elements * e, act_kernels );
+    r.bwd = x.mem( act_kernels * 3.0 * elements * e, act_kernels );
+    return r;
+}
+
 //! The operator context of a case: framework GEMM constants, tensor-core GPU, activation bytes.
 KOKKOS_INLINE_FUNCTION OperatorContext operatorContext( const TransformerConstants& c,
                                                         const TransformerOperatorCase& oc,

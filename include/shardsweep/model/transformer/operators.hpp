@@ -18,6 +18,7 @@
 //! in eager PyTorch; `fused` replaces scores, softmax, dropout and context by one
 //! FlashAttention kernel.
 #include <Kokkos_Core.hpp>
+#include <shardsweep/model/transformer/moe.hpp>
 #include <shardsweep/model/transformer/operator_context.hpp>
 
 namespace shardsweep
@@ -25,47 +26,6 @@ namespace shardsweep
 
 namespace transformer_detail
 {
-
-//! Forward and backward time of a group of element-wise or normalisation kernels, ms.
-struct FwdBwdMs
-{
-    double fwd = 0.0;
-    double bwd = 0.0;
-};
-
-//! Forward and backward of a linear layer y[T, out] = x[T, in]·W[in, out] (+ bias).
-struct LinearMs
-{
-    double fwd = 0.0;
-    double bwd = 0.0;
-    double gemm_fwd = 0.0;
-    double gemm_bwd = 0.0;
-};
-//! Forward: one GEMM (bias in its epilogue or fused downstream). Backward: dgrad and wgrad GEMMs,
-//! the bias gradient (a reduction over the T rows of dY) and the accumulation of each parameter's
-//! gradient into its fp32 main_grad buffer (Megatron, every micro-batch: read grad and main_grad,
-//! write main_grad).
-KOKKOS_INLINE_FUNCTION LinearMs linearMs( const OperatorContext& x, double T, double in, double out,
-                                          bool bias )
-{
-    LinearMs r;
-    r.gemm_fwd = x.gemm( 1.0, T, out, in, GemmOp::linear );
-    r.gemm_bwd = x.gemm( 1.0, T, in, out ) + x.gemm( 1.0, in, out, T );
-    r.fwd = r.gemm_fwd;
-    r.bwd = r.gemm_bwd + x.mem( in * out * ( x.e + 8.0 ) );
-    if ( x.dtype == DataType::fp8 )
-    {
-        // Transformer Engine's casts with their amax reductions fused: the input to fp8 in the
-        // forward (read e, write 1 byte); in the backward dY to fp8 and its transpose (read e,
-        // write 2 × 1) and the saved fp8 input's transpose for wgrad (read 1, write 1). The
-        // weights' casts run once per step (optimizer phase, step.hpp).
-        r.fwd += x.mem( T * in * ( x.e + 1.0 ) );
-        r.bwd += x.mem( T * out * ( x.e + 2.0 ) ) + x.mem( 2.0 * T * in );
-    }
-    if ( bias )
-        r.bwd += x.mem( T * out * x.e ) + x.mem( out * ( x.e + 8.0 ) );
-    return r;
-}
 
 //! The attention core (scores, softmax, dropout, context) of one layer, ms.
 struct AttentionCoreMs
@@ -148,27 +108,11 @@ KOKKOS_INLINE_FUNCTION FwdBwdMs layerNormMs( const OperatorContext& x, const Ope
     return r;
 }
 
-//! Activation on [T, f/t]: JIT-fused bias + GeLU (16-bit), GPT-2's tanh GeLU as eight eager
-//! kernels (fp32), erf GeLU (BERT) or ReLU (OPT) as one. SwiGLU (Megatron's fused bias_swiglu):
-//! reads gate and up and writes f wide; its backward reads both and dY and writes both
-//! gradients.
+//! Activation on [T, f/t] (ffnActivationMs).
 KOKKOS_INLINE_FUNCTION FwdBwdMs activationMs( const OperatorContext& x, const OperatorShape& p,
                                               const TransformerSpec& m )
 {
-    const double act_elems = p.T * p.f / p.t;
-    FwdBwdMs r;
-    if ( ffnActivation( m ) == FfnType::swiglu )
-    {
-        r.fwd = x.mem( 3.0 * act_elems * p.e );
-        r.bwd = x.mem( 5.0 * act_elems * p.e );
-        return r;
-    }
-    const bool eager_tanh_gelu =
-        !p.fast && m.arch == TransformerArch::gpt && ffnActivation( m ) == FfnType::gelu;
-    const double act_kernels = eager_tanh_gelu ? 8.0 : 1.0;
-    r.fwd = x.mem( act_kernels * 2.0 * act_elems * p.e, act_kernels );
-    r.bwd = x.mem( act_kernels * 3.0 * act_elems * p.e, act_kernels );
-    return r;
+    return ffnActivationMs( x, m, p.fast, p.T * p.f / p.t, p.e );
 }
 
 //! Dropout + residual add after the projection or after FC2, ms.
@@ -243,6 +187,23 @@ KOKKOS_INLINE_FUNCTION void layerCosts( const TransformerConstants& c,
                      act.fwd + 2.0 * res.fwd;
     r.layer_bwd_ms = qkv.bwd + proj.bwd + fc1.bwd + fc2.bwd + core.bwd + permute + 2.0 * ln.bwd +
                      act.bwd + 2.0 * res.bwd;
+    if ( !m.moe() )
+        return;
+    // An MoE layer: the same attention half, the MoE block in place of FC1, activation and FC2.
+    const MoeFfnMs moe = moeFfnMs( x, m, p, oc.ep, oc.etp );
+    double attn_gemm_fwd = qkv.gemm_fwd + proj.gemm_fwd;
+    double attn_gemm_bwd = qkv.gemm_bwd + proj.gemm_bwd;
+    if ( !oc.fused )
+    {
+        attn_gemm_fwd += core.gemm_fwd;
+        attn_gemm_bwd += core.gemm_bwd;
+    }
+    r.moe_layer_gemm_fwd_ms = attn_gemm_fwd + moe.gemm_fwd;
+    r.moe_layer_gemm_bwd_ms = attn_gemm_bwd + moe.gemm_bwd;
+    r.moe_layer_fwd_ms =
+        qkv.fwd + proj.fwd + moe.fwd + core.fwd + permute + 2.0 * ln.fwd + 2.0 * res.fwd;
+    r.moe_layer_bwd_ms =
+        qkv.bwd + proj.bwd + moe.bwd + core.bwd + permute + 2.0 * ln.bwd + 2.0 * res.bwd;
 }
 
 //! The embedding_*, head_* and loss_* fields of `r`. `ln`: one LayerNorm (the final one).
@@ -293,6 +254,9 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCase transformerOperatorCase(
     oc.sequence_parallel = cfg.sequence_parallel && cfg.tp > 1;
     oc.fused = cfg.fused;
     oc.cp = cfg.cp;
+    // Dense models price no experts: one case for every ep and etp.
+    oc.ep = model.moe() ? cfg.ep : 1;
+    oc.etp = model.moe() ? cfg.expertTp() : 1;
     return oc;
 }
 
@@ -322,6 +286,9 @@ KOKKOS_INLINE_FUNCTION TransformerOperatorCost transformerOperatorCostWith(
     r.layer_flops = ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h +
                     2.0 * ( 1.0 + td::ffnGateFactor( m ) ) * T * h * f + 4.0 * b * s * s * h;
     r.head_flops = 2.0 * T * h * double( m.vocab );
+    if ( m.moe() )
+        r.moe_layer_flops = ( 4.0 + 4.0 * td::kvHeadRatio( m ) ) * T * h * h + 4.0 * b * s * s * h +
+                            td::moeFfnFlops( m, T );
     return r;
 }
 

@@ -33,10 +33,11 @@ struct StageTimes
     double compute_f = 0.0, compute_b = 0.0;
     double tp_f = 0.0, tp_b = 0.0;
     double pp_f = 0.0, pp_b = 0.0;
-    double dp = 0.0;  //!< after the last backward (ZeRO-3: all its all-gathers)
-    double opt = 0.0; //!< Adam step
-    KOKKOS_INLINE_FUNCTION double forward() const { return compute_f + tp_f + pp_f; }
-    KOKKOS_INLINE_FUNCTION double backward() const { return compute_b + tp_b + pp_b; }
+    double dp = 0.0;               //!< after the last backward (ZeRO-3: all its all-gathers)
+    double opt = 0.0;              //!< Adam step
+    double ep_f = 0.0, ep_b = 0.0; //!< MoE all-to-alls and expert-TP collectives
+    KOKKOS_INLINE_FUNCTION double forward() const { return compute_f + tp_f + pp_f + ep_f; }
+    KOKKOS_INLINE_FUNCTION double backward() const { return compute_b + tp_b + pp_b + ep_b; }
     KOKKOS_INLINE_FUNCTION double total() const { return forward() + backward(); }
 };
 
@@ -45,6 +46,9 @@ struct StageShape
 {
     bool train = true;
     int layers = 0;
+    int dense_layers = 0; //!< layers with a dense FFN (all of them in a dense model)
+    int moe_layers = 0;   //!< layers - dense_layers
+    int stage = 0;
     StageRole role;
     double e = 0.0;   //!< bytes per activation element
     double sbh = 0.0; //!< elements of one [s, b, h] activation
@@ -58,6 +62,9 @@ KOKKOS_INLINE_FUNCTION StageShape stageShape( const TransformerSpec& m, const Pa
     StageShape sh;
     sh.train = cfg.mode == RunMode::train;
     sh.layers = stageLayers( m, cfg, stage );
+    sh.dense_layers = stageDenseLayers( m, cfg, stage );
+    sh.moe_layers = sh.layers - sh.dense_layers;
+    sh.stage = stage;
     sh.role.first = stage == 0;
     sh.role.last = stage == cfg.pp - 1;
     sh.e = activationBytes( m.dtype );
@@ -73,19 +80,25 @@ KOKKOS_INLINE_FUNCTION void setComputeTimes( const ParallelConfig& cfg,
 {
     const bool train = sh.train;
     const double layer_f = train ? ops.layer_fwd_ms : ops.layer_fwd_ms - ops.layer_dropout_ms;
-    st.compute_f = sh.layers * layer_f;
+    const double moe_f = train ? ops.moe_layer_fwd_ms : ops.moe_layer_fwd_ms - ops.layer_dropout_ms;
+    // (A dense model has no MoE layers: + 0·moe_f leaves its sums as they were.)
+    st.compute_f = sh.dense_layers * layer_f + sh.moe_layers * moe_f;
     if ( sh.role.first )
         st.compute_f += ops.embedding_fwd_ms;
     if ( sh.role.last )
         st.compute_f += ops.head_fwd_ms + ( train ? ops.loss_fwd_ms : 0.0 );
     if ( train )
     {
-        double recompute = 0.0;
+        double recompute = 0.0, moe_recompute = 0.0;
         if ( cfg.recompute == Recompute::full )
+        {
             recompute = ops.layer_fwd_ms;
+            moe_recompute = ops.moe_layer_fwd_ms;
+        }
         else if ( cfg.recompute == Recompute::selective )
-            recompute = ops.layer_attn_core_ms;
-        st.compute_b = sh.layers * ( ops.layer_bwd_ms + recompute );
+            recompute = moe_recompute = ops.layer_attn_core_ms;
+        st.compute_b = sh.dense_layers * ( ops.layer_bwd_ms + recompute ) +
+                       sh.moe_layers * ( ops.moe_layer_bwd_ms + moe_recompute );
         if ( sh.role.first )
             st.compute_b += ops.embedding_bwd_ms;
         if ( sh.role.last )
@@ -117,8 +130,13 @@ KOKKOS_INLINE_FUNCTION void setTensorParallelTimes( const TransformerConstants& 
     double per_layer_b = 2.0 * pair;
     if ( cfg.recompute == Recompute::full )
         per_layer_b += 2.0 * pair;
-    st.tp_f = sh.layers * per_layer_f;
-    st.tp_b = train ? sh.layers * per_layer_b : 0.0;
+    // An MoE layer keeps the attention's pair (and a pair for shared experts): its routed experts
+    // communicate in the EP and ETP groups (moeCommMs).
+    const double moe_pairs = m.shared_experts > 0 ? 2.0 : 1.0;
+    const double moe_layer_f = moe_pairs * pair;
+    const double moe_layer_b = ( cfg.recompute == Recompute::full ? 2.0 : 1.0 ) * moe_pairs * pair;
+    st.tp_f = sh.dense_layers * per_layer_f + sh.moe_layers * moe_layer_f;
+    st.tp_b = train ? sh.dense_layers * per_layer_b + sh.moe_layers * moe_layer_b : 0.0;
     if ( sh.role.first )
         st.tp_f += sp ? coll( Collective::reduce_scatter, bytes ) : pair;
     if ( sh.role.last )
@@ -193,7 +211,8 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
                                   const TransformerSpec& m, const ParallelConfig& cfg,
                                   const StageShape& sh, double micro_batches, StageTimes& st )
 {
-    const double params = transformerStageParams( m, cfg.tp, sh.layers, sh.role );
+    const StageParams split = transformerStageParamSplit( m, cfg, sh.stage );
+    const double params = split.dense;
     const ModelStateBytes sb = modelStateBytes( m.dtype );
     // Gradients are reduced, and ZeRO / the distributed optimizer shard, over the dp·cp ranks that
     // hold the same weights.
@@ -217,6 +236,25 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
             zero3 = 2.0 * micro_batches *
                     groupCollectiveMs( dpg, Collective::all_gather, weight_shard );
     }
+    // An MoE stage's experts: the same over the edp ranks that hold them (stride ep·etp).
+    const double edp = expertDataParallel( cfg );
+    if ( split.expert > 0.0 && edp > 1.0 )
+    {
+        const GroupNetwork edpg =
+            groupNetwork( platform, int( edp ), double( cfg.ep ) * cfg.expertTp() );
+        const double grads = split.expert * sb.gradients;
+        const double weight_shard = split.expert * sb.weights / edp;
+        if ( zero == 0 )
+            reduce += groupCollectiveMs( edpg, Collective::all_reduce, grads );
+        else
+        {
+            reduce += groupCollectiveMs( edpg, Collective::reduce_scatter, grads );
+            gather += groupCollectiveMs( edpg, Collective::all_gather, weight_shard );
+        }
+        if ( zero >= 3 )
+            zero3 += 2.0 * micro_batches *
+                     groupCollectiveMs( edpg, Collective::all_gather, weight_shard );
+    }
     // Tied word embeddings: the first and last stage all-reduce their gradient copies.
     if ( cfg.pp > 1 && ( sh.role.first || sh.role.last ) )
     {
@@ -238,7 +276,7 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
         st.dp = ( reduce + gather + zero3 + tied ) / c.dp_bw_eff;
     // Adam over the GPU's parameter shard: read gradient, read and write fp32 master,
     // momentum and variance, write the model-precision copy, zero the gradient buffer.
-    const double shard = zero >= 1 ? params / dp : params;
+    const double shard = zero >= 1 ? params / dp + split.expert / edp : params + split.expert;
     const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
     const double bytes_per_param =
         sb.gradients + master + 16.0 + sb.weights + c.optimizer_bytes_extra;
@@ -246,7 +284,8 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
     // fp8: the updated weights are cast once per step into the fp8 copy and its transpose (read
     // 2 bytes, write 2 × 1), on every GPU's whole stage.
     if ( sb.fp8_cache > 0.0 )
-        st.opt += memoryBoundMs( c, platform.gpu, params * ( sb.weights + sb.fp8_cache ) );
+        st.opt += memoryBoundMs( c, platform.gpu,
+                                 ( params + split.expert ) * ( sb.weights + sb.fp8_cache ) );
 }
 
 //! The stage with the largest time per micro-batch: first, then last (pp > 1), then a middle one
@@ -282,16 +321,36 @@ transformerStageTimes( const TransformerConstants& c, const Platform& platform,
         // that outlasts the stage's layer GEMMs is exposed.
         if ( cfg.overlap && sh.sp && sh.train )
         {
-            const double gemm_f = sh.layers * ops.layer_gemm_fwd_ms;
-            const double recomputed =
-                cfg.recompute == Recompute::full ? ops.layer_gemm_fwd_ms : 0.0;
-            const double gemm_b = sh.layers * ( ops.layer_gemm_bwd_ms + recomputed );
+            const bool full = cfg.recompute == Recompute::full;
+            const double gemm_f =
+                sh.dense_layers * ops.layer_gemm_fwd_ms + sh.moe_layers * ops.moe_layer_gemm_fwd_ms;
+            const double recomputed = full ? ops.layer_gemm_fwd_ms : 0.0;
+            const double moe_recomputed = full ? ops.moe_layer_gemm_fwd_ms : 0.0;
+            const double gemm_b = sh.dense_layers * ( ops.layer_gemm_bwd_ms + recomputed ) +
+                                  sh.moe_layers * ( ops.moe_layer_gemm_bwd_ms + moe_recomputed );
             st.tp_f = math::fmax( 0.0, st.tp_f - gemm_f );
             st.tp_b = math::fmax( 0.0, st.tp_b - gemm_b );
         }
     }
     if ( cfg.cp > 1 )
         td::setContextParallelTimes( c, platform, m, cfg, ops, sh, st );
+    if ( sh.moe_layers > 0 )
+    {
+        const td::MoeCommMs moe =
+            td::moeCommMs( c, platform, m, cfg, sh.sbh / m.hidden / cfg.tp, sh.e, sh.train );
+        st.ep_f = sh.moe_layers * moe.fwd;
+        st.ep_b = sh.moe_layers * moe.bwd;
+        // With overlap the all-to-alls of one micro-batch run under another's compute (Megatron's
+        // --overlap-moe-expert-parallel-comm; DeepSeek-V3's DualPipe): only what outlasts the
+        // stage's compute is exposed.
+        const double ep = st.ep_f + st.ep_b;
+        if ( cfg.overlap && sh.train && ep > 0.0 )
+        {
+            const double exposed = math::fmax( 0.0, ep - st.compute_f - st.compute_b ) / ep;
+            st.ep_f *= exposed;
+            st.ep_b *= exposed;
+        }
+    }
     if ( cfg.pp > 1 )
         td::setPipelineTimes( c, platform, cfg, sh, st );
     if ( sh.train )
@@ -406,6 +465,7 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
         micro_batches * ( crit->compute_f + crit->compute_b );
     r.phase_ms[int( TransformerPhase::tp_comm )] = micro_batches * ( crit->tp_f + crit->tp_b );
     r.phase_ms[int( TransformerPhase::pp_comm )] = micro_batches * ( crit->pp_f + crit->pp_b );
+    r.phase_ms[int( TransformerPhase::ep_comm )] = micro_batches * ( crit->ep_f + crit->ep_b );
     r.phase_ms[int( TransformerPhase::bubble )] = pipeline - micro_batches * crit->total();
     const double dp_share = post_stage->dp + post_stage->opt > 0.0
                                 ? post * post_stage->dp / ( post_stage->dp + post_stage->opt )
@@ -422,7 +482,10 @@ KOKKOS_INLINE_FUNCTION TransformerStepSummary predictTransformerStepWith(
 
     // Model FLOPs (forward ×3 for training): layers + vocabulary GEMM of the whole model.
     const double sequences = double( cfg.global_batch );
-    const double per_micro = m.layers * ops.layer_flops + ops.head_flops;
+    const double moe_layers = m.moe() ? m.layers - m.first_dense_layers : 0.0;
+    const double per_micro = m.moe() ? ( m.layers - moe_layers ) * ops.layer_flops +
+                                           moe_layers * ops.moe_layer_flops + ops.head_flops
+                                     : m.layers * ops.layer_flops + ops.head_flops;
     r.model_flops = ( train ? 3.0 : 1.0 ) * per_micro * sequences / cfg.micro_batch;
 
     if ( stage_ms )
