@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shardsweep_results import load  # noqa: E402
-from summarize import TRANSFORMER_PHASES, best_configurations, with_gaps  # noqa: E402
+from summarize import best_configurations, present_phases, with_gaps  # noqa: E402
 
 
 def planner_comparison(df, path):
@@ -113,7 +113,7 @@ def transformer_phases(best, path):
     x = np.arange(len(best))
     fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(x) + 4), 5))
     bottom = np.zeros(len(x))
-    for phase, color in zip(TRANSFORMER_PHASES, plt.cm.tab10(np.linspace(0, 1, 10))):
+    for phase, color in zip(present_phases(best), plt.cm.tab10(np.linspace(0, 1, 10))):
         v = best[phase].to_numpy()
         ax.bar(x, v, bottom=bottom, label=phase[:-3], color=color, width=0.7)
         bottom += v

@@ -31,7 +31,7 @@ Schema 1 files store no lower bound (docs/HDF5_LAYOUT.md), so there is no gap-to
 
 Transformer sweeps also get best_configurations.csv: per workload, platform and GPU count the
 fastest configuration that fits (planner, tp, pp, dp, micro-batch, recompute, ZeRO, sequence
-parallelism) with its phases (compute, tp_comm, pp_comm, dp_comm, bubble, optimizer ms: the
+parallelism; MoE: ep, etp) with its phases (compute, tp_comm, pp_comm, dp_comm, bubble, optimizer, ep_comm ms: the
 phase stack of the critical path) and its model-FLOPs rate per GPU. Keys tp, pp, dp, micro_batch,
 recompute, schedule, zero group transformer rows by their configuration.
 
@@ -59,9 +59,16 @@ KEYS = {"planner": "planner_name", "platform": "platform_name", "workload": "wor
         "cost_model": "cost_model_name", "protocol": "task_protocol_name",
         "gpu_count": "gpu_count", "batch": "global_batch", "tp": "tp", "pp": "pp", "dp": "dp",
         "micro_batch": "micro_batch", "recompute": "recompute_name", "schedule": "schedule_name",
-        "zero": "zero"}
+        "zero": "zero", "ep": "ep", "etp": "etp"}
+# ep_comm_ms (MoE all-to-alls) is absent from files written before 2026-11-27: phases a file lacks
+# are left out (present_phases).
 TRANSFORMER_PHASES = ["compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
-                      "optimizer_ms"]
+                      "optimizer_ms", "ep_comm_ms"]
+
+
+def present_phases(df: pd.DataFrame) -> List[str]:
+    """The transformer phases `df` has columns for, in TRANSFORMER_PHASES' order."""
+    return [p for p in TRANSFORMER_PHASES if p in df]
 
 
 def with_gaps(scen: pd.DataFrame) -> pd.DataFrame:
@@ -127,7 +134,10 @@ def best_configurations(df: pd.DataFrame) -> pd.DataFrame:
         "tp": best["tp"], "pp": best["pp"], "dp": best["dp"], "micro_batch": best["micro_batch"],
         "recompute": best["recompute_name"], "zero": best["zero"],
         "sequence_parallel": best["sequence_parallel"]})
-    for phase in TRANSFORMER_PHASES:
+    for knob in ("ep", "etp"):  # MoE expert layout (files since 2026-11-27)
+        if knob in best:
+            out[knob] = best[knob]
+    for phase in present_phases(best):
         out[phase] = best[phase]
     return out.sort_values(["workload", "platform", "gpus"]).reset_index(drop=True)
 

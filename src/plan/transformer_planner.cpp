@@ -15,18 +15,34 @@ namespace shardsweep
 namespace transformer_plan_detail
 {
 
+bool unevenStages( int layers, Layout& l )
+{
+    if ( l.pp < 2 )
+        return false;
+    const int middle = ( layers + l.pp - 1 ) / l.pp; // ⌈L/pp⌉ on every middle stage
+    const int ends = layers - ( l.pp - 2 ) * middle; // left for the first and last stage
+    const int first = ( ends + 1 ) / 2, last = ends - first;
+    if ( last < 1 || first > middle )
+        return false;
+    l.first_stage_layers = first;
+    l.last_stage_layers = last;
+    return true;
+}
+
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::int64_t global_batch )
 {
     std::vector<Layout> out;
     for ( const auto& [tp, pp] : gpuLayouts( num_gpus ) )
     {
         const int dp = num_gpus / ( tp * pp );
-        if ( !tensorParallelError( model, tp ).empty() || model.layers % pp != 0 ||
-             global_batch % dp != 0 )
+        if ( !tensorParallelError( model, tp ).empty() || global_batch % dp != 0 )
+            continue;
+        Layout stages{ tp, pp, dp };
+        if ( model.layers % pp != 0 && !unevenStages( model.layers, stages ) )
             continue;
         if ( !model.moe() )
         {
-            out.push_back( { tp, pp, dp } );
+            out.push_back( stages );
             continue;
         }
         for ( int etp : { 0, 1 } )
@@ -36,7 +52,12 @@ std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::in
             const int expert_tp = etp > 0 ? etp : tp;
             for ( int ep : divisorsOf( model.experts ) )
                 if ( ( std::int64_t( tp ) * dp ) % ( std::int64_t( ep ) * expert_tp ) == 0 )
-                    out.push_back( { tp, pp, dp, ep, etp } );
+                {
+                    Layout l = stages;
+                    l.ep = ep;
+                    l.etp = etp;
+                    out.push_back( l );
+                }
         }
     }
     return out;
@@ -51,6 +72,8 @@ ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global
     c.dp = l.dp;
     c.ep = l.ep;
     c.etp = l.etp;
+    c.first_stage_layers = l.first_stage_layers;
+    c.last_stage_layers = l.last_stage_layers;
     c.micro_batch = micro_batch;
     c.global_batch = global_batch;
     c.sequence_parallel = sp;
@@ -110,7 +133,7 @@ void finish( TransformerPlanResult& r, TopK& top, const TransformerSpec& model,
     if ( r.stats.memory_checked == 0 )
         r.reason = fmt::format(
             "no valid configuration on {} GPUs: no tp x pp x dp = {} with tp dividing the {} heads "
-            "and ffn_hidden {}, pp dividing the {} layers and dp dividing the global batch {}",
+            "and ffn_hidden {}, pp splitting the {} layers and dp dividing the global batch {}",
             gpus, gpus, model.heads, ffnHidden( model ), model.layers, global_batch );
     else
         r.reason = fmt::format(

@@ -37,11 +37,21 @@ struct Layout
     int tp, pp, dp;
     int ep = 1;
     int etp = 0;
+    int first_stage_layers = 0; //!< 0: even stages (pp divides the layers)
+    int last_stage_layers = 0;
 };
 
+//! When pp does not divide `layers`: the uneven stages searched, set in `l` (true), or none
+//! (false). Every middle stage takes ⌈L/pp⌉ layers and the first and last stage share the rest,
+//! the first one more when it is odd (it also holds the embedding; an MoE model's dense layers
+//! must fit in it), each at least 1 and at most ⌈L/pp⌉: DeepSeek-V3's 61 layers on 16 stages are
+//! 3 + 14·4 + 2.
+bool unevenStages( int layers, Layout& l );
+
 //! The (tp, pp, dp) layouts of `num_gpus` the model and the global batch allow, tp ascending then
-//! pp ascending; an MoE model's each with every expert layout: etp = tp, then etp = 1 (when tp >
-//! 1), each with every ep dividing the experts with ep·etp dividing tp·dp, ascending.
+//! pp ascending (pp not dividing the layers: with unevenStages); an MoE model's each with every
+//! expert layout: etp = tp, then etp = 1 (when tp > 1), each with every ep dividing the experts
+//! with ep·etp dividing tp·dp, ascending.
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
                              std::int64_t global_batch );
 

@@ -19,13 +19,13 @@ layers,hidden,heads,seq_len,case,platform,gpu,gpus,tp,pp,dp,micro_batch,global_b
 24,2048,32,2048,zero3,cluster.yaml,,8,,,8,1,8,,,,,3,,opt
 CSV
 out=$(cd / && "$exe" predict transformer --input "$scratch/cases.csv" --format csv) || fail "exit $?"
-want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,virtual_stages,distributed_optimizer,overlap,first_stage_layers,last_stage_layers,cp,kv_heads,ffn_type,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s,outside_validated_range"
+want="case,platform,gpu,gpus,arch,hidden,heads,layers,seq_len,vocab,ffn_hidden,tp,pp,dp,global_batch,micro_batch,schedule,recompute,zero,dtype,mode,fused,sequence_parallel,virtual_stages,distributed_optimizer,overlap,first_stage_layers,last_stage_layers,cp,ep,etp,kv_heads,ffn_type,experts,top_k,moe_ffn_hidden,shared_experts,capacity_factor,first_dense_layers,iteration_ms,compute_ms,tp_comm_ms,pp_comm_ms,dp_comm_ms,bubble_ms,optimizer_ms,ep_comm_ms,peak_memory_GiB,feasible,tflops_per_gpu,mfu_pct,tokens_per_s,outside_validated_range"
 [ "$(head -1 <<<"$out")" = "$want" ] || fail "header: $(head -1 <<<"$out")"
 [ "$(wc -l <<<"$out")" -eq 8 ] || fail "rows: $out"
 awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) c[$i] = i; it = c["iteration_ms"]; next }
 NR > 1 {
     # The phases are the critical path: they add up to iteration_ms.
-    sum = $c["compute_ms"] + $c["tp_comm_ms"] + $c["pp_comm_ms"] + $c["dp_comm_ms"] + $c["bubble_ms"] + $c["optimizer_ms"]
+    sum = $c["compute_ms"] + $c["tp_comm_ms"] + $c["pp_comm_ms"] + $c["dp_comm_ms"] + $c["bubble_ms"] + $c["optimizer_ms"] + $c["ep_comm_ms"]
     if (sum < $it * (1 - 1e-9) || sum > $it * (1 + 1e-9)) { print $1 ": phases " sum " != " $it; bad = 1 }
     if (!($it > 0) || !($c["peak_memory_GiB"] > 0)) { print $1 ": non-positive"; bad = 1 }
     # Throughput: tokens/s is global_batch x seq_len per second of the step.
@@ -48,8 +48,10 @@ NR > 1 {
     # defaults: gpt, vocab 50257, ffn 4h, 1 GPU, micro_batch 1 = global batch, 1f1b, none, bf16,
     # train, fused (the default of plan and scenario files too: domain/parallel_fields.hpp), no
     # sequence parallelism, one chunk per stage, no distributed optimizer, no overlap, even
-    # stages, no context parallelism, kv_heads = heads (multi-head attention), ffn_type arch.
-    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,1,0,0,0,0,1,16,arch,/) { print "defaults " line["defaults"]; bad = 1 }
+    # stages, no context parallelism, ep 1 and etp 0 (= tp), kv_heads = heads (multi-head
+    # attention), ffn_type arch, dense (experts 0, top_k 2, moe_ffn_hidden 0, no shared experts,
+    # dropless, no leading dense layers).
+    if (line["defaults"] !~ /^defaults,,A100-SXM4-80GB,1,gpt,1024,16,24,1024,50257,4096,1,1,1,1,1,1f1b,none,0,bf16,train,1,0,1,0,0,0,0,1,1,0,16,arch,0,2,0,0,0,0,/) { print "defaults " line["defaults"]; bad = 1 }
     # Inference (forward only) is faster than a training step.
     if (!(t["infer"] < t["defaults"] / 2)) { print "infer " t["infer"] " vs train " t["defaults"]; bad = 1 }
     # Uniform stages: 1F1B and GPipe take the same time, (m + p - 1)(F + B).

@@ -48,7 +48,7 @@ for f in np1t1 np2t1 np1t2 np2t2; do
 done
 [ "$(attr "$scratch/np2t1.h5" num_ranks)" = 2 ] || fail "num_ranks of the 2-rank file"
 [ "$(attr "$scratch/np1t1.h5" num_ranks)" = 1 ] || fail "num_ranks of the 1-rank file"
-[ "$(h5ls "$scratch/np1t1.h5/scenarios" | wc -l)" = 61 ] || fail "/scenarios has not 61 columns"
+[ "$(h5ls "$scratch/np1t1.h5/scenarios" | wc -l)" = 64 ] || fail "/scenarios has not 64 columns"
 [ "$(h5ls "$scratch/np1t1.h5/gpus" | wc -l)" = 13 ] || fail "/gpus has not 13 columns"
 [ "$(h5ls "$scratch/np1t1.h5/shards" | wc -l)" = 16 ] || fail "/shards has not 16 columns"
 [ "$(h5ls "$scratch/np1t1.h5/tables" | wc -l)" = 24 ] || fail "/tables has not 24 columns"

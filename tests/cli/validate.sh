@@ -47,7 +47,7 @@ broken zero-bandwidth.yaml $P 's/bandwidth: \[ 300.0 \]/bandwidth: [ 0 ]/' \
 broken npus-product.yaml $P 's/^num_nodes: 1/num_nodes: 2/' \
     "13:15: field 'network.npus_count': expected npus_count multiplying to gpus_per_node x num_nodes = 8 x 2 = 16, found [8] (product 8)"
 broken unknown-gpu.yaml $P 's/^gpu: A100-SXM4-80GB/gpu: A100-SXM4-81GB/' \
-    "5:6: field 'gpu': expected a GPU of the catalog (A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, GB200, H100-PCIe, H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) (did you mean 'A100-SXM4-80GB'?), found 'A100-SXM4-81GB'"
+    "5:6: field 'gpu': expected a GPU of the catalog (A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, GB200, H100-PCIe, H100-SXM-80GB, H200, H800-SXM-80GB, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) (did you mean 'A100-SXM4-80GB'?), found 'A100-SXM4-81GB'"
 broken negative-size.yaml $W 's/rows: 39884406/rows: -39884406/' \
     "24:26: field 'tables[0].rows': expected an integer in [1, 10000000000000], found '-39884406'"
 broken dim-zero.yaml $W 's/^  dim: 128/  dim: 0/' \

@@ -73,7 +73,7 @@ TEST( TEST_CATEGORY, domain_names_of_the_file_formats )
                     "dense_allreduce" } ) );
     EXPECT_EQ( enumNameList<TransformerPhase>( "_ms" ),
                ( V{ "compute_ms", "tp_comm_ms", "pp_comm_ms", "dp_comm_ms", "bubble_ms",
-                    "optimizer_ms" } ) );
+                    "optimizer_ms", "ep_comm_ms" } ) );
     EXPECT_EQ( enumNameList<ShardingType>(),
                ( V{ "table_wise", "column_wise", "row_wise", "table_row_wise", "data_parallel",
                     "table_column_wise", "grid_shard" } ) );

@@ -62,7 +62,7 @@ TEST( TEST_CATEGORY, yaml_values_and_ranges )
 TEST( TEST_CATEGORY, gpu_catalog )
 {
     const GpuCatalog& c = catalog();
-    EXPECT_EQ( c.entries().size(), 15u );
+    EXPECT_EQ( c.entries().size(), 16u );
     const GpuEntry& h100 = c.get( "H100-SXM-80GB" );
     EXPECT_EQ( h100.spec.sm_count, 132 );
     EXPECT_EQ( h100.spec.boost_clock_MHz, 1980.0 );
@@ -211,7 +211,8 @@ TEST( TEST_CATEGORY, platform_errors )
     expectInputError( parse( replace( "gpu: H100", "gpu: H101" ) ),
                       "p.yaml:2:6: field 'gpu': expected a GPU of the catalog (A100-PCIe-40GB, "
                       "A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, GB200, H100-PCIe, "
-                      "H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or V100-SXM2-32GB) "
+                      "H100-SXM-80GB, H200, H800-SXM-80GB, L4, P100, P4, T4, V100-PCIe-32GB or "
+                      "V100-SXM2-32GB) "
                       "(did you "
                       "mean 'H200'?), found 'H101'" );
     // ASTRA-sim's own rules: unknown topology, a one-NPU dimension, list length mismatch.
@@ -500,11 +501,12 @@ TEST( TEST_CATEGORY, scenario_files )
     expectInputError( with( "cost_model: torchrec", "cost_model: astra" ),
                       "s.yaml:5:13: field 'cost_model': expected one of native, torchrec or "
                       "learned, found 'astra'" );
-    expectInputError( with( "gpu: T4", "gpu: T5" ),
-                      "s.yaml:18:8: field 'platform.gpu': expected a GPU of the catalog "
-                      "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, "
-                      "GB200, H100-PCIe, H100-SXM-80GB, H200, L4, P100, P4, T4, V100-PCIe-32GB or "
-                      "V100-SXM2-32GB) (did you mean 'T4'?), found 'T5'" );
+    expectInputError(
+        with( "gpu: T4", "gpu: T5" ),
+        "s.yaml:18:8: field 'platform.gpu': expected a GPU of the catalog "
+        "(A100-PCIe-40GB, A100-PCIe-80GB, A100-SXM4-40GB, A100-SXM4-80GB, B200, "
+        "GB200, H100-PCIe, H100-SXM-80GB, H200, H800-SXM-80GB, L4, P100, P4, T4, V100-PCIe-32GB or "
+        "V100-SXM2-32GB) (did you mean 'T4'?), found 'T5'" );
 }
 
 } // namespace Test

@@ -269,8 +269,9 @@ TEST( TEST_CATEGORY, transformer_planner_infeasible )
     EXPECT_FALSE( meg.feasible );
     EXPECT_NE( meg.reason.find( "megatron rule" ), std::string::npos ) << meg.reason;
 
-    // 3 heads and 3 layers on 2 GPUs at global batch 3: neither tp = 2, pp = 2 nor dp = 2.
-    const TransformerSpec odd = gptModel( 3, 192, 3, 64 );
+    // 3 heads and one layer on 2 GPUs at global batch 3: neither tp = 2, pp = 2 (not even as
+    // uneven stages) nor dp = 2.
+    const TransformerSpec odd = gptModel( 1, 192, 3, 64 );
     const TransformerPlanResult none =
         planTransformer( PlannerKind::shardsweep, odd, cluster( 2 ), 3 );
     EXPECT_FALSE( none.feasible );
