@@ -39,6 +39,10 @@ std::vector<std::string> transformerValidationNotes( const std::string& gpu_name
                                                      const ParallelConfig& config, double mfu_pct )
 {
     std::vector<std::string> notes;
+    // The MoE model has met two published runs only (docs/model/moe.md), whatever the GPU.
+    if ( model.moe() )
+        notes.push_back( "mixture of experts: checked against two published DeepSeek-V3 runs only "
+                         "(+19 % and -18 % tokens/s; routing priced as uniform)" );
     const MeasuredPrecision precision = measuredPrecision( model.dtype );
     const MeasuredTransformerRuns* c = measuredClass( gpu_name, precision );
     if ( !c )

@@ -170,7 +170,7 @@ class BranchAndBound
         f.fits.assign( 3 * 4 * 2 * f.vs.size(), 0 );
         f.any_rv.assign( 3 * f.vs.size(), 0 );
         for ( int ri = 0; ri < 3; ++ri )
-            for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
+            for ( int z = 0; z <= ( l.dp * l.cp > 1 ? 3 : 0 ); ++z )
                 for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
                     for ( std::size_t vi = 0; vi < ( si == 0 ? f.vs.size() : 1 ); ++vi )
                     {
@@ -191,8 +191,8 @@ class BranchAndBound
     //! The index of the family's operator cost, priced when its (tp, micro-batch, SP) is new.
     int operatorCase( const Family& f )
     {
-        const auto key =
-            std::make_tuple( f.layout.tp, f.micro_batch, f.sp, f.layout.ep, f.layout.etp );
+        const auto key = std::make_tuple( f.layout.tp, f.micro_batch, f.sp, f.layout.cp,
+                                          f.layout.ep, f.layout.etp );
         auto [it, fresh] = _ops_index.emplace( key, static_cast<int>( _ops.size() ) );
         if ( fresh )
         {
@@ -272,7 +272,7 @@ class BranchAndBound
     std::int64_t _global_batch;
     const TransformerPlanOptions& _options;
     TransformerPlanResult& _r;
-    std::map<std::tuple<int, int, bool, int, int>, int> _ops_index;
+    std::map<std::tuple<int, int, bool, int, int, int>, int> _ops_index;
     std::vector<TransformerOperatorCost> _ops;
 };
 
@@ -298,9 +298,9 @@ TransformerPlanResult planBranchAndBound( const TransformerSpec& model, const Pl
                []( const Family& a, const Family& b )
                {
                    return std::make_tuple( a.bound, a.layout.tp, a.layout.pp, a.micro_batch, a.sp,
-                                           a.layout.ep, a.layout.etp ) <
+                                           a.layout.cp, a.layout.ep, a.layout.etp ) <
                           std::make_tuple( b.bound, b.layout.tp, b.layout.pp, b.micro_batch, b.sp,
-                                           b.layout.ep, b.layout.etp );
+                                           b.layout.cp, b.layout.ep, b.layout.etp );
                } );
 
     // 3. Best-first: families in bound order until the K-th best beats the next bound; inside a

@@ -29,35 +29,54 @@ bool unevenStages( int layers, Layout& l )
     return true;
 }
 
+std::vector<int> contextParallelChoices( const TransformerSpec& model, int gpus_left )
+{
+    std::vector<int> out;
+    for ( int cp : divisorsOf( gpus_left ) )
+        if ( cp == 1 ||
+             ( model.seq_len % ( 2 * cp ) == 0 && model.seq_len / cp >= kMinTokensPerContextRank ) )
+            out.push_back( cp );
+    return out;
+}
+
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus, std::int64_t global_batch )
 {
     std::vector<Layout> out;
     for ( const auto& [tp, pp] : gpuLayouts( num_gpus ) )
     {
-        const int dp = num_gpus / ( tp * pp );
-        if ( !tensorParallelError( model, tp ).empty() || global_batch % dp != 0 )
+        if ( !tensorParallelError( model, tp ).empty() )
             continue;
-        Layout stages{ tp, pp, dp };
+        Layout stages{ tp, pp, 1 };
         if ( model.layers % pp != 0 && !unevenStages( model.layers, stages ) )
             continue;
-        if ( !model.moe() )
+        for ( int cp : contextParallelChoices( model, num_gpus / ( tp * pp ) ) )
         {
-            out.push_back( stages );
-            continue;
-        }
-        for ( int etp : { 0, 1 } )
-        {
-            if ( etp == 1 && tp == 1 )
+            const int dp = num_gpus / ( tp * pp * cp );
+            if ( global_batch % dp != 0 )
                 continue;
-            const int expert_tp = etp > 0 ? etp : tp;
-            for ( int ep : divisorsOf( model.experts ) )
-                if ( ( std::int64_t( tp ) * dp ) % ( std::int64_t( ep ) * expert_tp ) == 0 )
-                {
-                    Layout l = stages;
-                    l.ep = ep;
-                    l.etp = etp;
-                    out.push_back( l );
-                }
+            Layout l = stages;
+            l.dp = dp;
+            l.cp = cp;
+            if ( !model.moe() )
+            {
+                out.push_back( l );
+                continue;
+            }
+            const std::int64_t stage_gpus = std::int64_t( tp ) * cp * dp;
+            for ( int etp : { 0, 1 } )
+            {
+                if ( etp == 1 && tp == 1 )
+                    continue;
+                const int expert_tp = etp > 0 ? etp : tp;
+                for ( int ep : divisorsOf( model.experts ) )
+                    if ( stage_gpus % ( std::int64_t( ep ) * expert_tp ) == 0 )
+                    {
+                        Layout e = l;
+                        e.ep = ep;
+                        e.etp = etp;
+                        out.push_back( e );
+                    }
+            }
         }
     }
     return out;
@@ -70,6 +89,7 @@ ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global
     c.tp = l.tp;
     c.pp = l.pp;
     c.dp = l.dp;
+    c.cp = l.cp;
     c.ep = l.ep;
     c.etp = l.etp;
     c.first_stage_layers = l.first_stage_layers;
@@ -178,7 +198,7 @@ TransformerPlanResult planMegatron( const TransformerSpec& model, const Platform
     TopK top( 1 );
     for ( const Layout& l : layouts( model, gpus, global_batch ) )
     {
-        if ( l.tp != tp || !top.items().empty() )
+        if ( l.tp != tp || l.cp != 1 || !top.items().empty() )
             continue; // layouts come in pp-ascending order: the first that fits wins
         // No SP in the rule, but Megatron-Core runs MoE with tp > 1 only under it.
         const bool moe_sp = model.moe() && l.tp > 1;
@@ -301,7 +321,7 @@ std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model
     for ( const Layout& l : layouts( model, num_gpus, global_batch ) )
         for ( int b : divisorsOf( global_batch / l.dp ) )
             for ( Recompute recompute : kRecomputes )
-                for ( int z = 0; z <= ( l.dp > 1 ? 3 : 0 ); ++z )
+                for ( int z = 0; z <= ( l.dp * l.cp > 1 ? 3 : 0 ); ++z )
                     for ( bool sp : { false, true } )
                         for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
                         {

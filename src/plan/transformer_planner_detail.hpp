@@ -27,7 +27,8 @@ inline constexpr PipelineSchedule kSchedules[] = { PipelineSchedule::one_f_one_b
 inline auto configKey( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.ep, c.etp );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.cp, c.ep,
+                            c.etp );
 }
 
 //! A (tp, pp, dp) layout the model and the global batch allow; for an MoE model with its expert
@@ -35,11 +36,21 @@ inline auto configKey( const ParallelConfig& c )
 struct Layout
 {
     int tp, pp, dp;
+    int cp = 1;
     int ep = 1;
     int etp = 0;
     int first_stage_layers = 0; //!< 0: even stages (pp divides the layers)
     int last_stage_layers = 0;
 };
+
+//! Context parallelism pays for its ring exchange only on long sequences: the planners search cp
+//! > 1 where every CP rank keeps at least this many tokens of a sequence (Megatron-Core's
+//! guidance is cp for sequences of 8K tokens and more; 2048 lets 4K sequences try cp 2).
+inline constexpr int kMinTokensPerContextRank = 2048;
+
+//! The context-parallel sizes searched with `gpus_left` = GPUs / (tp·pp): 1, and every divisor cp
+//! of it with 2·cp dividing seq_len and seq_len/cp ≥ kMinTokensPerContextRank, ascending.
+std::vector<int> contextParallelChoices( const TransformerSpec& model, int gpus_left );
 
 //! When pp does not divide `layers`: the uneven stages searched, set in `l` (true), or none
 //! (false). Every middle stage takes ⌈L/pp⌉ layers and the first and last stage share the rest,
@@ -49,9 +60,10 @@ struct Layout
 bool unevenStages( int layers, Layout& l );
 
 //! The (tp, pp, dp) layouts of `num_gpus` the model and the global batch allow, tp ascending then
-//! pp ascending (pp not dividing the layers: with unevenStages); an MoE model's each with every
-//! expert layout: etp = tp, then etp = 1 (when tp > 1), each with every ep dividing the experts
-//! with ep·etp dividing tp·dp, ascending.
+//! pp ascending (pp not dividing the layers: with unevenStages), each with every cp of
+//! contextParallelChoices (dp = GPUs/(tp·pp·cp) dividing the global batch); an MoE model's each
+//! with every expert layout: etp = tp, then etp = 1 (when tp > 1), each with every ep dividing the
+//! experts with ep·etp dividing tp·cp·dp, ascending.
 std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
                              std::int64_t global_batch );
 

@@ -14,6 +14,7 @@
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <shardsweep/model/transformer/validated_range.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
 #include <vector>
 
@@ -266,6 +267,27 @@ TEST( TEST_CATEGORY, moe_rules )
     dense.experts = 0;
     EXPECT_EQ( parallelKnobProblem( dense, layout( 1, 1, 8, 2 ) ).key, "ep" );
     EXPECT_EQ( parallelKnobProblem( dense, layout( 1, 1, 8, 1 ) ).key, "" );
+}
+
+// Every MoE report says how little the MoE model was checked; a dense one never does.
+TEST( TEST_CATEGORY, moe_outside_the_validated_range )
+{
+    const Platform p = switchPlatform( 8 );
+    auto has_note = []( const std::vector<std::string>& notes )
+    {
+        return std::any_of( notes.begin(), notes.end(),
+                            []( const std::string& n ) {
+                                return n.rfind( "mixture of experts: checked against two", 0 ) == 0;
+                            } );
+    };
+    EXPECT_TRUE( has_note( transformerValidationNotes( "H100-SXM-80GB", p, smallMoe(),
+                                                       layout( 1, 1, 8, 8 ), 30.0 ) ) );
+    EXPECT_TRUE( has_note(
+        transformerValidationNotes( "NoSuchGpu", p, smallMoe(), layout( 1, 1, 8, 8 ), 30.0 ) ) );
+    TransformerSpec dense = smallMoe();
+    dense.experts = 0;
+    EXPECT_FALSE( has_note(
+        transformerValidationNotes( "H100-SXM-80GB", p, dense, layout( 1, 1, 8, 1 ), 30.0 ) ) );
 }
 
 // The planners search ep and etp (etp = tp, and 1) and stay equal to a brute force over the same

@@ -53,7 +53,8 @@ TransformerSpec gptModel( int layers, int hidden, int heads, int seq_len = 2048 
 auto key( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.dp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ), c.virtual_stages );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.cp,
+                            c.first_stage_layers, c.last_stage_layers );
 }
 
 //! Every configuration priced with the model functions in a plain loop, no pruning of any kind;
@@ -114,6 +115,29 @@ TEST( TEST_CATEGORY, transformer_search_space_counted_by_hand )
     EXPECT_EQ( r.stats.memory_checked, 204 );
 }
 
+// Context parallelism and uneven stages in the space: 10 layers of 8K sequences on 16 GPUs. cp is
+// 1, 2 or 4 (at least 2048 tokens per CP rank; 8 would leave 1024). Of the pp that do not divide
+// 10, pp 4 takes ⌈10/4⌉ = 3 on its 2 middle stages and 2 + 2 at the ends; pp 8 would leave
+// 10 − 6·2 = −2 for the ends and pp 16 more stages than layers: not searched.
+TEST( TEST_CATEGORY, transformer_search_space_context_parallel_and_uneven )
+{
+    const TransformerSpec m = gptModel( 10, 2048, 16, 8192 );
+    std::set<int> cps;
+    std::set<std::pair<int, int>> uneven; // (pp, first)
+    for ( const ParallelConfig& c : transformerSearchSpace( m, 16, 16 ) )
+    {
+        EXPECT_EQ( parallelConfigError( m, c, 16 ), "" ) << parallelConfigSummary( c );
+        cps.insert( c.cp );
+        if ( c.first_stage_layers > 0 )
+        {
+            uneven.insert( { c.pp, c.first_stage_layers } );
+            EXPECT_EQ( c.last_stage_layers, 2 );
+        }
+    }
+    EXPECT_EQ( cps, ( std::set<int>{ 1, 2, 4 } ) );
+    EXPECT_EQ( uneven, ( std::set<std::pair<int, int>>{ { 4, 2 } } ) );
+}
+
 // One GPU with ample memory: nothing to communicate, so recompute only adds time and ZeRO, SP
 // and schedules do not apply; the best configuration recomputes nothing, while megatron's rule
 // (full recompute) is slower by at least one layer forward per micro-batch and layer.
@@ -162,6 +186,8 @@ TEST( TEST_CATEGORY, transformer_planners_equal_brute_force )
         { gptModel( 32, 4096, 32 ), 64, 256, 24.0 }, // 6.7B
         { gptModel( 32, 4096, 32 ), 64, 256, 80.0 },
         { gptModel( 40, 5120, 40 ), 40, 80, 40.0 }, // 13B, a GPU count that is not a power of 2
+        // 8K sequences: context parallelism (cp 2, 4) and 10 layers (uneven on pp 4 and 8)
+        { gptModel( 10, 2048, 16, 8192 ), 16, 16, 20.0 },
     };
     for ( const bool overlap : { false, true } )
         for ( const Case& k : cases )
