@@ -105,7 +105,8 @@ KOKKOS_INLINE_FUNCTION int zeroStage( const ParallelConfig& cfg )
     return cfg.distributed_optimizer ? math::max( 1, cfg.zero ) : cfg.zero;
 }
 
-//! Parameters of one GPU of stage `role` holding `layers` layers.
+//! Parameters of one GPU of stage `role` holding `layers` dense layers (an MoE model's:
+//! transformerStageParamSplit).
 KOKKOS_INLINE_FUNCTION double transformerStageParams( const TransformerSpec& m, int tp, int layers,
                                                       StageRole role )
 {
@@ -189,6 +190,13 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
     return params * ( w + g + o + b.fp8_cache );
 }
 
+//! The expert layout of an MoE layer, for layerActivationBytes.
+struct ExpertLayout
+{
+    int ep = 1;
+    int etp = 1;
+};
+
 //! Activation bytes one layer keeps for its backward, per micro-batch, on one TP rank.
 //! Korthikanti eq. 1 generalised to element size e and FFN width f: replicated part
 //! sbh(4e + 2) (two LayerNorm inputs, QKV and FC1 inputs, two 1-byte dropout masks), TP-split part
@@ -199,17 +207,11 @@ KOKKOS_INLINE_FUNCTION double modelStateBytesPerGpu( DataType dtype, double para
 //! selective recompute and fused (flash) attention drop the s² term; full recompute keeps only
 //! the layer input (e·sbh, split over t with SP). Context parallelism keeps s/cp tokens per rank
 //! (and s/cp × s attention scores).
-//! `moe` (an MoE layer with that expert layout): the FFN's 2e·sbf/t is replaced by the MoE block's
-//! saved tensors on the rank: the N permuted token copies (expert input), the experts' FC1 output
-//! and FC2 input (N·f_e/etp each, as the dense FFN's copies), the R expert outputs the weighted
-//! un-permutation reads, the router's fp32 logits and probabilities, and the shared experts' as a
-//! dense FFN n_s·f_e wide.
-struct ExpertLayout
-{
-    int ep = 1;
-    int etp = 1;
-};
-
+//! `moe` (an MoE layer with that expert layout): the FFN's mlp_copies·e·sbf/t is replaced by the
+//! MoE block's saved tensors on the rank: the N permuted token copies (expert input), the
+//! experts' FC1 output and FC2 input (N·f_e/etp each, as the dense FFN's copies), the R expert
+//! outputs the weighted un-permutation reads, the router's fp32 logits and probabilities, and
+//! the shared experts' as a dense FFN n_s·f_e wide (docs/model/moe.md).
 KOKKOS_INLINE_FUNCTION double layerActivationBytes( const TransformerSpec& m, int tp,
                                                     int micro_batch, bool sequence_parallel,
                                                     bool fused, Recompute recompute, int cp = 1,

@@ -65,6 +65,37 @@ KOKKOS_INLINE_FUNCTION StageShape stageShape( const TransformerSpec& m, const Pa
     return sh;
 }
 
+//! The modelled gradient collectives of `params` parameters held alike by the `n` ranks of group
+//! `g`, ms: without ZeRO an all-reduce of the gradients; with it a reduce-scatter of them and an
+//! all-gather of the 1/n weight shards; ZeRO-3 gathers the weights again in every micro-batch's
+//! forward and backward. Nothing for a group of one.
+struct GradientSyncMs
+{
+    double reduce = 0.0, gather = 0.0, zero3 = 0.0;
+};
+
+KOKKOS_INLINE_FUNCTION GradientSyncMs gradientSyncMs( const GroupNetwork& g, double params,
+                                                      double n, const ModelStateBytes& sb, int zero,
+                                                      double micro_batches )
+{
+    GradientSyncMs r;
+    if ( n <= 1.0 )
+        return r;
+    const double grads = params * sb.gradients;
+    const double weight_shard = params * sb.weights / n;
+    if ( zero == 0 )
+        r.reduce = groupCollectiveMs( g, Collective::all_reduce, grads );
+    else
+    {
+        r.reduce = groupCollectiveMs( g, Collective::reduce_scatter, grads );
+        r.gather = groupCollectiveMs( g, Collective::all_gather, weight_shard );
+    }
+    if ( zero >= 3 )
+        r.zero3 =
+            2.0 * micro_batches * groupCollectiveMs( g, Collective::all_gather, weight_shard );
+    return r;
+}
+
 //! st.dp and st.opt (training): the gradient synchronisation and the Adam step, once per
 //! iteration.
 KOKKOS_INLINE_FUNCTION void
@@ -79,43 +110,21 @@ setDataParallelAndOptimizerTimes( const TransformerConstants& c, const Platform&
     // hold the same weights.
     const double dp = math::max( 1, cfg.dp ) * math::max( 1, cfg.cp );
     const int zero = zeroStage( cfg );
-    double reduce = 0.0, gather = 0.0, zero3 = 0.0, tied = 0.0; // modelled collectives, ms
-    if ( dp > 1.0 )
-    {
-        const GroupNetwork dpg = groupNetwork( platform, int( dp ), double( cfg.tp ) );
-        const double grads = params * sb.gradients;
-        const double weight_shard = params * sb.weights / dp;
-        if ( zero == 0 )
-            reduce = groupCollectiveMs( dpg, Collective::all_reduce, grads );
-        else
-        {
-            reduce = groupCollectiveMs( dpg, Collective::reduce_scatter, grads );
-            gather = groupCollectiveMs( dpg, Collective::all_gather, weight_shard );
-        }
-        // ZeRO-3 gathers the stage's weights again in every micro-batch's forward and backward.
-        if ( zero >= 3 )
-            zero3 = 2.0 * micro_batches *
-                    groupCollectiveMs( dpg, Collective::all_gather, weight_shard );
-    }
+    GradientSyncMs sync = gradientSyncMs( groupNetwork( platform, int( dp ), double( cfg.tp ) ),
+                                          params, dp, sb, zero, micro_batches );
     // An MoE stage's experts: the same over the edp ranks that hold them (stride ep·etp).
     const double edp = expertDataParallel( cfg );
-    if ( split.expert > 0.0 && edp > 1.0 )
+    if ( split.expert > 0.0 )
     {
-        const GroupNetwork edpg =
-            groupNetwork( platform, int( edp ), double( cfg.ep ) * cfg.expertTp() );
-        const double grads = split.expert * sb.gradients;
-        const double weight_shard = split.expert * sb.weights / edp;
-        if ( zero == 0 )
-            reduce += groupCollectiveMs( edpg, Collective::all_reduce, grads );
-        else
-        {
-            reduce += groupCollectiveMs( edpg, Collective::reduce_scatter, grads );
-            gather += groupCollectiveMs( edpg, Collective::all_gather, weight_shard );
-        }
-        if ( zero >= 3 )
-            zero3 += 2.0 * micro_batches *
-                     groupCollectiveMs( edpg, Collective::all_gather, weight_shard );
+        const GradientSyncMs experts =
+            gradientSyncMs( groupNetwork( platform, int( edp ), double( cfg.ep ) * cfg.expertTp() ),
+                            split.expert, edp, sb, zero, micro_batches );
+        sync.reduce += experts.reduce;
+        sync.gather += experts.gather;
+        sync.zero3 += experts.zero3;
     }
+    const double reduce = sync.reduce, gather = sync.gather, zero3 = sync.zero3;
+    double tied = 0.0; // modelled collectives, ms
     // Tied word embeddings: the first and last stage all-reduce their gradient copies.
     if ( cfg.pp > 1 && ( sh.role.first || sh.role.last ) )
     {
