@@ -33,7 +33,8 @@ std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& b )
             r.iteration_ms = ts.iteration_ms;
             r.exposed_comm_ms = ts.phase_ms[int( TransformerPhase::tp_comm )] +
                                 ts.phase_ms[int( TransformerPhase::pp_comm )] +
-                                ts.phase_ms[int( TransformerPhase::dp_comm )];
+                                ts.phase_ms[int( TransformerPhase::dp_comm )] +
+                                ts.phase_ms[int( TransformerPhase::ep_comm )];
             const Platform& p = b.platform( i );
             const double capacity = p.gpu.memory_GiB - p.hbm_reserve_GiB;
             r.overflow_GiB = ts.feasible ? 0.0 : ts.peak_memory_GiB - capacity;

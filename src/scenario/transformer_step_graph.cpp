@@ -1,5 +1,7 @@
 // The transformer step as a per-rank operation graph (docs/model/chakra.md, "The transformer
 // step"): model/transformer/step.hpp's composition, operator by operator.
+#include "transformer_graph_items.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -15,77 +17,8 @@ namespace shardsweep
 namespace
 {
 
-using Kind = StepGraphNode::Kind;
 using transformer_detail::StageTimes;
-
-//! Which communicator a collective runs on.
-enum class GroupKind
-{
-    tp,
-    dp,
-    embedding,
-};
-
-//! One operation of a stage's micro-batch forward or backward, or of its post-pipeline part.
-struct Item
-{
-    Kind kind = Kind::compute;
-    std::string name;
-    double ms = 0.0; //!< compute: duration; collective: the model's network time
-    //! Collective: the framework's time beyond the network (TP: the host's issue floor and the
-    //! rank-skew sync), written as a compute node `NAME.host` after the collective.
-    double host_ms = 0.0;
-    Collective collective = Collective::all_reduce;
-    GroupKind group = GroupKind::tp;
-    double payload_bytes = 0.0; //!< the model's ASTRA-sim comm_size (before matching the time)
-};
-
-//! The rank layout (model/transformer/step.hpp: global rank = t + tp·(d + dp·s)).
-struct Layout
-{
-    int tp = 1, dp = 1, pp = 1;
-    int rank( int t, int d, int s ) const { return t + tp * ( d + dp * s ); }
-};
-
-//! Appends a compute item (none of zero duration).
-void addCompute( std::vector<Item>& v, std::string name, double ms )
-{
-    if ( ms > 0.0 )
-        v.push_back( { Kind::compute, std::move( name ), ms } );
-}
-
-//! A stage's TP collectives (the group's network and sync are the same for all of them).
-struct TpItems
-{
-    int ranks = 1;      //!< the TP degree
-    bool sp = false;    //!< sequence parallelism (with TP)
-    double bytes = 0.0; //!< a micro-batch's activations
-    GroupNetwork net;
-    double sync = 0.0; //!< the rank-skew sync per collective
-    //! One collective (none without TP): network time, then the host's issue floor and sync.
-    void add( std::vector<Item>& v, const std::string& name, Collective k, double size ) const
-    {
-        if ( ranks <= 1 )
-            return;
-        const double net_ms = groupCollectiveMs( net, k, size );
-        const double host =
-            transformer_detail::issuedMs( shippedTransformerConstants(), net_ms, 1.0 ) + sync -
-            net_ms;
-        v.push_back( { Kind::collective, name, net_ms, host, k, GroupKind::tp, size } );
-    }
-    //! One TP "pair": an all-reduce, or with sequence parallelism an all-gather of the 1/t
-    //! shard and a reduce-scatter.
-    void pair( std::vector<Item>& v, const std::string& name ) const
-    {
-        if ( sp )
-        {
-            add( v, name + "_ag", Collective::all_gather, bytes / ranks );
-            add( v, name + "_rs", Collective::reduce_scatter, bytes );
-        }
-        else
-            add( v, name, Collective::all_reduce, bytes );
-    }
-};
+using namespace transformer_graph;
 
 //! One rank's serial chain of nodes under construction: each node waits for the one before.
 struct RankChain
@@ -138,7 +71,7 @@ class TransformerGraphBuilder
                                                          model_, cfg_, ops_, s, micro_batches_ );
             std::vector<Item> fwd, bwd, post;
             stageItems( s, fwd, bwd, post );
-            checkSums( s, st, fwd, bwd, post );
+            checkStageSums( s, st, fwd, bwd, post );
             for ( int d = 0; d < layout_.dp; ++d )
                 for ( int t = 0; t < layout_.tp; ++t )
                     graph.ranks[layout_.rank( t, d, s )] = rankNodes( t, d, s, st, fwd, bwd, post );
@@ -183,13 +116,48 @@ class TransformerGraphBuilder
         if ( L.pp > 1 && train_ )
             add( embedding_group_, L.dp, L.tp, 2,
                  [&]( int d, int t, int k ) { return L.rank( t, d, k == 0 ? 0 : L.pp - 1 ); } );
+        if ( model_.moe() )
+        {
+            // Expert ranks of a stage in etp-ep-edp order (MoE parallel folding): the stage's
+            // q-th rank (q = t + tp·d) is expert rank (q mod etp, (q / etp) mod ep, q / (etp·ep)).
+            const int etp = cfg_.expertTp(), ep = cfg_.ep, edp = expertDataParallel( cfg_ );
+            const int stage = L.tp * L.dp;
+            ep_group_.assign( p, -1 );
+            etp_group_.assign( p, -1 );
+            edp_group_.assign( p, -1 );
+            auto q = [&]( int s, int et, int e, int ed )
+            { return s * stage + et + etp * ( e + ep * ed ); };
+            if ( ep > 1 )
+                add( ep_group_, L.pp, etp * edp, ep,
+                     [&]( int s, int i, int k ) { return q( s, i % etp, k, i / etp ); } );
+            if ( etp > 1 )
+                add( etp_group_, L.pp, ep * edp, etp,
+                     [&]( int s, int i, int k ) { return q( s, k, i % ep, i / ep ); } );
+            if ( edp > 1 && train_ )
+                add( edp_group_, L.pp, etp * ep, edp,
+                     [&]( int s, int i, int k ) { return q( s, i % etp, i / etp, k ); } );
+        }
         groups_ = &graph.groups;
     }
 
     const std::vector<int>& groupOf( GroupKind k ) const
     {
-        return k == GroupKind::tp ? tp_group_
-                                  : ( k == GroupKind::dp ? dp_group_ : embedding_group_ );
+        switch ( k )
+        {
+        case GroupKind::tp:
+            return tp_group_;
+        case GroupKind::dp:
+            return dp_group_;
+        case GroupKind::embedding:
+            return embedding_group_;
+        case GroupKind::ep:
+            return ep_group_;
+        case GroupKind::etp:
+            return etp_group_;
+        case GroupKind::edp:
+            break;
+        }
+        return edp_group_;
     }
 
     //! Members of group g (0 = every rank).
@@ -233,6 +201,19 @@ class TransformerGraphBuilder
         tp.net = groupNetwork( platform_, cfg_.tp, 1.0 );
         tp.sync = shippedTransformerConstants().tp_sync_ms * std::log2( double( cfg_.tp ) );
         const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
+        const double moe_f = train_ ? o.moe_layer_fwd_ms : o.moe_layer_fwd_ms - o.layer_dropout_ms;
+        const int dense_layers = stageDenseLayers( model_, cfg_, s );
+        const bool shared = model_.shared_experts > 0;
+        ExpertItems ex;
+        if ( model_.moe() )
+        {
+            ex.ep = cfg_.ep;
+            ex.etp = cfg_.expertTp();
+            ex.a2a_bytes = transformer_detail::moeAllToAllBytes(
+                model_, double( model_.seq_len ) * cfg_.micro_batch / cfg_.tp, e );
+            ex.ep_net = groupNetwork( platform_, ex.ep, double( ex.etp ) );
+            ex.etp_net = groupNetwork( platform_, ex.etp, 1.0 );
+        }
 
         // Forward of one micro-batch.
         if ( first )
@@ -246,9 +227,18 @@ class TransformerGraphBuilder
         for ( int l = 0; l < layers; ++l )
         {
             const std::string layer = fmt::format( "layer{}", s * layers + l );
-            addCompute( fwd, layer + ".fwd", layer_f );
+            if ( l < dense_layers )
+            {
+                addCompute( fwd, layer + ".fwd", layer_f );
+                tp.pair( fwd, layer + ".tp_attn" );
+                tp.pair( fwd, layer + ".tp_mlp" );
+                continue;
+            }
+            addCompute( fwd, layer + ".fwd", moe_f );
             tp.pair( fwd, layer + ".tp_attn" );
-            tp.pair( fwd, layer + ".tp_mlp" );
+            ex.layer( fwd, layer );
+            if ( shared )
+                tp.pair( fwd, layer + ".tp_shared" );
         }
         if ( last )
         {
@@ -278,29 +268,37 @@ class TransformerGraphBuilder
         for ( int l = layers - 1; l >= 0; --l )
         {
             const std::string layer = fmt::format( "layer{}", s * layers + l );
+            const bool moe = l >= dense_layers;
             if ( cfg_.recompute == Recompute::full )
             {
-                addCompute( bwd, layer + ".recompute", o.layer_fwd_ms );
+                addCompute( bwd, layer + ".recompute", moe ? o.moe_layer_fwd_ms : o.layer_fwd_ms );
                 tp.pair( bwd, layer + ".recompute_tp_attn" );
-                tp.pair( bwd, layer + ".recompute_tp_mlp" );
+                if ( moe )
+                    ex.layer( bwd, layer + ".recompute" );
+                if ( !moe || shared )
+                    tp.pair( bwd, layer + ( moe ? ".recompute_tp_shared" : ".recompute_tp_mlp" ) );
             }
             else if ( cfg_.recompute == Recompute::selective )
                 addCompute( bwd, layer + ".recompute", o.layer_attn_core_ms );
-            addCompute( bwd, layer + ".bwd", o.layer_bwd_ms );
-            tp.pair( bwd, layer + ".tp_mlp" );
+            addCompute( bwd, layer + ".bwd", moe ? o.moe_layer_bwd_ms : o.layer_bwd_ms );
+            if ( !moe || shared )
+                tp.pair( bwd, layer + ( moe ? ".tp_shared" : ".tp_mlp" ) );
+            if ( moe )
+                ex.layer( bwd, layer + ".grad" );
             tp.pair( bwd, layer + ".tp_attn" );
         }
         if ( first )
             addCompute( bwd, "embedding.bwd", o.embedding_bwd_ms );
-        postItems( layers, StageRole{ first, last }, post );
+        postItems( s, StageRole{ first, last }, post );
     }
 
     //! After the pipeline: gradient synchronisation (at dp_bw_eff) and the optimizer.
-    void postItems( int layers, const StageRole& role, std::vector<Item>& post ) const
+    void postItems( int s, const StageRole& role, std::vector<Item>& post ) const
     {
         namespace td = transformer_detail;
         const TransformerConstants& c = shippedTransformerConstants();
-        const double params = transformerStageParams( model_, cfg_.tp, layers, role );
+        const StageParams split = transformerStageParamSplit( model_, cfg_, s );
+        const double params = split.dense;
         const ModelStateBytes sb = modelStateBytes( model_.dtype );
         auto dp = [&]( const std::string& name, GroupKind g, const GroupNetwork& net, Collective k,
                        double size )
@@ -333,39 +331,34 @@ class TransformerGraphBuilder
             dp( "embedding.grad_allreduce", GroupKind::embedding, emb, Collective::all_reduce,
                 td::paddedVocab( model_, cfg_.tp ) * model_.hidden / cfg_.tp * sb.gradients );
         }
-        const double shard = zeroStage( cfg_ ) >= 1 ? params / std::max( 1, cfg_.dp ) : params;
+        // An MoE stage's experts: their gradients over the edp ranks that hold them.
+        const int edp = expertDataParallel( cfg_ );
+        if ( split.expert > 0.0 && edp > 1 )
+        {
+            const GroupNetwork g =
+                groupNetwork( platform_, edp, double( cfg_.ep ) * cfg_.expertTp() );
+            const double grads = split.expert * sb.gradients;
+            const double shard = split.expert * sb.weights / edp;
+            if ( zeroStage( cfg_ ) == 0 )
+                dp( "edp.allreduce", GroupKind::edp, g, Collective::all_reduce, grads );
+            else
+            {
+                dp( "edp.reduce_scatter", GroupKind::edp, g, Collective::reduce_scatter, grads );
+                dp( "edp.allgather", GroupKind::edp, g, Collective::all_gather, shard );
+            }
+            if ( zeroStage( cfg_ ) >= 3 )
+                for ( int k = 0; k < 2 * micro_batches_; ++k )
+                    dp( fmt::format( "zero3.edp_allgather{}", k ), GroupKind::edp, g,
+                        Collective::all_gather, shard );
+        }
+        const double shard = zeroStage( cfg_ ) >= 1
+                                 ? params / std::max( 1, cfg_.dp ) + split.expert / edp
+                                 : params + split.expert;
         const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
         addCompute( post, "optimizer",
                     td::memoryBoundMs( c, platform_.gpu,
                                        shard * ( sb.gradients + master + 16.0 + sb.weights +
                                                  c.optimizer_bytes_extra ) ) );
-    }
-
-    //! The items add up to the model's stage times (a builder that drifted from step.hpp fails
-    //! here rather than writing a graph that disagrees with `evaluate`).
-    void checkSums( int s, const StageTimes& st, const std::vector<Item>& fwd,
-                    const std::vector<Item>& bwd, const std::vector<Item>& post ) const
-    {
-        auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer )
-        {
-            double t = 0.0;
-            for ( const Item& i : v )
-                if ( i.kind == k && ( i.name == "optimizer" ) == optimizer )
-                    t += i.ms + i.host_ms;
-            return t;
-        };
-        auto same = [&]( double a, double b, const char* what )
-        {
-            if ( std::fabs( a - b ) > 1e-9 * std::max( 1.0, std::fabs( b ) ) )
-                throw std::logic_error( fmt::format(
-                    "transformer graph of stage {}: {} {} ms, the model {} ms", s, what, a, b ) );
-        };
-        same( sum( fwd, Kind::compute, false ), st.compute_f, "forward compute" );
-        same( sum( fwd, Kind::collective, false ), st.tp_f, "forward TP" );
-        same( sum( bwd, Kind::compute, false ), st.compute_b, "backward compute" );
-        same( sum( bwd, Kind::collective, false ), st.tp_b, "backward TP" );
-        same( sum( post, Kind::collective, false ), st.dp, "DP" );
-        same( sum( post, Kind::compute, true ), st.opt, "optimizer" );
     }
 
     //! One rank's serial chain: the stage's micro-batches in schedule order, each forward
@@ -479,7 +472,7 @@ class TransformerGraphBuilder
     Layout layout_;
     int micro_batches_ = 1;
     bool train_ = true;
-    std::vector<int> tp_group_, dp_group_, embedding_group_;
+    std::vector<int> tp_group_, dp_group_, embedding_group_, ep_group_, etp_group_, edp_group_;
     const std::vector<std::vector<int>>* groups_ = nullptr;
     std::map<std::tuple<int, int, double, double>, std::uint64_t> sizes_;
 };
