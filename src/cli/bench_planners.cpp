@@ -91,7 +91,9 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "--protocol transformer: per transformer planner the tasks (GPT-3 size x GPU\n"
         "count x cluster where some configuration fits), the share where it returns\n"
         "exhaustive's optimum, its mean improvement of the iteration time over\n"
-        "megatron's rule, and its mean and worst planning time.\n\n",
+        "megatron's rule, and its mean and worst planning time; the same for the\n"
+        "mixtures of experts (row moe: Mixtral 8x7B and DeepSeek-V3 x GPU count on the\n"
+        "H100 cluster; row deepseek-v3-2048-h800: DeepSeek-V3 on its own cluster).\n\n",
         "\n" };
     return parseCommandLine( ctx, "bench planners", args, options, vm, help );
 }

@@ -1,6 +1,7 @@
 // `shardsweep bench planners --protocol transformer`: the transformer planners over GPT-3 sizes x
-// GPU counts x clusters: how often each returns exhaustive's optimum, how much faster than
-// megatron's rule its configuration is, and how long it plans (docs/PERFORMANCE.md).
+// GPU counts x clusters, and over Mixtral 8x7B and DeepSeek-V3 x GPU counts on the H100 cluster:
+// how often each returns exhaustive's optimum, how much faster than megatron's rule its
+// configuration is, and how long it plans (docs/PERFORMANCE.md).
 #include <algorithm>
 #include <fmt/format.h>
 #include <shardsweep/build_paths.hpp>
@@ -32,7 +33,8 @@ const PlannerKind kTransformerPlanners[] = { PlannerKind::shardsweep, PlannerKin
 auto configKey( const ParallelConfig& c )
 {
     return std::make_tuple( c.tp, c.pp, c.dp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ) );
+                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.cp, c.ep,
+                            c.etp );
 }
 
 //! One task through the three planners, added to `stats` (indexed like kTransformerPlanners).
@@ -94,7 +96,7 @@ int benchTransformerPlanners( const CommandContext& ctx, const std::string& form
     ResultTable table( { "protocol", "planner", "tasks", "share_equal_to_exhaustive_pct",
                          "mean_improvement_vs_megatron_pct", "mean_plan_seconds",
                          "max_plan_seconds" } );
-    Stats all[3], large[3];
+    Stats all[3], large[3], moe[3], deepseek[3];
     for ( const char* platform_name : platforms )
     {
         const NamedPlatform base = readPlatformFile( dir + "platforms/" + platform_name + ".yaml" );
@@ -112,8 +114,22 @@ int benchTransformerPlanners( const CommandContext& ctx, const std::string& form
             }
         }
     }
+    // Mixtures of experts (issue 23): the planners also search ep, etp, uneven stages and cp.
+    const NamedPlatform h100 = readPlatformFile( dir + "platforms/h100-16node-ib.yaml" );
+    for ( const char* model_name : { "mixtral-8x7b", "deepseek-v3" } )
+    {
+        const Workload w = readWorkloadFile( dir + "workloads/" + model_name + ".yaml" );
+        for ( int gpus : gpu_counts )
+            runTask( w.transformer, resizePlatform( h100.platform, gpus ), w.global_batch, moe );
+    }
+    // The issue's speed goal: DeepSeek-V3 on its own 2048 H800s, timed on its own.
+    const Workload ds = readWorkloadFile( dir + "workloads/deepseek-v3.yaml" );
+    runTask( ds.transformer, readPlatformFile( dir + "platforms/h800-2048-deepseek.yaml" ).platform,
+             ds.global_batch, deepseek );
     addRows( table, "transformer", all );
     addRows( table, "gpt3-175b-4096-a100", large );
+    addRows( table, "moe", moe );
+    addRows( table, "deepseek-v3-2048-h800", deepseek );
     table.print( ctx.print(), out_format );
     return 0;
 }

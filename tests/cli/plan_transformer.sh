@@ -110,5 +110,11 @@ if ss["tasks"] != "16" or float(ss["share_equal_to_exhaustive_pct"]) != 100.0 or
     print("FAIL: bench", ss, ex); sys.exit(1)
 if float(ss["mean_improvement_vs_megatron_pct"]) < 0 or ss["mean_improvement_vs_megatron_pct"] != ex["mean_improvement_vs_megatron_pct"]:
     print("FAIL: improvement", ss, ex); sys.exit(1)
+# Mixtures of experts (ep, etp, uneven stages searched too): exhaustive's optimum every time,
+# Mixtral 8x7B on 64 GPUs and DeepSeek-V3 on its 2048 H800s.
+for protocol in ("moe", "deepseek-v3-2048-h800"):
+    ss, ex = rows[(protocol, "shardsweep")], rows[(protocol, "exhaustive")]
+    if int(ss["tasks"]) < 1 or float(ss["share_equal_to_exhaustive_pct"]) != 100.0:
+        print("FAIL: bench", protocol, ss, ex); sys.exit(1)
 PY
 echo OK
