@@ -307,23 +307,27 @@ class TransformerGraphBuilder
             if ( ms > 0.0 )
                 post.push_back( { Kind::collective, name, ms, 0.0, k, g, size } );
         };
-        if ( cfg_.dp > 1 )
+        // Gradients of `p` parameters held alike by the n ranks of group `g` (names `PREFIX.*`).
+        auto sync = [&]( const std::string& prefix, GroupKind g, int n, double stride, double p )
         {
-            const GroupNetwork dpg = groupNetwork( platform_, cfg_.dp, double( cfg_.tp ) );
-            const double grads = params * sb.gradients;
-            const double shard = params * sb.weights / cfg_.dp;
+            if ( n <= 1 )
+                return;
+            const GroupNetwork net = groupNetwork( platform_, n, stride );
+            const double grads = p * sb.gradients;
+            const double shard = p * sb.weights / n;
             if ( zeroStage( cfg_ ) == 0 )
-                dp( "dp.allreduce", GroupKind::dp, dpg, Collective::all_reduce, grads );
+                dp( prefix + ".allreduce", g, net, Collective::all_reduce, grads );
             else
             {
-                dp( "dp.reduce_scatter", GroupKind::dp, dpg, Collective::reduce_scatter, grads );
-                dp( "dp.allgather", GroupKind::dp, dpg, Collective::all_gather, shard );
+                dp( prefix + ".reduce_scatter", g, net, Collective::reduce_scatter, grads );
+                dp( prefix + ".allgather", g, net, Collective::all_gather, shard );
             }
             if ( zeroStage( cfg_ ) >= 3 )
                 for ( int k = 0; k < 2 * micro_batches_; ++k )
-                    dp( fmt::format( "zero3.allgather{}", k ), GroupKind::dp, dpg,
-                        Collective::all_gather, shard );
-        }
+                    dp( fmt::format( "zero3.{}allgather{}", prefix == "dp" ? "" : prefix + "_", k ),
+                        g, net, Collective::all_gather, shard );
+        };
+        sync( "dp", GroupKind::dp, cfg_.dp, double( cfg_.tp ), params );
         if ( layout_.pp > 1 && ( role.first || role.last ) )
         {
             const GroupNetwork emb =
@@ -333,24 +337,8 @@ class TransformerGraphBuilder
         }
         // An MoE stage's experts: their gradients over the edp ranks that hold them.
         const int edp = expertDataParallel( cfg_ );
-        if ( split.expert > 0.0 && edp > 1 )
-        {
-            const GroupNetwork g =
-                groupNetwork( platform_, edp, double( cfg_.ep ) * cfg_.expertTp() );
-            const double grads = split.expert * sb.gradients;
-            const double shard = split.expert * sb.weights / edp;
-            if ( zeroStage( cfg_ ) == 0 )
-                dp( "edp.allreduce", GroupKind::edp, g, Collective::all_reduce, grads );
-            else
-            {
-                dp( "edp.reduce_scatter", GroupKind::edp, g, Collective::reduce_scatter, grads );
-                dp( "edp.allgather", GroupKind::edp, g, Collective::all_gather, shard );
-            }
-            if ( zeroStage( cfg_ ) >= 3 )
-                for ( int k = 0; k < 2 * micro_batches_; ++k )
-                    dp( fmt::format( "zero3.edp_allgather{}", k ), GroupKind::edp, g,
-                        Collective::all_gather, shard );
-        }
+        if ( split.expert > 0.0 )
+            sync( "edp", GroupKind::edp, edp, double( cfg_.ep ) * cfg_.expertTp(), split.expert );
         const double shard = zeroStage( cfg_ ) >= 1
                                  ? params / std::max( 1, cfg_.dp ) + split.expert / edp
                                  : params + split.expert;

@@ -49,6 +49,17 @@ TransformerSpec smallMoe()
     return m;
 }
 
+//! smallMoe() as a workload of `global_batch` sequences.
+Workload moeWorkload( std::int64_t global_batch )
+{
+    Workload w;
+    w.name = "moe";
+    w.kind = WorkloadKind::transformer;
+    w.transformer = smallMoe();
+    w.global_batch = global_batch;
+    return w;
+}
+
 ParallelConfig layout( int tp, int pp, int dp, int ep, int etp = 0 )
 {
     ParallelConfig c;
@@ -342,11 +353,7 @@ TEST( TEST_CATEGORY, moe_planners_equal_brute_force )
 // backends; the kernel's tolerance elsewhere), each (tp, micro-batch, SP, ep, etp) one case.
 TEST( TEST_CATEGORY, moe_kernel_matches_model_functions )
 {
-    Workload w;
-    w.name = "moe";
-    w.kind = WorkloadKind::transformer;
-    w.transformer = smallMoe();
-    w.global_batch = 32;
+    Workload w = moeWorkload( 32 );
     const Platform p = switchPlatform( 16 );
     std::vector<Plan> plans;
     for ( int tp : { 1, 2 } )
@@ -393,11 +400,7 @@ TEST( TEST_CATEGORY, moe_kernel_matches_model_functions )
 // stages is the model's iteration.
 TEST( TEST_CATEGORY, moe_step_graph_groups_and_replay )
 {
-    Workload w;
-    w.name = "moe";
-    w.kind = WorkloadKind::transformer;
-    w.transformer = smallMoe();
-    w.global_batch = 8;
+    Workload w = moeWorkload( 8 );
     const Platform p = switchPlatform( 16 );
     Plan plan;
     plan.parallel = layout( 2, 2, 4, 2, 2 );
