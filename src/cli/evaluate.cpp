@@ -154,7 +154,7 @@ bool parseEvaluateArguments( const CommandContext& ctx, const Arguments& args, E
         "A transformer scenario (parallel: configuration) prints one row per pipeline\n"
         "stage (layers, busy time of its GPUs, memory per GPU) and a row 'critical_path'\n"
         "with the iteration's phases: compute, tp_comm, pp_comm, dp_comm, bubble,\n"
-        "optimizer (docs/model/transformer.md).\n\n",
+        "optimizer, ep_comm (an MoE model's all-to-alls) (docs/model/transformer.md).\n\n",
         "\n" };
     if ( !parseCommandLine( ctx, "evaluate", args, options, vm, help, hidden, positional ) )
         return false;
