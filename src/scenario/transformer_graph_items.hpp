@@ -142,7 +142,7 @@ inline void checkStageSums( int s, const transformer_detail::StageTimes& st,
     {
         double t = 0.0;
         for ( const Item& i : v )
-            if ( i.kind == k && ( i.name == "optimizer" ) == optimizer &&
+            if ( i.kind == k && ( i.name.rfind( "optimizer", 0 ) == 0 ) == optimizer &&
                  ( k != Kind::collective || expert( i ) == moe ) )
                 t += i.ms + i.host_ms;
         return t;

@@ -347,6 +347,12 @@ class TransformerGraphBuilder
                     td::memoryBoundMs( c, platform_.gpu,
                                        shard * ( sb.gradients + master + 16.0 + sb.weights +
                                                  c.optimizer_bytes_extra ) ) );
+        // fp8: the updated weights cast into Transformer Engine's fp8 copy and its transpose.
+        if ( sb.fp8_cache > 0.0 )
+            addCompute(
+                post, "optimizer.fp8_cast",
+                td::memoryBoundMs( c, platform_.gpu,
+                                   ( params + split.expert ) * ( sb.weights + sb.fp8_cache ) ) );
     }
 
     //! One rank's serial chain: the stage's micro-batches in schedule order, each forward
