@@ -26,9 +26,42 @@ enum class GroupKind
     tp,
     dp,
     embedding,
+    cp,  //!< context parallelism: the cp ranks of a ring (stride tp)
     ep,  //!< MoE: the ep ranks that exchange tokens (stride etp)
     etp, //!< MoE: the etp ranks of one expert's tensor parallelism
     edp, //!< MoE: the ranks that hold the same experts (stride ep·etp)
+};
+
+//! Per kind of communicator, every rank's group of that kind (0 = every rank, -1 = none).
+struct GroupMaps
+{
+    std::vector<int> tp, dp, embedding, cp, ep, etp, edp;
+    void assign( int ranks )
+    {
+        for ( std::vector<int>* m : { &tp, &dp, &embedding, &cp, &ep, &etp, &edp } )
+            m->assign( ranks, -1 );
+    }
+    const std::vector<int>& of( GroupKind k ) const
+    {
+        switch ( k )
+        {
+        case GroupKind::tp:
+            return tp;
+        case GroupKind::dp:
+            return dp;
+        case GroupKind::embedding:
+            return embedding;
+        case GroupKind::cp:
+            return cp;
+        case GroupKind::ep:
+            return ep;
+        case GroupKind::etp:
+            return etp;
+        case GroupKind::edp:
+            break;
+        }
+        return edp;
+    }
 };
 
 //! One operation of a stage's micro-batch forward or backward, or of its post-pipeline part.

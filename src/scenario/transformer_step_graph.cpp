@@ -50,7 +50,9 @@ class TransformerGraphBuilder
           ops_( transformerOperatorCost( transformerOperatorCase( platform.gpu, model, cfg ) ) )
     {
         layout_.tp = cfg.tp;
-        layout_.dp = cfg.dp;
+        // Megatron's tp-cp-dp-pp order: the cp·dp ranks of a stage's TP rank are its "replicas"
+        // (d = c + cp·d_dp), which is also the group its gradients are reduced over.
+        layout_.dp = std::max( 1, cfg.cp ) * cfg.dp;
         layout_.pp = std::max( 1, cfg.pp );
         micro_batches_ = static_cast<int>(
             cfg.global_batch / ( std::int64_t( cfg.micro_batch ) * std::max( 1, cfg.dp ) ) );
@@ -103,61 +105,44 @@ class TransformerGraphBuilder
                         group_of[r] = g;
                 }
         };
-        tp_group_.assign( p, -1 );
-        dp_group_.assign( p, -1 );
-        embedding_group_.assign( p, -1 );
+        group_of_.assign( p );
         const Layout& L = layout_;
         if ( L.tp > 1 )
-            add( tp_group_, L.pp, L.dp, L.tp,
+            add( group_of_.tp, L.pp, L.dp, L.tp,
                  [&]( int s, int d, int t ) { return L.rank( t, d, s ); } );
         if ( L.dp > 1 && train_ )
-            add( dp_group_, L.pp, L.tp, L.dp,
+            add( group_of_.dp, L.pp, L.tp, L.dp,
                  [&]( int s, int t, int d ) { return L.rank( t, d, s ); } );
         if ( L.pp > 1 && train_ )
-            add( embedding_group_, L.dp, L.tp, 2,
+            add( group_of_.embedding, L.dp, L.tp, 2,
                  [&]( int d, int t, int k ) { return L.rank( t, d, k == 0 ? 0 : L.pp - 1 ); } );
+        if ( cfg_.cp > 1 )
+        {
+            // A ring: the cp ranks of one TP rank and data-parallel replica (d = c + cp·d_dp).
+            const int cp = cfg_.cp;
+            add( group_of_.cp, L.pp, L.tp * cfg_.dp, cp,
+                 [&]( int s, int i, int c )
+                 { return L.rank( i % L.tp, c + cp * ( i / L.tp ), s ); } );
+        }
         if ( model_.moe() )
         {
             // Expert ranks of a stage in etp-ep-edp order (MoE parallel folding): the stage's
             // q-th rank (q = t + tp·d) is expert rank (q mod etp, (q / etp) mod ep, q / (etp·ep)).
             const int etp = cfg_.expertTp(), ep = cfg_.ep, edp = expertDataParallel( cfg_ );
             const int stage = L.tp * L.dp;
-            ep_group_.assign( p, -1 );
-            etp_group_.assign( p, -1 );
-            edp_group_.assign( p, -1 );
             auto q = [&]( int s, int et, int e, int ed )
             { return s * stage + et + etp * ( e + ep * ed ); };
             if ( ep > 1 )
-                add( ep_group_, L.pp, etp * edp, ep,
+                add( group_of_.ep, L.pp, etp * edp, ep,
                      [&]( int s, int i, int k ) { return q( s, i % etp, k, i / etp ); } );
             if ( etp > 1 )
-                add( etp_group_, L.pp, ep * edp, etp,
+                add( group_of_.etp, L.pp, ep * edp, etp,
                      [&]( int s, int i, int k ) { return q( s, k, i % ep, i / ep ); } );
             if ( edp > 1 && train_ )
-                add( edp_group_, L.pp, etp * ep, edp,
+                add( group_of_.edp, L.pp, etp * ep, edp,
                      [&]( int s, int i, int k ) { return q( s, i % etp, i / etp, k ); } );
         }
         groups_ = &graph.groups;
-    }
-
-    const std::vector<int>& groupOf( GroupKind k ) const
-    {
-        switch ( k )
-        {
-        case GroupKind::tp:
-            return tp_group_;
-        case GroupKind::dp:
-            return dp_group_;
-        case GroupKind::embedding:
-            return embedding_group_;
-        case GroupKind::ep:
-            return ep_group_;
-        case GroupKind::etp:
-            return etp_group_;
-        case GroupKind::edp:
-            break;
-        }
-        return edp_group_;
     }
 
     //! Members of group g (0 = every rank).
@@ -197,7 +182,8 @@ class TransformerGraphBuilder
         tp.ranks = cfg_.tp;
         tp.sp = cfg_.sequence_parallel && cfg_.tp > 1;
         const double e = transformer_detail::activationBytes( model_.dtype );
-        tp.bytes = e * double( model_.seq_len ) * cfg_.micro_batch * model_.hidden;
+        const double tokens = double( model_.seq_len ) / std::max( 1, cfg_.cp ) * cfg_.micro_batch;
+        tp.bytes = e * tokens * model_.hidden;
         tp.net = groupNetwork( platform_, cfg_.tp, 1.0 );
         tp.sync = shippedTransformerConstants().tp_sync_ms * std::log2( double( cfg_.tp ) );
         const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
@@ -209,11 +195,32 @@ class TransformerGraphBuilder
         {
             ex.ep = cfg_.ep;
             ex.etp = cfg_.expertTp();
-            ex.a2a_bytes = transformer_detail::moeAllToAllBytes(
-                model_, double( model_.seq_len ) * cfg_.micro_batch / cfg_.tp, e );
+            ex.a2a_bytes = transformer_detail::moeAllToAllBytes( model_, tokens / cfg_.tp, e );
             ex.ep_net = groupNetwork( platform_, ex.ep, double( ex.etp ) );
             ex.etp_net = groupNetwork( platform_, ex.etp, 1.0 );
         }
+        // Context parallelism: the ring exchange of one layer that its attention core does not
+        // hide (model/transformer/step.hpp, setContextParallelTimes), one collective on the ring.
+        double cp_f = 0.0, cp_b = 0.0, kv_bytes = 0.0;
+        if ( cfg_.cp > 1 )
+        {
+            transformer_detail::StageShape one_layer =
+                transformer_detail::stageShape( model_, cfg_, s );
+            one_layer.layers = 1;
+            StageTimes exposed;
+            transformer_detail::setContextParallelTimes( shippedTransformerConstants(), platform_,
+                                                         model_, cfg_, o, one_layer, exposed );
+            cp_f = exposed.tp_f;
+            cp_b = exposed.tp_b - ( cfg_.recompute == Recompute::full ? cp_f : 0.0 );
+            kv_bytes = 2.0 * tokens * model_.hidden * transformer_detail::kvHeadRatio( model_ ) /
+                       cfg_.tp * e;
+        }
+        auto ring = [&]( std::vector<Item>& v, const std::string& name, double ms, double bytes )
+        {
+            if ( ms > 0.0 )
+                v.push_back( { Kind::collective, name, ms, 0.0, Collective::all_gather,
+                               GroupKind::cp, bytes } );
+        };
 
         // Forward of one micro-batch.
         if ( first )
@@ -230,11 +237,13 @@ class TransformerGraphBuilder
             if ( l < dense_layers )
             {
                 addCompute( fwd, layer + ".fwd", layer_f );
+                ring( fwd, layer + ".cp_kv", cp_f, kv_bytes );
                 tp.pair( fwd, layer + ".tp_attn" );
                 tp.pair( fwd, layer + ".tp_mlp" );
                 continue;
             }
             addCompute( fwd, layer + ".fwd", moe_f );
+            ring( fwd, layer + ".cp_kv", cp_f, kv_bytes );
             tp.pair( fwd, layer + ".tp_attn" );
             ex.layer( fwd, layer );
             if ( shared )
@@ -250,7 +259,7 @@ class TransformerGraphBuilder
             if ( train_ )
                 for ( int k = 0; k < 3; ++k )
                     tp.add( fwd, fmt::format( "loss.tp{}", k ), Collective::all_reduce,
-                            4.0 * cfg_.micro_batch * model_.seq_len );
+                            4.0 * tokens );
         }
         if ( !train_ )
             return;
@@ -272,6 +281,7 @@ class TransformerGraphBuilder
             if ( cfg_.recompute == Recompute::full )
             {
                 addCompute( bwd, layer + ".recompute", moe ? o.moe_layer_fwd_ms : o.layer_fwd_ms );
+                ring( bwd, layer + ".recompute_cp_kv", cp_f, kv_bytes );
                 tp.pair( bwd, layer + ".recompute_tp_attn" );
                 if ( moe )
                     ex.layer( bwd, layer + ".recompute" );
@@ -281,6 +291,7 @@ class TransformerGraphBuilder
             else if ( cfg_.recompute == Recompute::selective )
                 addCompute( bwd, layer + ".recompute", o.layer_attn_core_ms );
             addCompute( bwd, layer + ".bwd", moe ? o.moe_layer_bwd_ms : o.layer_bwd_ms );
+            ring( bwd, layer + ".cp_kv_grad", cp_b, 2.0 * kv_bytes );
             if ( !moe || shared )
                 tp.pair( bwd, layer + ( moe ? ".tp_shared" : ".tp_mlp" ) );
             if ( moe )
@@ -327,11 +338,11 @@ class TransformerGraphBuilder
                     dp( fmt::format( "zero3.{}allgather{}", prefix == "dp" ? "" : prefix + "_", k ),
                         g, net, Collective::all_gather, shard );
         };
-        sync( "dp", GroupKind::dp, cfg_.dp, double( cfg_.tp ), params );
+        sync( "dp", GroupKind::dp, layout_.dp, double( cfg_.tp ), params );
         if ( layout_.pp > 1 && ( role.first || role.last ) )
         {
             const GroupNetwork emb =
-                groupNetwork( platform_, 2, double( cfg_.tp ) * cfg_.dp * ( layout_.pp - 1 ) );
+                groupNetwork( platform_, 2, double( cfg_.tp ) * layout_.dp * ( layout_.pp - 1 ) );
             dp( "embedding.grad_allreduce", GroupKind::embedding, emb, Collective::all_reduce,
                 td::paddedVocab( model_, cfg_.tp ) * model_.hidden / cfg_.tp * sb.gradients );
         }
@@ -339,9 +350,8 @@ class TransformerGraphBuilder
         const int edp = expertDataParallel( cfg_ );
         if ( split.expert > 0.0 )
             sync( "edp", GroupKind::edp, edp, double( cfg_.ep ) * cfg_.expertTp(), split.expert );
-        const double shard = zeroStage( cfg_ ) >= 1
-                                 ? params / std::max( 1, cfg_.dp ) + split.expert / edp
-                                 : params + split.expert;
+        const double shard = zeroStage( cfg_ ) >= 1 ? params / layout_.dp + split.expert / edp
+                                                    : params + split.expert;
         const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
         addCompute( post, "optimizer",
                     td::memoryBoundMs( c, platform_.gpu,
@@ -419,7 +429,7 @@ class TransformerGraphBuilder
             else
             {
                 n.collective = i.collective;
-                n.group = groupOf( i.group )[chain.me];
+                n.group = group_of_.of( i.group )[chain.me];
                 n.comm_bytes = commSize( i, n.group );
                 n.involved_dims.assign( platform_.network.num_dims, true );
             }
@@ -466,7 +476,7 @@ class TransformerGraphBuilder
     Layout layout_;
     int micro_batches_ = 1;
     bool train_ = true;
-    std::vector<int> tp_group_, dp_group_, embedding_group_, ep_group_, etp_group_, edp_group_;
+    GroupMaps group_of_;
     const std::vector<std::vector<int>>* groups_ = nullptr;
     std::map<std::tuple<int, int, double, double>, std::uint64_t> sizes_;
 };

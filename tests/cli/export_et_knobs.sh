@@ -1,8 +1,8 @@
 # export-et with issue 23's knobs: uneven stages and the distributed optimizer are written as
 # traces whose replayed critical path matches evaluate's iteration within 0.1 %, and whose stage
-# table has the uneven layers; a context-parallel scenario counts cp among its GPUs; interleaved,
-# context-parallel and overlapped configurations are refused (exit 2, nothing written) until their
-# traces exist.
+# table has the uneven layers; a context-parallel scenario counts cp among its GPUs and is written
+# with its ring exchange; interleaved and overlapped configurations are refused (exit 2, nothing
+# written) until their traces exist.
 set -u
 exe=$1 src=$2 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
@@ -25,7 +25,13 @@ layers=$("$exe" evaluate uneven.yaml -f csv | awk -F, '$1 ~ /^[0-9]+$/ { printf 
 # A context-parallel scenario counts cp among its GPUs (tp 2 x cp 2 x pp 2 = the node's 8).
 scenario cp.yaml "{ tp: 2, pp: 2, dp: 1, cp: 2 }"
 "$exe" evaluate cp.yaml | grep -q "context parallel x2" || fail "evaluate cp: $("$exe" evaluate cp.yaml 2>&1)"
-for knob in "dp: 2, virtual_stages: 2" "dp: 1, cp: 2" "dp: 2, overlap: true"; do
+# A context-parallel scenario is written too: its ring exchange on the cp groups, replayed to
+# evaluate's iteration.
+scenario cpx.yaml "{ tp: 2, pp: 2, dp: 1, cp: 2 }"
+"$exe" export-et cpx.yaml -o et_cp -f csv >cpx.csv || fail "export-et cp exit $?"
+awk -F, 'NR == 2 { d = $4 - $3; if (d < 0) d = -d; exit !($2 == 8 && d <= 1e-3 * $3) }' cpx.csv ||
+    fail "cp: replay $(cat cpx.csv)"
+for knob in "dp: 2, virtual_stages: 2" "dp: 2, overlap: true"; do
     scenario bad.yaml "{ tp: 2, pp: 2, $knob }"
     err=$("$exe" export-et bad.yaml -o et_bad 2>&1); rc=$?
     [ $rc -eq 2 ] && grep -q "not written yet" <<<"$err" && [ ! -e et_bad ] ||

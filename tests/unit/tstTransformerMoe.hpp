@@ -60,6 +60,16 @@ Workload moeWorkload( std::int64_t global_batch )
     return w;
 }
 
+//! The ranks of the group of rank `rank`'s first collective whose name starts with `name_start`
+//! (every rank: empty; no such collective: {-1}).
+std::vector<int> collectiveGroup( const StepGraph& g, int rank, const std::string& name_start )
+{
+    for ( const StepGraphNode& n : g.ranks[rank] )
+        if ( n.kind == StepGraphNode::Kind::collective && n.name.rfind( name_start, 0 ) == 0 )
+            return n.group > 0 ? g.groups[n.group - 1] : std::vector<int>{};
+    return { -1 };
+}
+
 ParallelConfig layout( int tp, int pp, int dp, int ep, int etp = 0 )
 {
     ParallelConfig c;
@@ -281,6 +291,31 @@ TEST( TEST_CATEGORY, moe_rules )
     EXPECT_EQ( parallelKnobProblem( dense, layout( 1, 1, 8, 1 ) ).key, "" );
 }
 
+// Context parallelism in the step graph, with MoE: tp 2 × cp 2 × dp 2 × pp 2 on 16 GPUs, ranks
+// t + 2·(c + 2·d + 4·s). Rank 0's ring is {0, 2} (stride tp), its gradient group the cp·dp = 4
+// ranks {0, 2, 4, 6}, its EP group (ep 2, etp 1 over the stage's 8 ranks q = t + 2·(c + 2d))
+// {0, 1}. The exposed ring exchange is a collective of its own, and the replay is the model's.
+TEST( TEST_CATEGORY, context_parallel_step_graph )
+{
+    Workload w = moeWorkload( 8 );
+    w.transformer.first_dense_layers = 0;
+    const Platform p = switchPlatform( 16 );
+    Plan plan;
+    plan.parallel = layout( 2, 2, 2, 2, 1 );
+    plan.parallel.cp = 2;
+    const ScenarioInput input{ &w, &p, &plan, 8, CostModel::native };
+    const StepGraph g = buildTransformerStepGraph( input );
+    auto group_of = [&]( int rank, const std::string& name_start )
+    { return collectiveGroup( g, rank, name_start ); };
+    EXPECT_EQ( group_of( 0, "layer0.cp_kv" ), ( std::vector<int>{ 0, 2 } ) );
+    EXPECT_EQ( group_of( 0, "layer0.cp_kv_grad" ), ( std::vector<int>{ 0, 2 } ) );
+    EXPECT_EQ( group_of( 0, "dp.allreduce" ), ( std::vector<int>{ 0, 2, 4, 6 } ) );
+    EXPECT_EQ( group_of( 0, "layer0.ep_dispatch" ), ( std::vector<int>{ 0, 1 } ) );
+    EXPECT_EQ( group_of( 9, "layer3.cp_kv" ), ( std::vector<int>{ 9, 11 } ) );
+    const StepGraphReplay replay = replayStepGraph( g, p.network, p.system );
+    EXPECT_NEAR( replay.finish_ns * 1e-6, g.iteration_ms, 1e-6 * g.iteration_ms );
+}
+
 // Every MoE report says how little the MoE model was checked; a dense one never does.
 TEST( TEST_CATEGORY, moe_outside_the_validated_range )
 {
@@ -419,12 +454,7 @@ TEST( TEST_CATEGORY, moe_step_graph_groups_and_replay )
     const StepGraph g = buildTransformerStepGraph( input );
     ASSERT_EQ( g.numRanks(), 16 );
     auto group_of = [&]( int rank, const std::string& name_start )
-    {
-        for ( const StepGraphNode& n : g.ranks[rank] )
-            if ( n.kind == StepGraphNode::Kind::collective && n.name.rfind( name_start, 0 ) == 0 )
-                return n.group > 0 ? g.groups[n.group - 1] : std::vector<int>{};
-        return std::vector<int>{ -1 };
-    };
+    { return collectiveGroup( g, rank, name_start ); };
     // Layer 1 is stage 0's MoE layer (layer 0 is dense); layer 3 stage 1's second.
     EXPECT_EQ( group_of( 0, "layer1.ep_dispatch" ), ( std::vector<int>{ 0, 2 } ) );
     EXPECT_EQ( group_of( 0, "layer1.etp_ag" ), ( std::vector<int>{ 0, 1 } ) );
