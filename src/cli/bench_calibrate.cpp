@@ -1,6 +1,7 @@
 // shardsweep bench calibrate: how well `calibrate gpu|network` predicts what it was not given,
 // on the development data (GPUs left out of the shipped constants, shapes and GPU counts left out
 // of the calibration).
+#include "bench_neusight_calibration.hpp"
 #include "command_line.hpp"
 
 #include <algorithm>
@@ -88,18 +89,6 @@ GpuSpec unmeasured( GpuSpec g )
     return g;
 }
 
-GemmSample sampleOf( const GemmMeasurement& m )
-{
-    GemmSample s;
-    s.B = m.B;
-    s.M = m.M;
-    s.N = m.N;
-    s.K = m.K;
-    s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
-    s.latency_ms = m.latency_ms;
-    return s;
-}
-
 //! --table gemm: per GPU, the constants fitted without it; then calibrated with n of its shapes
 //! (random; or from its smaller 80 % when the largest fifth is tested), tested on the others.
 ResultTable gemmTable( const BenchCalibrateOptions& o )
@@ -125,7 +114,7 @@ ResultTable gemmTable( const BenchCalibrateOptions& o )
         std::vector<double> uncalibrated_ape( d.rows.size() );
         for ( std::size_t i : own )
         {
-            const GemmSample s = sampleOf( d.rows[i] );
+            const GemmSample s = gemmSampleOf( d.rows[i] );
             const double u =
                 predictGemmWith( logo, gpu, s.B, s.M, s.N, s.K, DataType::fp32, s.op ).latency_ms;
             uncalibrated_ape[i] = 100.0 * std::fabs( u - s.latency_ms ) / s.latency_ms;
@@ -136,11 +125,11 @@ ResultTable gemmTable( const BenchCalibrateOptions& o )
         {
             std::vector<GemmSample> samples;
             for ( std::size_t i : calib )
-                samples.push_back( sampleOf( d.rows[i] ) );
+                samples.push_back( gemmSampleOf( d.rows[i] ) );
             const GemmCalibration c = fitGemmCalibration( gpu, DataType::fp32, samples, logo );
             for ( std::size_t i : test )
             {
-                const GemmSample s = sampleOf( d.rows[i] );
+                const GemmSample s = gemmSampleOf( d.rows[i] );
                 const double p = calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op );
                 cal.push_back( 100.0 * std::fabs( p - s.latency_ms ) / s.latency_ms );
                 uncal.push_back( uncalibrated_ape[i] );

@@ -25,6 +25,18 @@ GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmData
     return fitGemmConstants( kGemmFitStart, gemm_data, fit, 2500 ).constants;
 }
 
+GemmSample gemmSampleOf( const GemmMeasurement& m )
+{
+    GemmSample s;
+    s.B = m.B;
+    s.M = m.M;
+    s.N = m.N;
+    s.K = m.K;
+    s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
+    s.latency_ms = m.latency_ms;
+    return s;
+}
+
 GpuSpec neusightCalibratedGpu( const GpuSpec& gpu, const std::string& gpu_name,
                                const GpuCatalog& catalog, const GemmDataset& data,
                                const GemmConstants& constants, std::size_t shapes )
@@ -40,16 +52,7 @@ GpuSpec neusightCalibratedGpu( const GpuSpec& gpu, const std::string& gpu_name,
     std::vector<GemmSample> samples;
     for ( std::size_t i = 0; i < own.size(); i += step )
     {
-        const GemmMeasurement& m = *own[i];
-        GemmSample s;
-        s.B = m.B;
-        s.M = m.M;
-        s.N = m.N;
-        s.K = m.K;
-        s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
-        s.dtype = DataType::fp32;
-        s.latency_ms = m.latency_ms;
-        samples.push_back( s );
+        samples.push_back( gemmSampleOf( *own[i] ) );
     }
     GpuCalibration calibration;
     calibration.gpu = gpu_name;

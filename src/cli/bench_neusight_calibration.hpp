@@ -7,10 +7,14 @@
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
+#include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
 
 namespace shardsweep
 {
+
+//! A NeuSight GEMM measurement as a calibration sample (fp32, the dtype NeuSight measured).
+GemmSample gemmSampleOf( const GemmMeasurement& m );
 
 //! The GEMM constants fitted on every 8th row of the other GPUs than `gpu` (leave-one-GPU-out).
 GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmDataset& gemm_data,

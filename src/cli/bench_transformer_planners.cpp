@@ -7,12 +7,12 @@
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/domain/parallel_fields.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/io/workload_yaml.hpp>
 #include <shardsweep/plan/transformer_planner.hpp>
 #include <shardsweep/scenario/scenario_space.hpp>
-#include <tuple>
 
 namespace shardsweep
 {
@@ -30,11 +30,16 @@ struct Stats
 const PlannerKind kTransformerPlanners[] = { PlannerKind::shardsweep, PlannerKind::megatron,
                                              PlannerKind::exhaustive };
 
-auto configKey( const ParallelConfig& c )
+//! The same configuration: the layout and every knob of the vocabulary's field table (a knob
+//! added there is compared here too).
+bool sameConfiguration( const ParallelConfig& a, const ParallelConfig& b )
 {
-    return std::make_tuple( c.tp, c.pp, c.dp, c.micro_batch, int( c.recompute ), c.zero,
-                            c.sequence_parallel, int( c.schedule ), c.virtual_stages, c.cp, c.ep,
-                            c.etp );
+    if ( a.tp != b.tp || a.pp != b.pp || a.dp != b.dp )
+        return false;
+    for ( const ParallelField& f : parallelFields() )
+        if ( f.get( a ) != f.get( b ) )
+            return false;
+    return true;
 }
 
 //! One task through the three planners, added to `stats` (indexed like kTransformerPlanners).
@@ -58,7 +63,7 @@ void runTask( const TransformerSpec& model, const Platform& platform, std::int64
             continue;
         const TransformerCandidate& c = r[k].top.front();
         const TransformerCandidate& opt = ex.top.front();
-        s.equal += configKey( c.config ) == configKey( opt.config ) &&
+        s.equal += sameConfiguration( c.config, opt.config ) &&
                    c.summary.iteration_ms == opt.summary.iteration_ms;
         if ( meg.feasible )
         {

@@ -14,6 +14,7 @@
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/io/yaml_util.hpp>
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <shardsweep/model/transformer/throughput.hpp>
@@ -118,9 +119,9 @@ V fieldCell( const CsvTable& t, std::size_t row, const Field<S, V>& f )
         if ( t.isEmpty( row, f.key ) )
             return f.fallback;
         const double x = t.getDouble( row, f.key );
-        if ( !( f.above_min ? x > double( f.min ) : x >= double( f.min ) ) || x > double( f.max ) )
-            t.fail( row, f.key,
-                    fmt::format( "a number in {}{}, {}]", f.above_min ? "(" : "[", f.min, f.max ) );
+        const Range range{ double( f.min ), double( f.max ), !f.above_min, true };
+        if ( !range.contains( x ) )
+            t.fail( row, f.key, range.describe( "a number" ) );
         return V( x );
     }
     case Field<S, V>::integer:

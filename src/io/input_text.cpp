@@ -128,24 +128,6 @@ std::string Range::describe( const std::string& noun ) const
     return noun;
 }
 
-std::string formatNumber( double x )
-{
-    char buf[40];
-    // Integers print as integers ("80", not "8e+01").
-    if ( x == std::floor( x ) && std::fabs( x ) < 1.0e15 )
-    {
-        std::snprintf( buf, sizeof( buf ), "%.0f", x );
-        return buf;
-    }
-    for ( int precision = 1; precision <= 17; ++precision )
-    {
-        std::snprintf( buf, sizeof( buf ), "%.*g", precision, x );
-        if ( std::strtod( buf, nullptr ) == x )
-            break;
-    }
-    return buf;
-}
-
 std::string closestName( const std::string& word, const std::vector<std::string>& names )
 {
     const std::string w = lowerCase( word );

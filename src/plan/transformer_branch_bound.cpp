@@ -70,16 +70,12 @@ class BranchAndBound
             for ( int b : divisorsOf( _global_batch / l.dp ) )
                 for ( bool sp : { false, true } )
                 {
-                    if ( sp && l.tp == 1 )
+                    if ( !sequenceParallelAllowed( _model, l, sp, _options ) )
                         continue;
                     Family f;
                     f.layout = l;
                     f.micro_batch = b;
                     f.sp = sp;
-                    // MoE rules (SP with tp > 1, the dense layers in the first stage).
-                    if ( _model.moe() &&
-                         !parallelKnobProblem( _model, familyConfig( f ) ).key.empty() )
-                        continue;
                     if ( fillFits( f ) )
                         families.push_back( f );
                 }

@@ -103,6 +103,16 @@ ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global
     return c;
 }
 
+bool sequenceParallelAllowed( const TransformerSpec& model, const Layout& l, bool sp,
+                              const TransformerPlanOptions& o )
+{
+    if ( sp && l.tp == 1 )
+        return false;
+    // An MoE model's rules depend on the layout and SP only (the micro-batch and the global batch
+    // do not enter them; interleaving's are virtualStageChoices').
+    return !model.moe() || parallelKnobProblem( model, baseConfig( l, 1, 1, sp, o ) ).key.empty();
+}
+
 std::vector<int> virtualStageChoices( const TransformerSpec& model, const ParallelConfig& c,
                                       bool interleave )
 {
@@ -319,27 +329,28 @@ std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model
 {
     std::vector<ParallelConfig> out;
     for ( const Layout& l : layouts( model, num_gpus, global_batch ) )
+    {
+        const bool allowed[2] = { sequenceParallelAllowed( model, l, false, options ),
+                                  sequenceParallelAllowed( model, l, true, options ) };
         for ( int b : divisorsOf( global_batch / l.dp ) )
             for ( Recompute recompute : kRecomputes )
                 for ( int z = 0; z <= ( l.dp * l.cp > 1 ? 3 : 0 ); ++z )
                     for ( bool sp : { false, true } )
                         for ( int si = 0; si < ( l.pp > 1 ? 2 : 1 ); ++si )
                         {
-                            if ( sp && l.tp == 1 )
+                            if ( !allowed[sp] )
                                 continue;
                             ParallelConfig c = baseConfig( l, b, global_batch, sp, options );
                             c.recompute = recompute;
                             c.zero = z;
                             c.schedule = kSchedules[si];
-                            // MoE rules (SP with tp > 1, the dense layers in the first stage).
-                            if ( model.moe() && !parallelKnobProblem( model, c ).key.empty() )
-                                continue;
                             for ( int v : virtualStageChoices( model, c, options.interleave ) )
                             {
                                 c.virtual_stages = v;
                                 out.push_back( c );
                             }
                         }
+    }
     return out;
 }
 

@@ -72,6 +72,12 @@ std::vector<Layout> layouts( const TransformerSpec& model, int num_gpus,
 ParallelConfig baseConfig( const Layout& l, int micro_batch, std::int64_t global_batch, bool sp,
                            const TransformerPlanOptions& o );
 
+//! Whether layout `l` is searched with sequence parallelism `sp`: not on a TP group of one (the
+//! model cannot tell it apart), and for an MoE model only as Megatron-Core allows (SP with tp >
+//! 1, the dense layers in the first stage: parallelKnobProblem).
+bool sequenceParallelAllowed( const TransformerSpec& model, const Layout& l, bool sp,
+                              const TransformerPlanOptions& o );
+
 //! The virtual pipeline sizes searched for `c` (its layout, micro-batch and schedule): 1, and
 //! under 1F1B with pp > 1 and the micro-batches a multiple of pp every v > 1 dividing layers/pp
 //! (Megatron's interleaved schedule; parallelKnobProblem's rules), ascending; only 1 when

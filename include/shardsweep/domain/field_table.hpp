@@ -8,8 +8,7 @@
 //! model code that uses it (docs/ARCHITECTURE.md).
 
 #include <cstddef>
-#include <cstdio>
-#include <cstdlib>
+#include <shardsweep/core/number_text.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <string>
 #include <vector>
@@ -64,19 +63,6 @@ const Field<S, V>* findField( const Field<S, V> ( &table )[N], const std::string
     return nullptr;
 }
 
-//! The shortest decimal text that reads back as `x` exactly ("1.25", not "1.2500000000000000").
-inline std::string shortestNumberText( double x )
-{
-    char text[32];
-    for ( int digits = 1; digits <= 17; ++digits )
-    {
-        std::snprintf( text, sizeof( text ), "%.*g", digits, x );
-        if ( std::strtod( text, nullptr ) == x )
-            break;
-    }
-    return text;
-}
-
 //! The value `v` of a field as files write it: "true"/"false" for a flag, the name for a choice,
 //! the number otherwise (a real one in its shortest round-trip form).
 template <class S, class V>
@@ -89,7 +75,7 @@ std::string fieldValueText( const Field<S, V>& field, V v )
     case Field<S, V>::choice:
         return field.names()[std::size_t( v )];
     case Field<S, V>::real:
-        return shortestNumberText( double( v ) );
+        return formatNumber( double( v ) );
     case Field<S, V>::integer:
         break;
     }

@@ -5,6 +5,7 @@
 //! (lists of names, "did you mean" suggestions for typos). Used by the YAML reader (yaml_util.hpp)
 //! and the other input readers.
 #include <cstdint>
+#include <shardsweep/core/number_text.hpp> // formatNumber
 #include <string>
 #include <vector>
 
@@ -20,8 +21,6 @@ bool parseInteger( const std::string& text, std::int64_t& value );
 //! " (did you mean 'x'?)" for the closest of `names`, or "" if none is close.
 std::string didYouMean( const std::string& word, const std::vector<std::string>& names );
 
-//! Formats a number for messages and YAML output: shortest text that reads back exactly.
-std::string formatNumber( double x );
 //! The entry of `names` closest to `word` (case-insensitive edit distance), or "" if none is
 //! close enough to be a plausible typo.
 std::string closestName( const std::string& word, const std::vector<std::string>& names );

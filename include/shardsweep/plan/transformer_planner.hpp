@@ -78,13 +78,13 @@ TransformerPlanResult planTransformer( PlannerKind kind, const TransformerSpec& 
 //! the FFN width; pp dividing the remaining GPUs, with even stages where it divides the layers and
 //! otherwise the uneven stages of unevenStages (⌈L/pp⌉ per middle stage); cp 1, and on long
 //! sequences (at least 2048 tokens per CP rank) every cp with 2·cp dividing them; dp the rest,
-//! dividing the global batch; every micro-batch b with b·dp dividing it; recompute none/selective/full;
-//! ZeRO 0..3 (0 only when dp = 1); SP off/on (off only when tp = 1); 1F1B, and GPipe when pp >
-//! 1; under 1F1B every virtual pipeline size Megatron's interleaved schedule allows; an MoE
-//! model's every expert layout (ep dividing the experts, etp = tp or 1, ep·etp dividing tp·dp),
-//! without the combinations Megatron-Core rejects (no SP with tp > 1, dense layers outside the
-//! first stage). The excluded combinations are ones the model cannot tell apart (ZeRO or SP on a
-//! group of one) or a schedule without a pipeline. Train mode.
+//! dividing the global batch; every micro-batch b with b·dp dividing it; recompute
+//! none/selective/full; ZeRO 0..3 (0 only when dp = 1); SP off/on (off only when tp = 1); 1F1B, and
+//! GPipe when pp > 1; under 1F1B every virtual pipeline size Megatron's interleaved schedule
+//! allows; an MoE model's every expert layout (ep dividing the experts, etp = tp or 1, ep·etp
+//! dividing tp·dp), without the combinations Megatron-Core rejects (no SP with tp > 1, dense layers
+//! outside the first stage). The excluded combinations are ones the model cannot tell apart (ZeRO
+//! or SP on a group of one) or a schedule without a pipeline. Train mode.
 std::vector<ParallelConfig> transformerSearchSpace( const TransformerSpec& model, int num_gpus,
                                                     std::int64_t global_batch,
                                                     const TransformerPlanOptions& options = {} );
