@@ -36,6 +36,10 @@ export CUDA_MODULE_LOADING=LAZY CUDA_CACHE_MAXSIZE=4294967296
 bin="${dir}/bin/shardsweep"
 cores="$(nproc)"
 batch="${GPU_CHECKS_BATCH:-262144}" # scenarios per bench kernel launch: about 50 KB of host memory each
+# bench kernel's options on the GPU (GPU_CHECKS_KERNEL_ARGS), e.g. "--team-size 0,32,64" to
+# compare the kernel's shapes in the same run; GPU_CHECKS_MICROBENCH=0 skips the microbenchmark.
+kernel_args="${GPU_CHECKS_KERNEL_ARGS:---gemm-model both --min-seconds 2}"
+microbench="${GPU_CHECKS_MICROBENCH:-1}"
 # SHARDSWEEP_BUNDLE_BACKEND=OPENMP checks the script itself with a host build's bundle.
 backend="${SHARDSWEEP_BUNDLE_BACKEND:-CUDA}"
 kernel_backend="${backend,,}"
@@ -46,14 +50,17 @@ timeout 300 "${bin}" --version 2>&1 | tee -a "${summary}"
 
 note "bench kernel: cuda, then openmp on ${cores} threads"
 {
-    timeout 240 "${bin}" bench kernel --backend "${kernel_backend}" --batch "${batch}" --gemm-model both --min-seconds 2
+    # shellcheck disable=SC2086 # kernel_args is a list of options
+    timeout 240 "${bin}" bench kernel --backend "${kernel_backend}" --batch "${batch}" ${kernel_args}
     note "bench kernel ${kernel_backend} exit $?"
     OMP_PROC_BIND=spread OMP_PLACES=threads timeout 120 "${bin}" bench kernel --backend openmp \
         --kokkos-threads="${cores}" --batch "${batch}" --min-seconds 2
     note "bench kernel openmp exit $?"
 } >"${out}/bench_kernel.txt" 2>&1
 
-if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if [[ "${microbench}" == 0 ]]; then
+    note "microbench skipped: GPU_CHECKS_MICROBENCH=0"
+elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     note "microbench"
     shape_args=()
     [[ -n "${shapes}" ]] && shape_args=(--shapes "${shapes}")

@@ -9,11 +9,12 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/table_output.hpp>
-#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 
@@ -136,16 +137,27 @@ std::vector<ParallelConfig> gpt3Configurations( const TransformerSpec& model, in
     return configs;
 }
 
+//! Launches per second of the kernel in one shape, and its stages.
+struct ShapeRate
+{
+    KernelShape shape;
+    KernelTiming timing;
+};
+
 struct BatchRates
 {
-    double kernel_batches_per_s = 0.0;    //!< evaluateBatch in the bench's backend
+    std::vector<ShapeRate> kernel;        //!< evaluateBatch in the bench's backend, per shape
     double reference_batches_per_s = 0.0; //!< the same entry functions in a plain loop, one core
 };
 
-//! Times whole batches (plan-independent cases included) until each side ran `min_seconds`.
-BatchRates timeBatch( Backend backend, const HostScenarioBatch& host, double min_seconds )
+//! Times whole batches (plan-independent cases included) until each side ran `min_seconds`:
+//! the kernel in each of `shapes` on the same packed batch, and the reference loop once.
+BatchRates timeBatch( Backend backend, const HostScenarioBatch& host,
+                      const std::vector<KernelShape>& shapes, double min_seconds )
 {
-    const double launches_per_s = kernelLaunchesPerSecond( backend, host, min_seconds );
+    BatchRates rates;
+    for ( const KernelShape& shape : shapes )
+        rates.kernel.push_back( { shape, timeKernelLaunches( backend, host, shape, min_seconds ) } );
     long long loops = 0;
     const auto start = std::chrono::steady_clock::now();
     double loop_s = 0.0;
@@ -164,7 +176,32 @@ BatchRates timeBatch( Backend backend, const HostScenarioBatch& host, double min
         ++loops;
         loop_s = bench::secondsSince( start );
     } while ( loop_s < min_seconds );
-    return { launches_per_s, loops / loop_s };
+    rates.reference_batches_per_s = loops / loop_s;
+    return rates;
+}
+
+//! A kernel shape as --team-size spells it.
+std::string shapeName( const KernelShape& shape )
+{
+    return shape.step_team_size <= 0
+               ? std::string( "0" )
+               : fmt::format( "{}x{}", shape.step_team_size, shape.step_scenarios_per_team );
+}
+
+//! One launch's stages that took time, as "stage ms; ...".
+std::string stageBreakdown( const KernelStageSeconds& s )
+{
+    static const char* const names[] = { "dense_cases",         "table_cases",
+                                         "transformer_cases",   "learned_shard_cases",
+                                         "step_scenarios",      "other_scenarios" };
+    static_assert( sizeof( names ) / sizeof( names[0] ) == std::size_t( KernelStage::count ),
+                   "one name per kernel stage" );
+    std::string text;
+    for ( int k = 0; k < int( KernelStage::count ); ++k )
+        if ( s.seconds[k] >= 5e-6 )
+            text += fmt::format( "{}{} {:.3f}", text.empty() ? "" : "; ", names[k],
+                                 1e3 * s.seconds[k] );
+    return text;
 }
 
 //! The options of `bench kernel`.
@@ -176,6 +213,7 @@ struct BenchOptions
     std::string gemm_models = "analytic", cost_models = "native";
     std::string backend = nameOf( defaultBackend() );
     std::string cost_model_file = defaultModelDir() + "/dlrm.mlp";
+    std::string team_sizes = "auto";
 };
 
 //! Reads the options into `o`; false after --help (the command then returns 0).
@@ -197,7 +235,13 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "min-seconds", po::value( &o.min_seconds )->default_value( o.min_seconds ),
         "repeat each measurement until it has run at least this long" )(
         "batch", po::value( &o.batch_size )->default_value( o.batch_size ),
-        "scenarios per kernel launch" )( "backend",
+        "scenarios per kernel launch" )(
+        "team-size", po::value( &o.team_sizes )->default_value( o.team_sizes ),
+        "how the kernel maps DLRM scenarios to threads, a comma list for one row each (same "
+        "run): 0 = one thread walks each scenario (the host backends' default); TxG = teams of "
+        "T threads, each pricing the shards of G scenarios side by side and then adding up one "
+        "scenario per thread (T alone: TxT; a GPU's default: 32x32); auto = the backend's "
+        "default" )( "backend",
                                          po::value( &o.backend )->default_value( o.backend ),
                                          backendOptionHelp().c_str() );
     po::variables_map vm;
@@ -235,6 +279,53 @@ std::vector<std::pair<bool, bool>> modelRuns( const BenchOptions& o )
                  ( shard ? o.cost_models != "native" : o.cost_models != "learned" ) )
                 runs.emplace_back( gemm, shard );
     return runs;
+}
+
+//! The kernel shapes of --team-size ("auto": the backend's default); throws a UsageError on a
+//! size that is not a whole number ≥ 0.
+std::vector<KernelShape> kernelShapes( const std::string& list, Backend backend )
+{
+    std::vector<KernelShape> shapes;
+    std::stringstream items( list );
+    std::string item;
+    while ( std::getline( items, item, ',' ) )
+    {
+        if ( item == "auto" )
+        {
+            shapes.push_back( withExecutionSpace(
+                backend, []( const auto& exec )
+                { return defaultKernelShape<std::decay_t<decltype( exec )>>(); } ) );
+            continue;
+        }
+        // T or TxG: teams of T threads, G scenarios each (T alone: G = T).
+        const std::size_t x = item.find( 'x' );
+        auto whole = []( const std::string& text )
+        {
+            const bool digits = !text.empty() && text.size() <= 4 &&
+                                std::all_of( text.begin(), text.end(),
+                                             []( char ch ) { return ch >= '0' && ch <= '9'; } );
+            return digits ? std::stoi( text ) : -1;
+        };
+        const int size = whole( item.substr( 0, x ) );
+        const int per_team = x == std::string::npos ? std::max( size, 1 ) : whole( item.substr( x + 1 ) );
+        if ( size < 0 || per_team < 1 )
+            throw UsageError( "bench kernel: --team-size takes auto, T or TxG (whole numbers, T >= "
+                              "0, G >= 1), found '" +
+                              item + "'" );
+        // A team's threads run at once: at most the host backend's threads, or a GPU block.
+        const int limit = runsOnHost( backend )
+                              ? withExecutionSpace( backend, []( const auto& exec )
+                                                    { return exec.concurrency(); } )
+                              : 1024;
+        if ( size > limit )
+            throw UsageError( fmt::format( "bench kernel: --team-size {} exceeds the {} threads a "
+                                           "team of backend {} can have",
+                                           size, limit, nameOf( backend ) ) );
+        shapes.push_back( { size, per_team } );
+    }
+    if ( shapes.empty() )
+        throw UsageError( "bench kernel: --team-size is empty" );
+    return shapes;
 }
 
 //! The learned models the runs need (null where none asks for one).
@@ -321,8 +412,10 @@ class KernelBench
 {
   public:
     //! `cores`: what the per-core rates divide by, the backend's host threads or 1 for a GPU.
-    KernelBench( Backend backend, int batch_size, double min_seconds )
-        : _backend( backend ), _batch_size( batch_size ), _min_seconds( min_seconds ),
+    KernelBench( Backend backend, std::vector<KernelShape> shapes, int batch_size,
+                 double min_seconds )
+        : _backend( backend ), _shapes( std::move( shapes ) ), _batch_size( batch_size ),
+          _min_seconds( min_seconds ),
           _cores( runsOnHost( backend ) ? withExecutionSpace( backend, []( const auto& e )
                                                               { return e.concurrency(); } )
                                         : 1 )
@@ -337,8 +430,8 @@ class KernelBench
         PackedCase packed = packDlrmCase( c, n, learned_shards, models.shard.get() );
         if ( learned )
             useLearnedGemm( packed.host, *models.gemm );
-        const BatchRates rates = timeBatch( _backend, packed.host, _min_seconds );
-        addRow( c.name, learned, learned_shards, n,
+        const BatchRates rates = timeBatch( _backend, packed.host, _shapes, _min_seconds );
+        addRows( c.name, learned, learned_shards, n,
                 static_cast<long long>( packed.host.table_case.extent( 0 ) ),
                 static_cast<double>( packed.shards ), rates );
     }
@@ -360,36 +453,45 @@ class KernelBench
             inputs[i] = { &w, &p, &plans[i], 0, CostModel::native };
         }
         HostScenarioBatch host = packScenarios( inputs );
-        const BatchRates rates = timeBatch( _backend, host, _min_seconds );
-        addRow( fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ), false,
-                false, n, static_cast<long long>( host.transformer_case.extent( 0 ) ), n, rates );
+        const BatchRates rates = timeBatch( _backend, host, _shapes, _min_seconds );
+        addRows( fmt::format( "GPT-3 175B/1024-GPU ({} configurations)", configs.size() ), false,
+                 false, n, static_cast<long long>( host.transformer_case.extent( 0 ) ), n, rates );
     }
 
     void print( std::ostream& out, OutputFormat format ) const { _table.print( out, format ); }
 
   private:
     //! One row; `evals_per_batch` is what the shard columns count (shards or configurations).
-    void addRow( const std::string& name, bool learned, bool learned_shards, int n,
-                 long long distinct_cases, double evals_per_batch, const BatchRates& rates )
+    //! One row per kernel shape; `evals_per_batch` is what the shard columns count (shards or
+    //! configurations).
+    void addRows( const std::string& name, bool learned, bool learned_shards, int n,
+                  long long distinct_cases, double evals_per_batch, const BatchRates& rates )
     {
-        const double kernel_rate = evals_per_batch * rates.kernel_batches_per_s / _cores;
         const double loop_rate = evals_per_batch * rates.reference_batches_per_s;
-        _table.addRow( { name, std::string( learned ? "learned" : "analytic" ),
-                         std::string( learned_shards ? "learned" : "native" ),
-                         executionSpaceName( _backend ), static_cast<long long>( _cores ),
-                         static_cast<long long>( n ), distinct_cases, kernel_rate,
-                         n * rates.kernel_batches_per_s / _cores, loop_rate,
-                         kernel_rate / loop_rate } );
+        for ( const ShapeRate& kernel : rates.kernel )
+        {
+            const double launches = kernel.timing.launches_per_s;
+            const double kernel_rate = evals_per_batch * launches / _cores;
+            _table.addRow( { name, std::string( learned ? "learned" : "analytic" ),
+                             std::string( learned_shards ? "learned" : "native" ),
+                             executionSpaceName( _backend ), static_cast<long long>( _cores ),
+                             shapeName( kernel.shape ),
+                             static_cast<long long>( n ), distinct_cases, kernel_rate,
+                             n * launches / _cores, loop_rate, kernel_rate / loop_rate,
+                             stageBreakdown( kernel.timing.stage_seconds ) } );
+        }
     }
 
     Backend _backend;
+    std::vector<KernelShape> _shapes;
     int _batch_size;
     double _min_seconds;
     int _cores;
     ResultTable _table{ { "case", "gemm_model", "cost_model", "execution_space", "threads",
+                          "team_size",
                           "scenarios_per_launch", "distinct_cases", "shard_evals_per_s_per_core",
                           "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
-                          "speedup_vs_reference" } };
+                          "speedup_vs_reference", "stage_ms_one_launch" } };
 };
 } // namespace
 
@@ -404,7 +506,9 @@ int benchKernel( const CommandContext& ctx, const Arguments& args )
     if ( o.batch_size < 1 || o.min_seconds <= 0 )
         throw UsageError( "--batch and --min-seconds must be positive" );
 
-    KernelBench bench( parseBackend( "bench kernel", o.backend ), o.batch_size, o.min_seconds );
+    const Backend backend = parseBackend( "bench kernel", o.backend );
+    KernelBench bench( backend, kernelShapes( o.team_sizes, backend ), o.batch_size,
+                       o.min_seconds );
     const BenchCase cases[] = { { "50-table/4-GPU", 50, 4, 1 },
                                 { "500-table/128-GPU", 500, 8, 16 } };
     for ( const BenchCase& c : cases )

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <mutex>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
 
 namespace shardsweep
@@ -93,26 +93,34 @@ std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>&
     return evaluateScenarios( defaultBackend(), inputs );
 }
 
-double kernelLaunchesPerSecond( Backend backend, const HostScenarioBatch& host, double min_seconds )
+KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host, KernelShape shape,
+                                 double min_seconds )
 {
     return withExecutionSpace(
         backend,
         [&]( const auto& exec )
         {
-            using MemorySpace = typename std::decay_t<decltype( exec )>::memory_space;
+            using ExecutionSpace = std::decay_t<decltype( exec )>;
+            using MemorySpace = typename ExecutionSpace::memory_space;
+            if ( shape.step_team_size < 0 )
+                shape = defaultKernelShape<ExecutionSpace>();
             const auto batch = toMemorySpace<MemorySpace>( host );
-            evaluateBatch( exec, batch ); // warm-up: first-touch, JIT of the PTX on a newer GPU
+            // Warm-up: first touch, and the JIT of the PTX on a newer GPU.
+            evaluateBatch( exec, batch, shape );
+            KernelTiming timing;
             long long launches = 0;
             const auto start = std::chrono::steady_clock::now();
             double seconds = 0.0;
             do
             {
-                evaluateBatch( exec, batch ); // fences
+                evaluateBatch( exec, batch, shape ); // fences
                 ++launches;
                 seconds = std::chrono::duration<double>( std::chrono::steady_clock::now() - start )
                               .count();
             } while ( seconds < min_seconds );
-            return launches / seconds;
+            timing.launches_per_s = launches / seconds;
+            evaluateBatch( exec, batch, shape, &timing.stage_seconds );
+            return timing;
         } );
 }
 

@@ -250,6 +250,7 @@ class BatchPacker
     std::unordered_map<LearnedShardKey, int, KeyHash> learned_ids_;
     std::vector<double> learned_features_;
     const LearnedGemmModel* gemm_model_ = nullptr;
+    std::vector<int> step_scenarios_, other_scenarios_;
     int t_ = 0, s_ = 0, g_ = 0, st_ = 0; //!< next table, shard, GPU, stage
 };
 
@@ -273,6 +274,8 @@ void BatchPacker::add( std::size_t i, const ScenarioInput& in )
     b.gpu_offset( i ) = g_;
     b.platform( i ) = *in.platform;
     b.model( i ) = static_cast<std::uint8_t>( in.model );
+    const bool step = !in.workload->isTransformer() && in.model != CostModel::torchrec;
+    ( step ? step_scenarios_ : other_scenarios_ ).push_back( static_cast<int>( i ) );
     if ( in.workload->isTransformer() )
         addTransformer( i, in );
     else
@@ -409,6 +412,7 @@ void BatchPacker::finish( std::size_t n )
     fill( b.table_stats, "table_stats", known_stats_ );
     fill( b.table_case_to_compute, "table_case_to_compute", to_compute_ );
     fill( b.transformer_case, "transformer_case", transformer_cases_ );
+    fill( b.step_scenario, "step_scenario", step_scenarios_ );
     allocate( b.transformer_cost, "transformer_cost", transformer_cases_.size() );
     if ( gemm_model_ )
     {
@@ -424,6 +428,15 @@ void BatchPacker::finish( std::size_t n )
     b.table_offset( n ) = t_;
     b.shard_offset( n ) = s_;
     b.gpu_offset( n ) = g_;
+    // Transformer scenarios' work grows with their pipeline stages (per-stage memory): neighbours
+    // in the launch with alike stage counts keep a GPU warp's threads in step.
+    std::stable_sort( other_scenarios_.begin(), other_scenarios_.end(),
+                      [&]( int x, int y )
+                      {
+                          return b.stage_offset( x + 1 ) - b.stage_offset( x ) <
+                                 b.stage_offset( y + 1 ) - b.stage_offset( y );
+                      } );
+    fill( b.other_scenario, "other_scenario", other_scenarios_ );
 }
 } // namespace
 

@@ -5,7 +5,7 @@
 
 #include <chrono>
 #include <fmt/format.h>
-#include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <stdexcept>

@@ -1,9 +1,11 @@
-// The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp).
+// The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp,
+// kernel/batch_launch.hpp).
 #include "test_gpus.hpp"
 
 #include <backend_equal.hpp>
 #include <gtest/gtest.h>
-#include <shardsweep/kernel/scenario_batch.hpp>
+#include <algorithm>
+#include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
@@ -153,79 +155,100 @@ TEST( TEST_CATEGORY, step_reports_overflow )
     EXPECT_GT( r.gpu_memory_GiB[1], 400e6 * 132 / 1073741824.0 );
 }
 
+namespace
+{
+//! Random DLRM scenarios of every sharding type and kernel on 1–3 nodes of 4 GPUs.
+struct RandomDlrmScenarios
+{
+    std::vector<Workload> workloads;
+    std::vector<Plan> plans;
+    std::vector<Platform> platforms;
+
+    explicit RandomDlrmScenarios( int num_scenarios )
+        : workloads( num_scenarios ), plans( num_scenarios ), platforms( num_scenarios )
+    {
+        for ( int i = 0; i < num_scenarios; ++i )
+        {
+            CounterRng rng( 7, i, 0 );
+            const int nodes = 1 + i % 3;
+            platforms[i] = testPlatform( 4, nodes );
+            const int gpus = 4 * nodes;
+            Workload& w = workloads[i];
+            w.dense = smallDense();
+            w.global_batch = 256 * gpus;
+            const int num_tables = 3 + i % 7;
+            for ( int t = 0; t < num_tables; ++t )
+            {
+                TableSpec spec =
+                    table( 1000 + rng.uniformInt( 0, 1'000'000 - 1 ),
+                           4 * ( 1 + rng.uniformInt( 0, 16 - 1 ) ), 1.0 + rng.uniformInt( 0, 40 - 1 ) );
+                spec.zipf_alpha = 0.5 + rng.uniform();
+                w.tables.push_back( spec );
+                w.table_names.push_back( "t" + std::to_string( t ) );
+                TablePlan tp;
+                tp.sharding = static_cast<ShardingType>( rng.uniformInt( 0, 5 - 1 ) );
+                tp.kernel = static_cast<ComputeKernel>( rng.uniformInt( 0, 3 - 1 ) );
+                tp.cache_fraction = tp.kernel == ComputeKernel::uvm_caching ? 0.2 : 0.0;
+                plans[i].tables.push_back( tp );
+                const int owner = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
+                switch ( tp.sharding )
+                {
+                case ShardingType::table_wise:
+                    plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim } );
+                    break;
+                case ShardingType::column_wise:
+                    plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim / 2 } );
+                    plans[i].shards.push_back( { t, ( owner + 1 ) % gpus, 0, spec.rows, spec.dim / 2,
+                                                 spec.dim - spec.dim / 2 } );
+                    break;
+                case ShardingType::row_wise:
+                case ShardingType::data_parallel:
+                    for ( int g = 0; g < gpus; ++g )
+                    {
+                        const bool dp = tp.sharding == ShardingType::data_parallel;
+                        const std::int64_t block = dp ? spec.rows : ( spec.rows + gpus - 1 ) / gpus;
+                        const std::int64_t begin =
+                            dp ? 0 : std::min<std::int64_t>( g * block, spec.rows );
+                        const std::int64_t end =
+                            dp ? spec.rows : std::min<std::int64_t>( begin + block, spec.rows );
+                        plans[i].shards.push_back( { t, g, begin, end - begin, 0, spec.dim } );
+                    }
+                    break;
+                default: // table_row_wise over the owner's node
+                {
+                    const int node = owner / 4;
+                    const std::int64_t block = ( spec.rows + 3 ) / 4;
+                    for ( int l = 0; l < 4; ++l )
+                    {
+                        const std::int64_t begin = std::min<std::int64_t>( l * block, spec.rows );
+                        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+                        plans[i].shards.push_back(
+                            { t, node * 4 + l, begin, end - begin, 0, spec.dim } );
+                    }
+                }
+                }
+            }
+        }
+    }
+
+    //! Scenario i with the cost model `model`.
+    ScenarioInput input( int i, CostModel model = CostModel::native ) const
+    {
+        return { &workloads[i], &platforms[i], &plans[i], 0, model };
+    }
+};
+} // namespace
+
 // The batched kernel in TEST_EXECSPACE gives bit-for-bit the host loop's results, for random
 // scenarios of every sharding type and kernel.
 TEST( TEST_CATEGORY, batched_kernel_matches_host )
 {
     const int num_scenarios = 40;
-    std::vector<Workload> workloads( num_scenarios );
-    std::vector<Plan> plans( num_scenarios );
-    std::vector<Platform> platforms( num_scenarios );
-    for ( int i = 0; i < num_scenarios; ++i )
-    {
-        CounterRng rng( 7, i, 0 );
-        const int nodes = 1 + i % 3;
-        platforms[i] = testPlatform( 4, nodes );
-        const int gpus = 4 * nodes;
-        Workload& w = workloads[i];
-        w.dense = smallDense();
-        w.global_batch = 256 * gpus;
-        const int num_tables = 3 + i % 7;
-        for ( int t = 0; t < num_tables; ++t )
-        {
-            TableSpec spec =
-                table( 1000 + rng.uniformInt( 0, 1'000'000 - 1 ),
-                       4 * ( 1 + rng.uniformInt( 0, 16 - 1 ) ), 1.0 + rng.uniformInt( 0, 40 - 1 ) );
-            spec.zipf_alpha = 0.5 + rng.uniform();
-            w.tables.push_back( spec );
-            w.table_names.push_back( "t" + std::to_string( t ) );
-            TablePlan tp;
-            tp.sharding = static_cast<ShardingType>( rng.uniformInt( 0, 5 - 1 ) );
-            tp.kernel = static_cast<ComputeKernel>( rng.uniformInt( 0, 3 - 1 ) );
-            tp.cache_fraction = tp.kernel == ComputeKernel::uvm_caching ? 0.2 : 0.0;
-            plans[i].tables.push_back( tp );
-            const int owner = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
-            switch ( tp.sharding )
-            {
-            case ShardingType::table_wise:
-                plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim } );
-                break;
-            case ShardingType::column_wise:
-                plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim / 2 } );
-                plans[i].shards.push_back( { t, ( owner + 1 ) % gpus, 0, spec.rows, spec.dim / 2,
-                                             spec.dim - spec.dim / 2 } );
-                break;
-            case ShardingType::row_wise:
-            case ShardingType::data_parallel:
-                for ( int g = 0; g < gpus; ++g )
-                {
-                    const bool dp = tp.sharding == ShardingType::data_parallel;
-                    const std::int64_t block = dp ? spec.rows : ( spec.rows + gpus - 1 ) / gpus;
-                    const std::int64_t begin =
-                        dp ? 0 : std::min<std::int64_t>( g * block, spec.rows );
-                    const std::int64_t end =
-                        dp ? spec.rows : std::min<std::int64_t>( begin + block, spec.rows );
-                    plans[i].shards.push_back( { t, g, begin, end - begin, 0, spec.dim } );
-                }
-                break;
-            default: // table_row_wise over the owner's node
-            {
-                const int node = owner / 4;
-                const std::int64_t block = ( spec.rows + 3 ) / 4;
-                for ( int l = 0; l < 4; ++l )
-                {
-                    const std::int64_t begin = std::min<std::int64_t>( l * block, spec.rows );
-                    const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
-                    plans[i].shards.push_back(
-                        { t, node * 4 + l, begin, end - begin, 0, spec.dim } );
-                }
-            }
-            }
-        }
-    }
+    const RandomDlrmScenarios random( num_scenarios );
+    const std::vector<Platform>& platforms = random.platforms;
     std::vector<ScenarioInput> inputs;
     for ( int i = 0; i < num_scenarios; ++i )
-        inputs.push_back( { &workloads[i], &platforms[i], &plans[i], 0, CostModel::native } );
+        inputs.push_back( random.input( i ) );
     const auto batched = evaluateScenarios( TEST_BACKEND, inputs );
     ASSERT_EQ( batched.size(), inputs.size() );
     for ( int i = 0; i < num_scenarios; ++i )
@@ -238,6 +261,76 @@ TEST( TEST_CATEGORY, batched_kernel_matches_host )
         EXPECT_TRUE( sameAsHost( batched[i].gpu_phase_ms, host.gpu_phase_ms ) );
         EXPECT_TRUE( sameAsHost( batched[i].shard_fwd_ms, host.shard_fwd_ms ) );
         EXPECT_EQ( batched[i].num_gpus, platforms[i].numGpus() );
+    }
+}
+
+// Teams of threads per group of DLRM scenarios (the GPU's shape: shards priced side by side, then
+// added up in shard order) give the one-thread walk's results, bit for bit on the host, in a batch
+// that mixes native, TorchRec and transformer scenarios (the last two launched apart).
+TEST( TEST_CATEGORY, team_shape_matches_thread_shape )
+{
+    const int num_scenarios = 30;
+    const RandomDlrmScenarios random( num_scenarios );
+    Workload gpt;
+    gpt.kind = WorkloadKind::transformer;
+    gpt.transformer.arch = TransformerArch::gpt;
+    gpt.transformer.layers = 8;
+    gpt.transformer.hidden = 1024;
+    gpt.transformer.heads = 16;
+    gpt.transformer.seq_len = 1024;
+    gpt.transformer.vocab = 32000;
+    gpt.global_batch = 64;
+    const Platform gpt_platform = testPlatform( 4, 2 );
+    Plan gpt_plan;
+    gpt_plan.parallel.tp = 2;
+    gpt_plan.parallel.pp = 2;
+    gpt_plan.parallel.dp = 2;
+    gpt_plan.parallel.micro_batch = 2;
+    gpt_plan.parallel.global_batch = 64;
+    std::vector<ScenarioInput> inputs;
+    for ( int i = 0; i < num_scenarios; ++i )
+    {
+        inputs.push_back( random.input( i, i % 5 == 4 ? CostModel::torchrec : CostModel::native ) );
+        if ( i % 7 == 3 )
+            inputs.push_back( { &gpt, &gpt_platform, &gpt_plan, 0, CostModel::native } );
+    }
+    auto evaluate = [&]( KernelShape shape )
+    {
+        HostScenarioBatch host = packScenarios( inputs );
+        evaluatePacked( TEST_EXECSPACE(), host, false, shape );
+        return unpackResults( host );
+    };
+    const std::vector<ScenarioResult> walk = evaluate( { 0, 1 } );
+    // Teams × scenarios per team: one scenario per team, a team per several, more threads than
+    // a scenario has shards, groups that do not divide the scenarios.
+    std::vector<KernelShape> shapes = { { 1, 1 }, { 1, 4 }, { 2, 1 }, { 2, 3 } };
+    if ( kTestOnDevice )
+        shapes = { { 32, 32 }, { 32, 1 }, { 64, 7 }, { 7, 3 } };
+    shapes.erase( std::remove_if( shapes.begin(), shapes.end(),
+                                  []( const KernelShape& s )
+                                  { return s.step_team_size > TEST_EXECSPACE().concurrency(); } ),
+                  shapes.end() );
+    ASSERT_GE( shapes.size(), 2u );
+    for ( const KernelShape& shape : shapes )
+    {
+        const std::vector<ScenarioResult> team = evaluate( shape );
+        ASSERT_EQ( team.size(), walk.size() );
+        for ( std::size_t i = 0; i < walk.size(); ++i )
+        {
+            SCOPED_TRACE( "teams of " + std::to_string( shape.step_team_size ) + " threads, " +
+                          std::to_string( shape.step_scenarios_per_team ) +
+                          " scenarios each; scenario " + std::to_string( i ) );
+            EXPECT_GT( walk[i].iteration_ms, 0.0 );
+            EXPECT_TRUE( sameAsHost( team[i].iteration_ms, walk[i].iteration_ms ) );
+            EXPECT_TRUE( sameAsHost( team[i].exposed_comm_ms, walk[i].exposed_comm_ms ) );
+            EXPECT_EQ( team[i].feasible, walk[i].feasible );
+            EXPECT_EQ( team[i].overflow_gpu, walk[i].overflow_gpu );
+            EXPECT_TRUE( sameAsHost( team[i].gpu_memory_GiB, walk[i].gpu_memory_GiB ) );
+            EXPECT_TRUE( sameAsHost( team[i].gpu_phase_ms, walk[i].gpu_phase_ms ) );
+            EXPECT_TRUE( sameAsHost( team[i].shard_fwd_ms, walk[i].shard_fwd_ms ) );
+            EXPECT_TRUE( sameAsHost( team[i].shard_bwd_ms, walk[i].shard_bwd_ms ) );
+            EXPECT_TRUE( sameAsHost( team[i].stage_ms, walk[i].stage_ms ) );
+        }
     }
 }
 

@@ -4,9 +4,10 @@
 //!
 //! A scenario is (workload, platform, plan, global batch, cost model); DLRM and transformer
 //! scenarios share one batch and one launch path. The host flattens a batch
-//! of scenarios into struct-of-arrays Views (scenarios, GPUs, shards) and one Kokkos kernel
-//! evaluates them in the execution space the caller passes. Results are bit-identical between
-//! Serial and OpenMP: every reduction runs in a fixed order inside one scenario's work item.
+//! of scenarios into struct-of-arrays Views (scenarios, GPUs, shards) and the Kokkos kernels of
+//! batch_launch.hpp evaluate them in the execution space the caller passes. Results are
+//! bit-identical between Serial and OpenMP: every reduction runs in a fixed order inside one
+//! scenario, whether one thread or a team prices it.
 #include <cstdint>
 #include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/kernel/backend.hpp>

@@ -1,13 +1,14 @@
 #pragma once
 //! \file scenario_batch.hpp
-//! \brief A batch of scenarios flattened into struct-of-arrays Views, and the Kokkos kernel that
-//! evaluates it in the execution space the caller passes.
+//! \brief A batch of scenarios flattened into struct-of-arrays Views, and the kernel bodies that
+//! evaluate one entry of it (batch_launch.hpp launches them).
 //!
 //! Layout: per scenario a Platform, a DenseModel, the global batch and the cost model, and
 //! offsets (CSR style) into the table, shard and GPU arrays; per table its spec and plan; per
 //! shard five scalar columns; per GPU the outputs plus four scratch columns (all-to-all
-//! volumes). The kernel runs one work item per scenario, so each scenario's sums run in a fixed
-//! order and Serial, OpenMP and CUDA give bit-identical results.
+//! volumes). Each scenario's sums run in a fixed order (shard order, GPU order), whichever
+//! threads price it, so Serial and OpenMP give bit-identical results and CUDA the same within
+//! rounding (FMA contraction).
 //!
 //! Transformer scenarios (kind = transformer) have no tables, shards or GPU rows: per scenario
 //! their model, parallel configuration and an index into the batch's distinct operator cases
@@ -63,6 +64,10 @@ struct ScenarioBatch
     View<int> gpu_offset;
     View<int> dense_index;   //!< into dense_case / dense_cost
     View<std::uint8_t> kind; //!< WorkloadKind
+    //! The scenarios predictStep prices (DLRM, native or learned shard costs), and the others
+    //! (transformer, torchrec): a device prices the first with a team of threads per scenario.
+    View<int> step_scenario;
+    View<int> other_scenario;
     // Per scenario, transformer workloads (unused entries default-constructed).
     View<TransformerSpec> transformer;
     View<ParallelConfig> parallel;
@@ -107,6 +112,9 @@ struct ScenarioBatch
     View<StepSummary> summary;
     View<double> shard_fwd_ms;
     View<double> shard_bwd_ms;
+    //! Scratch of the team shapes (batch_launch.hpp): each shard's contribution between its
+    //! pricing and its scenario's sums. Allocated on devices only; empty on the host.
+    View<ShardContribution> shard_contribution;
     View<double> gpu_phase_ms; //!< [gpu * kNumPhases + phase]
     View<double> gpu_memory_GiB;
     View<double> gpu_scratch; //!< [4 * gpu + k]: send/recv index, send/recv embedding bytes
@@ -128,6 +136,9 @@ HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
 //! Stores the statistics of the batch's computed table cases in `cache` (after evaluateBatch
 //! and the copy of table_stats back to the host).
 void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache );
+
+//! Copies a batch's outputs back into per-scenario results.
+std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
 
 //! Copies a host batch's inputs into `MemorySpace` (outputs are allocated, not copied).
 template <class MemorySpace>
@@ -157,6 +168,8 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.gpu_offset = copy( host.gpu_offset );
     b.dense_index = copy( host.dense_index );
     b.kind = copy( host.kind );
+    b.step_scenario = copy( host.step_scenario );
+    b.other_scenario = copy( host.other_scenario );
     b.transformer = copy( host.transformer );
     b.parallel = copy( host.parallel );
     b.transformer_index = copy( host.transformer_index );
@@ -188,6 +201,9 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.summary = alloc( host.summary );
     b.shard_fwd_ms = alloc( host.shard_fwd_ms );
     b.shard_bwd_ms = alloc( host.shard_bwd_ms );
+    b.shard_contribution = Kokkos::View<ShardContribution*, MemorySpace>(
+        Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
+        host.shard_bwd_ms.extent( 0 ) );
     b.gpu_phase_ms = alloc( host.gpu_phase_ms );
     b.gpu_memory_GiB = alloc( host.gpu_memory_GiB );
     b.gpu_scratch = alloc( host.gpu_scratch );
@@ -197,7 +213,60 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     return b;
 }
 
-//! Evaluates scenario `i` of a batch (the kernel body; also callable in a plain host loop).
+//! Scenario i's tables with their plan (a DLRM scenario).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION StepTables stepTablesOf( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    const int t0 = b.table_offset( i );
+    return { b.table_spec.data() + t0,        b.table_sharding.data() + t0,
+             b.table_kernel.data() + t0,      b.table_cache_fraction.data() + t0,
+             b.table_stats_index.data() + t0, b.table_stats.data(),
+             b.table_offset( i + 1 ) - t0 };
+}
+
+//! Scenario i's shards.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION StepShards stepShardsOf( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    const int s0 = b.shard_offset( i );
+    return { b.shard_table.data() + s0, b.shard_gpu.data() + s0, b.shard_rows.data() + s0,
+             b.shard_cols.data() + s0, b.shard_offset( i + 1 ) - s0 };
+}
+
+//! Scenario i's GPU rows and scratch.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION StepGpuArrays stepGpusOf( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    const int g0 = b.gpu_offset( i );
+    double* scratch = b.gpu_scratch.data() + 4 * g0;
+    const int n = b.gpu_offset( i + 1 ) - g0;
+    return { b.gpu_phase_ms.data() + kNumPhases * g0,
+             b.gpu_memory_GiB.data() + g0,
+             scratch,
+             scratch + n,
+             scratch + 2 * n,
+             scratch + 3 * n };
+}
+
+//! Scenario i's learned shard cost model (inactive unless its cost model is `learned`).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION LearnedShardCost learnedShardCostOf( const ScenarioBatch<MemorySpace>& b,
+                                                            int i )
+{
+    LearnedShardCost learned;
+    if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::learned ) )
+    {
+        learned.layout = b.cost_mlp;
+        learned.params = b.cost_mlp_params.data();
+        learned.platform_code = b.learned_platform( i );
+        learned.shard_case = b.shard_learned_case.data() + b.shard_offset( i );
+        learned.case_ms = b.learned_case_ms.data();
+    }
+    return learned;
+}
+
+//! Evaluates scenario `i` of a batch with one thread (the kernel body on host backends; also
+//! callable in a plain host loop).
 template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>& b, int i )
 {
@@ -210,24 +279,10 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
                                     b.stage_ms.data() + st, b.stage_memory_GiB.data() + st );
         return;
     }
-    const int t0 = b.table_offset( i );
     const int s0 = b.shard_offset( i );
-    const int g0 = b.gpu_offset( i );
-    const StepTables tables{ b.table_spec.data() + t0,        b.table_sharding.data() + t0,
-                             b.table_kernel.data() + t0,      b.table_cache_fraction.data() + t0,
-                             b.table_stats_index.data() + t0, b.table_stats.data(),
-                             b.table_offset( i + 1 ) - t0 };
-    const StepShards shards{ b.shard_table.data() + s0, b.shard_gpu.data() + s0,
-                             b.shard_rows.data() + s0, b.shard_cols.data() + s0,
-                             b.shard_offset( i + 1 ) - s0 };
-    double* scratch = b.gpu_scratch.data() + 4 * g0;
-    const int n = b.gpu_offset( i + 1 ) - g0;
-    const StepGpuArrays gpus{ b.gpu_phase_ms.data() + kNumPhases * g0,
-                              b.gpu_memory_GiB.data() + g0,
-                              scratch,
-                              scratch + n,
-                              scratch + 2 * n,
-                              scratch + 3 * n };
+    const StepTables tables = stepTablesOf( b, i );
+    const StepShards shards = stepShardsOf( b, i );
+    const StepGpuArrays gpus = stepGpusOf( b, i );
     if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::torchrec ) )
     {
         b.summary( i ) =
@@ -235,18 +290,10 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
         return;
     }
-    LearnedShardCost learned;
-    if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::learned ) )
-    {
-        learned.layout = b.cost_mlp;
-        learned.params = b.cost_mlp_params.data();
-        learned.platform_code = b.learned_platform( i );
-        learned.shard_case = b.shard_learned_case.data() + s0;
-        learned.case_ms = b.learned_case_ms.data();
-    }
     b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
                                   b.global_batch( i ), tables, shards, gpus,
-                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0, learned );
+                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0,
+                                  learnedShardCostOf( b, i ) );
 }
 
 //! Prices the batch's distinct dense cases (run before the scenarios).
@@ -293,70 +340,6 @@ template <class MemorySpace>
 KOKKOS_INLINE_FUNCTION void evaluateTransformerCase( const ScenarioBatch<MemorySpace>& b, int k )
 {
     b.transformer_cost( k ) = transformerOperatorCost( b.transformer_case( k ) );
-}
-
-//! The batched cost kernel in `exec`: one work item per distinct dense case, table case not
-//! cached, transformer operator case and learned shard case (the expensive, plan-independent
-//! terms), then one per scenario.
-template <class ExecutionSpace, class MemorySpace>
-void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch )
-{
-    Kokkos::parallel_for(
-        "shardsweep::evaluateDenseCases",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0,
-                                             static_cast<int>( batch.dense_case.extent( 0 ) ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateDenseCase( batch, k ); } );
-    Kokkos::parallel_for(
-        "shardsweep::evaluateTableCases",
-        Kokkos::RangePolicy<ExecutionSpace>(
-            exec, 0, static_cast<int>( batch.table_case_to_compute.extent( 0 ) ) ),
-        KOKKOS_LAMBDA( const int j ) { evaluateUncachedTableCase( batch, j ); } );
-    Kokkos::parallel_for(
-        "shardsweep::evaluateTransformerCases",
-        Kokkos::RangePolicy<ExecutionSpace>(
-            exec, 0, static_cast<int>( batch.transformer_case.extent( 0 ) ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateTransformerCase( batch, k ); } );
-    Kokkos::parallel_for(
-        "shardsweep::evaluateLearnedShardCases",
-        Kokkos::RangePolicy<ExecutionSpace>(
-            exec, 0, static_cast<int>( batch.learned_case_ms.extent( 0 ) ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateLearnedShardCase( batch, k ); } );
-    Kokkos::parallel_for(
-        "shardsweep::evaluateBatch",
-        Kokkos::RangePolicy<ExecutionSpace>( exec, 0, batch.numScenarios() ),
-        KOKKOS_LAMBDA( const int i ) { evaluateBatchEntry( batch, i ); } );
-    exec.fence();
-}
-
-//! Launches of evaluateBatch per second on `backend` for `host` (copied there once, launched
-//! once to warm up, then repeatedly until `min_seconds` have passed): `bench kernel`'s probe.
-//! Here rather than in the bench so that the kernel's device code is compiled in one place.
-double kernelLaunchesPerSecond( Backend backend, const HostScenarioBatch& host,
-                                double min_seconds );
-
-//! Copies a batch's outputs back into per-scenario results.
-std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
-
-//! Evaluates a packed batch in `exec`: its inputs copied to `exec`'s memory once, the kernel
-//! launched, its outputs copied back into `host` once (the statistics of the computed table
-//! cases too where `table_stats` is set, for a TableStatsCache). evaluateScenarios( Backend, ... )
-//! packs, calls this and unpacks.
-template <class ExecutionSpace>
-void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool table_stats )
-{
-    using MemorySpace = typename ExecutionSpace::memory_space;
-    const auto device = toMemorySpace<MemorySpace>( host );
-    evaluateBatch( exec, device );
-    if ( table_stats )
-        Kokkos::deep_copy( host.table_stats, device.table_stats );
-    Kokkos::deep_copy( host.summary, device.summary );
-    Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
-    Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );
-    Kokkos::deep_copy( host.gpu_phase_ms, device.gpu_phase_ms );
-    Kokkos::deep_copy( host.gpu_memory_GiB, device.gpu_memory_GiB );
-    Kokkos::deep_copy( host.transformer_summary, device.transformer_summary );
-    Kokkos::deep_copy( host.stage_ms, device.stage_ms );
-    Kokkos::deep_copy( host.stage_memory_GiB, device.stage_memory_GiB );
 }
 
 } // namespace shardsweep

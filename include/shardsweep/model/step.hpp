@@ -166,95 +166,176 @@ struct StepCollectives
     double allreduce_ms = 0.0; //!< dense gradients (and data-parallel tables)
 };
 
+//! What one shard adds to its GPU's rows and to the scenario's totals (stepShardContribution).
+//! Kept whole so that a kernel can price shards in parallel and still add them in shard order.
+struct ShardContribution
+{
+    int gpu = 0;
+    bool replicated = false; //!< data-parallel table: its gradient joins the dense all-reduce
+    double fwd_ms = 0.0, bwd_ms = 0.0;
+    double state_GiB = 0.0;       //!< rows and optimizer state in HBM
+    double output_GiB = 0.0;      //!< pooled outputs and their gradients
+    double index_bytes = 0.0;     //!< ids every other GPU sends it (0 if replicated)
+    double embedding_bytes = 0.0; //!< pooled values it sends every other GPU (0 if replicated)
+    double gradient_bytes = 0.0;  //!< its share of the dense all-reduce (replicated only)
+};
+
+//! Sums over a scenario's shards, in shard order.
+struct ShardTotals
+{
+    double index_bytes = 0.0;
+    double embedding_bytes = 0.0;
+    double gradient_bytes = 0.0; //!< bytes that data-parallel tables add to the dense all-reduce
+};
+
+//! Shard s of a scenario: its lookup cost and what it adds to memory and the all-to-alls. Every
+//! GPU holds `local` = global/P samples. A model-parallel shard serves the ids of all `global`
+//! samples that hash to its rows (its row share of each sample's pooling_factor lookups): every
+//! other GPU sends it local·pf·share ids and receives local·cols pooled values (partial sums for
+//! row-split shards, which is the reduce-scatter's volume).
+KOKKOS_INLINE_FUNCTION ShardContribution stepShardContribution( const Platform& platform,
+                                                                std::int64_t global_batch,
+                                                                const StepTables& tables,
+                                                                const StepShards& shards, int s,
+                                                                const LearnedShardCost& learned )
+{
+    const int num_gpus = platform.numGpus();
+    const double p = num_gpus;
+    const double global = static_cast<double>( global_batch );
+    const double local = global / p;
+    const int t = shards.table[s];
+    const TableSpec& table = tables.spec[t];
+    const ShardingType sharding = tables.sharding[t];
+    const ComputeKernel kernel = tables.kernel[t];
+    const double rows = shards.num_rows[s];
+    const double cols = shards.num_cols[s];
+    const double row_share = table.rows > 0 ? rows / static_cast<double>( table.rows ) : 0.0;
+    ShardContribution c;
+    c.gpu = shards.gpu[s];
+    c.replicated = sharding == ShardingType::data_parallel;
+    EmbeddingCost cost = embeddingShardCostFromStats(
+        platform.gpu, platform.host_to_gpu_GBps, table, tables.stats[tables.stats_index[t]],
+        row_share, static_cast<int>( cols ), c.replicated ? local : global, kernel );
+    if ( learned.active() && learned.case_ms )
+        cost = learnedShardSplit( cost, learned.case_ms[learned.shard_case[s]] );
+    else if ( learned.active() )
+    {
+        double x[kLearnedShardFeatures];
+        learnedShardFeatures( table, sharding, kernel, tables.cache_fraction[t], rows,
+                              shards.num_cols[s], global, num_gpus, learned.platform_code, x );
+        cost = learnedShardCost( learned, cost, x );
+    }
+    c.fwd_ms = cost.fwd_ms;
+    c.bwd_ms = cost.bwd_ms;
+    c.state_GiB = shardHbmBytes( table, rows, cols, kernel, tables.cache_fraction[t] ) / kBytesPerGiB;
+    const double elem = dataTypeBytes( table.dtype );
+    if ( c.replicated )
+    {
+        // Each replica's weight gradient joins the dense all-reduce; count the table once.
+        c.gradient_bytes = rows * cols * elem / p;
+        // Its pooled output stays local.
+        c.output_GiB = 2.0 * local * cols * elem / kBytesPerGiB;
+        return c;
+    }
+    c.index_bytes = local * table.pooling_factor * row_share * kIndexBytes;
+    c.embedding_bytes = local * cols * elem;
+    // The shard's output for all samples before the all-to-all, and its gradient.
+    c.output_GiB = 2.0 * global * cols * elem / kBytesPerGiB;
+    return c;
+}
+
+//! Zeroes GPU g's rows and all-to-all volumes (before its shards are added).
+KOKKOS_INLINE_FUNCTION void stepClearGpu( const StepGpuArrays& gpus, int g )
+{
+    for ( int k = 0; k < step_phase::count; ++k )
+        gpus.phase_ms[g * step_phase::count + k] = 0.0;
+    gpus.memory_GiB[g] = 0.0;
+    gpus.send_index_bytes[g] = 0.0;
+    gpus.recv_index_bytes[g] = 0.0;
+    gpus.send_embedding_bytes[g] = 0.0;
+    gpus.recv_embedding_bytes[g] = 0.0;
+}
+
+//! Adds a shard to its GPU's rows. Sends into a GPU from "every other GPU" are accumulated as
+//! totals minus the GPU's own part (stepFinishShards), so that pricing a plan is O(shards), not
+//! O(shards × GPUs); the own parts live in the send arrays until the totals are known.
+KOKKOS_INLINE_FUNCTION void stepAddShardToGpu( const ShardContribution& c, double num_gpus,
+                                               const StepGpuArrays& gpus )
+{
+    namespace ph = step_phase;
+    const int g = c.gpu;
+    gpus.phase_ms[g * ph::count + ph::embedding_fwd] += c.fwd_ms;
+    gpus.phase_ms[g * ph::count + ph::embedding_bwd] += c.bwd_ms;
+    gpus.memory_GiB[g] += c.state_GiB;
+    gpus.memory_GiB[g] += c.output_GiB;
+    if ( c.replicated )
+        return;
+    gpus.send_index_bytes[g] += c.index_bytes;                             // own part
+    gpus.recv_index_bytes[g] += ( num_gpus - 1.0 ) * c.index_bytes;        // from every other GPU
+    gpus.recv_embedding_bytes[g] += c.embedding_bytes;                     // own part
+    gpus.send_embedding_bytes[g] += ( num_gpus - 1.0 ) * c.embedding_bytes; // to every other GPU
+}
+
+//! Adds a shard to the scenario's totals.
+KOKKOS_INLINE_FUNCTION void stepAddShardToTotals( const ShardContribution& c, ShardTotals& totals )
+{
+    if ( c.replicated )
+    {
+        totals.gradient_bytes += c.gradient_bytes;
+        return;
+    }
+    totals.index_bytes += c.index_bytes;
+    totals.embedding_bytes += c.embedding_bytes;
+}
+
+//! GPU g's index sends and embedding receives from its own parts and the totals.
+KOKKOS_INLINE_FUNCTION void stepFinishGpu( const ShardTotals& totals, const StepGpuArrays& gpus,
+                                           int g )
+{
+    gpus.send_index_bytes[g] = totals.index_bytes - gpus.send_index_bytes[g];
+    gpus.recv_embedding_bytes[g] = totals.embedding_bytes - gpus.recv_embedding_bytes[g];
+}
+
+//! Adds every shard's contribution (`contribution_of( s )` for s = 0 .. count − 1, in that order)
+//! to its GPU's rows and the totals, and completes the GPUs' all-to-all volumes. Returns the
+//! bytes that data-parallel tables add to the dense all-reduce.
+template <class ContributionOf>
+KOKKOS_INLINE_FUNCTION double stepAddShards( int num_gpus, int count, const StepGpuArrays& gpus,
+                                             const ContributionOf& contribution_of )
+{
+    for ( int g = 0; g < num_gpus; ++g )
+        stepClearGpu( gpus, g );
+    ShardTotals totals;
+    for ( int s = 0; s < count; ++s )
+    {
+        const ShardContribution c = contribution_of( s );
+        stepAddShardToGpu( c, num_gpus, gpus );
+        stepAddShardToTotals( c, totals );
+    }
+    for ( int g = 0; g < num_gpus; ++g )
+        stepFinishGpu( totals, gpus, g );
+    return totals.gradient_bytes;
+}
+
 //! Prices every shard (shard_fwd_ms / shard_bwd_ms), sums each GPU's lookups into its
 //! embedding_fwd/bwd phases and its shard memory, and fills the per-GPU all-to-all volumes of
-//! `gpus`. Returns the bytes that data-parallel tables add to the dense all-reduce.
+//! `gpus`, in shard order. Returns the bytes that data-parallel tables add to the dense
+//! all-reduce. (The batched kernel on a GPU prices the shards first, many threads at once, and
+//! then adds them with stepAddShards.)
 KOKKOS_INLINE_FUNCTION double stepShards( const Platform& platform, std::int64_t global_batch,
                                           const StepTables& tables, const StepShards& shards,
                                           const StepGpuArrays& gpus, double* shard_fwd_ms,
                                           double* shard_bwd_ms, const LearnedShardCost& learned )
 {
-    namespace ph = step_phase;
-    const int num_gpus = platform.numGpus();
-    const double p = num_gpus;
-    const double global = static_cast<double>( global_batch );
-    const double local = global / p;
-    for ( int g = 0; g < num_gpus; ++g )
-    {
-        for ( int k = 0; k < ph::count; ++k )
-            gpus.phase_ms[g * ph::count + k] = 0.0;
-        gpus.memory_GiB[g] = 0.0;
-        gpus.send_index_bytes[g] = 0.0;
-        gpus.recv_index_bytes[g] = 0.0;
-        gpus.send_embedding_bytes[g] = 0.0;
-        gpus.recv_embedding_bytes[g] = 0.0;
-    }
-
-    // Shards. Every GPU holds `local` samples. A model-parallel shard serves the ids of all
-    // `global` samples that hash to its rows (its row share of each sample's pooling_factor
-    // lookups): every other GPU sends it local·pf·share ids and receives local·cols pooled
-    // values (partial sums for row-split shards, which is the reduce-scatter's volume). Sends
-    // into a GPU from "every other GPU" are accumulated as totals minus the GPU's own part, so
-    // the loop is O(shards), not O(shards × GPUs). The own parts live in the send arrays until
-    // the totals are known.
-    double total_index = 0.0;
-    double total_embedding = 0.0;
-    double dp_gradient_bytes = 0.0;
-    for ( int s = 0; s < shards.count; ++s )
-    {
-        const int t = shards.table[s];
-        const int g = shards.gpu[s];
-        const TableSpec& table = tables.spec[t];
-        const ShardingType sharding = tables.sharding[t];
-        const ComputeKernel kernel = tables.kernel[t];
-        const double rows = shards.num_rows[s];
-        const double cols = shards.num_cols[s];
-        const double row_share = table.rows > 0 ? rows / static_cast<double>( table.rows ) : 0.0;
-        const bool replicated = sharding == ShardingType::data_parallel;
-        EmbeddingCost cost = embeddingShardCostFromStats(
-            platform.gpu, platform.host_to_gpu_GBps, table, tables.stats[tables.stats_index[t]],
-            row_share, static_cast<int>( cols ), replicated ? local : global, kernel );
-        if ( learned.active() && learned.case_ms )
-            cost = learnedShardSplit( cost, learned.case_ms[learned.shard_case[s]] );
-        else if ( learned.active() )
-        {
-            double x[kLearnedShardFeatures];
-            learnedShardFeatures( table, sharding, kernel, tables.cache_fraction[t], rows,
-                                  shards.num_cols[s], global, num_gpus, learned.platform_code, x );
-            cost = learnedShardCost( learned, cost, x );
-        }
-        shard_fwd_ms[s] = cost.fwd_ms;
-        shard_bwd_ms[s] = cost.bwd_ms;
-        gpus.phase_ms[g * ph::count + ph::embedding_fwd] += cost.fwd_ms;
-        gpus.phase_ms[g * ph::count + ph::embedding_bwd] += cost.bwd_ms;
-        gpus.memory_GiB[g] +=
-            shardHbmBytes( table, rows, cols, kernel, tables.cache_fraction[t] ) / kBytesPerGiB;
-        const double elem = dataTypeBytes( table.dtype );
-        if ( replicated )
-        {
-            // Each replica's weight gradient joins the dense all-reduce; count the table once.
-            dp_gradient_bytes += rows * cols * elem / p;
-            // Its pooled output stays local.
-            gpus.memory_GiB[g] += 2.0 * local * cols * elem / kBytesPerGiB;
-            continue;
-        }
-        const double ids = local * table.pooling_factor * row_share * kIndexBytes;
-        const double pooled = local * cols * elem;
-        total_index += ids;
-        total_embedding += pooled;
-        gpus.send_index_bytes[g] += ids;                      // own part, subtracted below
-        gpus.recv_index_bytes[g] += ( p - 1.0 ) * ids;        // from every other GPU
-        gpus.recv_embedding_bytes[g] += pooled;               // own part, subtracted below
-        gpus.send_embedding_bytes[g] += ( p - 1.0 ) * pooled; // to every other GPU
-        // The shard's output for all samples before the all-to-all, and its gradient.
-        gpus.memory_GiB[g] += 2.0 * global * cols * elem / kBytesPerGiB;
-    }
-    for ( int g = 0; g < num_gpus; ++g )
-    {
-        gpus.send_index_bytes[g] = total_index - gpus.send_index_bytes[g];
-        gpus.recv_embedding_bytes[g] = total_embedding - gpus.recv_embedding_bytes[g];
-    }
-    return dp_gradient_bytes;
+    return stepAddShards( platform.numGpus(), shards.count, gpus,
+                          [&]( int s )
+                          {
+                              const ShardContribution c = stepShardContribution(
+                                  platform, global_batch, tables, shards, s, learned );
+                              shard_fwd_ms[s] = c.fwd_ms;
+                              shard_bwd_ms[s] = c.bwd_ms;
+                              return c;
+                          } );
 }
 
 //! The all-to-alls of the volumes stepShards filled in, and the all-reduce of `gradient_bytes`.
@@ -327,22 +408,17 @@ KOKKOS_INLINE_FUNCTION double stepGpuRows( const Platform& platform, const Dense
     return max_compute;
 }
 
-//! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
-//! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
-//! each shard's lookup cost. With an active `learned` model (cost_model: learned) each shard's
-//! compute time is the learned one (learned_shard_cost.hpp); everything else stays native.
-KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
-                                                const DenseCost& dense_cost,
-                                                std::int64_t global_batch, StepTables tables,
-                                                StepShards shards, StepGpuArrays gpus,
-                                                double* shard_fwd_ms, double* shard_bwd_ms,
-                                                const LearnedShardCost& learned = {} )
+//! The rest of predictStep once stepShards has filled `gpus`: the collectives, the timeline and
+//! each GPU's row. `dp_gradient_bytes` is stepShards' result.
+KOKKOS_INLINE_FUNCTION StepSummary predictStepFromShards( const Platform& platform,
+                                                          const DenseModel& dense,
+                                                          const DenseCost& dense_cost,
+                                                          const StepGpuArrays& gpus,
+                                                          double dp_gradient_bytes )
 {
     namespace ph = step_phase;
     StepSummary summary;
     const int num_gpus = platform.numGpus();
-    const double dp_gradient_bytes = stepShards( platform, global_batch, tables, shards, gpus,
-                                                 shard_fwd_ms, shard_bwd_ms, learned );
     const double gradient_bytes =
         dense_cost.parameters * dataTypeBytes( dense.dtype ) + dp_gradient_bytes;
     summary.allreduce_bytes = gradient_bytes;
@@ -383,6 +459,22 @@ KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const 
     const double max_compute = stepGpuRows( platform, dense, dense_cost, comm, gpus, summary );
     summary.exposed_comm_ms = summary.iteration_ms - max_compute;
     return summary;
+}
+
+//! Predicts one iteration. `dense_cost` is denseCost( platform.gpu, dense, tables.count,
+//! sumEmbeddingDims( tables ), global_batch / numGpus ). `shard_fwd_ms`/`shard_bwd_ms` receive
+//! each shard's lookup cost. With an active `learned` model (cost_model: learned) each shard's
+//! compute time is the learned one (learned_shard_cost.hpp); everything else stays native.
+KOKKOS_INLINE_FUNCTION StepSummary predictStep( const Platform& platform, const DenseModel& dense,
+                                                const DenseCost& dense_cost,
+                                                std::int64_t global_batch, StepTables tables,
+                                                StepShards shards, StepGpuArrays gpus,
+                                                double* shard_fwd_ms, double* shard_bwd_ms,
+                                                const LearnedShardCost& learned = {} )
+{
+    const double dp_gradient_bytes = stepShards( platform, global_batch, tables, shards, gpus,
+                                                 shard_fwd_ms, shard_bwd_ms, learned );
+    return predictStepFromShards( platform, dense, dense_cost, gpus, dp_gradient_bytes );
 }
 
 } // namespace shardsweep

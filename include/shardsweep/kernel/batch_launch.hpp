@@ -1,0 +1,248 @@
+#pragma once
+//! \file batch_launch.hpp
+//! \brief The launches of the batched cost kernel on a packed batch (scenario_batch.hpp), in the
+//! execution space the caller passes.
+//!
+//! One launch per distinct-case kind (dense parts, table statistics, transformer operator cases,
+//! learned shard cases: the expensive, plan-independent terms), then the scenarios. How the
+//! scenarios map to threads is the KernelShape: on host backends one thread walks a scenario's
+//! shards (its tables stay in that core's cache); on a GPU a team of threads prices a DLRM
+//! scenario's shards side by side, so that a warp's loads of consecutive shards coalesce, and the
+//! team adds them to their GPUs in shard order. Either way every sum runs in the same order, so
+//! the results do not depend on the shape (bit for bit on the host; tests/unit/tstCostKernel.hpp).
+#include <Kokkos_Core.hpp>
+#include <chrono>
+#include <shardsweep/kernel/scenario_batch.hpp>
+#include <type_traits>
+
+namespace shardsweep
+{
+
+//! How the scenario launch maps scenarios to threads.
+struct KernelShape
+{
+    //! Threads per team that prices DLRM scenarios (the ones predictStep prices): 0 = one thread
+    //! walks each scenario, and one launch holds every scenario; > 0 = teams of that many
+    //! threads, in a launch of their own, and one thread per transformer or torchrec scenario in
+    //! another.
+    int step_team_size = 0;
+    //! DLRM scenarios per team (team shapes): its threads price their shards together, then
+    //! each thread adds up and composes one of them.
+    int step_scenarios_per_team = 1;
+};
+
+//! The shape evaluateBatch uses in `ExecutionSpace` by default. On a device, a warp per 32
+//! scenarios: one thread walking a scenario's shards left the GPU latency-bound on uncoalesced
+//! loads (docs/PERFORMANCE.md). On the host, one thread per scenario: its tables stay in that
+//! core's cache, and a team would only add barriers.
+template <class ExecutionSpace>
+KernelShape defaultKernelShape()
+{
+    constexpr bool host =
+        std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+    return host ? KernelShape{ 0, 1 } : KernelShape{ 32, 32 };
+}
+
+//! The launches of evaluateBatch, in order (bench kernel times each one).
+enum class KernelStage : int
+{
+    dense_cases,
+    table_cases,
+    transformer_cases,
+    learned_shard_cases,
+    step_scenarios,  //!< DLRM scenarios (all scenarios where step_team_size is 0)
+    other_scenarios, //!< transformer and torchrec scenarios (team shapes only)
+    count
+};
+
+//! Wall seconds of each launch of one evaluateBatch call.
+struct KernelStageSeconds
+{
+    double seconds[int( KernelStage::count )] = {};
+};
+
+//! The team `team` prices DLRM scenarios step_scenario( j ), j in [league·per_team,
+//! (league + 1)·per_team): first all its threads price their shards side by side, consecutive
+//! shards on consecutive threads (coalesced loads), into `contribution`; then each thread adds up
+//! one scenario's shards in shard order (stepAddShards, as the one-thread walk does) and
+//! composes its step.
+template <class MemorySpace, class Member, class Contributions>
+KOKKOS_INLINE_FUNCTION void evaluateStepScenarioGroup( const ScenarioBatch<MemorySpace>& b,
+                                                       const Member& team, int per_team,
+                                                       const Contributions& contribution )
+{
+    const int count = static_cast<int>( b.step_scenario.extent( 0 ) );
+    const int j0 = team.league_rank() * per_team;
+    const int j1 = math::min( j0 + per_team, count );
+    for ( int j = j0; j < j1; ++j )
+    {
+        const int i = b.step_scenario( j );
+        const int s0 = b.shard_offset( i );
+        const StepTables tables = stepTablesOf( b, i );
+        const StepShards shards = stepShardsOf( b, i );
+        const LearnedShardCost learned = learnedShardCostOf( b, i );
+        Kokkos::parallel_for( Kokkos::TeamThreadRange( team, shards.count ),
+                              [&]( const int s )
+                              {
+                                  const ShardContribution c = stepShardContribution(
+                                      b.platform( i ), b.global_batch( i ), tables, shards, s,
+                                      learned );
+                                  b.shard_fwd_ms( s0 + s ) = c.fwd_ms;
+                                  b.shard_bwd_ms( s0 + s ) = c.bwd_ms;
+                                  contribution( s0 + s ) = c;
+                              } );
+    }
+    team.team_barrier(); // every contribution of the group is written
+    Kokkos::parallel_for(
+        Kokkos::TeamThreadRange( team, j0, j1 ),
+        [&]( const int j )
+        {
+            const int i = b.step_scenario( j );
+            const int s0 = b.shard_offset( i );
+            const Platform& platform = b.platform( i );
+            const StepGpuArrays gpus = stepGpusOf( b, i );
+            const double dp_gradient_bytes =
+                stepAddShards( platform.numGpus(), b.shard_offset( i + 1 ) - s0, gpus,
+                               [&]( int s ) { return contribution( s0 + s ); } );
+            b.summary( i ) = predictStepFromShards( platform, b.dense( i ),
+                                                    b.dense_cost( b.dense_index( i ) ), gpus,
+                                                    dp_gradient_bytes );
+        } );
+}
+
+//! The DLRM scenarios priced by predictStep, in teams as `shape` says. `b.shard_contribution`
+//! holds the shards' contributions between the two halves of a team's work (allocated here for
+//! this launch where the batch has none).
+template <class ExecutionSpace, class MemorySpace>
+void evaluateStepScenariosByTeam( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& b,
+                                  KernelShape shape )
+{
+    using Policy = Kokkos::TeamPolicy<ExecutionSpace>;
+    const int count = static_cast<int>( b.step_scenario.extent( 0 ) );
+    if ( count == 0 )
+        return;
+    auto contribution = b.shard_contribution;
+    if ( contribution.extent( 0 ) < b.shard_fwd_ms.extent( 0 ) )
+        contribution = decltype( contribution )(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
+            b.shard_fwd_ms.extent( 0 ) );
+    const int per_team = math::max( 1, shape.step_scenarios_per_team );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateStepScenarios",
+        Policy( exec, ( count + per_team - 1 ) / per_team, shape.step_team_size ),
+        KOKKOS_LAMBDA( const typename Policy::member_type& team ) {
+            evaluateStepScenarioGroup( b, team, per_team, contribution );
+        } );
+}
+
+//! Times the launches of one evaluateBatch call where asked to (each lap fences).
+template <class ExecutionSpace>
+class StageClock
+{
+  public:
+    StageClock( const ExecutionSpace& exec, KernelStageSeconds* seconds )
+        : _exec( exec ), _seconds( seconds ), _start( std::chrono::steady_clock::now() )
+    {
+    }
+
+    //! Charges the time since the last lap to `stage`.
+    void lap( KernelStage stage )
+    {
+        if ( !_seconds )
+            return;
+        _exec.fence();
+        const auto now = std::chrono::steady_clock::now();
+        _seconds->seconds[int( stage )] += std::chrono::duration<double>( now - _start ).count();
+        _start = now;
+    }
+
+  private:
+    ExecutionSpace _exec;
+    KernelStageSeconds* _seconds;
+    std::chrono::steady_clock::time_point _start;
+};
+
+//! The batched cost kernel in `exec`: the distinct cases, then the scenarios as `shape` says.
+//! With `stage_seconds`, each launch is fenced and timed (bench kernel's breakdown).
+template <class ExecutionSpace, class MemorySpace>
+void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch,
+                    KernelShape shape = defaultKernelShape<ExecutionSpace>(),
+                    KernelStageSeconds* stage_seconds = nullptr )
+{
+    using Range = Kokkos::RangePolicy<ExecutionSpace>;
+    auto size = []( const auto& view ) { return static_cast<int>( view.extent( 0 ) ); };
+    StageClock<ExecutionSpace> clock( exec, stage_seconds );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateDenseCases", Range( exec, 0, size( batch.dense_case ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateDenseCase( batch, k ); } );
+    clock.lap( KernelStage::dense_cases );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateTableCases", Range( exec, 0, size( batch.table_case_to_compute ) ),
+        KOKKOS_LAMBDA( const int j ) { evaluateUncachedTableCase( batch, j ); } );
+    clock.lap( KernelStage::table_cases );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateTransformerCases", Range( exec, 0, size( batch.transformer_case ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateTransformerCase( batch, k ); } );
+    clock.lap( KernelStage::transformer_cases );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateLearnedShardCases", Range( exec, 0, size( batch.learned_case_ms ) ),
+        KOKKOS_LAMBDA( const int k ) { evaluateLearnedShardCase( batch, k ); } );
+    clock.lap( KernelStage::learned_shard_cases );
+    if ( shape.step_team_size <= 0 )
+    {
+        Kokkos::parallel_for(
+            "shardsweep::evaluateScenarios", Range( exec, 0, batch.numScenarios() ),
+            KOKKOS_LAMBDA( const int i ) { evaluateBatchEntry( batch, i ); } );
+        clock.lap( KernelStage::step_scenarios );
+    }
+    else
+    {
+        evaluateStepScenariosByTeam( exec, batch, shape );
+        clock.lap( KernelStage::step_scenarios );
+        Kokkos::parallel_for(
+            "shardsweep::evaluateOtherScenarios", Range( exec, 0, size( batch.other_scenario ) ),
+            KOKKOS_LAMBDA( const int j ) { evaluateBatchEntry( batch, batch.other_scenario( j ) ); } );
+        clock.lap( KernelStage::other_scenarios );
+    }
+    exec.fence();
+}
+
+//! What `bench kernel` measures of one batch on one backend.
+struct KernelTiming
+{
+    double launches_per_s = 0.0;
+    KernelStageSeconds stage_seconds; //!< of one more launch, each stage fenced
+};
+
+//! Launches of evaluateBatch per second on `backend` for `host` with `shape` (copied there once,
+//! launched once to warm up, then repeatedly until `min_seconds` have passed), and the stages of
+//! one more launch: `bench kernel`'s probe. Here rather than in the bench so that the kernel's
+//! device code is compiled in one place. A `shape` with step_team_size < 0 takes the backend's
+//! default.
+KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host, KernelShape shape,
+                                 double min_seconds );
+
+//! Evaluates a packed batch in `exec`: its inputs copied to `exec`'s memory once, the kernel
+//! launched, its outputs copied back into `host` once (the statistics of the computed table
+//! cases too where `table_stats` is set, for a TableStatsCache). evaluateScenarios( Backend, ... )
+//! packs, calls this and unpacks.
+template <class ExecutionSpace>
+void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool table_stats,
+                     KernelShape shape = defaultKernelShape<ExecutionSpace>() )
+{
+    using MemorySpace = typename ExecutionSpace::memory_space;
+    const auto device = toMemorySpace<MemorySpace>( host );
+    evaluateBatch( exec, device, shape );
+    if ( table_stats )
+        Kokkos::deep_copy( host.table_stats, device.table_stats );
+    Kokkos::deep_copy( host.summary, device.summary );
+    Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
+    Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );
+    Kokkos::deep_copy( host.gpu_phase_ms, device.gpu_phase_ms );
+    Kokkos::deep_copy( host.gpu_memory_GiB, device.gpu_memory_GiB );
+    Kokkos::deep_copy( host.transformer_summary, device.transformer_summary );
+    Kokkos::deep_copy( host.stage_ms, device.stage_ms );
+    Kokkos::deep_copy( host.stage_memory_GiB, device.stage_memory_GiB );
+}
+
+} // namespace shardsweep
