@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/operator_models.hpp>
@@ -17,6 +16,7 @@
 #include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
+#include <sstream>
 
 namespace shardsweep
 {
@@ -157,7 +157,8 @@ BatchRates timeBatch( Backend backend, const HostScenarioBatch& host,
 {
     BatchRates rates;
     for ( const KernelShape& shape : shapes )
-        rates.kernel.push_back( { shape, timeKernelLaunches( backend, host, shape, min_seconds ) } );
+        rates.kernel.push_back(
+            { shape, timeKernelLaunches( backend, host, shape, min_seconds ) } );
     long long loops = 0;
     const auto start = std::chrono::steady_clock::now();
     double loop_s = 0.0;
@@ -191,9 +192,9 @@ std::string shapeName( const KernelShape& shape )
 //! One launch's stages that took time, as "stage ms; ...".
 std::string stageBreakdown( const KernelStageSeconds& s )
 {
-    static const char* const names[] = { "dense_cases",         "table_cases",
-                                         "transformer_cases",   "learned_shard_cases",
-                                         "step_scenarios",      "other_scenarios" };
+    static const char* const names[] = { "dense_cases",       "table_cases",
+                                         "transformer_cases", "learned_shard_cases",
+                                         "step_scenarios",    "other_scenarios" };
     static_assert( sizeof( names ) / sizeof( names[0] ) == std::size_t( KernelStage::count ),
                    "one name per kernel stage" );
     std::string text;
@@ -240,10 +241,9 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "how the kernel maps DLRM scenarios to threads, a comma list for one row each (same "
         "run): 0 = one thread walks each scenario (the host backends' default); TxG = teams of "
         "T threads, each pricing the shards of G scenarios side by side and then adding up one "
-        "scenario per thread (T alone: TxT; a GPU's default: 32x32); auto = the backend's "
-        "default" )( "backend",
-                                         po::value( &o.backend )->default_value( o.backend ),
-                                         backendOptionHelp().c_str() );
+        "scenario per thread (T alone: TxT); auto = the kernel's default (0)" )(
+        "backend", po::value( &o.backend )->default_value( o.backend ),
+        backendOptionHelp().c_str() );
     po::variables_map vm;
     const CommandHelp help{
         "Usage: shardsweep bench kernel [options]\n\n"
@@ -292,9 +292,7 @@ std::vector<KernelShape> kernelShapes( const std::string& list, Backend backend 
     {
         if ( item == "auto" )
         {
-            shapes.push_back( withExecutionSpace(
-                backend, []( const auto& exec )
-                { return defaultKernelShape<std::decay_t<decltype( exec )>>(); } ) );
+            shapes.push_back( KernelShape{} );
             continue;
         }
         // T or TxG: teams of T threads, G scenarios each (T alone: G = T).
@@ -307,7 +305,8 @@ std::vector<KernelShape> kernelShapes( const std::string& list, Backend backend 
             return digits ? std::stoi( text ) : -1;
         };
         const int size = whole( item.substr( 0, x ) );
-        const int per_team = x == std::string::npos ? std::max( size, 1 ) : whole( item.substr( x + 1 ) );
+        const int per_team =
+            x == std::string::npos ? std::max( size, 1 ) : whole( item.substr( x + 1 ) );
         if ( size < 0 || per_team < 1 )
             throw UsageError( "bench kernel: --team-size takes auto, T or TxG (whole numbers, T >= "
                               "0, G >= 1), found '" +
@@ -432,8 +431,8 @@ class KernelBench
             useLearnedGemm( packed.host, *models.gemm );
         const BatchRates rates = timeBatch( _backend, packed.host, _shapes, _min_seconds );
         addRows( c.name, learned, learned_shards, n,
-                static_cast<long long>( packed.host.table_case.extent( 0 ) ),
-                static_cast<double>( packed.shards ), rates );
+                 static_cast<long long>( packed.host.table_case.extent( 0 ) ),
+                 static_cast<double>( packed.shards ), rates );
     }
 
     //! Transformer configurations: one scenario per configuration, no shards; the rates are
@@ -475,9 +474,8 @@ class KernelBench
             _table.addRow( { name, std::string( learned ? "learned" : "analytic" ),
                              std::string( learned_shards ? "learned" : "native" ),
                              executionSpaceName( _backend ), static_cast<long long>( _cores ),
-                             shapeName( kernel.shape ),
-                             static_cast<long long>( n ), distinct_cases, kernel_rate,
-                             n * launches / _cores, loop_rate, kernel_rate / loop_rate,
+                             shapeName( kernel.shape ), static_cast<long long>( n ), distinct_cases,
+                             kernel_rate, n * launches / _cores, loop_rate, kernel_rate / loop_rate,
                              stageBreakdown( kernel.timing.stage_seconds ) } );
         }
     }
@@ -488,10 +486,10 @@ class KernelBench
     double _min_seconds;
     int _cores;
     ResultTable _table{ { "case", "gemm_model", "cost_model", "execution_space", "threads",
-                          "team_size",
-                          "scenarios_per_launch", "distinct_cases", "shard_evals_per_s_per_core",
-                          "scenarios_per_s_per_core", "reference_shard_evals_per_s_per_core",
-                          "speedup_vs_reference", "stage_ms_one_launch" } };
+                          "team_size", "scenarios_per_launch", "distinct_cases",
+                          "shard_evals_per_s_per_core", "scenarios_per_s_per_core",
+                          "reference_shard_evals_per_s_per_core", "speedup_vs_reference",
+                          "stage_ms_one_launch" } };
 };
 } // namespace
 

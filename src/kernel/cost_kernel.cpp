@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <mutex>
-#include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/batch_launch.hpp>
+#include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/table_stats_cache.hpp>
 
 namespace shardsweep
@@ -100,11 +100,12 @@ KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host,
         backend,
         [&]( const auto& exec )
         {
-            using ExecutionSpace = std::decay_t<decltype( exec )>;
-            using MemorySpace = typename ExecutionSpace::memory_space;
-            if ( shape.step_team_size < 0 )
-                shape = defaultKernelShape<ExecutionSpace>();
-            const auto batch = toMemorySpace<MemorySpace>( host );
+            using MemorySpace = typename std::decay_t<decltype( exec )>::memory_space;
+            auto batch = toMemorySpace<MemorySpace>( host );
+            if ( shape.step_team_size > 0 ) // the team shapes' scratch, once for every launch
+                batch.shard_contribution = decltype( batch.shard_contribution )(
+                    Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
+                    host.shard_fwd_ms.extent( 0 ) );
             // Warm-up: first touch, and the JIT of the PTX on a newer GPU.
             evaluateBatch( exec, batch, shape );
             KernelTiming timing;

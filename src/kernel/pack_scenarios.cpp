@@ -274,8 +274,8 @@ void BatchPacker::add( std::size_t i, const ScenarioInput& in )
     b.gpu_offset( i ) = g_;
     b.platform( i ) = *in.platform;
     b.model( i ) = static_cast<std::uint8_t>( in.model );
-    const bool step = !in.workload->isTransformer() && in.model != CostModel::torchrec;
-    ( step ? step_scenarios_ : other_scenarios_ ).push_back( static_cast<int>( i ) );
+    ( isStepScenario( b, static_cast<int>( i ) ) ? step_scenarios_ : other_scenarios_ )
+        .push_back( static_cast<int>( i ) );
     if ( in.workload->isTransformer() )
         addTransformer( i, in );
     else

@@ -2,9 +2,9 @@
 // kernel/batch_launch.hpp).
 #include "test_gpus.hpp"
 
+#include <algorithm>
 #include <backend_equal.hpp>
 #include <gtest/gtest.h>
-#include <algorithm>
 #include <shardsweep/kernel/batch_launch.hpp>
 #include <shardsweep/model/rng.hpp>
 #include <shardsweep/model/step.hpp>
@@ -179,9 +179,9 @@ struct RandomDlrmScenarios
             const int num_tables = 3 + i % 7;
             for ( int t = 0; t < num_tables; ++t )
             {
-                TableSpec spec =
-                    table( 1000 + rng.uniformInt( 0, 1'000'000 - 1 ),
-                           4 * ( 1 + rng.uniformInt( 0, 16 - 1 ) ), 1.0 + rng.uniformInt( 0, 40 - 1 ) );
+                TableSpec spec = table( 1000 + rng.uniformInt( 0, 1'000'000 - 1 ),
+                                        4 * ( 1 + rng.uniformInt( 0, 16 - 1 ) ),
+                                        1.0 + rng.uniformInt( 0, 40 - 1 ) );
                 spec.zipf_alpha = 0.5 + rng.uniform();
                 w.tables.push_back( spec );
                 w.table_names.push_back( "t" + std::to_string( t ) );
@@ -198,8 +198,8 @@ struct RandomDlrmScenarios
                     break;
                 case ShardingType::column_wise:
                     plans[i].shards.push_back( { t, owner, 0, spec.rows, 0, spec.dim / 2 } );
-                    plans[i].shards.push_back( { t, ( owner + 1 ) % gpus, 0, spec.rows, spec.dim / 2,
-                                                 spec.dim - spec.dim / 2 } );
+                    plans[i].shards.push_back( { t, ( owner + 1 ) % gpus, 0, spec.rows,
+                                                 spec.dim / 2, spec.dim - spec.dim / 2 } );
                     break;
                 case ShardingType::row_wise:
                 case ShardingType::data_parallel:

@@ -4,44 +4,37 @@
 //! execution space the caller passes.
 //!
 //! One launch per distinct-case kind (dense parts, table statistics, transformer operator cases,
-//! learned shard cases: the expensive, plan-independent terms), then the scenarios. How the
-//! scenarios map to threads is the KernelShape: on host backends one thread walks a scenario's
-//! shards (its tables stay in that core's cache); on a GPU a team of threads prices a DLRM
-//! scenario's shards side by side, so that a warp's loads of consecutive shards coalesce, and the
-//! team adds them to their GPUs in shard order. Either way every sum runs in the same order, so
-//! the results do not depend on the shape (bit for bit on the host; tests/unit/tstCostKernel.hpp).
+//! learned shard cases: the expensive, plan-independent terms), then the scenarios in two
+//! launches: the DLRM ones predictStep prices, and the others (transformer, TorchRec model), each
+//! kernel with only its own model inlined, the transformers ordered by their stage count so that
+//! a GPU warp's threads do alike work. How the DLRM scenarios map to threads is the KernelShape:
+//! one thread walking each scenario's shards, or teams of threads pricing the shards of several
+//! scenarios side by side (consecutive shards on consecutive threads: coalesced loads on a GPU)
+//! and then adding up one scenario each. Either way every sum runs in shard order, so the
+//! results do not depend on the shape (bit for bit on the host; tests/unit/tstCostKernel.hpp).
 #include <Kokkos_Core.hpp>
 #include <chrono>
 #include <shardsweep/kernel/scenario_batch.hpp>
-#include <type_traits>
 
 namespace shardsweep
 {
 
-//! How the scenario launch maps scenarios to threads.
+//! How the launch of the DLRM scenarios maps them to threads (transformer and TorchRec-model
+//! scenarios always get one thread each, in a launch of their own).
 struct KernelShape
 {
     //! Threads per team that prices DLRM scenarios (the ones predictStep prices): 0 = one thread
-    //! walks each scenario, and one launch holds every scenario; > 0 = teams of that many
-    //! threads, in a launch of their own, and one thread per transformer or torchrec scenario in
-    //! another.
+    //! walks each scenario; > 0 = teams of that many threads.
     int step_team_size = 0;
     //! DLRM scenarios per team (team shapes): its threads price their shards together, then
     //! each thread adds up and composes one of them.
     int step_scenarios_per_team = 1;
 };
-
-//! The shape evaluateBatch uses in `ExecutionSpace` by default. On a device, a warp per 32
-//! scenarios: one thread walking a scenario's shards left the GPU latency-bound on uncoalesced
-//! loads (docs/PERFORMANCE.md). On the host, one thread per scenario: its tables stay in that
-//! core's cache, and a team would only add barriers.
-template <class ExecutionSpace>
-KernelShape defaultKernelShape()
-{
-    constexpr bool host =
-        std::is_same<typename ExecutionSpace::memory_space, Kokkos::HostSpace>::value;
-    return host ? KernelShape{ 0, 1 } : KernelShape{ 32, 32 };
-}
+// The default shape, one thread per scenario, serves the host (a scenario's tables stay in its
+// core's cache; a team would only add barriers) and, for now, a GPU too. Teams of 32 threads
+// pricing 32 scenarios (`bench kernel --team-size 32x32`) were 1.33 times faster on the 50-table
+// bench case on an H100, but 0.78 times as fast on the 500-table case with its launches of 4096
+// scenarios, and their test did not finish on the GPU in that session (docs/PERFORMANCE.md).
 
 //! The launches of evaluateBatch, in order (bench kernel times each one).
 enum class KernelStage : int
@@ -50,8 +43,8 @@ enum class KernelStage : int
     table_cases,
     transformer_cases,
     learned_shard_cases,
-    step_scenarios,  //!< DLRM scenarios (all scenarios where step_team_size is 0)
-    other_scenarios, //!< transformer and torchrec scenarios (team shapes only)
+    step_scenarios,  //!< DLRM scenarios priced by predictStep
+    other_scenarios, //!< transformer and TorchRec-model scenarios
     count
 };
 
@@ -84,30 +77,29 @@ KOKKOS_INLINE_FUNCTION void evaluateStepScenarioGroup( const ScenarioBatch<Memor
         Kokkos::parallel_for( Kokkos::TeamThreadRange( team, shards.count ),
                               [&]( const int s )
                               {
-                                  const ShardContribution c = stepShardContribution(
-                                      b.platform( i ), b.global_batch( i ), tables, shards, s,
-                                      learned );
+                                  const ShardContribution c =
+                                      stepShardContribution( b.platform( i ), b.global_batch( i ),
+                                                             tables, shards, s, learned );
                                   b.shard_fwd_ms( s0 + s ) = c.fwd_ms;
                                   b.shard_bwd_ms( s0 + s ) = c.bwd_ms;
                                   contribution( s0 + s ) = c;
                               } );
     }
     team.team_barrier(); // every contribution of the group is written
-    Kokkos::parallel_for(
-        Kokkos::TeamThreadRange( team, j0, j1 ),
-        [&]( const int j )
-        {
-            const int i = b.step_scenario( j );
-            const int s0 = b.shard_offset( i );
-            const Platform& platform = b.platform( i );
-            const StepGpuArrays gpus = stepGpusOf( b, i );
-            const double dp_gradient_bytes =
-                stepAddShards( platform.numGpus(), b.shard_offset( i + 1 ) - s0, gpus,
-                               [&]( int s ) { return contribution( s0 + s ); } );
-            b.summary( i ) = predictStepFromShards( platform, b.dense( i ),
-                                                    b.dense_cost( b.dense_index( i ) ), gpus,
-                                                    dp_gradient_bytes );
-        } );
+    Kokkos::parallel_for( Kokkos::TeamThreadRange( team, j0, j1 ),
+                          [&]( const int j )
+                          {
+                              const int i = b.step_scenario( j );
+                              const int s0 = b.shard_offset( i );
+                              const Platform& platform = b.platform( i );
+                              const StepGpuArrays gpus = stepGpusOf( b, i );
+                              const double dp_gradient_bytes = stepAddShards(
+                                  platform.numGpus(), b.shard_offset( i + 1 ) - s0, gpus,
+                                  [&]( int s ) { return contribution( s0 + s ); } );
+                              b.summary( i ) = predictStepFromShards(
+                                  platform, b.dense( i ), b.dense_cost( b.dense_index( i ) ), gpus,
+                                  dp_gradient_bytes );
+                          } );
 }
 
 //! The DLRM scenarios priced by predictStep, in teams as `shape` says. `b.shard_contribution`
@@ -166,8 +158,7 @@ class StageClock
 //! With `stage_seconds`, each launch is fenced and timed (bench kernel's breakdown).
 template <class ExecutionSpace, class MemorySpace>
 void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& batch,
-                    KernelShape shape = defaultKernelShape<ExecutionSpace>(),
-                    KernelStageSeconds* stage_seconds = nullptr )
+                    KernelShape shape = {}, KernelStageSeconds* stage_seconds = nullptr )
 {
     using Range = Kokkos::RangePolicy<ExecutionSpace>;
     auto size = []( const auto& view ) { return static_cast<int>( view.extent( 0 ) ); };
@@ -189,21 +180,18 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
         KOKKOS_LAMBDA( const int k ) { evaluateLearnedShardCase( batch, k ); } );
     clock.lap( KernelStage::learned_shard_cases );
     if ( shape.step_team_size <= 0 )
-    {
         Kokkos::parallel_for(
-            "shardsweep::evaluateScenarios", Range( exec, 0, batch.numScenarios() ),
-            KOKKOS_LAMBDA( const int i ) { evaluateBatchEntry( batch, i ); } );
-        clock.lap( KernelStage::step_scenarios );
-    }
+            "shardsweep::evaluateStepScenarios", Range( exec, 0, size( batch.step_scenario ) ),
+            KOKKOS_LAMBDA( const int j ) {
+                evaluateStepEntry( batch, batch.step_scenario( j ) );
+            } );
     else
-    {
         evaluateStepScenariosByTeam( exec, batch, shape );
-        clock.lap( KernelStage::step_scenarios );
-        Kokkos::parallel_for(
-            "shardsweep::evaluateOtherScenarios", Range( exec, 0, size( batch.other_scenario ) ),
-            KOKKOS_LAMBDA( const int j ) { evaluateBatchEntry( batch, batch.other_scenario( j ) ); } );
-        clock.lap( KernelStage::other_scenarios );
-    }
+    clock.lap( KernelStage::step_scenarios );
+    Kokkos::parallel_for(
+        "shardsweep::evaluateOtherScenarios", Range( exec, 0, size( batch.other_scenario ) ),
+        KOKKOS_LAMBDA( const int j ) { evaluateOtherEntry( batch, batch.other_scenario( j ) ); } );
+    clock.lap( KernelStage::other_scenarios );
     exec.fence();
 }
 
@@ -217,8 +205,7 @@ struct KernelTiming
 //! Launches of evaluateBatch per second on `backend` for `host` with `shape` (copied there once,
 //! launched once to warm up, then repeatedly until `min_seconds` have passed), and the stages of
 //! one more launch: `bench kernel`'s probe. Here rather than in the bench so that the kernel's
-//! device code is compiled in one place. A `shape` with step_team_size < 0 takes the backend's
-//! default.
+//! device code is compiled in one place.
 KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host, KernelShape shape,
                                  double min_seconds );
 
@@ -228,7 +215,7 @@ KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host,
 //! packs, calls this and unpacks.
 template <class ExecutionSpace>
 void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool table_stats,
-                     KernelShape shape = defaultKernelShape<ExecutionSpace>() )
+                     KernelShape shape = {} )
 {
     using MemorySpace = typename ExecutionSpace::memory_space;
     const auto device = toMemorySpace<MemorySpace>( host );

@@ -113,7 +113,7 @@ struct ScenarioBatch
     View<double> shard_fwd_ms;
     View<double> shard_bwd_ms;
     //! Scratch of the team shapes (batch_launch.hpp): each shard's contribution between its
-    //! pricing and its scenario's sums. Allocated on devices only; empty on the host.
+    //! pricing and its scenario's sums. Empty unless a caller keeps one across launches.
     View<ShardContribution> shard_contribution;
     View<double> gpu_phase_ms; //!< [gpu * kNumPhases + phase]
     View<double> gpu_memory_GiB;
@@ -201,9 +201,6 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.summary = alloc( host.summary );
     b.shard_fwd_ms = alloc( host.shard_fwd_ms );
     b.shard_bwd_ms = alloc( host.shard_bwd_ms );
-    b.shard_contribution = Kokkos::View<ShardContribution*, MemorySpace>(
-        Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
-        host.shard_bwd_ms.extent( 0 ) );
     b.gpu_phase_ms = alloc( host.gpu_phase_ms );
     b.gpu_memory_GiB = alloc( host.gpu_memory_GiB );
     b.gpu_scratch = alloc( host.gpu_scratch );
@@ -265,10 +262,30 @@ KOKKOS_INLINE_FUNCTION LearnedShardCost learnedShardCostOf( const ScenarioBatch<
     return learned;
 }
 
-//! Evaluates scenario `i` of a batch with one thread (the kernel body on host backends; also
-//! callable in a plain host loop).
+//! Whether predictStep prices scenario i (DLRM with native or learned shard costs): the
+//! scenarios of `step_scenario`, the others being `other_scenario`'s.
 template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>& b, int i )
+KOKKOS_INLINE_FUNCTION bool isStepScenario( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    return b.kind( i ) != static_cast<std::uint8_t>( WorkloadKind::transformer ) &&
+           b.model( i ) != static_cast<std::uint8_t>( CostModel::torchrec );
+}
+
+//! Evaluates DLRM scenario `i` with predictStep, in one thread. A kernel of its own: without the
+//! transformer model inlined next to it, it needs fewer registers per thread.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateStepEntry( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    const int s0 = b.shard_offset( i );
+    b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
+                                  b.global_batch( i ), stepTablesOf( b, i ), stepShardsOf( b, i ),
+                                  stepGpusOf( b, i ), b.shard_fwd_ms.data() + s0,
+                                  b.shard_bwd_ms.data() + s0, learnedShardCostOf( b, i ) );
+}
+
+//! Evaluates transformer or TorchRec-model scenario `i`, in one thread.
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateOtherEntry( const ScenarioBatch<MemorySpace>& b, int i )
 {
     if ( b.kind( i ) == static_cast<std::uint8_t>( WorkloadKind::transformer ) )
     {
@@ -280,20 +297,20 @@ KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>
         return;
     }
     const int s0 = b.shard_offset( i );
-    const StepTables tables = stepTablesOf( b, i );
-    const StepShards shards = stepShardsOf( b, i );
-    const StepGpuArrays gpus = stepGpusOf( b, i );
-    if ( b.model( i ) == static_cast<std::uint8_t>( CostModel::torchrec ) )
-    {
-        b.summary( i ) =
-            predictStepTorchrec( b.platform( i ), b.global_batch( i ), tables, shards, gpus,
-                                 b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
-        return;
-    }
-    b.summary( i ) = predictStep( b.platform( i ), b.dense( i ), b.dense_cost( b.dense_index( i ) ),
-                                  b.global_batch( i ), tables, shards, gpus,
-                                  b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0,
-                                  learnedShardCostOf( b, i ) );
+    b.summary( i ) = predictStepTorchrec(
+        b.platform( i ), b.global_batch( i ), stepTablesOf( b, i ), stepShardsOf( b, i ),
+        stepGpusOf( b, i ), b.shard_fwd_ms.data() + s0, b.shard_bwd_ms.data() + s0 );
+}
+
+//! Evaluates scenario `i` of a batch in one thread, whatever its kind (the plain host loops of
+//! evaluateScenario and bench kernel's reference).
+template <class MemorySpace>
+KOKKOS_INLINE_FUNCTION void evaluateBatchEntry( const ScenarioBatch<MemorySpace>& b, int i )
+{
+    if ( isStepScenario( b, i ) )
+        evaluateStepEntry( b, i );
+    else
+        evaluateOtherEntry( b, i );
 }
 
 //! Prices the batch's distinct dense cases (run before the scenarios).

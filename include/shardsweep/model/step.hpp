@@ -227,7 +227,8 @@ KOKKOS_INLINE_FUNCTION ShardContribution stepShardContribution( const Platform& 
     }
     c.fwd_ms = cost.fwd_ms;
     c.bwd_ms = cost.bwd_ms;
-    c.state_GiB = shardHbmBytes( table, rows, cols, kernel, tables.cache_fraction[t] ) / kBytesPerGiB;
+    c.state_GiB =
+        shardHbmBytes( table, rows, cols, kernel, tables.cache_fraction[t] ) / kBytesPerGiB;
     const double elem = dataTypeBytes( table.dtype );
     if ( c.replicated )
     {
@@ -270,9 +271,9 @@ KOKKOS_INLINE_FUNCTION void stepAddShardToGpu( const ShardContribution& c, doubl
     gpus.memory_GiB[g] += c.output_GiB;
     if ( c.replicated )
         return;
-    gpus.send_index_bytes[g] += c.index_bytes;                             // own part
-    gpus.recv_index_bytes[g] += ( num_gpus - 1.0 ) * c.index_bytes;        // from every other GPU
-    gpus.recv_embedding_bytes[g] += c.embedding_bytes;                     // own part
+    gpus.send_index_bytes[g] += c.index_bytes;                              // own part
+    gpus.recv_index_bytes[g] += ( num_gpus - 1.0 ) * c.index_bytes;         // from every other GPU
+    gpus.recv_embedding_bytes[g] += c.embedding_bytes;                      // own part
     gpus.send_embedding_bytes[g] += ( num_gpus - 1.0 ) * c.embedding_bytes; // to every other GPU
 }
 
