@@ -20,8 +20,8 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
@@ -69,7 +69,7 @@ struct BenchSetup
 
 //! Runs the engine on `comm` (fresh output, quiet); collective over `comm`.
 Measurement runOnce( MPI_Comm comm, const BenchSetup& setup, const std::string& output,
-                     std::uint64_t scenarios, SweepDetail detail, bool cache_table_stats = true )
+                     std::uint64_t scenarios, SweepDetail detail, bool cache_cases = true )
 {
     SweepOptions options;
     options.output = output;
@@ -87,9 +87,9 @@ Measurement runOnce( MPI_Comm comm, const BenchSetup& setup, const std::string& 
     const double cpu0 = cpuSeconds();
     const double written0 = writtenBytes();
     // A fresh per-rank cache per run (as `shardsweep run`): its filling is part of the timing.
-    TableStatsCache table_stats;
+    CaseCache cases;
     const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
-    { return evaluateScenarios( setup.backend, in, cache_table_stats ? &table_stats : nullptr ); };
+    { return evaluateScenarios( setup.backend, in, cache_cases ? &cases : nullptr ); };
     const SweepReport r =
         runSweepEngine( comm, setup.problem, planSweepScenario, evaluate, options, sink );
     const double cpu = cpuSeconds() - cpu0;
@@ -182,7 +182,8 @@ const char* const kUsage =
     "                       ranks, best of --repeats, for --detail all and scenarios;\n"
     "                       parallel_efficiency = (rate_all / ranks) / rate_1;\n"
     "  throughput_<detail>_uncached  (--uncached-baseline) the same without the per-rank\n"
-    "                       cache of table statistics (every batch recomputes them), run\n"
+    "                       case cache (table statistics, dense parts, transformer\n"
+    "                       operator cases: every batch recomputes them), run\n"
     "                       alternately with the cached case: the before/after ratio;\n"
     "  rss                  every --rss-scenarios count on all ranks (detail scenarios), in\n"
     "                       increasing order. peak_rss_MiB of every row is the peak resident\n"
@@ -219,7 +220,7 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         ( "rss-scenarios", po::value( &o.rss_text )->default_value( o.rss_text ),
           "scenario counts of the memory case, comma-separated (e.g. 1e5,1e6,1e7; empty: none)" )
         ( "uncached-baseline", po::bool_switch( &o.uncached_baseline ),
-          "also run every throughput case without the table-statistics cache" )
+          "also run every throughput case without the per-rank case cache" )
         ( "batch-size", po::value( &o.batch_size )->default_value( o.batch_size ),
           "scenarios per engine batch (as `run --batch-size`)" )
         ( "evaluate-tile", po::value( &o.evaluate_tile )->default_value( o.evaluate_tile ),
@@ -344,7 +345,7 @@ class BenchTable
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 //! The throughput case of one detail level: the fastest of --repeats runs on 1 rank (`solo`)
-//! and on all ranks, per variant (0: with the per-rank table-statistics cache, as `shardsweep
+//! and on all ranks, per variant (0: with the per-rank case cache, as `shardsweep
 //! run`; 1: without, only with --uncached-baseline), added to `table`.
 void runThroughputCase( const CommandContext& ctx, const BenchSetup& setup, MPI_Comm solo,
                         const BenchOptions& o, SweepDetail detail, BenchTable& table )

@@ -11,9 +11,9 @@
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/parallel/mpi_comm.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
@@ -208,10 +208,11 @@ int runSweep( const CommandContext& ctx, const Arguments& args )
     warnUntrainedPlatforms( ctx, space );
     if ( options.batch_size == 0 )
         options.batch_size = automaticBatchSize( options, space, ctx.size );
-    // One cache per rank for the whole run: the pool's table cases recur in every batch.
-    TableStatsCache table_stats;
+    // One cache per rank for the whole run: the pool's table cases, the dense parts and the
+    // transformer operator cases recur in every batch.
+    CaseCache cases;
     const SweepEvaluateFunction evaluate = [&]( const std::vector<ScenarioInput>& in )
-    { return evaluateScenarios( options.backend, in, &table_stats ); };
+    { return evaluateScenarios( options.backend, in, &cases ); };
     SweepReport report =
         runSweepEngine( ctx.comm, problem, planSweepScenario, evaluate, options, ctx.print() );
     if ( report.already_complete )

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <mutex>
 #include <shardsweep/kernel/batch_launch.hpp>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 
 namespace shardsweep
 {
@@ -70,9 +70,8 @@ std::size_t preferredScenariosPerCall( Backend backend )
     return runsOnHost( backend ) ? 256 : 1024;
 }
 
-std::vector<ScenarioResult> evaluateScenarios( Backend backend,
-                                               const std::vector<ScenarioInput>& inputs,
-                                               TableStatsCache* cache )
+std::vector<ScenarioResult>
+evaluateScenarios( Backend backend, const std::vector<ScenarioInput>& inputs, CaseCache* cache )
 {
     HostScenarioBatch host = packScenarios( inputs, cache );
     withExecutionSpace( backend,
@@ -84,7 +83,7 @@ std::vector<ScenarioResult> evaluateScenarios( Backend backend,
                             evaluatePacked( exec, host, cache != nullptr );
                         } );
     if ( cache )
-        rememberTableStats( host, *cache );
+        rememberCases( host, *cache );
     return unpackResults( host );
 }
 

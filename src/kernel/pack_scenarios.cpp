@@ -10,10 +10,10 @@
 #include <shardsweep/domain/dlrm_fields.hpp>
 #include <shardsweep/domain/gpu_fields.hpp>
 #include <shardsweep/domain/transformer_fields.hpp>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 #include <stdexcept>
 #include <type_traits>
@@ -24,63 +24,11 @@ namespace shardsweep
 
 namespace
 {
-//! Fixed-size keys of the deduplicated cases: no allocation per table and scenario (packing runs
-//! for every batch of a sweep). Unused entries stay 0.
-constexpr std::size_t kNumDenseFields = std::size( kDenseFields );
-constexpr std::size_t kDenseWidthsWord = kGpuSpecWords + kNumDenseFields + 6; //!< the MLP widths
-constexpr std::size_t kDenseKeySize = kDenseWidthsWord + 2 * kMaxMlpLayers;
-using DenseKey = std::array<double, kDenseKeySize>;
-//! The GPU, every model field (domain/transformer_fields.hpp) and the case's four knobs.
-constexpr std::size_t kTransformerKeySize = kGpuSpecWords + kNumModelFields + 7;
-using TransformerKey = std::array<double, kTransformerKeySize>;
+//! Fixed-size keys of the deduplicated cases (kernel/case_cache.hpp): no allocation per table and
+//! scenario (packing runs for every batch of a sweep).
 using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
-
-struct KeyHash
-{
-    template <std::size_t N>
-    std::size_t operator()( const std::array<double, N>& key ) const
-    {
-        return static_cast<std::size_t>( hashWords( key.data(), N ) );
-    }
-};
-
-//! Every field denseCost reads (structs with padding cannot be compared bytewise): the GPU, the
-//! dense model's fields (domain/dlrm_fields.hpp), its layer counts, the case's inputs, then the
-//! layer widths.
-DenseKey denseCaseKey( const DenseCase& c )
-{
-    const DenseModel& d = c.dense;
-    double rest[kNumDenseFields + 6];
-    for ( std::size_t k = 0; k < kNumDenseFields; ++k )
-        rest[k] = kDenseFields[k].get( d );
-    rest[kNumDenseFields + 0] = d.bottom_mlp_layers;
-    rest[kNumDenseFields + 1] = d.top_mlp_layers;
-    rest[kNumDenseFields + 2] = c.num_tables;
-    rest[kNumDenseFields + 3] = c.sum_embedding_dims;
-    rest[kNumDenseFields + 4] = c.local_batch;
-    rest[kNumDenseFields + 5] = c.learned_gemm ? 1.0 : 0.0;
-    DenseKey key = gpuKey<kDenseKeySize>( c.gpu, rest );
-    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + kDenseWidthsWord );
-    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers,
-               key.begin() + kDenseWidthsWord + kMaxMlpLayers );
-    return key;
-}
-
-//! Every field of a transformer operator case.
-TransformerKey transformerCaseKey( const TransformerOperatorCase& c )
-{
-    double rest[kNumModelFields + 7];
-    for ( int k = 0; k < kNumModelFields; ++k )
-        rest[k] = kModelFields[k].get( c.model );
-    rest[kNumModelFields + 0] = c.tp;
-    rest[kNumModelFields + 1] = c.micro_batch;
-    rest[kNumModelFields + 2] = c.sequence_parallel;
-    rest[kNumModelFields + 3] = c.fused;
-    rest[kNumModelFields + 4] = c.cp;
-    rest[kNumModelFields + 5] = c.ep;
-    rest[kNumModelFields + 6] = c.etp;
-    return gpuKey<kTransformerKeySize>( c.gpu, rest );
-}
+using KeyHash = CaseKeyHash;
+constexpr std::size_t kNumDenseFields = std::size( kDenseFields );
 
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );
 
@@ -133,6 +81,44 @@ std::string scenarioInputError( const ScenarioInput& in )
     return {};
 }
 
+//! Every field denseCost reads (structs with padding cannot be compared bytewise): the GPU, the
+//! dense model's fields (domain/dlrm_fields.hpp), its layer counts, the case's inputs, then the
+//! layer widths.
+DenseCaseKey denseCaseKey( const DenseCase& c )
+{
+    const DenseModel& d = c.dense;
+    double rest[kNumDenseFields + 6];
+    for ( std::size_t k = 0; k < kNumDenseFields; ++k )
+        rest[k] = kDenseFields[k].get( d );
+    rest[kNumDenseFields + 0] = d.bottom_mlp_layers;
+    rest[kNumDenseFields + 1] = d.top_mlp_layers;
+    rest[kNumDenseFields + 2] = c.num_tables;
+    rest[kNumDenseFields + 3] = c.sum_embedding_dims;
+    rest[kNumDenseFields + 4] = c.local_batch;
+    rest[kNumDenseFields + 5] = c.learned_gemm ? 1.0 : 0.0;
+    DenseCaseKey key = gpuKey<kDenseCaseKeySize>( c.gpu, rest );
+    std::copy( d.bottom_mlp, d.bottom_mlp + d.bottom_mlp_layers, key.begin() + kDenseCaseHeadSize );
+    std::copy( d.top_mlp, d.top_mlp + d.top_mlp_layers,
+               key.begin() + kDenseCaseHeadSize + kMaxMlpLayers );
+    return key;
+}
+
+//! Every field of a transformer operator case.
+TransformerCaseKey transformerCaseKey( const TransformerOperatorCase& c )
+{
+    double rest[kNumModelFields + 7];
+    for ( int k = 0; k < kNumModelFields; ++k )
+        rest[k] = kModelFields[k].get( c.model );
+    rest[kNumModelFields + 0] = c.tp;
+    rest[kNumModelFields + 1] = c.micro_batch;
+    rest[kNumModelFields + 2] = c.sequence_parallel;
+    rest[kNumModelFields + 3] = c.fused;
+    rest[kNumModelFields + 4] = c.cp;
+    rest[kNumModelFields + 5] = c.ep;
+    rest[kNumModelFields + 6] = c.etp;
+    return gpuKey<kTransformerCaseKeySize>( c.gpu, rest );
+}
+
 TableCaseKey tableCaseKey( const TableSpec& t, double batch, double cache_fraction )
 {
     TableCaseKey key = { double( t.rows ),
@@ -161,12 +147,24 @@ std::size_t TableCaseKeyHash::operator()( const TableCaseKey& key ) const
     return static_cast<std::size_t>( hashWords( key.data(), 7 ) );
 }
 
-void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache )
+void rememberCases( const HostScenarioBatch& host, CaseCache& cache )
 {
     for ( std::size_t j = 0; j < host.table_case_to_compute.extent( 0 ); ++j )
     {
         const int k = host.table_case_to_compute( j );
-        cache.insert( tableCaseKey( host.table_case( k ) ), host.table_stats( k ) );
+        cache.tables.insert( tableCaseKey( host.table_case( k ) ), host.table_stats( k ) );
+    }
+    for ( std::size_t j = 0; j < host.dense_case_to_compute.extent( 0 ); ++j )
+    {
+        const int k = host.dense_case_to_compute( j );
+        if ( !host.dense_case( k ).learned_gemm )
+            cache.dense.insert( denseCaseKey( host.dense_case( k ) ), host.dense_cost( k ) );
+    }
+    for ( std::size_t j = 0; j < host.transformer_case_to_compute.extent( 0 ); ++j )
+    {
+        const int k = host.transformer_case_to_compute( j );
+        cache.transformer.insert( transformerCaseKey( host.transformer_case( k ) ),
+                                  host.transformer_cost( k ) );
     }
 }
 
@@ -224,7 +222,7 @@ void allocateBatch( HostScenarioBatch& b, std::size_t n, std::size_t num_tables,
 class BatchPacker
 {
   public:
-    BatchPacker( HostScenarioBatch& b, const TableStatsCache* cache ) : b_( b ), cache_( cache ) {}
+    BatchPacker( HostScenarioBatch& b, const CaseCache* cache ) : b_( b ), cache_( cache ) {}
 
     void add( std::size_t i, const ScenarioInput& in );
     void finish( std::size_t n );
@@ -236,15 +234,19 @@ class BatchPacker
     void addShards( std::size_t i, const ScenarioInput& in );
 
     HostScenarioBatch& b_;
-    const TableStatsCache* cache_;
-    std::unordered_map<DenseKey, int, KeyHash> dense_ids_;
+    const CaseCache* cache_;
+    std::unordered_map<DenseCaseKey, int, KeyHash> dense_ids_;
     std::unordered_map<TableCaseKey, int, TableCaseKeyHash> table_ids_;
     std::vector<DenseCase> dense_cases_;
     std::vector<TableCase> table_cases_;
     std::vector<EmbeddingTableStats> known_stats_; //!< per table case (cached ones filled in)
     std::vector<int> to_compute_;
-    std::unordered_map<TransformerKey, int, KeyHash> transformer_ids_;
+    std::vector<DenseCost> known_dense_; //!< per dense case (cached ones filled in)
+    std::vector<int> dense_to_compute_;
+    std::unordered_map<TransformerCaseKey, int, KeyHash> transformer_ids_;
     std::vector<TransformerOperatorCase> transformer_cases_;
+    std::vector<TransformerOperatorCost> known_transformer_; //!< per transformer case
+    std::vector<int> transformer_to_compute_;
     const LearnedCostModel* learned_model_ = nullptr;
     // Distinct learned shard feature vectors: a sweep's planners share most shards of a task.
     std::unordered_map<LearnedShardKey, int, KeyHash> learned_ids_;
@@ -292,10 +294,17 @@ void BatchPacker::addTransformer( std::size_t i, const ScenarioInput& in )
     b.dense_index( i ) = -1;
     const TransformerOperatorCase oc =
         transformerOperatorCase( in.platform->gpu, in.workload->transformer, config );
-    const auto [it, fresh] = transformer_ids_.emplace(
-        transformerCaseKey( oc ), static_cast<int>( transformer_cases_.size() ) );
+    const TransformerCaseKey key = transformerCaseKey( oc );
+    const auto [it, fresh] =
+        transformer_ids_.emplace( key, static_cast<int>( transformer_cases_.size() ) );
     if ( fresh )
+    {
+        TransformerOperatorCost known{};
+        if ( !cache_ || !cache_->transformer.find( key, known ) )
+            transformer_to_compute_.push_back( static_cast<int>( transformer_cases_.size() ) );
         transformer_cases_.push_back( oc );
+        known_transformer_.push_back( known );
+    }
     b.transformer_index( i ) = it->second;
     st_ += config.pp;
 }
@@ -322,12 +331,17 @@ void BatchPacker::addDlrm( std::size_t i, const ScenarioInput& in )
         dc.learned_gemm = true;
     }
     // find before emplace: emplace allocates a node even for a key already present.
-    const DenseKey dense_key = denseCaseKey( dc );
+    const DenseCaseKey dense_key = denseCaseKey( dc );
     auto it = dense_ids_.find( dense_key );
     if ( it == dense_ids_.end() )
     {
         it = dense_ids_.emplace( dense_key, static_cast<int>( dense_cases_.size() ) ).first;
+        // A learned GEMM model's dense costs are not kept: the key does not name the model.
+        DenseCost known{};
+        if ( dc.learned_gemm || !cache_ || !cache_->dense.find( dense_key, known ) )
+            dense_to_compute_.push_back( static_cast<int>( dense_cases_.size() ) );
         dense_cases_.push_back( dc );
+        known_dense_.push_back( known );
     }
     b.dense_index( i ) = it->second;
     b.dense( i ) = in.workload->dense;
@@ -359,7 +373,7 @@ void BatchPacker::addTables( std::size_t i, const ScenarioInput& in )
         {
             at = table_ids_.emplace( key, static_cast<int>( table_cases_.size() ) ).first;
             EmbeddingTableStats known{};
-            if ( !cache_ || !cache_->find( key, known ) )
+            if ( !cache_ || !cache_->tables.find( key, known ) )
                 to_compute_.push_back( static_cast<int>( table_cases_.size() ) );
             table_cases_.push_back( { in.workload->tables[k], case_batch, case_cache } );
             known_stats_.push_back( known );
@@ -407,13 +421,15 @@ void BatchPacker::finish( std::size_t n )
     fill( b.learned_case_features, "learned_case_features", learned_features_ );
     allocate( b.learned_case_ms, "learned_case_ms", learned_ids_.size() );
     fill( b.dense_case, "dense_case", dense_cases_ );
-    allocate( b.dense_cost, "dense_cost", dense_cases_.size() );
+    fill( b.dense_cost, "dense_cost", known_dense_ );
+    fill( b.dense_case_to_compute, "dense_case_to_compute", dense_to_compute_ );
     fill( b.table_case, "table_case", table_cases_ );
     fill( b.table_stats, "table_stats", known_stats_ );
     fill( b.table_case_to_compute, "table_case_to_compute", to_compute_ );
     fill( b.transformer_case, "transformer_case", transformer_cases_ );
+    fill( b.transformer_cost, "transformer_cost", known_transformer_ );
+    fill( b.transformer_case_to_compute, "transformer_case_to_compute", transformer_to_compute_ );
     fill( b.step_scenario, "step_scenario", step_scenarios_ );
-    allocate( b.transformer_cost, "transformer_cost", transformer_cases_.size() );
     if ( gemm_model_ )
     {
         b.gemm_mlp = gemm_model_->layout;
@@ -440,8 +456,7 @@ void BatchPacker::finish( std::size_t n )
 }
 } // namespace
 
-HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
-                                 const TableStatsCache* cache )
+HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs, const CaseCache* cache )
 {
     const std::size_t n = inputs.size();
     std::size_t num_tables = 0, num_shards = 0, num_gpus = 0, num_stages = 0;

@@ -152,6 +152,7 @@ ScenarioSpace::ScenarioSpace( SweepConfig config, SweepInputs inputs )
             }
 
     _grid_size = c.gridSize();
+    _planner_axis_size = c.plannerAxisSize();
     std::uint64_t offset = _grid_size;
     _generator_offsets.push_back( offset );
     for ( std::size_t j = 0; j < c.generators.size(); ++j )
@@ -223,7 +224,7 @@ ScenarioSpec ScenarioSpace::materialize( std::uint64_t id ) const
     {
         Digits d{ id };
         s.cost_model = c.cost_models[d.take( c.cost_models.size() )];
-        const std::uint64_t k = d.take( c.plannerAxisSize() );
+        const std::uint64_t k = d.take( _planner_axis_size );
         const std::int64_t batch = c.batches[d.take( c.batches.size() )];
         const int gpus = c.gpu_counts[d.take( c.gpu_counts.size() )];
         s.platform_index = int( d.take( c.platforms.size() ) );

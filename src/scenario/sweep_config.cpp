@@ -73,7 +73,16 @@ ParallelConfig ParallelGrid::at( std::uint64_t index, int num_gpus,
     c.tp = c.pp = c.dp = 0;
     if ( every_layout )
     {
-        const auto layouts = gpuLayouts( num_gpus );
+        // A sweep materialises thousands of scenarios per GPU count, and gpuLayouts allocates:
+        // each thread keeps the layouts of the last count it saw (they were a third of the
+        // materialisation time of a transformer grid; docs/PERFORMANCE.md).
+        thread_local int layouts_of = -1;
+        thread_local std::vector<std::pair<int, int>> layouts;
+        if ( layouts_of != num_gpus )
+        {
+            layouts = gpuLayouts( num_gpus );
+            layouts_of = num_gpus;
+        }
         if ( index < layouts.size() )
         {
             c.tp = layouts[index].first;

@@ -164,16 +164,22 @@ void evaluateBatch( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>
     auto size = []( const auto& view ) { return static_cast<int>( view.extent( 0 ) ); };
     StageClock<ExecutionSpace> clock( exec, stage_seconds );
     Kokkos::parallel_for(
-        "shardsweep::evaluateDenseCases", Range( exec, 0, size( batch.dense_case ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateDenseCase( batch, k ); } );
+        "shardsweep::evaluateDenseCases", Range( exec, 0, size( batch.dense_case_to_compute ) ),
+        KOKKOS_LAMBDA( const int j ) {
+            evaluateDenseCase( batch, batch.dense_case_to_compute( j ) );
+        } );
     clock.lap( KernelStage::dense_cases );
     Kokkos::parallel_for(
         "shardsweep::evaluateTableCases", Range( exec, 0, size( batch.table_case_to_compute ) ),
-        KOKKOS_LAMBDA( const int j ) { evaluateUncachedTableCase( batch, j ); } );
+        KOKKOS_LAMBDA( const int j ) {
+            evaluateTableCase( batch, batch.table_case_to_compute( j ) );
+        } );
     clock.lap( KernelStage::table_cases );
     Kokkos::parallel_for(
-        "shardsweep::evaluateTransformerCases", Range( exec, 0, size( batch.transformer_case ) ),
-        KOKKOS_LAMBDA( const int k ) { evaluateTransformerCase( batch, k ); } );
+        "shardsweep::evaluateTransformerCases",
+        Range( exec, 0, size( batch.transformer_case_to_compute ) ), KOKKOS_LAMBDA( const int j ) {
+            evaluateTransformerCase( batch, batch.transformer_case_to_compute( j ) );
+        } );
     clock.lap( KernelStage::transformer_cases );
     Kokkos::parallel_for(
         "shardsweep::evaluateLearnedShardCases", Range( exec, 0, size( batch.learned_case_ms ) ),
@@ -210,18 +216,22 @@ KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host,
                                  double min_seconds );
 
 //! Evaluates a packed batch in `exec`: its inputs copied to `exec`'s memory once, the kernel
-//! launched, its outputs copied back into `host` once (the statistics of the computed table
-//! cases too where `table_stats` is set, for a TableStatsCache). evaluateScenarios( Backend, ... )
+//! launched, its outputs copied back into `host` once (the values of the computed cases too
+//! where `computed_cases` is set, for a CaseCache). evaluateScenarios( Backend, ... )
 //! packs, calls this and unpacks.
 template <class ExecutionSpace>
-void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool table_stats,
+void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool computed_cases,
                      KernelShape shape = {} )
 {
     using MemorySpace = typename ExecutionSpace::memory_space;
     const auto device = toMemorySpace<MemorySpace>( host );
     evaluateBatch( exec, device, shape );
-    if ( table_stats )
+    if ( computed_cases )
+    {
         Kokkos::deep_copy( host.table_stats, device.table_stats );
+        Kokkos::deep_copy( host.dense_cost, device.dense_cost );
+        Kokkos::deep_copy( host.transformer_cost, device.transformer_cost );
+    }
     Kokkos::deep_copy( host.summary, device.summary );
     Kokkos::deep_copy( host.shard_fwd_ms, device.shard_fwd_ms );
     Kokkos::deep_copy( host.shard_bwd_ms, device.shard_bwd_ms );

@@ -17,10 +17,10 @@
 namespace shardsweep
 {
 
-class TableStatsCache;
+class CaseCache;
 
 //! How many scenarios one evaluateScenarios call should hold on `backend`. Several calls may run
-//! at once, one per host thread, given a TableStatsCache or none: the sweep engine evaluates a
+//! at once, one per host thread, given a CaseCache or none: the sweep engine evaluates a
 //! batch's tiles so. Host backends (Serial, OpenMP): 256, so that a call's workloads, packed
 //! Views and results stay in the core's cache while they are built, evaluated and read back
 //! (calls of 2048 50-table scenarios, ~20 MB of table specs each, spent a quarter of their time in
@@ -42,7 +42,7 @@ std::string scenarioInputError( const ScenarioInput& input );
 //! results: see table_stats_cache.hpp).
 std::vector<ScenarioResult> evaluateScenarios( Backend backend,
                                                const std::vector<ScenarioInput>& inputs,
-                                               TableStatsCache* cache = nullptr );
+                                               CaseCache* cache = nullptr );
 //! The same in the default backend (defaultBackend()).
 std::vector<ScenarioResult> evaluateScenarios( const std::vector<ScenarioInput>& inputs );
 

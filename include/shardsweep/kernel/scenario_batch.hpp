@@ -16,8 +16,8 @@
 //! offsets) two outputs.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/cost_kernel.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/model/step.hpp>
 #include <shardsweep/model/step_torchrec.hpp>
 #include <shardsweep/model/transformer.hpp>
@@ -73,12 +73,14 @@ struct ScenarioBatch
     View<ParallelConfig> parallel;
     View<int> transformer_index; //!< into transformer_case / transformer_cost; -1 for DLRM
     View<int> stage_offset;      //!< pipeline stages (0 for DLRM scenarios)
-    // Per distinct transformer operator case.
+    // Per distinct transformer operator case and dense case. The costs hold the cached ones on
+    // input (CaseCache); the kernel computes the cases listed in *_to_compute.
     View<TransformerOperatorCase> transformer_case;
     View<TransformerOperatorCost> transformer_cost;
-    // Per distinct dense case.
+    View<int> transformer_case_to_compute; //!< into transformer_case
     View<DenseCase> dense_case;
     View<DenseCost> dense_cost;
+    View<int> dense_case_to_compute; //!< into dense_case
     //! The learned GEMM model of the dense cases with learned_gemm (empty: none).
     MlpLayout gemm_mlp;
     Kokkos::View<const double*, MemorySpace> gemm_mlp_params;
@@ -128,14 +130,14 @@ struct ScenarioBatch
 using HostScenarioBatch = ScenarioBatch<Kokkos::HostSpace>;
 
 //! Flattens scenarios into host Views (validating that every shard's table and GPU exist).
-//! Table cases found in `cache` (if given) get their statistics filled in and are not listed in
-//! table_case_to_compute.
+//! Table, dense and transformer cases found in `cache` (if given) get their values filled in and
+//! are not listed in the *_case_to_compute Views.
 HostScenarioBatch packScenarios( const std::vector<ScenarioInput>& inputs,
-                                 const TableStatsCache* cache = nullptr );
+                                 const CaseCache* cache = nullptr );
 
-//! Stores the statistics of the batch's computed table cases in `cache` (after evaluateBatch
-//! and the copy of table_stats back to the host).
-void rememberTableStats( const HostScenarioBatch& host, TableStatsCache& cache );
+//! Stores the values of the batch's computed cases in `cache` (after evaluateBatch and the copy
+//! of table_stats, dense_cost and transformer_cost back to the host).
+void rememberCases( const HostScenarioBatch& host, CaseCache& cache );
 
 //! Copies a batch's outputs back into per-scenario results.
 std::vector<ScenarioResult> unpackResults( const HostScenarioBatch& host );
@@ -175,9 +177,11 @@ ScenarioBatch<MemorySpace> toMemorySpace( const HostScenarioBatch& host )
     b.transformer_index = copy( host.transformer_index );
     b.stage_offset = copy( host.stage_offset );
     b.transformer_case = copy( host.transformer_case );
-    b.transformer_cost = alloc( host.transformer_cost );
+    b.transformer_cost = copy( host.transformer_cost );
+    b.transformer_case_to_compute = copy( host.transformer_case_to_compute );
     b.dense_case = copy( host.dense_case );
-    b.dense_cost = alloc( host.dense_cost );
+    b.dense_cost = copy( host.dense_cost );
+    b.dense_case_to_compute = copy( host.dense_case_to_compute );
     b.gemm_mlp = host.gemm_mlp;
     b.gemm_mlp_params = copy( host.gemm_mlp_params );
     b.cost_mlp = host.cost_mlp;
@@ -343,13 +347,6 @@ KOKKOS_INLINE_FUNCTION void evaluateTableCase( const ScenarioBatch<MemorySpace>&
 {
     const TableCase& c = b.table_case( k );
     b.table_stats( k ) = embeddingTableStats( c.spec, c.batch, c.cache_fraction );
-}
-
-//! Computes the statistics of every table case no cache knew.
-template <class MemorySpace>
-KOKKOS_INLINE_FUNCTION void evaluateUncachedTableCase( const ScenarioBatch<MemorySpace>& b, int j )
-{
-    evaluateTableCase( b, b.table_case_to_compute( j ) );
 }
 
 //! Prices the batch's distinct transformer operator cases.

@@ -141,6 +141,8 @@ class ScenarioSpace
     //! First catalogue row of each grid workload's tables, then of each generator's pool.
     std::vector<std::int32_t> _catalog_offsets;
     std::uint64_t _grid_size = 0;
+    //! SweepConfig::plannerAxisSize(), once (it enumerates every GPU count's layouts).
+    std::uint64_t _planner_axis_size = 0;
     std::uint64_t _size = 0;
 };
 

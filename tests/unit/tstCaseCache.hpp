@@ -1,12 +1,14 @@
-// The per-rank cache of table statistics (bit-identical results, cases computed once) and the
-// sweep's lower-bound column source, on the bench sweep's 50-table / 4-GPU tasks.
+// The per-rank cache of the kernel's cases (table statistics, dense parts, transformer operator
+// cases: bit-identical results, cases computed once) and the sweep's lower-bound column source,
+// on the bench sweep's 50-table / 4-GPU tasks.
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <shardsweep/build_paths.hpp>
+#include <shardsweep/io/operator_models.hpp>
 #include <shardsweep/io/sweep_yaml.hpp>
+#include <shardsweep/kernel/case_cache.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
-#include <shardsweep/kernel/table_stats_cache.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <shardsweep/sweep/sweep_engine.hpp>
 #include <shardsweep/sweep/sweep_problem.hpp>
@@ -64,10 +66,10 @@ const ScenarioSpace& benchSpace()
     return space;
 }
 
-TEST( TEST_CATEGORY, table_stats_cache_reuses_cases_bit_identically )
+TEST( TEST_CATEGORY, case_cache_reuses_table_cases_bit_identically )
 {
     const BenchScenarios first( benchSpace(), 0, 64 ), second( benchSpace(), 64, 64 );
-    TableStatsCache cache;
+    CaseCache cache;
 
     // Cold: every distinct case of the batch is computed, then remembered.
     const HostScenarioBatch cold = packScenarios( first.inputs, &cache );
@@ -76,7 +78,7 @@ TEST( TEST_CATEGORY, table_stats_cache_reuses_cases_bit_identically )
     EXPECT_EQ( cold.table_case_to_compute.extent( 0 ), cases );
     const auto uncached_first = evaluateScenarios( TEST_BACKEND, first.inputs );
     const auto cached_first = evaluateScenarios( TEST_BACKEND, first.inputs, &cache );
-    EXPECT_EQ( cache.size(), cases );
+    EXPECT_EQ( cache.tables.size(), cases );
     expectBitIdentical( uncached_first, cached_first );
 
     // Warm, same scenarios: nothing left to compute, the same bits.
@@ -91,9 +93,70 @@ TEST( TEST_CATEGORY, table_stats_cache_reuses_cases_bit_identically )
                         evaluateScenarios( TEST_BACKEND, second.inputs, &cache ) );
 
     // A full cache starts over instead of growing.
-    TableStatsCache small( 3 );
+    CaseCache small( 3 );
     evaluateScenarios( TEST_BACKEND, first.inputs, &small );
-    EXPECT_LE( small.size(), 3u );
+    EXPECT_LE( small.tables.size(), 3u );
+}
+
+// Dense parts and transformer operator cases: computed by the first call that meets them, then
+// taken from the cache, bit for bit; dense parts priced with a learned GEMM model are not kept.
+TEST( TEST_CATEGORY, case_cache_reuses_dense_and_transformer_cases_bit_identically )
+{
+    const BenchScenarios dlrm( benchSpace(), 300, 16 );
+    Workload gpt;
+    gpt.kind = WorkloadKind::transformer;
+    gpt.transformer.arch = TransformerArch::gpt;
+    gpt.transformer.layers = 8;
+    gpt.transformer.hidden = 1024;
+    gpt.transformer.heads = 16;
+    gpt.transformer.seq_len = 1024;
+    gpt.transformer.vocab = 32000;
+    gpt.global_batch = 64;
+    const Platform& platform = dlrm.specs[0].platform;
+    std::vector<Plan> gpt_plans( 2 );
+    gpt_plans[0].parallel.tp = 2;
+    gpt_plans[0].parallel.dp = platform.numGpus() / 2;
+    gpt_plans[1].parallel.tp = 1;
+    gpt_plans[1].parallel.dp = platform.numGpus();
+    std::vector<ScenarioInput> inputs = dlrm.inputs;
+    for ( const Plan& plan : gpt_plans )
+        inputs.push_back( { &gpt, &platform, &plan, 0, CostModel::native } );
+
+    CaseCache cache;
+    const HostScenarioBatch cold = packScenarios( inputs, &cache );
+    ASSERT_GT( cold.dense_case.extent( 0 ), 0u );
+    EXPECT_EQ( cold.dense_case_to_compute.extent( 0 ), cold.dense_case.extent( 0 ) );
+    EXPECT_EQ( cold.transformer_case.extent( 0 ), 2u ); // tp 2 and tp 1
+    EXPECT_EQ( cold.transformer_case_to_compute.extent( 0 ), 2u );
+    const auto uncached = evaluateScenarios( TEST_BACKEND, inputs );
+    expectBitIdentical( uncached, evaluateScenarios( TEST_BACKEND, inputs, &cache ) );
+    EXPECT_EQ( cache.dense.size(), cold.dense_case.extent( 0 ) );
+    EXPECT_EQ( cache.transformer.size(), 2u );
+
+    const HostScenarioBatch warm = packScenarios( inputs, &cache );
+    EXPECT_EQ( warm.dense_case_to_compute.extent( 0 ), 0u );
+    EXPECT_EQ( warm.transformer_case_to_compute.extent( 0 ), 0u );
+    const auto cached = evaluateScenarios( TEST_BACKEND, inputs, &cache );
+    expectBitIdentical( uncached, cached );
+    for ( std::size_t i = dlrm.inputs.size(); i < inputs.size(); ++i )
+    {
+        EXPECT_GT( uncached[i].iteration_ms, 0.0 );
+        EXPECT_TRUE( sameBits( cached[i].transformer.peak_memory_GiB,
+                               uncached[i].transformer.peak_memory_GiB ) );
+        EXPECT_TRUE(
+            sameBits( cached[i].transformer.model_flops, uncached[i].transformer.model_flops ) );
+    }
+
+    // A learned GEMM model's dense parts are computed every time.
+    std::vector<ScenarioInput> learned = dlrm.inputs;
+    const KernelGemmModel gemm = loadKernelGemmModel( defaultGemmModelPath() );
+    for ( ScenarioInput& in : learned )
+        in.learned_gemm = &gemm.model;
+    CaseCache learned_cache;
+    evaluateScenarios( TEST_BACKEND, learned, &learned_cache );
+    EXPECT_EQ( learned_cache.dense.size(), 0u );
+    const HostScenarioBatch again = packScenarios( learned, &learned_cache );
+    EXPECT_EQ( again.dense_case_to_compute.extent( 0 ), again.dense_case.extent( 0 ) );
 }
 
 TEST( TEST_CATEGORY, sweep_lower_bound_is_the_planners_bound )
