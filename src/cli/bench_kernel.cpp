@@ -257,7 +257,10 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "The last row prices every valid parallel configuration of GPT-3 175B on 1024\n"
         "A100-like GPUs (tp, pp, micro-batch, recompute, sequence parallel), cycled to\n"
         "fill a launch: its shard columns count configurations, its distinct_cases the\n"
-        "transformer operator cases priced once per launch.\n\n",
+        "transformer operator cases priced once per launch.\n"
+        "One row per --team-size (the same packed batch and reference loop);\n"
+        "stage_ms_one_launch: one more launch with each of its kernels fenced and timed\n"
+        "(distinct cases, DLRM scenarios, other scenarios), in ms.\n\n",
         "\n" };
     return parseCommandLine( ctx, "bench kernel", args, options, vm, help );
 }

@@ -23,6 +23,22 @@ err=$("$exe" bench kernel --backend nope 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "--backend nope: exit $rc"
 grep -Eq "bench kernel: --backend: unknown backend 'nope'; this build has serial (and openmp|, openmp and cuda)$" <<<"$err" ||
     fail "--backend nope message: $err"
+# --team-size: shapes as TxG, checked before any work; one row per shape and case.
+err=$("$exe" bench kernel --team-size 2x0 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--team-size 2x0: exit $rc"
+grep -q "bench kernel: --team-size takes auto, T or TxG (whole numbers, T >= 0, G >= 1), found '2x0'" <<<"$err" ||
+    fail "--team-size 2x0 message: $err"
+err=$("$exe" bench kernel --backend serial --team-size 2 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--team-size 2 on serial: exit $rc"
+grep -q "bench kernel: --team-size 2 exceeds the 1 threads a team of backend serial can have" <<<"$err" ||
+    fail "--team-size 2 message: $err"
+out=$("$exe" bench kernel --backend serial --batch 16 --min-seconds 0.001 --team-size 0,1x3 -f csv) ||
+    fail "bench kernel --team-size 0,1x3 exit $?"
+[ "$(grep -c '^50-table/4-GPU,analytic,native,Serial,1,0,16,' <<<"$out")" = 1 ] &&
+    [ "$(grep -c '^50-table/4-GPU,analytic,native,Serial,1,1x3,16,' <<<"$out")" = 1 ] &&
+    [ "$(grep -c '^GPT-3 175B/1024-GPU' <<<"$out")" = 2 ] ||
+    fail "bench kernel rows per team size: $out"
+grep -q "step_scenarios [0-9.]*" <<<"$out" || fail "no stage times in: $out"
 if ! grep -q "and cuda" <<<"$ver"; then
     err=$("$exe" run no.yaml -o no.h5 --backend cuda 2>&1); rc=$?
     [ $rc -eq 2 ] || fail "run --backend cuda without CUDA: exit $rc"

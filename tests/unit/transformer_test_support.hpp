@@ -3,6 +3,7 @@
 //! \brief Constants and hardware that make the transformer model's terms countable by hand
 //! (tstTransformerModel, tstTransformerModern): pure constants, a GPU whose memory moves 1 GB/s,
 //! one Switch dimension.
+#include <shardsweep/domain/scenario.hpp>
 #include <shardsweep/model/transformer.hpp>
 
 namespace Test
@@ -54,6 +55,23 @@ inline Platform switchPlatform( int n, const GpuSpec& gpu = slowMemoryGpu() )
     p.system.active_chunks_per_dimension = 1;
     p.system.local_mem_bw_GBps = 2000.0;
     return p;
+}
+
+//! A small GPT (8 layers, hidden 1024, 16 heads, s = 1024, global batch 64) as a workload, for
+//! tests that mix transformer scenarios into a batch.
+inline Workload smallGptWorkload()
+{
+    Workload w;
+    w.name = "small-gpt";
+    w.kind = WorkloadKind::transformer;
+    w.transformer.arch = TransformerArch::gpt;
+    w.transformer.layers = 8;
+    w.transformer.hidden = 1024;
+    w.transformer.heads = 16;
+    w.transformer.seq_len = 1024;
+    w.transformer.vocab = 32000;
+    w.global_batch = 64;
+    return w;
 }
 
 } // namespace Test

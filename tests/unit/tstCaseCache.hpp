@@ -1,6 +1,8 @@
 // The per-rank cache of the kernel's cases (table statistics, dense parts, transformer operator
 // cases: bit-identical results, cases computed once) and the sweep's lower-bound column source,
 // on the bench sweep's 50-table / 4-GPU tasks.
+#include "transformer_test_support.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -103,15 +105,7 @@ TEST( TEST_CATEGORY, case_cache_reuses_table_cases_bit_identically )
 TEST( TEST_CATEGORY, case_cache_reuses_dense_and_transformer_cases_bit_identically )
 {
     const BenchScenarios dlrm( benchSpace(), 300, 16 );
-    Workload gpt;
-    gpt.kind = WorkloadKind::transformer;
-    gpt.transformer.arch = TransformerArch::gpt;
-    gpt.transformer.layers = 8;
-    gpt.transformer.hidden = 1024;
-    gpt.transformer.heads = 16;
-    gpt.transformer.seq_len = 1024;
-    gpt.transformer.vocab = 32000;
-    gpt.global_batch = 64;
+    const Workload gpt = smallGptWorkload();
     const Platform& platform = dlrm.specs[0].platform;
     std::vector<Plan> gpt_plans( 2 );
     gpt_plans[0].parallel.tp = 2;

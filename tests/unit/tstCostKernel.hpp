@@ -1,6 +1,7 @@
 // The step composition (model/step.hpp) and the batched kernel (kernel/scenario_batch.hpp,
 // kernel/batch_launch.hpp).
 #include "test_gpus.hpp"
+#include "transformer_test_support.hpp"
 
 #include <algorithm>
 #include <backend_equal.hpp>
@@ -271,15 +272,7 @@ TEST( TEST_CATEGORY, team_shape_matches_thread_shape )
 {
     const int num_scenarios = 30;
     const RandomDlrmScenarios random( num_scenarios );
-    Workload gpt;
-    gpt.kind = WorkloadKind::transformer;
-    gpt.transformer.arch = TransformerArch::gpt;
-    gpt.transformer.layers = 8;
-    gpt.transformer.hidden = 1024;
-    gpt.transformer.heads = 16;
-    gpt.transformer.seq_len = 1024;
-    gpt.transformer.vocab = 32000;
-    gpt.global_batch = 64;
+    const Workload gpt = smallGptWorkload();
     const Platform gpt_platform = testPlatform( 4, 2 );
     Plan gpt_plan;
     gpt_plan.parallel.tp = 2;

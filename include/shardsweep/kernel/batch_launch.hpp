@@ -33,7 +33,7 @@ struct KernelShape
 // The default shape, one thread per scenario, serves the host (a scenario's tables stay in its
 // core's cache; a team would only add barriers) and, for now, a GPU too. Teams of 32 threads
 // pricing 32 scenarios (`bench kernel --team-size 32x32`) were 1.33 times faster on the 50-table
-// bench case on an H100, but 0.78 times as fast on the 500-table case with its launches of 4096
+// bench case on an H100, but 0.80 times as fast on the 500-table case with its launches of 4096
 // scenarios, and their test did not finish on the GPU in that session (docs/PERFORMANCE.md).
 
 //! The launches of evaluateBatch, in order (bench kernel times each one).
