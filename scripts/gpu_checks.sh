@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The checks of the CUDA build on one GPU (README "CUDA", issue 25), in one run, on a machine with
 # a driver and a python3 with PyTorch but without shardsweep's stack (scripts/cuda_bundle.sh):
-#   1. `shardsweep --version`, `bench kernel` on cuda and, the baseline of the same run, on
-#      openmp with every core of the machine;
-#   2. the GPU microbenchmark of `calibrate gpu` (scripts/microbench/), with SHAPES.csv timed
+#   1. `shardsweep --version`, then every unit test of the CUDA backend (8 at a time; the kernel
+#      tests that compare the GPU with the host first), then the MPI tests on 1 and 2 ranks:
+#      correctness first, so that a slow benchmark cannot crowd the tests out of a short lease;
+#   2. `bench kernel` on cuda and, the baseline of the same run, on openmp with every core;
+#   3. the GPU microbenchmark of `calibrate gpu` (scripts/microbench/), with SHAPES.csv timed
 #      first when given (issue 24);
-#   3. `bench sweep` on cuda and openmp;
-#   4. every unit test of the CUDA backend (8 at a time; the kernel tests that compare the GPU with
-#      the host first), then the MPI tests on 1 and 2 ranks.
+#   4. `bench sweep` on cuda and openmp.
 #
 #   scripts/gpu_checks.sh BUNDLE.tar.xz OUTDIR [SHAPES.csv]
 #
@@ -48,39 +48,6 @@ rm -rf /tmp/gpu_checks && mkdir -p /tmp/gpu_checks
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee -a "${summary}"
 timeout 300 "${bin}" --version 2>&1 | tee -a "${summary}"
 
-note "bench kernel: cuda, then openmp on ${cores} threads"
-{
-    # shellcheck disable=SC2086 # kernel_args is a list of options
-    timeout 240 "${bin}" bench kernel --backend "${kernel_backend}" --batch "${batch}" ${kernel_args}
-    note "bench kernel ${kernel_backend} exit $?"
-    OMP_PROC_BIND=spread OMP_PLACES=threads timeout 120 "${bin}" bench kernel --backend openmp \
-        --kokkos-threads="${cores}" --batch "${batch}" --min-seconds 2
-    note "bench kernel openmp exit $?"
-} >"${out}/bench_kernel.txt" 2>&1
-
-if [[ "${microbench}" == 0 ]]; then
-    note "microbench skipped: GPU_CHECKS_MICROBENCH=0"
-elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-    note "microbench"
-    shape_args=()
-    [[ -n "${shapes}" ]] && shape_args=(--shapes "${shapes}")
-    PYTHONUNBUFFERED=1 timeout 300 python3 "${repo_root}/scripts/microbench/microbench.py" \
-        "${shape_args[@]}" --gemm-out "${out}/gemm.csv" --ops-out "${out}/ops.csv" \
-        >"${out}/microbench.txt" 2>&1
-    note "microbench exit $?"
-else
-    note "microbench skipped: no python3 with PyTorch on CUDA"
-fi
-
-note "bench sweep: cuda, then openmp"
-{
-    for engine in "${kernel_backend}" openmp; do
-        timeout 120 "${bin}" bench sweep --backend "${engine}" --kokkos-threads="${cores}" \
-            --scenarios 200000 --batch-size 65536 --repeats 2 --rss-scenarios ""
-        note "bench sweep ${engine} exit $?"
-    done
-} >"${out}/bench_sweep.txt" 2>&1
-
 note "unit tests"
 run_test()
 {
@@ -88,7 +55,7 @@ run_test()
     local name="$1" log="$2" start rc
     shift 2
     start="$(date +%s%N)"
-    timeout 240 "$@" >"${log}" 2>&1
+    timeout -k 10 240 "$@" >"${log}" 2>&1
     rc=$?
     printf '%-40s %-9s %8.1f s\n' "${name}" "$([[ ${rc} == 0 ]] && echo PASS || echo "FAIL(${rc})")" \
         "$((($(date +%s%N) - start) / 1000000))e-3"
@@ -113,4 +80,38 @@ for f in /tmp/gpu_checks/*.log; do
     echo "===== ${f}"
     tail -60 "${f}"
 done >"${out}/failures.txt" 2>&1
-note "done: $(grep -c PASS "${out}/tests.txt") passed, $(grep -c FAIL "${out}/tests.txt") failed"
+note "unit tests: $(grep -c PASS "${out}/tests.txt") passed, $(grep -c FAIL "${out}/tests.txt") failed"
+note "bench kernel: cuda, then openmp on ${cores} threads"
+{
+    # shellcheck disable=SC2086 # kernel_args is a list of options
+    timeout -k 10 240 "${bin}" bench kernel --backend "${kernel_backend}" --batch "${batch}" ${kernel_args}
+    note "bench kernel ${kernel_backend} exit $?"
+    OMP_PROC_BIND=spread OMP_PLACES=threads timeout -k 10 120 "${bin}" bench kernel --backend openmp \
+        --kokkos-threads="${cores}" --batch "${batch}" --min-seconds 2
+    note "bench kernel openmp exit $?"
+} >"${out}/bench_kernel.txt" 2>&1
+
+if [[ "${microbench}" == 0 ]]; then
+    note "microbench skipped: GPU_CHECKS_MICROBENCH=0"
+elif python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    note "microbench"
+    shape_args=()
+    [[ -n "${shapes}" ]] && shape_args=(--shapes "${shapes}")
+    PYTHONUNBUFFERED=1 timeout 300 python3 "${repo_root}/scripts/microbench/microbench.py" \
+        "${shape_args[@]}" --gemm-out "${out}/gemm.csv" --ops-out "${out}/ops.csv" \
+        >"${out}/microbench.txt" 2>&1
+    note "microbench exit $?"
+else
+    note "microbench skipped: no python3 with PyTorch on CUDA"
+fi
+
+note "bench sweep: cuda, then openmp"
+{
+    for engine in "${kernel_backend}" openmp; do
+        timeout -k 10 120 "${bin}" bench sweep --backend "${engine}" --kokkos-threads="${cores}" \
+            --scenarios 200000 --batch-size 65536 --repeats 2 --rss-scenarios ""
+        note "bench sweep ${engine} exit $?"
+    done
+} >"${out}/bench_sweep.txt" 2>&1
+
+note "done"
