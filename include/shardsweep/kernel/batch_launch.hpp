@@ -74,12 +74,12 @@ KOKKOS_INLINE_FUNCTION void evaluateStepScenarioGroup( const ScenarioBatch<Memor
         const StepTables tables = stepTablesOf( b, i );
         const StepShards shards = stepShardsOf( b, i );
         const LearnedShardCost learned = learnedShardCostOf( b, i );
+        const StepSamples samples = stepSamples( b.platform( i ), b.global_batch( i ) );
         Kokkos::parallel_for( Kokkos::TeamThreadRange( team, shards.count ),
                               [&]( const int s )
                               {
-                                  const ShardContribution c =
-                                      stepShardContribution( b.platform( i ), b.global_batch( i ),
-                                                             tables, shards, s, learned );
+                                  const ShardContribution c = stepShardContribution(
+                                      b.platform( i ), samples, tables, shards, s, learned );
                                   b.shard_fwd_ms( s0 + s ) = c.fwd_ms;
                                   b.shard_bwd_ms( s0 + s ) = c.bwd_ms;
                                   contribution( s0 + s ) = c;
