@@ -28,9 +28,7 @@ GemmConstants gemmConstantsFromArray( const double* x )
 
 double gemmPredictRow( const GemmConstants& c, const GpuSpec& gpu, const GemmMeasurement& m )
 {
-    return predictGemmWith( c, gpu, m.B, m.M, m.N, m.K, DataType::fp32,
-                            m.linear ? GemmOp::linear : GemmOp::bmm )
-        .latency_ms;
+    return predictGemmWith( c, gpu, m.B, m.M, m.N, m.K, DataType::fp32, m.shape().op ).latency_ms;
 }
 
 double gemmFitObjective( const GemmConstants& c, const GemmDataset& data,

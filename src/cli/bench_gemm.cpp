@@ -70,13 +70,7 @@ ResultTable learnedTable( const GemmDataset& d, const std::string& model_dir )
         for ( const GemmMeasurement& m : d.rows )
             if ( m.gpu == static_cast<int>( g ) )
             {
-                GemmShape s;
-                s.B = m.B;
-                s.M = m.M;
-                s.N = m.N;
-                s.K = m.K;
-                s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
-                shapes.push_back( s );
+                shapes.push_back( m.shape() );
                 p.measured.push_back( m.latency_ms );
                 p.unseen_shape.push_back( static_cast<long long>( m.B + m.M + m.N + m.K ) % 5 ==
                                           0 );

@@ -189,19 +189,20 @@ std::string shapeName( const KernelShape& shape )
                : fmt::format( "{}x{}", shape.step_team_size, shape.step_scenarios_per_team );
 }
 
+//! The threads of a host backend's execution space.
+int hostThreads( Backend backend )
+{
+    return withExecutionSpace( backend, []( const auto& exec ) { return exec.concurrency(); } );
+}
+
 //! One launch's stages that took time, as "stage ms; ...".
 std::string stageBreakdown( const KernelStageSeconds& s )
 {
-    static const char* const names[] = { "dense_cases",       "table_cases",
-                                         "transformer_cases", "learned_shard_cases",
-                                         "step_scenarios",    "other_scenarios" };
-    static_assert( sizeof( names ) / sizeof( names[0] ) == std::size_t( KernelStage::count ),
-                   "one name per kernel stage" );
     std::string text;
     for ( int k = 0; k < int( KernelStage::count ); ++k )
         if ( s.seconds[k] >= 5e-6 )
-            text += fmt::format( "{}{} {:.3f}", text.empty() ? "" : "; ", names[k],
-                                 1e3 * s.seconds[k] );
+            text += fmt::format( "{}{} {:.3f}", text.empty() ? "" : "; ",
+                                 kernelStageName( KernelStage( k ) ), 1e3 * s.seconds[k] );
     return text;
 }
 
@@ -315,10 +316,7 @@ std::vector<KernelShape> kernelShapes( const std::string& list, Backend backend 
                               "0, G >= 1), found '" +
                               item + "'" );
         // A team's threads run at once: at most the host backend's threads, or a GPU block.
-        const int limit = runsOnHost( backend )
-                              ? withExecutionSpace( backend, []( const auto& exec )
-                                                    { return exec.concurrency(); } )
-                              : 1024;
+        const int limit = runsOnHost( backend ) ? hostThreads( backend ) : 1024;
         if ( size > limit )
             throw UsageError( fmt::format( "bench kernel: --team-size {} exceeds the {} threads a "
                                            "team of backend {} can have",
@@ -417,10 +415,7 @@ class KernelBench
     KernelBench( Backend backend, std::vector<KernelShape> shapes, int batch_size,
                  double min_seconds )
         : _backend( backend ), _shapes( std::move( shapes ) ), _batch_size( batch_size ),
-          _min_seconds( min_seconds ),
-          _cores( runsOnHost( backend ) ? withExecutionSpace( backend, []( const auto& e )
-                                                              { return e.concurrency(); } )
-                                        : 1 )
+          _min_seconds( min_seconds ), _cores( runsOnHost( backend ) ? hostThreads( backend ) : 1 )
     {
     }
 

@@ -27,12 +27,14 @@ GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmData
 
 GemmSample gemmSampleOf( const GemmMeasurement& m )
 {
+    const GemmShape shape = m.shape();
     GemmSample s;
-    s.B = m.B;
-    s.M = m.M;
-    s.N = m.N;
-    s.K = m.K;
-    s.op = m.linear ? GemmOp::linear : GemmOp::bmm;
+    s.B = shape.B;
+    s.M = shape.M;
+    s.N = shape.N;
+    s.K = shape.K;
+    s.dtype = shape.dtype;
+    s.op = shape.op;
     s.latency_ms = m.latency_ms;
     return s;
 }

@@ -101,10 +101,7 @@ KernelTiming timeKernelLaunches( Backend backend, const HostScenarioBatch& host,
         {
             using MemorySpace = typename std::decay_t<decltype( exec )>::memory_space;
             auto batch = toMemorySpace<MemorySpace>( host );
-            if ( shape.step_team_size > 0 ) // the team shapes' scratch, once for every launch
-                batch.shard_contribution = decltype( batch.shard_contribution )(
-                    Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
-                    host.shard_fwd_ms.extent( 0 ) );
+            prepareForShape( batch, shape );
             // Warm-up: first touch, and the JIT of the PTX on a newer GPU.
             evaluateBatch( exec, batch, shape );
             KernelTiming timing;

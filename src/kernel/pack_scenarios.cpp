@@ -27,7 +27,6 @@ namespace
 //! Fixed-size keys of the deduplicated cases (kernel/case_cache.hpp): no allocation per table and
 //! scenario (packing runs for every batch of a sweep).
 using LearnedShardKey = std::array<double, kLearnedShardFeatures>;
-using KeyHash = CaseKeyHash;
 constexpr std::size_t kNumDenseFields = std::size( kDenseFields );
 
 static_assert( kNumPhases == step_phase::count, "Phase and step_phase disagree" );
@@ -235,7 +234,7 @@ class BatchPacker
 
     HostScenarioBatch& b_;
     const CaseCache* cache_;
-    std::unordered_map<DenseCaseKey, int, KeyHash> dense_ids_;
+    std::unordered_map<DenseCaseKey, int, CaseKeyHash> dense_ids_;
     std::unordered_map<TableCaseKey, int, TableCaseKeyHash> table_ids_;
     std::vector<DenseCase> dense_cases_;
     std::vector<TableCase> table_cases_;
@@ -243,13 +242,13 @@ class BatchPacker
     std::vector<int> to_compute_;
     std::vector<DenseCost> known_dense_; //!< per dense case (cached ones filled in)
     std::vector<int> dense_to_compute_;
-    std::unordered_map<TransformerCaseKey, int, KeyHash> transformer_ids_;
+    std::unordered_map<TransformerCaseKey, int, CaseKeyHash> transformer_ids_;
     std::vector<TransformerOperatorCase> transformer_cases_;
     std::vector<TransformerOperatorCost> known_transformer_; //!< per transformer case
     std::vector<int> transformer_to_compute_;
     const LearnedCostModel* learned_model_ = nullptr;
     // Distinct learned shard feature vectors: a sweep's planners share most shards of a task.
-    std::unordered_map<LearnedShardKey, int, KeyHash> learned_ids_;
+    std::unordered_map<LearnedShardKey, int, CaseKeyHash> learned_ids_;
     std::vector<double> learned_features_;
     const LearnedGemmModel* gemm_model_ = nullptr;
     std::vector<int> step_scenarios_, other_scenarios_;

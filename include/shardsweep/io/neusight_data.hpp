@@ -26,6 +26,18 @@ struct GemmMeasurement
     int kernels = 1;     //!< kernels launched (2: split-K with a reduction kernel)
     double B = 0.0, M = 0.0, N = 0.0, K = 0.0;
     double latency_ms = 0.0;
+
+    //! The row as the GEMM model's shape (fp32, NeuSight's only dtype).
+    GemmShape shape() const
+    {
+        GemmShape s;
+        s.B = B;
+        s.M = M;
+        s.N = N;
+        s.K = K;
+        s.op = linear ? GemmOp::linear : GemmOp::bmm;
+        return s;
+    }
 };
 
 struct GemmDataset

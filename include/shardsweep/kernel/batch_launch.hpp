@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 #include <chrono>
 #include <shardsweep/kernel/scenario_batch.hpp>
+#include <stdexcept>
 
 namespace shardsweep
 {
@@ -47,6 +48,29 @@ enum class KernelStage : int
     other_scenarios, //!< transformer and TorchRec-model scenarios
     count
 };
+
+//! A stage's name in bench kernel's breakdown.
+constexpr const char* kernelStageName( KernelStage stage )
+{
+    switch ( stage )
+    {
+    case KernelStage::dense_cases:
+        return "dense_cases";
+    case KernelStage::table_cases:
+        return "table_cases";
+    case KernelStage::transformer_cases:
+        return "transformer_cases";
+    case KernelStage::learned_shard_cases:
+        return "learned_shard_cases";
+    case KernelStage::step_scenarios:
+        return "step_scenarios";
+    case KernelStage::other_scenarios:
+        return "other_scenarios";
+    case KernelStage::count:
+        break;
+    }
+    return "";
+}
 
 //! Wall seconds of each launch of one evaluateBatch call.
 struct KernelStageSeconds
@@ -102,9 +126,19 @@ KOKKOS_INLINE_FUNCTION void evaluateStepScenarioGroup( const ScenarioBatch<Memor
                           } );
 }
 
+//! Gives `b` the scratch that `shape` needs (team shapes: one ShardContribution per shard), once
+//! for every launch on it.
+template <class MemorySpace>
+void prepareForShape( ScenarioBatch<MemorySpace>& b, KernelShape shape )
+{
+    if ( shape.step_team_size > 0 && b.shard_contribution.extent( 0 ) < b.shard_fwd_ms.extent( 0 ) )
+        b.shard_contribution = Kokkos::View<ShardContribution*, MemorySpace>(
+            Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
+            b.shard_fwd_ms.extent( 0 ) );
+}
+
 //! The DLRM scenarios priced by predictStep, in teams as `shape` says. `b.shard_contribution`
-//! holds the shards' contributions between the two halves of a team's work (allocated here for
-//! this launch where the batch has none).
+//! (prepareForShape) holds the shards' contributions between the two halves of a team's work.
 template <class ExecutionSpace, class MemorySpace>
 void evaluateStepScenariosByTeam( const ExecutionSpace& exec, const ScenarioBatch<MemorySpace>& b,
                                   KernelShape shape )
@@ -113,11 +147,9 @@ void evaluateStepScenariosByTeam( const ExecutionSpace& exec, const ScenarioBatc
     const int count = static_cast<int>( b.step_scenario.extent( 0 ) );
     if ( count == 0 )
         return;
-    auto contribution = b.shard_contribution;
-    if ( contribution.extent( 0 ) < b.shard_fwd_ms.extent( 0 ) )
-        contribution = decltype( contribution )(
-            Kokkos::view_alloc( Kokkos::WithoutInitializing, "shard_contribution" ),
-            b.shard_fwd_ms.extent( 0 ) );
+    if ( b.shard_contribution.extent( 0 ) < b.shard_fwd_ms.extent( 0 ) )
+        throw std::logic_error( "evaluateBatch: a team shape on a batch without prepareForShape" );
+    const auto contribution = b.shard_contribution;
     const int per_team = math::max( 1, shape.step_scenarios_per_team );
     Kokkos::parallel_for(
         "shardsweep::evaluateStepScenarios",
@@ -224,7 +256,8 @@ void evaluatePacked( const ExecutionSpace& exec, HostScenarioBatch& host, bool c
                      KernelShape shape = {} )
 {
     using MemorySpace = typename ExecutionSpace::memory_space;
-    const auto device = toMemorySpace<MemorySpace>( host );
+    auto device = toMemorySpace<MemorySpace>( host );
+    prepareForShape( device, shape );
     evaluateBatch( exec, device, shape );
     if ( computed_cases )
     {

@@ -65,7 +65,8 @@ struct ScenarioBatch
     View<int> dense_index;   //!< into dense_case / dense_cost
     View<std::uint8_t> kind; //!< WorkloadKind
     //! The scenarios predictStep prices (DLRM, native or learned shard costs), and the others
-    //! (transformer, torchrec): a device prices the first with a team of threads per scenario.
+    //! (transformer, torchrec), each set in a launch of its own (batch_launch.hpp); the others
+    //! ordered by their pipeline stage count.
     View<int> step_scenario;
     View<int> other_scenario;
     // Per scenario, transformer workloads (unused entries default-constructed).
@@ -115,7 +116,7 @@ struct ScenarioBatch
     View<double> shard_fwd_ms;
     View<double> shard_bwd_ms;
     //! Scratch of the team shapes (batch_launch.hpp): each shard's contribution between its
-    //! pricing and its scenario's sums. Empty unless a caller keeps one across launches.
+    //! pricing and its scenario's sums. Empty until prepareForShape allocates it.
     View<ShardContribution> shard_contribution;
     View<double> gpu_phase_ms; //!< [gpu * kNumPhases + phase]
     View<double> gpu_memory_GiB;

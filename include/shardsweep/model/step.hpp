@@ -188,8 +188,7 @@ struct ShardTotals
     double gradient_bytes = 0.0; //!< bytes that data-parallel tables add to the dense all-reduce
 };
 
-//! A scenario's GPU count and batch sizes, computed once for all its shards (a division per
-//! shard cost the host walk 5-15 % on scenarios of thousands of shards).
+//! A scenario's GPU count and batch sizes, computed once for all its shards.
 struct StepSamples
 {
     int num_gpus = 1;
@@ -211,7 +210,9 @@ KOKKOS_INLINE_FUNCTION StepSamples stepSamples( const Platform& platform,
 //! GPU holds `local` = global/P samples. A model-parallel shard serves the ids of all `global`
 //! samples that hash to its rows (its row share of each sample's pooling_factor lookups): every
 //! other GPU sends it local·pf·share ids and receives local·cols pooled values (partial sums for
-//! row-split shards, which is the reduce-scatter's volume).
+//! row-split shards, which is the reduce-scatter's volume). Forced inline: out of line (GCC's
+//! choice), its 64-byte result went through memory and the host walk ran 8-15 % slower on
+//! scenarios of thousands of shards (docs/PERFORMANCE.md).
 KOKKOS_FORCEINLINE_FUNCTION ShardContribution stepShardContribution(
     const Platform& platform, const StepSamples& samples, const StepTables& tables,
     const StepShards& shards, int s, const LearnedShardCost& learned )
