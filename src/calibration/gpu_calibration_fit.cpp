@@ -30,8 +30,8 @@ void tileWeightsFromLogits( const std::vector<double>& z, double* w )
         w[t] /= sum;
 }
 
-//! The measured log latencies and the log tile times of each sample (with the ceiling applied
-//! as gemmTileMixtureLog does).
+//! The measured log latencies and the log tile times of each sample (as gemmTileMixtureLog prices
+//! them).
 struct TileTable
 {
     std::vector<double> log_tile; //!< kGemmNumTiles per sample

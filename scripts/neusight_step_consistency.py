@@ -1,0 +1,74 @@
+#!/usr/bin/python3
+"""Can any GEMM calibration from NeuSight's GEMM measurements price NeuSight's measured inference
+steps within 5 %? (docs/model/calibration.md, "NeuSight's end-to-end steps".)
+
+For each inference step of inputs/measured/transformer/neusight_e2e_dev.csv, the GEMMs of its
+transformer layers (QKV, attention projection, both FFN layers; QK^T and attention·V) are priced
+by the GPU's own measurements: the FLOP rate of the 7 nearest measured shapes of the same op
+(1/distance-weighted, in log B, M, N, K) over all of that GPU's rows in inputs/measured/gemm/train.
+That is as close to the measurements as a calibration can get. The layers' GEMMs are a lower
+bound of the step: it also runs the LM head, softmax, layer norms and element-wise kernels. Where
+this lower bound exceeds the measured step, the GEMM and the step measurements disagree, and no
+GEMM model fitted to the former can price the latter within that margin.
+
+    /usr/bin/python3 scripts/neusight_step_consistency.py      # a few seconds
+
+NeuSight's GEMM convention (inputs/measured/README.md): N is the reduction dimension; bmm is
+[B,M,N]x[B,N,K], linear is x[B,M,N]·W(N->K).
+"""
+import os
+
+import numpy as np
+import pandas as pd
+from sklearn.neighbors import KNeighborsRegressor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GEMM = os.path.join(ROOT, "inputs", "measured", "gemm", "train")
+STEPS = os.path.join(ROOT, "inputs", "measured", "transformer", "neusight_e2e_dev.csv")
+# layers, hidden, heads, FFN hidden (src/calibration/transformer_fit.cpp, neusightModel)
+MODELS = {"bert_large": (24, 1024, 16, 4096), "gpt2_large": (36, 1280, 20, 5120),
+          "opt_13": (24, 2048, 32, 8192)}
+
+
+def rate_model(gpu, op):
+    d = pd.read_csv(os.path.join(GEMM, f"{op}_{gpu}.csv"))
+    x = np.log(d[["B", "M", "N", "K"]].to_numpy(float))
+    flops = 2.0 * d.B * d.M * d.N * d.K
+    y = np.log(flops / d.latency_ms.to_numpy())
+    return KNeighborsRegressor(n_neighbors=7, weights="distance").fit(x, y)
+
+
+def main():
+    steps = pd.read_csv(STEPS)
+    steps = steps[(steps["mode"] == "inf") & steps.model.isin(MODELS)]
+    print(f"{'gpu':22} {'model':11} {'seq':>5} {'batch':>5} {'measured_ms':>12} "
+          f"{'layer_gemms_ms':>15} {'gemms/step':>10}")
+    exceed = {}
+    for gpu, rows in steps.groupby("gpu", sort=True):
+        rate = {op: rate_model(gpu, op) for op in ("bmm", "linear")}
+
+        def ms(op, B, M, N, K):
+            log_rate = rate[op].predict(np.log([[B, M, N, K]]))[0]
+            return 2.0 * B * M * N * K / np.exp(log_rate)
+
+        for _, r in rows.iterrows():
+            layers, h, heads, ffn = MODELS[r.model]
+            s, b = int(r.seq_len), int(r.batch)
+            t, d = b * s, h // heads
+            layer = (ms("linear", 1, t, h, 3 * h) + ms("linear", 1, t, h, h) +
+                     ms("linear", 1, t, h, ffn) + ms("linear", 1, t, ffn, h) +
+                     ms("bmm", b * heads, s, d, s) + ms("bmm", b * heads, s, s, d))
+            gemms = layers * layer
+            ratio = gemms / r.e2e_ms
+            exceed.setdefault(gpu, []).append(ratio)
+            print(f"{gpu:22} {r.model:11} {s:5d} {b:5d} {r.e2e_ms:12.1f} {gemms:15.1f} "
+                  f"{ratio:10.2f}")
+    print("\nper GPU: steps whose layers' GEMMs alone take longer than the measured step")
+    for gpu, ratios in exceed.items():
+        over = [x for x in ratios if x > 1.0]
+        print(f"  {gpu:22} {len(over)} of {len(ratios)}"
+              + (f" (by {100 * (max(over) - 1):.0f} % at most)" if over else ""))
+
+
+if __name__ == "__main__":
+    main()
