@@ -26,85 +26,140 @@ namespace shardsweep
 namespace bound_detail
 {
 
-// embeddingShardCostFromStats charges each shard factor · max(DRAM bytes / DRAM bandwidth, L2
-// bytes / L2 bandwidth) + host bytes / host bandwidth, the host bytes being host_share of its
-// first touches and row updates. Summed over a tiling: the shards' row bytes Σ s_i·rb_i are at
-// least rb (whole table, sector-rounded); each shard streams its own offsets (batch · 8 B) and
-// pooled output (≥ one 32-B sector per sample, and together at least the whole row); ids at
-// least once; L2 serves at most the repeats (R = lookups − distinct) and per shard at most
-// R · L2 / (distinct · rb_i) rows, i.e. R · L2 / distinct bytes — the one way splitting helps —
-// and in total at least min(R · rb, R · L2 / distinct). Narrow column blocks only raise the
-// narrow-row factor. Without host share, UVM moves a first touch from DRAM to the host link,
-// which is no faster: the DRAM term uses the faster of the two, so the HBM floor bounds every
-// kernel. Backward: each distinct row and its optimizer state read and written once, output
-// gradient, index sort, per-lookup aggregation in L2.
+// embeddingShardCostFromStats charges a shard of w columns and row share s (its lookups, distinct
+// rows and repeats are s of the table's: ids are hashed) factor(w) · max(DRAM bytes / DRAM
+// bandwidth, L2 bytes / L2 bandwidth) + host bytes / host bandwidth, the host bytes being
+// host_share of its first touches and row updates. Its L2 hits are exact: every repeat while its
+// distinct rows fit kL2RowShare of the L2, else repeats · L2 rows / distinct rows. Every shard
+// streams its ids, offsets and pooled output (batch · sector-rounded row bytes: a row block
+// writes partial sums for every sample). Without host share, UVM moves a first touch from DRAM
+// to the host link, which is no faster: the DRAM term uses the faster of the two, so the floor
+// bounds every kernel.
+//
+// The shards of a table tile it: Σ w_i · s_i = dim. So their total is at least dim times the
+// least cost per unit of area, min over (w, s) of floor(w, s) / (w · s). For w in one class (same
+// sector-rounded row bytes and narrow-row factor) the cost per area is nonincreasing in w (only
+// the optimizer state grows with w), so the class's widest block stands for the class. In s,
+// every byte count is affine on each side of the share where the block's distinct rows stop
+// fitting the L2, so floor is there a sum of maxima of affine functions: piecewise affine, and
+// floor(s) / s is monotone on each piece. Its least is at an end of a piece: the range's ends,
+// the fitting share, or where the two sides of a maximum cross. Splitting a table helps only
+// through L2 (a block whose distinct rows fit hits every repeat), and every block pays its own
+// output stream and narrow-row factor for it.
+namespace
+{
+struct ShardFloor
+{
+    double lookups, unique, batch, elem, host_share, dram, host, l2bw, l2_bytes;
+    Optimizer optimizer;
+
+    //! The terms of a shard of `cols` columns holding row share s, ms: forward and backward, each
+    //! the DRAM and the L2 side of its maximum (before the narrow-row factor) and its host part.
+    struct Terms
+    {
+        double factor, fwd_dram, fwd_l2, fwd_host, bwd_dram, bwd_l2, bwd_host;
+        double ms() const
+        {
+            return factor * ( std::max( fwd_dram, fwd_l2 ) + std::max( bwd_dram, bwd_l2 ) ) +
+                   fwd_host + bwd_host;
+        }
+    };
+
+    double rowBytes( int cols ) const { return sectorBytes( cols * elem ); }
+
+    //! The share below which the block's distinct rows fit kL2RowShare of the L2.
+    double fittingShare( int cols ) const
+    {
+        return unique > 0.0 ? l2_bytes / ( unique * rowBytes( cols ) )
+                            : std::numeric_limits<double>::infinity();
+    }
+
+    Terms terms( int cols, double s ) const
+    {
+        const double rb = rowBytes( cols );
+        Terms t;
+        t.factor = narrowRowFactor( cols );
+        const double dram_first = host_share > 0.0 ? dram : std::max( dram, t.factor * host );
+        const double n = lookups * s, u = unique * s, repeats = std::max( 0.0, n - u );
+        const double hits = s <= fittingShare( cols ) ? repeats * rb : repeats * l2_bytes / u;
+        const double first_touch = n * rb - hits;
+        const double stream = n * kIndexBytesPerLookup + batch * kOffsetBytesPerSample + batch * rb;
+        const double updates = 2.0 * u * ( rb + optimizerBytesPerRow( optimizer, cols ) );
+        const double h = host_share;
+        t.fwd_dram = ( ( 1.0 - h ) * first_touch + stream ) / dram_first;
+        t.fwd_l2 = hits / l2bw;
+        t.fwd_host = h * first_touch / host;
+        t.bwd_dram = ( ( 1.0 - h ) * updates + batch * rb + 4.0 * n * kIndexBytesPerLookup ) / dram;
+        t.bwd_l2 = n * rb / l2bw;
+        t.bwd_host = h * updates / host;
+        return t;
+    }
+};
+
+//! Where the affine functions p and q, known at lo and hi, cross inside (lo, hi); else lo.
+double crossing( double lo, double hi, double p_lo, double p_hi, double q_lo, double q_hi )
+{
+    const double d_lo = p_lo - q_lo, d_hi = p_hi - q_hi;
+    if ( d_lo * d_hi >= 0.0 )
+        return lo;
+    return lo + ( hi - lo ) * d_lo / ( d_lo - d_hi );
+}
+
+//! The least cost per unit of area (ms per column of the whole table) of blocks `cols` wide
+//! with row share in [s_min, 1]: the least of floor(s) / s over the ends of its affine pieces.
+double leastCostPerArea( const ShardFloor& shard, int cols, double s_min )
+{
+    const double fit = shard.fittingShare( cols );
+    double least = std::numeric_limits<double>::infinity();
+    const auto at = [&]( double s )
+    { least = std::min( least, shard.terms( cols, s ).ms() / ( cols * s ) ); };
+    // The pieces: [s_min, fit] and [fit, 1] where fit lies inside, each closed at its ends.
+    const double pieces[2][2] = { { s_min, std::min( 1.0, fit ) },
+                                  { std::max( s_min, fit ), 1.0 } };
+    for ( const auto& piece : pieces )
+    {
+        const double lo = piece[0], hi = piece[1];
+        if ( !( lo <= hi ) )
+            continue;
+        // The hits are continuous at fit (u · rb = L2 there), so both pieces are affine up to it.
+        const ShardFloor::Terms a = shard.terms( cols, lo ), b = shard.terms( cols, hi );
+        at( lo );
+        at( hi );
+        at( crossing( lo, hi, a.fwd_dram, b.fwd_dram, a.fwd_l2, b.fwd_l2 ) );
+        at( crossing( lo, hi, a.bwd_dram, b.bwd_dram, a.bwd_l2, b.bwd_l2 ) );
+    }
+    return least;
+}
+} // namespace
+
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
                              const EmbeddingTableStats& s, double batch, double host_share )
 {
     if ( batch <= 0.0 || t.rows <= 0 || t.dim <= 0 )
         return 0.0;
-    const double elem = dataTypeBytes( t.dtype );
-    const double rb = sectorBytes( t.dim * elem );
-    const double factor = narrowRowFactor( t.dim );
-    const double lookups = s.lookups, unique = s.unique_rows;
-    const double repeats = std::max( 0.0, lookups - unique );
     const double dram_Bpms = platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
-    const double host_Bpms = platform.host_to_gpu_GBps * 1e6;
-    const double h = std::clamp( host_share, 0.0, 1.0 );
-    const double dram = h > 0.0 ? dram_Bpms : std::max( dram_Bpms, factor * host_Bpms );
-    const double l2bw = dram_Bpms * kL2ToDramBandwidth;
-    const double l2_bytes = kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0;
-    const double hit_cap = unique > 0.0 ? repeats * l2_bytes / unique : 0.0; // per shard
-    const double all_hits = repeats * rb;
-    const double state = optimizerBytesPerRow( t.optimizer, t.dim );
-    const double updates = 2.0 * unique * ( rb + state );
-    const double host_ms_per_byte = h / host_Bpms;
-    auto total = [&]( double n )
+    const ShardFloor shard{ s.lookups,
+                            s.unique_rows,
+                            batch,
+                            static_cast<double>( dataTypeBytes( t.dtype ) ),
+                            std::clamp( host_share, 0.0, 1.0 ),
+                            dram_Bpms,
+                            platform.host_to_gpu_GBps * 1e6,
+                            dram_Bpms * kL2ToDramBandwidth,
+                            kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0,
+                            t.optimizer };
+    const double elem = shard.elem;
+    const double s_min = 1.0 / static_cast<double>( t.rows );
+    double least = std::numeric_limits<double>::infinity();
+    for ( int w = 1; w <= t.dim; ++w )
     {
-        const double output = std::max( batch * rb, n * batch * 32.0 );
-        const double k = lookups * rb + lookups * kIndexBytesPerLookup +
-                         n * batch * kOffsetBytesPerSample + output;
-        // L2 hit bytes: at most every repeat and n per-shard caps; at least what one shard
-        // holding everything would hit (min(·, cap) is concave, so splitting never hits less).
-        const double h_max = std::min( all_hits, n * hit_cap );
-        const double h_min = std::min( all_hits, hit_cap );
-        if ( h == 0.0 )
-        {
-            // The hit volume that balances the DRAM and L2 terms, clamped to what any tiling
-            // into n shards can hit.
-            const double x = std::clamp( k * l2bw / ( dram + l2bw ), h_min, h_max );
-            const double fwd = std::max( ( k - x ) / dram, x / l2bw );
-            const double bwd =
-                std::max( ( updates + output + 4.0 * lookups * kIndexBytesPerLookup ) / dram,
-                          lookups * rb / l2bw );
-            return factor * ( fwd + bwd );
-        }
-        // Forward time at hit volume x: first touches lookups · rb − x, host_share of them over
-        // the host link. Convex in x: the least is where the DRAM and L2 terms balance or at an
-        // end of what n shards can hit.
-        auto fwdAt = [&]( double x )
-        {
-            const double first_touch = lookups * rb - x;
-            return factor * std::max( ( k - x - h * first_touch ) / dram, x / l2bw ) +
-                   host_ms_per_byte * first_touch;
-        };
-        const double balance = ( k - h * lookups * rb ) / ( 1.0 - h + dram / l2bw );
-        const double fwd = std::min(
-            { fwdAt( std::clamp( balance, h_min, h_max ) ), fwdAt( h_min ), fwdAt( h_max ) } );
-        const double bwd = factor * std::max( ( ( 1.0 - h ) * updates + output +
-                                                4.0 * lookups * kIndexBytesPerLookup ) /
-                                                  dram,
-                                              lookups * rb / l2bw ) +
-                           host_ms_per_byte * updates;
-        return fwd + bwd;
-    };
-    // Beyond n_full shards every repeat can hit; more shards only add streams.
-    const double n_full = hit_cap > 0.0 ? std::ceil( all_hits / hit_cap ) : 1.0;
-    const double n_max = std::min( std::max( 1.0, n_full ), 1e5 );
-    double best = total( 1.0 );
-    for ( double n = 2.0; n <= n_max; n += 1.0 )
-        best = std::min( best, total( n ) );
-    return best;
+        const bool class_top = w == t.dim ||
+                               sectorBytes( ( w + 1 ) * elem ) != sectorBytes( w * elem ) ||
+                               narrowRowFactor( w + 1 ) != narrowRowFactor( w );
+        if ( class_top )
+            least = std::min( least, leastCostPerArea( shard, w, s_min ) );
+    }
+    return t.dim * least;
 }
 
 double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )

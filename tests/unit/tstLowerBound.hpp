@@ -2,6 +2,7 @@
 // table's holdings, the Lagrangian bound equal to the linear program it relaxes (worked by
 // hand), a bound that memory raises and that still lies below every plan that fits, and the
 // planner's packing seed on a NeuroShard task whose tables barely fit.
+#include <cmath>
 #include <gtest/gtest.h>
 #include <plan/lower_bound_detail.hpp>
 #include <planner_test_support.hpp>
@@ -75,6 +76,65 @@ Task uniformTask( double cap_GiB )
     return task;
 }
 } // namespace
+
+namespace
+{
+//! The least model cost per unit of area of any block of `t` (HBM kernel), by brute force over
+//! every width and 20 000 row shares: an upper estimate of the floor's exact least.
+double bruteForceCostPerArea( const Platform& p, const TableSpec& t, double batch )
+{
+    const EmbeddingTableStats st = embeddingTableStats( t, batch, 0.0 );
+    double least = 1e300;
+    for ( int w = 1; w <= t.dim; ++w )
+        for ( int k = 0; k <= 20000; ++k )
+        {
+            const double s = std::max( 1.0 / t.rows, std::pow( 10.0, -6.0 * k / 20000 ) );
+            const EmbeddingCost c = embeddingShardCostFromStats( p.gpu, p.host_to_gpu_GBps, t, st,
+                                                                 s, w, batch, ComputeKernel::hbm );
+            least = std::min( least, ( c.fwd_ms + c.bwd_ms ) / ( w * s ) );
+        }
+    return least;
+}
+} // namespace
+
+// A table whose distinct rows fit the L2 gains nothing from splitting (every repeat already
+// hits), and each block pays its own output stream: the floor is the model's own cost of the
+// whole table in HBM, exactly. A Zipf table of 20M rows does gain (a row block whose distinct
+// rows fit hits every repeat): its floor is the least cost per area of any block times the
+// table's width, which the model's shard cost found by brute force over 128 widths and 20 001
+// row shares approaches from above, within the grid's step.
+TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const Platform p = resizePlatform(
+        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    const double batch = 65536;
+    TableSpec small;
+    small.rows = 2000;
+    small.dim = 64;
+    small.pooling_factor = 20.0;
+    small.distribution = AccessDistribution::uniform;
+    const EmbeddingTableStats st = embeddingTableStats( small, batch, 0.0 );
+    const EmbeddingCost whole = embeddingShardCostFromStats( p.gpu, p.host_to_gpu_GBps, small, st,
+                                                             1.0, 64, batch, ComputeKernel::hbm );
+    EXPECT_NEAR( modelParallelFloorMs( p, small, st, batch, 0.0 ) / ( whole.fwd_ms + whole.bwd_ms ),
+                 1.0, 1e-12 );
+
+    TableSpec big;
+    big.rows = 20'000'000;
+    big.dim = 128;
+    big.pooling_factor = 30.0;
+    big.distribution = AccessDistribution::zipf;
+    big.zipf_alpha = 1.05;
+    const EmbeddingTableStats bst = embeddingTableStats( big, batch, 0.0 );
+    const double floor_ms = modelParallelFloorMs( p, big, bst, batch, 0.0 );
+    const double brute_ms = big.dim * bruteForceCostPerArea( p, big, batch );
+    const EmbeddingCost unsplit = embeddingShardCostFromStats(
+        p.gpu, p.host_to_gpu_GBps, big, bst, 1.0, 128, batch, ComputeKernel::hbm );
+    EXPECT_LT( floor_ms, 0.95 * ( unsplit.fwd_ms + unsplit.bwd_ms ) ); // splitting does help
+    EXPECT_LE( floor_ms, brute_ms * ( 1.0 + 1e-12 ) );
+    EXPECT_GT( floor_ms, brute_ms * ( 1.0 - 2e-3 ) );
+}
 
 // With 1 GiB per GPU the tables do not all fit in HBM and caching a uniformly accessed table
 // saves little: the bound rises well above the bound without memory, and every planner's plan
