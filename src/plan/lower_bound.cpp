@@ -79,6 +79,8 @@ struct ShardFloor
         const double rb = rowBytes( cols );
         Terms t;
         t.factor = narrowRowFactor( cols );
+        // Without host share the floor also covers UVM, whose row reads and updates go over the
+        // host link: every DRAM term uses the faster of the two.
         const double dram_first = host_share > 0.0 ? dram : std::max( dram, t.factor * host );
         const double n = lookups * s, u = unique * s, repeats = std::max( 0.0, n - u );
         const double hits = s <= fittingShare( cols ) ? repeats * rb : repeats * l2_bytes / u;
@@ -89,7 +91,8 @@ struct ShardFloor
         t.fwd_dram = ( ( 1.0 - h ) * first_touch + stream ) / dram_first;
         t.fwd_l2 = hits / l2bw;
         t.fwd_host = h * first_touch / host;
-        t.bwd_dram = ( ( 1.0 - h ) * updates + batch * rb + 4.0 * n * kIndexBytesPerLookup ) / dram;
+        t.bwd_dram =
+            ( ( 1.0 - h ) * updates + batch * rb + 4.0 * n * kIndexBytesPerLookup ) / dram_first;
         t.bwd_l2 = n * rb / l2bw;
         t.bwd_host = h * updates / host;
         return t;

@@ -125,8 +125,8 @@ TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
 }
 
 // The measured ceiling bounds the mixture's time; the offsets do not scale it. A GPU measured at
-// 1.2x tile 0's time with a ceiling 10 % below tile 0's raw rate: a large GEMM costs 1.2 t0 (the
-// old order, offsets over ceiling-floored tile times, gave 1.2 · 1.1 t0 and held the P100's
+// 1.2x tile 0's time with its ceiling at 1.1 t0 (below tile 0's raw rate): a large GEMM costs 1.2
+// t0 (the old order, offsets over ceiling-floored tile times, gave 1.2 · 1.1 t0 and held the P100's
 // linear layers at 5.2 of its measured 7.3 TFLOP/s); with an offset of 0.5 it runs at the
 // ceiling, 1.1 t0.
 TEST( TEST_CATEGORY, calibration_ceiling_bounds_the_mixture_not_its_tiles )
