@@ -202,7 +202,7 @@ std::string stageBreakdown( const KernelStageSeconds& s )
     for ( int k = 0; k < int( KernelStage::count ); ++k )
         if ( s.seconds[k] >= 5e-6 )
             text += fmt::format( "{}{} {:.3f}", text.empty() ? "" : "; ",
-                                 kernelStageName( KernelStage( k ) ), 1e3 * s.seconds[k] );
+                                 nameOf( KernelStage( k ) ), 1e3 * s.seconds[k] );
     return text;
 }
 

@@ -48,6 +48,7 @@ struct BenchOptions
     double budget = 0.5;
     std::string protocol = "dlrm";
     std::vector<int> gpu_counts = { 64, 256, 1024, 4096 };
+    int detail_task = -1; //!< --detail-task: the task whose plan and bound are shown term by term
 };
 
 //! Reads the options into `o`; false after --help (the command then returns 0).
@@ -73,6 +74,9 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "locality", po::value( &o.locality_file ),
         "dlrm_datasets locality file the synthetic pool is fitted to (default "
         "inputs/locality/dlrm_datasets_2021_locality_stats.txt, block 0)" )(
+        "detail-task", po::value( &o.detail_task ),
+        "also show task N of each DLRM protocol term by term: shardsweep's plan (its critical-"
+        "path phases and pooled columns sent per sample) next to the bound's terms" )(
         "format,f", po::value( &o.format )->default_value( o.format ),
         enumChoices<OutputFormat>().c_str() );
     po::variables_map vm;
@@ -169,10 +173,54 @@ void addTaskStats( const TaskPlans& plans, double bound, PlannerStats* stats )
     }
 }
 
+//! The columns of --detail-task: shardsweep's plan of one task and the bound, term by term.
+ResultTable detailTable()
+{
+    return ResultTable( { "protocol", "task", "bound_ms", "plan_ms", "gap_pct", "input_dist_ms",
+                          "embedding_ms", "embedding_comm_ms", "dense_ms",
+                          "pooled_columns_per_sample", "bound_pooled_columns_per_sample",
+                          "row_split_tables" } );
+}
+
+//! One --detail-task row. The plan's terms are its critical-path phases, which add up to plan_ms
+//! (embedding: the slowest GPU's lookups forward and backward; embedding_comm: both pooled
+//! all-to-alls; dense: the MLPs, the interaction and the exposed all-reduce); its pooled
+//! columns are what its model-parallel shards send per sample (a row block sends all its
+//! columns), against the Σ dim of the tables that the bound's balanced all-to-all carries.
+void addDetailRow( ResultTable& t, TaskProtocol protocol, int task, const Workload& w,
+                   const Platform& platform, std::int64_t batch, double bound, const PlanResult& r )
+{
+    if ( !r.feasible )
+        return;
+    const ScenarioResult e =
+        evaluateScenario( { &w, &platform, &r.plan, batch, CostModel::native } );
+    const auto phase = [&]( Phase p ) { return e.phase_ms[static_cast<int>( p )]; };
+    long long columns = 0, bound_columns = 0, row_split = 0;
+    for ( const TableSpec& spec : w.tables )
+        bound_columns += spec.dim;
+    for ( std::size_t k = 0; k < r.plan.tables.size(); ++k )
+    {
+        const ShardingType type = r.plan.tables[k].sharding;
+        row_split += type == ShardingType::row_wise || type == ShardingType::table_row_wise ||
+                     type == ShardingType::grid_shard;
+        if ( type != ShardingType::data_parallel )
+            for ( const ShardSpec& sh : r.plan.shards )
+                columns += sh.table == static_cast<int>( k ) ? sh.num_cols : 0;
+    }
+    t.addRow( { std::string( nameOf( protocol ) ), static_cast<long long>( task ), bound,
+                e.iteration_ms, 100.0 * ( e.iteration_ms - bound ) / bound,
+                phase( Phase::input_dist ),
+                phase( Phase::embedding_fwd ) + phase( Phase::embedding_bwd ),
+                phase( Phase::embedding_comm_fwd ) + phase( Phase::embedding_comm_bwd ),
+                phase( Phase::bottom_mlp_fwd ) + phase( Phase::top_fwd ) + phase( Phase::top_bwd ) +
+                    phase( Phase::bottom_mlp_bwd ) + phase( Phase::dense_allreduce ),
+                columns, bound_columns, row_split } );
+}
+
 //! Plans `count` tasks of `protocol` with every planner on `base` (resized to each task, with
 //! its memory cap), accumulating `stats` (indexed by PlannerKind).
 void runProtocol( TaskProtocol protocol, int count, const TablePool& pool, const Platform& base,
-                  double budget, PlannerStats* stats )
+                  double budget, PlannerStats* stats, int detail_task, ResultTable* detail )
 {
     const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
     for ( int i = 0; i < count; ++i )
@@ -188,7 +236,11 @@ void runProtocol( TaskProtocol protocol, int count, const TablePool& pool, const
         o.seed = i;
         o.time_budget_s = budget;
         const bool large = protocol == TaskProtocol::large_856x128;
-        addTaskStats( planTask( task, platform, batch, o, large ), bound, stats );
+        const TaskPlans plans = planTask( task, platform, batch, o, large );
+        addTaskStats( plans, bound, stats );
+        if ( i == detail_task && detail )
+            addDetailRow( *detail, protocol, i, task.workload, platform, batch, bound,
+                          plans.results[static_cast<int>( PlannerKind::shardsweep )] );
     }
 }
 
@@ -231,6 +283,10 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
     const OutputFormat out_format = parseOutputFormat( o.format );
     if ( o.tasks < 1 || o.large_tasks < 0 || o.budget <= 0 )
         throw UsageError( "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0" );
+    if ( o.detail_task < -1 || o.detail_task >= o.tasks )
+        throw UsageError( fmt::format( "--detail-task: expected a task from 0 to {} (--tasks {}), "
+                                       "found {}",
+                                       o.tasks - 1, o.tasks, o.detail_task ) );
     const std::string source = SHARDSWEEP_SOURCE_DIR;
     if ( o.platform_file.empty() )
         o.platform_file = source + "/inputs/platforms/dgx-a100-4node-ib.yaml";
@@ -244,6 +300,7 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
                          "no_fit_while_another_fits", "mean_improvement_vs_best_baseline_pct",
                          "worst_improvement_vs_best_baseline_pct", "share_best_pct",
                          "mean_gap_to_bound_pct", "mean_plan_seconds" } );
+    ResultTable detail = detailTable();
     const std::pair<TaskProtocol, int> protocols[] = {
         { TaskProtocol::neuroshard, o.tasks },
         { TaskProtocol::dreamshard, o.tasks },
@@ -254,10 +311,16 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         if ( count == 0 )
             continue;
         PlannerStats stats[kNumPlanners];
-        runProtocol( protocol, count, pool, base.platform, o.budget, stats );
+        runProtocol( protocol, count, pool, base.platform, o.budget, stats, o.detail_task,
+                     &detail );
         addProtocolRows( table, protocol, count, stats );
     }
     table.print( ctx.print(), out_format );
+    if ( o.detail_task >= 0 )
+    {
+        ctx.print() << "\n";
+        detail.print( ctx.print(), out_format );
+    }
     return 0;
 }
 

@@ -55,6 +55,18 @@ for sub in run plan evaluate export-et inspect-et validate "bench kernel" "bench
     grep -q "usage error: ${sub%% *}.*unrecognised option '--bogus'" <<<"$err" ||
         fail "$sub --bogus: message: $err"
 done
+# bench planners --detail-task: a task outside --tasks is a usage error; the plan's terms (its
+# critical-path phases) add up to plan_ms, and gap_pct is (plan - bound) / bound.
+err=$("$exe" bench planners --tasks 2 --detail-task 2 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "--detail-task 2 of 2 tasks: exit $rc"
+grep -q "usage error: --detail-task: expected a task from 0 to 1 (--tasks 2), found 2" <<<"$err" ||
+    fail "--detail-task message: $err"
+out=$(OMP_NUM_THREADS=1 "$exe" bench planners --tasks 1 --large-tasks 0 --budget-s 0.05 \
+    --detail-task 0 -f csv) || fail "bench planners --detail-task exit $?"
+awk -F, '$2 == "0" && $1 ~ /shard$/ { n++
+    s = $6 + $7 + $8 + $9; g = 100 * ($4 - $3) / $3
+    if (s < $4 * (1 - 1e-9) || s > $4 * (1 + 1e-9) || g - $5 > 1e-9 || $5 - g > 1e-9) bad++ }
+    END { exit !(n == 3 && bad == 0) }' <<<"$out" || fail "--detail-task rows: $out"
 wl=$src/inputs/workloads/mlperf-dlrm-criteo-1tb.yaml
 pf=$src/inputs/platforms/dgx-a100.yaml
 err=$("$exe" plan "$wl" "$pf" --top abc 2>&1)

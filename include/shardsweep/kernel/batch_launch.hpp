@@ -14,6 +14,7 @@
 //! results do not depend on the shape (bit for bit on the host; tests/unit/tstCostKernel.hpp).
 #include <Kokkos_Core.hpp>
 #include <chrono>
+#include <shardsweep/domain/names.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <stdexcept>
 
@@ -49,28 +50,18 @@ enum class KernelStage : int
     count
 };
 
-//! A stage's name in bench kernel's breakdown.
-constexpr const char* kernelStageName( KernelStage stage )
-{
-    switch ( stage )
-    {
-    case KernelStage::dense_cases:
-        return "dense_cases";
-    case KernelStage::table_cases:
-        return "table_cases";
-    case KernelStage::transformer_cases:
-        return "transformer_cases";
-    case KernelStage::learned_shard_cases:
-        return "learned_shard_cases";
-    case KernelStage::step_scenarios:
-        return "step_scenarios";
-    case KernelStage::other_scenarios:
-        return "other_scenarios";
-    case KernelStage::count:
-        break;
-    }
-    return "";
-}
+// The stages' names in bench kernel's breakdown, in the vocabulary layer's table (nameOf).
+SHARDSWEEP_ENUM_NAMES(
+    KernelStage, "kernel stage",
+    { KernelStage::dense_cases, "dense_cases", "the distinct dense (MLP) cases" },
+    { KernelStage::table_cases, "table_cases", "the distinct embedding-table cases" },
+    { KernelStage::transformer_cases, "transformer_cases", "the distinct transformer cases" },
+    { KernelStage::learned_shard_cases, "learned_shard_cases", "the learned model's shard cases" },
+    { KernelStage::step_scenarios, "step_scenarios", "DLRM scenarios priced by predictStep" },
+    { KernelStage::other_scenarios, "other_scenarios",
+      "transformer and TorchRec-model scenarios" } );
+static_assert( enumCount<KernelStage>() == std::size_t( KernelStage::count ),
+               "every kernel stage has a name" );
 
 //! Wall seconds of each launch of one evaluateBatch call.
 struct KernelStageSeconds
