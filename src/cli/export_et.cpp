@@ -144,12 +144,6 @@ StepGraph buildExportStepGraph( const ScenarioFile& scenario, const std::string&
     input.global_batch = batch != 0 ? batch : scenario.global_batch;
     input.model = CostModel::native;
     checkScenarioFileInput( "export-et", input );
-    // Not in traces yet (the model prices them): interleaving, overlap.
-    const ParallelConfig& cfg = scenario.plan.parallel;
-    if ( scenario.workload.isTransformer() && ( cfg.virtual_stages > 1 || cfg.overlap ) )
-        throw UsageError(
-            "export-et: traces with virtual_stages > 1 or overlap are not written yet (evaluate "
-            "and plan price them; `plan --no-interleave` plans without interleaving)" );
     return scenario.workload.isTransformer() ? buildTransformerStepGraph( input )
                                              : buildDlrmStepGraph( input );
 }

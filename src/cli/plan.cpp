@@ -170,8 +170,7 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
         "--overlap-param-gather, --tp-comm-overlap); it is a property of the run, as fused "
         "attention is, not searched" )(
         "no-interleave", po::bool_switch( &a.transformer.no_interleave ),
-        "transformer: search one model chunk per pipeline stage only (no interleaved 1F1B: "
-        "the plans export-et writes as traces today)" )(
+        "transformer: search one model chunk per pipeline stage only (no interleaved 1F1B)" )(
         "seed", po::value( &a.seed )->default_value( a.seed ),
         "DLRM: seed of the random planner and of tie-breaking" )(
         "budget-s", po::value( &a.budget )->default_value( a.budget ),

@@ -5,6 +5,7 @@
 //! and an MoE layer's expert-parallel collectives, each at the model's time (step.hpp, moe.hpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <shardsweep/model/transformer.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
@@ -64,6 +65,16 @@ struct GroupMaps
     }
 };
 
+//! What a collective runs under when the configuration overlaps communication (`overlap`):
+//! the gradient reduction under the last backward, the weight gather under the first forward.
+//! TP and expert collectives are told apart by their group.
+enum class Overlap : std::uint8_t
+{
+    none,
+    gradient_reduction,
+    weight_gather,
+};
+
 //! One operation of a stage's micro-batch forward or backward, or of its post-pipeline part.
 struct Item
 {
@@ -76,7 +87,22 @@ struct Item
     Collective collective = Collective::all_reduce;
     GroupKind group = GroupKind::tp;
     double payload_bytes = 0.0; //!< the model's ASTRA-sim comm_size (before matching the time)
+    Overlap overlap = Overlap::none;
 };
+
+//! A stage's operations: one micro-batch's forward and backward per model chunk (one chunk
+//! without interleaving), and the part after the pipeline.
+struct StageItems
+{
+    std::vector<std::vector<Item>> fwd, bwd;
+    std::vector<Item> post;
+};
+
+//! The operations of pipeline stage `stage` (transformer_stage_items.cpp), their times adding
+//! up to `st`, the model's (checkStageSums); `micro_batches` per step and replica.
+StageItems stageItems( const Platform& platform, const TransformerSpec& model,
+                       const ParallelConfig& cfg, const TransformerOperatorCost& ops,
+                       int micro_batches, int stage, const transformer_detail::StageTimes& st );
 
 //! The rank layout (model/transformer/step.hpp: global rank = t + tp·(d + dp·s)).
 struct Layout
@@ -164,14 +190,13 @@ struct ExpertItems
 //! The items add up to the model's stage times (a builder that drifted from step.hpp fails
 //! here rather than writing a graph that disagrees with `evaluate`).
 inline void checkStageSums( int s, const transformer_detail::StageTimes& st,
-                            const std::vector<Item>& fwd, const std::vector<Item>& bwd,
-                            const std::vector<Item>& post )
+                            const StageItems& items )
 {
     // Collectives by communicator: TP ones against the TP phase, the MoE ones (EP, ETP)
     // against the EP phase.
     auto expert = []( const Item& i )
     { return i.group == GroupKind::ep || i.group == GroupKind::etp; };
-    auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer, bool moe = false )
+    auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer, bool moe )
     {
         double t = 0.0;
         for ( const Item& i : v )
@@ -180,20 +205,27 @@ inline void checkStageSums( int s, const transformer_detail::StageTimes& st,
                 t += i.ms + i.host_ms;
         return t;
     };
+    auto passes = [&]( const std::vector<std::vector<Item>>& chunks, Kind k, bool moe = false )
+    {
+        double t = 0.0;
+        for ( const std::vector<Item>& v : chunks )
+            t += sum( v, k, false, moe );
+        return t;
+    };
     auto same = [&]( double a, double b, const char* what )
     {
         if ( std::fabs( a - b ) > 1e-9 * std::max( 1.0, std::fabs( b ) ) )
             throw std::logic_error( fmt::format(
                 "transformer graph of stage {}: {} {} ms, the model {} ms", s, what, a, b ) );
     };
-    same( sum( fwd, Kind::compute, false ), st.compute_f, "forward compute" );
-    same( sum( fwd, Kind::collective, false ), st.tp_f, "forward TP" );
-    same( sum( fwd, Kind::collective, false, true ), st.ep_f, "forward EP" );
-    same( sum( bwd, Kind::compute, false ), st.compute_b, "backward compute" );
-    same( sum( bwd, Kind::collective, false ), st.tp_b, "backward TP" );
-    same( sum( bwd, Kind::collective, false, true ), st.ep_b, "backward EP" );
-    same( sum( post, Kind::collective, false ), st.dp, "DP" );
-    same( sum( post, Kind::compute, true ), st.opt, "optimizer" );
+    same( passes( items.fwd, Kind::compute ), st.compute_f, "forward compute" );
+    same( passes( items.fwd, Kind::collective ), st.tp_f, "forward TP" );
+    same( passes( items.fwd, Kind::collective, true ), st.ep_f, "forward EP" );
+    same( passes( items.bwd, Kind::compute ), st.compute_b, "backward compute" );
+    same( passes( items.bwd, Kind::collective ), st.tp_b, "backward TP" );
+    same( passes( items.bwd, Kind::collective, true ), st.ep_b, "backward EP" );
+    same( sum( items.post, Kind::collective, false, false ), st.dp, "DP" );
+    same( sum( items.post, Kind::compute, true, false ), st.opt, "optimizer" );
 }
 
 } // namespace transformer_graph

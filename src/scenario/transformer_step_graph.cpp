@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <shardsweep/model/transformer.hpp>
+#include <shardsweep/scenario/pipeline_order.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
 #include <stdexcept>
 #include <tuple>
@@ -71,12 +72,11 @@ class TransformerGraphBuilder
         {
             const StageTimes st = transformerStageTimes( shippedTransformerConstants(), platform_,
                                                          model_, cfg_, ops_, s, micro_batches_ );
-            std::vector<Item> fwd, bwd, post;
-            stageItems( s, fwd, bwd, post );
-            checkStageSums( s, st, fwd, bwd, post );
+            const StageItems items =
+                stageItems( platform_, model_, cfg_, ops_, micro_batches_, s, st );
             for ( int d = 0; d < layout_.dp; ++d )
                 for ( int t = 0; t < layout_.tp; ++t )
-                    graph.ranks[layout_.rank( t, d, s )] = rankNodes( t, d, s, st, fwd, bwd, post );
+                    graph.ranks[layout_.rank( t, d, s )] = rankNodes( t, d, s, st, items );
         }
         return graph;
     }
@@ -171,248 +171,71 @@ class TransformerGraphBuilder
         return it->second;
     }
 
-    //! The stage's operations, in model/transformer/step.hpp's terms (transformerStageTimes).
-    void stageItems( int s, std::vector<Item>& fwd, std::vector<Item>& bwd,
-                     std::vector<Item>& post ) const
-    {
-        const TransformerOperatorCost& o = ops_;
-        const int layers = stageLayers( model_, cfg_, s );
-        const bool first = s == 0, last = s == layout_.pp - 1;
-        TpItems tp;
-        tp.ranks = cfg_.tp;
-        tp.sp = cfg_.sequence_parallel && cfg_.tp > 1;
-        const double e = transformer_detail::activationBytes( model_.dtype );
-        const double tokens = double( model_.seq_len ) / std::max( 1, cfg_.cp ) * cfg_.micro_batch;
-        tp.bytes = e * tokens * model_.hidden;
-        tp.net = groupNetwork( platform_, cfg_.tp, 1.0 );
-        tp.sync = shippedTransformerConstants().tp_sync_ms * std::log2( double( cfg_.tp ) );
-        const double layer_f = train_ ? o.layer_fwd_ms : o.layer_fwd_ms - o.layer_dropout_ms;
-        const double moe_f = train_ ? o.moe_layer_fwd_ms : o.moe_layer_fwd_ms - o.layer_dropout_ms;
-        const int dense_layers = stageDenseLayers( model_, cfg_, s );
-        const bool shared = model_.shared_experts > 0;
-        ExpertItems ex;
-        if ( model_.moe() )
-        {
-            ex.ep = cfg_.ep;
-            ex.etp = cfg_.expertTp();
-            ex.a2a_bytes = transformer_detail::moeAllToAllBytes( model_, tokens / cfg_.tp, e );
-            ex.ep_net = groupNetwork( platform_, ex.ep, double( ex.etp ) );
-            ex.etp_net = groupNetwork( platform_, ex.etp, 1.0 );
-        }
-        // Context parallelism: the ring exchange of one layer that its attention core does not
-        // hide (model/transformer/step.hpp, setContextParallelTimes), one collective on the ring.
-        double cp_f = 0.0, cp_b = 0.0, kv_bytes = 0.0;
-        if ( cfg_.cp > 1 )
-        {
-            transformer_detail::StageShape one_layer =
-                transformer_detail::stageShape( model_, cfg_, s );
-            one_layer.layers = 1;
-            StageTimes exposed;
-            transformer_detail::setContextParallelTimes( shippedTransformerConstants(), platform_,
-                                                         model_, cfg_, o, one_layer, exposed );
-            cp_f = exposed.tp_f;
-            cp_b = exposed.tp_b - ( cfg_.recompute == Recompute::full ? cp_f : 0.0 );
-            kv_bytes = 2.0 * tokens * model_.hidden * transformer_detail::kvHeadRatio( model_ ) /
-                       cfg_.tp * e;
-        }
-        auto ring = [&]( std::vector<Item>& v, const std::string& name, double ms, double bytes )
-        {
-            if ( ms > 0.0 )
-                v.push_back( { Kind::collective, name, ms, 0.0, Collective::all_gather,
-                               GroupKind::cp, bytes } );
-        };
-
-        // Forward of one micro-batch.
-        if ( first )
-        {
-            addCompute( fwd, "embedding.fwd", o.embedding_fwd_ms );
-            if ( tp.sp )
-                tp.add( fwd, "embedding.tp_rs", Collective::reduce_scatter, tp.bytes );
-            else
-                tp.pair( fwd, "embedding.tp" );
-        }
-        for ( int l = 0; l < layers; ++l )
-        {
-            const std::string layer = fmt::format( "layer{}", s * layers + l );
-            if ( l < dense_layers )
-            {
-                addCompute( fwd, layer + ".fwd", layer_f );
-                ring( fwd, layer + ".cp_kv", cp_f, kv_bytes );
-                tp.pair( fwd, layer + ".tp_attn" );
-                tp.pair( fwd, layer + ".tp_mlp" );
-                continue;
-            }
-            addCompute( fwd, layer + ".fwd", moe_f );
-            ring( fwd, layer + ".cp_kv", cp_f, kv_bytes );
-            tp.pair( fwd, layer + ".tp_attn" );
-            ex.layer( fwd, layer );
-            if ( shared )
-                tp.pair( fwd, layer + ".tp_shared" );
-        }
-        if ( last )
-        {
-            addCompute( fwd, "head.fwd", o.head_fwd_ms );
-            if ( train_ )
-                addCompute( fwd, "loss.fwd", o.loss_fwd_ms );
-            if ( tp.sp )
-                tp.add( fwd, "head.tp_ag", Collective::all_gather, tp.bytes / cfg_.tp );
-            if ( train_ )
-                for ( int k = 0; k < 3; ++k )
-                    tp.add( fwd, fmt::format( "loss.tp{}", k ), Collective::all_reduce,
-                            4.0 * tokens );
-        }
-        if ( !train_ )
-            return;
-
-        // Backward of one micro-batch (recomputation first).
-        if ( last )
-        {
-            addCompute( bwd, "loss.bwd", o.loss_bwd_ms );
-            addCompute( bwd, "head.bwd", o.head_bwd_ms );
-            if ( tp.sp )
-                tp.add( bwd, "head.tp_rs", Collective::reduce_scatter, tp.bytes );
-            else
-                tp.pair( bwd, "head.tp" );
-        }
-        for ( int l = layers - 1; l >= 0; --l )
-        {
-            const std::string layer = fmt::format( "layer{}", s * layers + l );
-            const bool moe = l >= dense_layers;
-            if ( cfg_.recompute == Recompute::full )
-            {
-                addCompute( bwd, layer + ".recompute", moe ? o.moe_layer_fwd_ms : o.layer_fwd_ms );
-                ring( bwd, layer + ".recompute_cp_kv", cp_f, kv_bytes );
-                tp.pair( bwd, layer + ".recompute_tp_attn" );
-                if ( moe )
-                    ex.layer( bwd, layer + ".recompute" );
-                if ( !moe || shared )
-                    tp.pair( bwd, layer + ( moe ? ".recompute_tp_shared" : ".recompute_tp_mlp" ) );
-            }
-            else if ( cfg_.recompute == Recompute::selective )
-                addCompute( bwd, layer + ".recompute", o.layer_attn_core_ms );
-            addCompute( bwd, layer + ".bwd", moe ? o.moe_layer_bwd_ms : o.layer_bwd_ms );
-            ring( bwd, layer + ".cp_kv_grad", cp_b, 2.0 * kv_bytes );
-            if ( !moe || shared )
-                tp.pair( bwd, layer + ( moe ? ".tp_shared" : ".tp_mlp" ) );
-            if ( moe )
-                ex.layer( bwd, layer + ".grad" );
-            tp.pair( bwd, layer + ".tp_attn" );
-        }
-        if ( first )
-            addCompute( bwd, "embedding.bwd", o.embedding_bwd_ms );
-        postItems( s, StageRole{ first, last }, post );
-    }
-
-    //! After the pipeline: gradient synchronisation (at dp_bw_eff) and the optimizer.
-    void postItems( int s, const StageRole& role, std::vector<Item>& post ) const
-    {
-        namespace td = transformer_detail;
-        const TransformerConstants& c = shippedTransformerConstants();
-        const StageParams split = transformerStageParamSplit( model_, cfg_, s );
-        const double params = split.dense;
-        const ModelStateBytes sb = modelStateBytes( model_.dtype );
-        auto dp = [&]( const std::string& name, GroupKind g, const GroupNetwork& net, Collective k,
-                       double size )
-        {
-            const double ms = groupCollectiveMs( net, k, size ) / c.dp_bw_eff;
-            if ( ms > 0.0 )
-                post.push_back( { Kind::collective, name, ms, 0.0, k, g, size } );
-        };
-        // Gradients of `p` parameters held alike by the n ranks of group `g` (names `PREFIX.*`).
-        auto sync = [&]( const std::string& prefix, GroupKind g, int n, double stride, double p )
-        {
-            if ( n <= 1 )
-                return;
-            const GroupNetwork net = groupNetwork( platform_, n, stride );
-            const double grads = p * sb.gradients;
-            const double shard = p * sb.weights / n;
-            if ( zeroStage( cfg_ ) == 0 )
-                dp( prefix + ".allreduce", g, net, Collective::all_reduce, grads );
-            else
-            {
-                dp( prefix + ".reduce_scatter", g, net, Collective::reduce_scatter, grads );
-                dp( prefix + ".allgather", g, net, Collective::all_gather, shard );
-            }
-            if ( zeroStage( cfg_ ) >= 3 )
-                for ( int k = 0; k < 2 * micro_batches_; ++k )
-                    dp( fmt::format( "zero3.{}allgather{}", prefix == "dp" ? "" : prefix + "_", k ),
-                        g, net, Collective::all_gather, shard );
-        };
-        sync( "dp", GroupKind::dp, layout_.dp, double( cfg_.tp ), params );
-        if ( layout_.pp > 1 && ( role.first || role.last ) )
-        {
-            const GroupNetwork emb =
-                groupNetwork( platform_, 2, double( cfg_.tp ) * layout_.dp * ( layout_.pp - 1 ) );
-            dp( "embedding.grad_allreduce", GroupKind::embedding, emb, Collective::all_reduce,
-                td::paddedVocab( model_, cfg_.tp ) * model_.hidden / cfg_.tp * sb.gradients );
-        }
-        // An MoE stage's experts: their gradients over the edp ranks that hold them.
-        const int edp = expertDataParallel( cfg_ );
-        if ( split.expert > 0.0 )
-            sync( "edp", GroupKind::edp, edp, double( cfg_.ep ) * cfg_.expertTp(), split.expert );
-        const double shard = zeroStage( cfg_ ) >= 1 ? params / layout_.dp + split.expert / edp
-                                                    : params + split.expert;
-        const double master = sb.optimizer > 8.0 ? 8.0 : 0.0;
-        addCompute( post, "optimizer",
-                    td::memoryBoundMs( c, platform_.gpu,
-                                       shard * ( sb.gradients + master + 16.0 + sb.weights +
-                                                 c.optimizer_bytes_extra ) ) );
-        // fp8: the updated weights cast into Transformer Engine's fp8 copy and its transpose.
-        if ( sb.fp8_cache > 0.0 )
-            addCompute(
-                post, "optimizer.fp8_cast",
-                td::memoryBoundMs( c, platform_.gpu,
-                                   ( params + split.expert ) * ( sb.weights + sb.fp8_cache ) ) );
-    }
-
-    //! One rank's serial chain: the stage's micro-batches in schedule order, each forward
-    //! preceded by the receive of its activation and followed by its send (backward: gradient,
-    //! the other way), then the post-pipeline part.
+    //! One rank's serial chain: the stage's passes in schedule order (pipelinePasses), each
+    //! forward preceded by the receive of its activation and followed by its send (backward:
+    //! gradient, the other way), then the post-pipeline part. With v chunks per rank a
+    //! micro-batch crosses every rank once per chunk: the last rank's chunk c sends to the
+    //! first rank's chunk c + 1 (and its gradient back), so every rank sends v messages each way
+    //! per micro-batch, as the model charges (setPipelineTimes). Tags: 2(k·v + c) for the
+    //! activation into chunk c of micro-batch k, + 1 for the gradient into it (2k and 2k + 1
+    //! without interleaving).
     std::vector<StepGraphNode> rankNodes( int t, int d, int s, const StageTimes& st,
-                                          const std::vector<Item>& fwd,
-                                          const std::vector<Item>& bwd,
-                                          const std::vector<Item>& post )
+                                          const StageItems& items )
     {
         RankChain chain{ t, d, layout_.rank( t, d, s ), {} };
-        const double msg =
-            train_ ? st.pp_f : st.pp_f / ( ( s == 0 || s == layout_.pp - 1 ) ? 1 : 2 );
-        auto forward = [&]( int k )
+        const int p = layout_.pp, v = std::max( 1, cfg_.virtual_stages );
+        const bool first = s == 0, last = s == p - 1;
+        const double fwd_msg =
+            ( train_ || v > 1 ? st.pp_f : st.pp_f / ( ( first || last ) ? 1 : 2 ) ) / v;
+        const double bwd_msg = st.pp_b / v;
+        auto tag = [&]( int k, int chunk, bool gradient )
+        { return 2 * ( k * v + chunk ) + ( gradient ? 1 : 0 ); };
+        // Names: the items' `NAME@mbK` (a layer's number tells its chunk); messages
+        // `NAME.chunkC@mbK` when interleaved.
+        auto suffixes = [&]( int k, int c )
         {
             const std::string mb = fmt::format( "@mb{}", k );
-            if ( s > 0 )
-                appendMessage( chain, s - 1, 2 * k, msg, false, "pp.recv_act" + mb );
-            appendItems( chain, fwd, mb );
+            return std::make_pair( mb, v > 1 ? fmt::format( ".chunk{}", c ) + mb : mb );
+        };
+        auto forward = [&]( int k, int c )
+        {
+            const auto [mb, msg] = suffixes( k, c );
+            if ( !( first && c == 0 ) )
+                appendMessage( chain, first ? p - 1 : s - 1, tag( k, c, false ), fwd_msg, false,
+                               "pp.recv_act" + msg );
+            appendItems( chain, items.fwd[c], mb );
             // Inference charges a middle stage both its messages; the receive's share is
             // spent before the send so that the next stage waits for it too.
-            if ( !train_ && s > 0 && s < layout_.pp - 1 )
-                appendMessage( chain, -1, 0, msg, true, "pp.fwd_recv_time" + mb );
-            appendMessage( chain, s + 1, 2 * k, msg, true,
-                           ( s < layout_.pp - 1 ? "pp.send_act" : "pp.fwd_unpaired" ) + mb );
+            if ( !train_ && v == 1 && !first && !last )
+                appendMessage( chain, -1, 0, fwd_msg, true, "pp.fwd_recv_time" + msg );
+            if ( last && c == v - 1 )
+                appendMessage( chain, -1, 0, fwd_msg, true, "pp.fwd_unpaired" + msg );
+            else
+                appendMessage( chain, last ? 0 : s + 1, tag( k, last ? c + 1 : c, false ), fwd_msg,
+                               true, "pp.send_act" + msg );
         };
-        auto backward = [&]( int k )
+        auto backward = [&]( int k, int c )
         {
-            const std::string mb = fmt::format( "@mb{}", k );
-            if ( s < layout_.pp - 1 )
-                appendMessage( chain, s + 1, 2 * k + 1, st.pp_b, false, "pp.recv_grad" + mb );
-            appendItems( chain, bwd, mb );
-            appendMessage( chain, s - 1, 2 * k + 1, st.pp_b, true,
-                           ( s > 0 ? "pp.send_grad" : "pp.bwd_unpaired" ) + mb );
+            const auto [mb, msg] = suffixes( k, c );
+            if ( !( last && c == v - 1 ) )
+                appendMessage( chain, last ? 0 : s + 1, tag( k, c, true ), bwd_msg, false,
+                               "pp.recv_grad" + msg );
+            appendItems( chain, items.bwd[c], mb );
+            if ( first && c == 0 )
+                appendMessage( chain, -1, 0, bwd_msg, true, "pp.bwd_unpaired" + msg );
+            else
+                appendMessage( chain, first ? p - 1 : s - 1, tag( k, first ? c - 1 : c, true ),
+                               bwd_msg, true, "pp.send_grad" + msg );
         };
-        // Forwards before the first backward: all (inference, GPipe), one per later stage (1F1B).
-        const int m = micro_batches_;
-        const bool one_f_one_b = train_ && cfg_.schedule != PipelineSchedule::gpipe;
-        const int warmup = one_f_one_b ? std::min( layout_.pp - s - 1, m ) : m;
-        for ( int k = 0; k < warmup; ++k )
-            forward( k );
-        for ( int k = 0; k < m - warmup; ++k )
+        for ( const PipelinePass& pass :
+              pipelinePasses( cfg_.schedule, train_, p, v, micro_batches_, s ) )
         {
-            forward( warmup + k );
-            backward( k );
+            if ( pass.forward )
+                forward( pass.micro_batch, pass.chunk );
+            else
+                backward( pass.micro_batch, pass.chunk );
         }
-        if ( train_ )
-            for ( int k = m - warmup; k < m; ++k )
-                backward( k );
-        appendItems( chain, post, "" );
+        appendItems( chain, items.post, "" );
         return std::move( chain.nodes );
     }
 
@@ -457,7 +280,8 @@ class TransformerGraphBuilder
         if ( ms > p2p_ms )
             ms -= p2p_ms;
         if ( send )
-            chain.appendCompute( "pp.p2p_host" + name.substr( name.find( '@' ) ), p2p_ms );
+            chain.appendCompute( "pp.p2p_host" + name.substr( name.find_first_of( ".@", 3 ) ),
+                                 p2p_ms );
         StepGraphNode n;
         n.name = name;
         const int peer = layout_.rank( chain.t, chain.d, peer_stage );
