@@ -50,8 +50,10 @@ namespace
 {
 struct ShardFloor
 {
-    double lookups, unique, batch, elem, host_share, dram, host, l2bw, l2_bytes;
-    Optimizer optimizer;
+    const GpuSpec& gpu;
+    const TableSpec& table;
+    const EmbeddingTableStats& stats;
+    double batch, host_share, dram, host, l2bw, l2_bytes;
 
     //! The terms of a shard of `cols` columns holding row share s, ms: forward and backward, each
     //! the DRAM and the L2 side of its maximum (before the narrow-row factor) and its host part.
@@ -65,36 +67,30 @@ struct ShardFloor
         }
     };
 
-    double rowBytes( int cols ) const { return sectorBytes( cols * elem ); }
-
     //! The share below which the block's distinct rows fit kL2RowShare of the L2.
     double fittingShare( int cols ) const
     {
-        return unique > 0.0 ? l2_bytes / ( unique * rowBytes( cols ) )
-                            : std::numeric_limits<double>::infinity();
+        const double row_bytes = sectorBytes( cols * dataTypeBytes( table.dtype ) );
+        return stats.unique_rows > 0.0 ? l2_bytes / ( stats.unique_rows * row_bytes )
+                                       : std::numeric_limits<double>::infinity();
     }
 
+    //! The model's own traffic (embeddingShardBytes) on the floor's bandwidths.
     Terms terms( int cols, double s ) const
     {
-        const double rb = rowBytes( cols );
+        const EmbeddingShardBytes b = embeddingShardBytes( gpu, table, stats, s, cols, batch );
         Terms t;
         t.factor = narrowRowFactor( cols );
         // Without host share the floor also covers UVM, whose row reads and updates go over the
         // host link: every DRAM term uses the faster of the two.
         const double dram_first = host_share > 0.0 ? dram : std::max( dram, t.factor * host );
-        const double n = lookups * s, u = unique * s, repeats = std::max( 0.0, n - u );
-        const double hits = s <= fittingShare( cols ) ? repeats * rb : repeats * l2_bytes / u;
-        const double first_touch = n * rb - hits;
-        const double stream = n * kIndexBytesPerLookup + batch * kOffsetBytesPerSample + batch * rb;
-        const double updates = 2.0 * u * ( rb + optimizerBytesPerRow( optimizer, cols ) );
         const double h = host_share;
-        t.fwd_dram = ( ( 1.0 - h ) * first_touch + stream ) / dram_first;
-        t.fwd_l2 = hits / l2bw;
-        t.fwd_host = h * first_touch / host;
-        t.bwd_dram =
-            ( ( 1.0 - h ) * updates + batch * rb + 4.0 * n * kIndexBytesPerLookup ) / dram_first;
-        t.bwd_l2 = n * rb / l2bw;
-        t.bwd_host = h * updates / host;
+        t.fwd_dram = ( ( 1.0 - h ) * b.fwd_first_touch + b.fwd_stream ) / dram_first;
+        t.fwd_l2 = b.fwd_l2 / l2bw;
+        t.fwd_host = h * b.fwd_first_touch / host;
+        t.bwd_dram = ( ( 1.0 - h ) * b.bwd_updates + b.bwd_stream ) / dram_first;
+        t.bwd_l2 = b.bwd_l2 / l2bw;
+        t.bwd_host = h * b.bwd_updates / host;
         return t;
     }
 };
@@ -141,17 +137,16 @@ double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
     if ( batch <= 0.0 || t.rows <= 0 || t.dim <= 0 )
         return 0.0;
     const double dram_Bpms = platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
-    const ShardFloor shard{ s.lookups,
-                            s.unique_rows,
+    const ShardFloor shard{ platform.gpu,
+                            t,
+                            s,
                             batch,
-                            static_cast<double>( dataTypeBytes( t.dtype ) ),
                             std::clamp( host_share, 0.0, 1.0 ),
                             dram_Bpms,
                             platform.host_to_gpu_GBps * 1e6,
                             dram_Bpms * kL2ToDramBandwidth,
-                            kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0,
-                            t.optimizer };
-    const double elem = shard.elem;
+                            kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0 };
+    const double elem = dataTypeBytes( t.dtype );
     const double s_min = 1.0 / static_cast<double>( t.rows );
     double least = std::numeric_limits<double>::infinity();
     for ( int w = 1; w <= t.dim; ++w )

@@ -93,6 +93,53 @@ KOKKOS_INLINE_FUNCTION double optimizerBytesPerRow( Optimizer o, int cols )
     return o == Optimizer::sgd ? 0.0 : ( o == Optimizer::rowwise_adagrad ? 4.0 : 8.0 * cols );
 }
 
+//! One shard's memory traffic, bytes, before the kernel decides where missed rows come from:
+//! what embeddingShardCostFromStats prices, and what the planners' lower bound
+//! (plan/lower_bound.cpp) bounds from below on its own bandwidths.
+struct EmbeddingShardBytes
+{
+    double unique_rows = 0.0;
+    double fwd_first_touch = 0.0; //!< rows read from HBM (or the host): lookups that miss the L2
+    double fwd_l2 = 0.0;          //!< repeats served by the L2
+    double fwd_stream = 0.0;      //!< indices, offsets, pooled output
+    double bwd_updates = 0.0;     //!< read-modify-write of each distinct row and its state
+    double bwd_stream = 0.0;      //!< output gradient read, index sort
+    double bwd_l2 = 0.0;          //!< per-row gradient aggregation
+};
+
+//! The traffic of a shard holding `row_share` of the table's rows (row-wise shards receive that
+//! share of the ids, which are hashed) and `cols` columns, for `batch` samples.
+KOKKOS_INLINE_FUNCTION EmbeddingShardBytes embeddingShardBytes( const GpuSpec& gpu,
+                                                                const TableSpec& t,
+                                                                const EmbeddingTableStats& s,
+                                                                double row_share, int cols,
+                                                                double batch )
+{
+    EmbeddingShardBytes b;
+    const double elem = dataTypeBytes( t.dtype );
+    const double row_bytes = sectorBytes( cols * elem );
+    const double lookups = s.lookups * row_share; // hashed ids: the shard's share of lookups
+    const double unique = s.unique_rows * row_share;
+    b.unique_rows = unique;
+
+    // L2 reuse: repeats hit while the distinct rows fit; beyond that a repeat finds its row
+    // cached with probability capacity / distinct rows.
+    const double l2_rows = kL2RowShare * gpu.l2_cache_MiB * 1048576.0 / row_bytes;
+    const double repeats = lookups - unique;
+    const double repeat_hits = unique <= l2_rows ? repeats : repeats * l2_rows / unique;
+    b.fwd_first_touch = ( lookups - repeat_hits ) * row_bytes;
+    b.fwd_l2 = repeat_hits * row_bytes;
+    b.fwd_stream = lookups * kIndexBytesPerLookup + batch * kOffsetBytesPerSample +
+                   batch * row_bytes; // indices, offsets, pooled output
+
+    // Backward: output gradient read, index sort (read + write twice), per-row gradient
+    // aggregation in L2, then read-modify-write of each distinct row and its optimizer state.
+    b.bwd_updates = 2.0 * unique * ( row_bytes + optimizerBytesPerRow( t.optimizer, cols ) );
+    b.bwd_stream = batch * row_bytes + 4.0 * lookups * kIndexBytesPerLookup;
+    b.bwd_l2 = lookups * row_bytes;
+    return b;
+}
+
 //! One shard's cost from its table's statistics (see embeddingShardCost).
 KOKKOS_INLINE_FUNCTION EmbeddingCost embeddingShardCostFromStats(
     const GpuSpec& gpu, double host_to_gpu_GBps, const TableSpec& t, const EmbeddingTableStats& s,
@@ -101,21 +148,8 @@ KOKKOS_INLINE_FUNCTION EmbeddingCost embeddingShardCostFromStats(
     EmbeddingCost c;
     if ( cols <= 0 || row_share <= 0.0 || batch <= 0.0 )
         return c;
-    const double elem = dataTypeBytes( t.dtype );
-    const double row_bytes = sectorBytes( cols * elem );
-    const double lookups = s.lookups * row_share; // hashed ids: the shard's share of lookups
-    const double unique = s.unique_rows * row_share;
-    c.unique_rows = unique;
-
-    // L2 reuse: repeats hit while the distinct rows fit; beyond that a repeat finds its row
-    // cached with probability capacity / distinct rows.
-    const double l2_rows = kL2RowShare * gpu.l2_cache_MiB * 1048576.0 / row_bytes;
-    const double repeats = lookups - unique;
-    const double repeat_hits = unique <= l2_rows ? repeats : repeats * l2_rows / unique;
-    const double first_touch_bytes = ( lookups - repeat_hits ) * row_bytes;
-    const double l2_bytes = repeat_hits * row_bytes;
-    const double stream_bytes = lookups * kIndexBytesPerLookup + batch * kOffsetBytesPerSample +
-                                batch * row_bytes; // indices, offsets, pooled output
+    const EmbeddingShardBytes b = embeddingShardBytes( gpu, t, s, row_share, cols, batch );
+    c.unique_rows = b.unique_rows;
 
     // Where missed rows come from: HBM, or the host for UVM rows not in the HBM cache.
     double host_share = 0.0;
@@ -140,16 +174,10 @@ KOKKOS_INLINE_FUNCTION EmbeddingCost embeddingShardCostFromStats(
         const double host = host_bytes > 0.0 ? host_bytes / host_Bpms : 0.0;
         return factor * device + host; // the kernel stalls on host reads
     };
-    c.fwd_ms = memoryTime( first_touch_bytes * ( 1.0 - host_share ) + stream_bytes,
-                           first_touch_bytes * host_share, l2_bytes );
-
-    // Backward: output gradient read, index sort (read + write twice), per-row gradient
-    // aggregation in L2, then read-modify-write of each distinct row and its optimizer state.
-    const double state_bytes = optimizerBytesPerRow( t.optimizer, cols );
-    const double update_bytes = 2.0 * unique * ( row_bytes + state_bytes );
-    const double bwd_stream = batch * row_bytes + 4.0 * lookups * kIndexBytesPerLookup;
-    c.bwd_ms = memoryTime( update_bytes * ( 1.0 - host_share ) + bwd_stream,
-                           update_bytes * host_share, lookups * row_bytes );
+    c.fwd_ms = memoryTime( b.fwd_first_touch * ( 1.0 - host_share ) + b.fwd_stream,
+                           b.fwd_first_touch * host_share, b.fwd_l2 );
+    c.bwd_ms = memoryTime( b.bwd_updates * ( 1.0 - host_share ) + b.bwd_stream,
+                           b.bwd_updates * host_share, b.bwd_l2 );
     return c;
 }
 
