@@ -431,9 +431,13 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         r.dp_bytes = p * state + dataParallelOutputBytes( t, batch );
         r.pooled_bytes = local * t.dim * dataTypeBytes( t.dtype );
         r.id_bytes = local * t.pooling_factor * kIndexBytes;
+        r.gradient_bytes = static_cast<double>( t.rows ) * t.dim * dataTypeBytes( t.dtype );
         tables.push_back( r );
     }
-    const RelaxedBound in_hbm = relaxedBoundMs( platform, dense, tables, 0.0, scratch.relaxed );
+    const double dense_gradient_bytes =
+        dense.parameters * dataTypeBytes( workload.dense.dtype ); // as predictStep all-reduces
+    const RelaxedBound in_hbm =
+        relaxedBoundMs( platform, dense, dense_gradient_bytes, tables, 0.0, scratch.relaxed );
     // HBM that all GPUs together leave to the tables: predictStep counts the dense replica, its
     // activations and the reserve on every GPU besides them.
     const double capacity =
@@ -448,8 +452,8 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     std::vector<const TableHoldings*> holdings;
     for ( const TableSpec& t : workload.tables )
         holdings.push_back( &holdingsOf( cache, context, platform, t, batch, p, uncached ) );
-    return std::max(
-        in_hbm.ms, memoryBoundMs( platform, dense, holdings, tables, capacity, scratch.relaxed ) );
+    return std::max( in_hbm.ms, memoryBoundMs( platform, dense, dense_gradient_bytes, holdings,
+                                               tables, capacity, scratch.relaxed ) );
 }
 
 } // namespace

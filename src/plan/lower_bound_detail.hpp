@@ -84,6 +84,7 @@ struct RelaxedTable
     double mp_ms = 0.0, dp_ms = 0.0;
     double mp_bytes = 0.0, dp_bytes = 0.0;
     double pooled_bytes = 0.0, id_bytes = 0.0;
+    double gradient_bytes = 0.0; //!< what it adds to the all-reduce when data-parallel
 };
 
 //! The relaxation's value and the HBM bytes of the holdings it chose.
@@ -97,7 +98,7 @@ struct RelaxedBound
 //! nothing.
 struct RelaxedScratch
 {
-    std::vector<double> extra, extra_bytes, by_pooled, by_ids;
+    std::vector<double> extra, extra_bytes, by_pooled, by_ids, own_pooled, own_ids, own_gradient;
     std::vector<int> order;
     //! All-to-all times by volume while memoryBoundMs runs (its evaluations at different prices
     //! mostly ask for the same volumes; on multi-dimension networks they dominate its time).
@@ -113,15 +114,15 @@ struct RelaxedScratch
 //! `lookup_offset_ms` (−price × capacity / GPUs) added to the lookups. Price 0 and offset 0
 //! give the bound without memory.
 RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
-                             const std::vector<RelaxedTable>& tables, double lookup_offset_ms,
-                             RelaxedScratch& scratch );
+                             double dense_gradient_bytes, const std::vector<RelaxedTable>& tables,
+                             double lookup_offset_ms, RelaxedScratch& scratch );
 
 //! The bound with the memory constraint: the largest Lagrangian bound over the price of memory,
 //! L(price) = relaxedBoundMs with every table's cheapest holdings at that price, less
 //! price × `capacity_bytes` (HBM of all GPUs left for tables), over the prices where a table's
 //! cheapest holding changes (L is concave in the price: a bisection on its supergradient finds
 //! the largest).
-double memoryBoundMs( const Platform& platform, const DenseCost& dense,
+double memoryBoundMs( const Platform& platform, const DenseCost& dense, double dense_gradient_bytes,
                       const std::vector<const TableHoldings*>& holdings,
                       const std::vector<RelaxedTable>& volumes, double capacity_bytes,
                       RelaxedScratch& scratch );

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/memory.hpp>
@@ -106,6 +107,126 @@ RelaxedBound dataParallelBoundMs( const Platform& platform, const DenseCost& den
     return bound;
 }
 
+//! A straight line below a nondecreasing function on [v_min, v_max]: f(v) ≥ alpha + slope · v.
+struct SupportLine
+{
+    double alpha = 0.0, slope = 0.0;
+};
+
+//! The line below the nondecreasing `f` on [v_min, v_max] with the slope of f on the upper half
+//! of that range, as high as it goes: on a uniform grid v_min = v_0 < … < v_n = v_max, every v
+//! in [v_k, v_k+1] has f(v) − slope · v ≥ f(v_k) − slope · v_k+1, so the least of those is a
+//! valid alpha (it uses nothing but that f is nondecreasing), within slope · (v_max − v_min) / n
+//! of the best one.
+//! Cells of the all-to-all lines (the all-reduce's get half: its weight is at most 1 − ω = 0.2).
+constexpr int kLineGrid = 32;
+
+template <int kGrid, class F>
+SupportLine supportLine( double v_min, double v_max, const F& f )
+{
+    const double mid = 0.5 * ( v_min + v_max );
+    SupportLine line;
+    if ( v_max > mid )
+        line.slope = std::max( 0.0, ( f( v_max ) - f( mid ) ) / ( v_max - mid ) );
+    line.alpha = std::numeric_limits<double>::infinity();
+    for ( int k = 0; k < kGrid; ++k )
+    {
+        const double v = v_min + ( v_max - v_min ) * k / kGrid;
+        const double next = v_min + ( v_max - v_min ) * ( k + 1 ) / kGrid;
+        line.alpha = std::min( line.alpha, f( v ) - line.slope * next );
+    }
+    return line;
+}
+
+double allReduceMs( const Platform& platform, double bytes )
+{
+    return 1e-6 *
+           collectiveTimeNs( platform.network, platform.system, Collective::all_reduce, bytes );
+}
+
+//! The bound over which tables go data-parallel, each table deciding for itself. With the
+//! lookups L (all in the forward: the GPUs' mean work), A the all-to-all and R the all-reduce
+//! time, any plan takes at least
+//!   T_main = max(A(ids), bottom_fwd) + L + A(pooled) + top + max(A(pooled), bottom_bwd),
+//!   T_sync = max(A(ids), bottom_fwd) + A(pooled) + top + A(pooled) + R(dense + replicated
+//!            gradients)   (the all-reduce starts once the gradients arrived),
+//! and max(x, y) ≥ θ x + (1 − θ) y for θ in [0, 1]. Either every table here goes data-parallel
+//! (no all-to-all: priced directly), or at least one stays, so the volumes are at least the
+//! smallest table's. There, with A and R above straight lines (supportLine), ω T_main +
+//! (1 − ω) T_sync is at least a constant plus prices per lookup ms, pooled, id and gradient
+//! byte times the amounts: linear in every table's choice, so its least is where each table
+//! goes data-parallel exactly when its own extra lookups and gradient cost less than its own
+//! volumes, priced. dataParallelBoundMs pairs the smallest extra costs with the largest volumes
+//! of any tables instead, and no gradient, which is looser where the tables cheap to replicate
+//! are small. `lookup_ms`, `pooled`, `ids`, `base_bytes`: the lookups, volumes and HBM bytes
+//! with no table here data-parallel; `dense_gradient_bytes`: the MLPs' gradients.
+RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseCost& dense,
+                                          double dense_gradient_bytes, double lookup_ms,
+                                          double pooled, double ids, double base_bytes,
+                                          RelaxedScratch& scratch )
+{
+    const std::size_t n = scratch.extra.size();
+    double all_extra = 0.0, all_bytes = base_bytes, all_gradients = dense_gradient_bytes;
+    for ( std::size_t t = 0; t < n; ++t )
+    {
+        all_extra += scratch.extra[t];
+        all_bytes += scratch.extra_bytes[t];
+        all_gradients += scratch.own_gradient[t];
+    }
+    const double top = dense.top_fwd_ms + dense.top_bwd_ms;
+    const RelaxedBound all_replicated{
+        std::max( boundTimelineMs( platform, dense, lookup_ms + all_extra, 0.0, 0.0, scratch ),
+                  dense.bottom_fwd_ms + top + allReduceMs( platform, all_gradients ) ),
+        all_bytes };
+    const auto a2a = [&]( double v ) { return allToAllMs( platform, v, scratch ); };
+    const double least_pooled =
+        *std::min_element( scratch.own_pooled.begin(), scratch.own_pooled.end() );
+    const double least_ids = *std::min_element( scratch.own_ids.begin(), scratch.own_ids.end() );
+    // A zero volume has no all-to-all (A = 0 there), which a line through A's latency misses.
+    const SupportLine p_line =
+        least_pooled > 0.0 ? supportLine<kLineGrid>( least_pooled, pooled, a2a ) : SupportLine{};
+    const SupportLine i_line =
+        least_ids > 0.0 ? supportLine<kLineGrid>( least_ids, ids, a2a ) : SupportLine{};
+    const SupportLine r_line =
+        supportLine<kLineGrid / 2>( dense_gradient_bytes, all_gradients,
+                                    [&]( double v ) { return allReduceMs( platform, v ); } );
+    RelaxedBound some_kept{ -std::numeric_limits<double>::infinity(), base_bytes };
+    // θ = 1 and η = 1 are best without a bottom MLP (then max(A, 0) = A): the other weights
+    // only where it has a forward or backward.
+    const double thetas[] = { 1.0, 0.0 }, etas[] = { 1.0, 0.0 };
+    const int num_thetas = dense.bottom_bwd_ms > 0.0 ? 2 : 1;
+    const int num_etas = dense.bottom_fwd_ms > 0.0 ? 2 : 1;
+    for ( const double omega : { 1.0, 0.99, 0.95, 0.8 } )
+        for ( int a = 0; a < num_thetas; ++a )
+            for ( int b = 0; b < num_etas; ++b )
+            {
+                const double theta = thetas[a], eta = etas[b];
+                // Prices of a pooled, an id and a gradient byte in ω T_main + (1 − ω) T_sync.
+                const double wp =
+                    ( omega * ( 1.0 + theta ) + 2.0 * ( 1.0 - omega ) ) * p_line.slope;
+                const double wi = eta * i_line.slope, wr = ( 1.0 - omega ) * r_line.slope;
+                double ms = eta * i_line.alpha + wi * ids + ( 1.0 - eta ) * dense.bottom_fwd_ms +
+                            top + omega * lookup_ms +
+                            ( omega * ( 1.0 + theta ) + 2.0 * ( 1.0 - omega ) ) * p_line.alpha +
+                            wp * pooled + omega * ( 1.0 - theta ) * dense.bottom_bwd_ms +
+                            ( 1.0 - omega ) * r_line.alpha + wr * dense_gradient_bytes;
+                double bytes = base_bytes;
+                for ( std::size_t t = 0; t < n; ++t )
+                {
+                    const double saving = wp * scratch.own_pooled[t] + wi * scratch.own_ids[t] -
+                                          omega * scratch.extra[t] - wr * scratch.own_gradient[t];
+                    if ( saving > 0.0 )
+                    {
+                        ms -= saving;
+                        bytes += scratch.extra_bytes[t];
+                    }
+                }
+                if ( ms > some_kept.ms )
+                    some_kept = { ms, bytes };
+            }
+    return all_replicated.ms < some_kept.ms ? all_replicated : some_kept;
+}
+
 //! Data-parallel tables rarely win where memory is short (every GPU holds its own cache):
 //! their caches take every other share of the curve and the last (a coarser staircase is
 //! looser, never invalid).
@@ -137,8 +258,8 @@ void addBreakpoints( const std::vector<Holding>& hull, std::vector<double>& pric
 } // namespace
 
 RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
-                             const std::vector<RelaxedTable>& tables, double lookup_offset_ms,
-                             RelaxedScratch& scratch )
+                             double dense_gradient_bytes, const std::vector<RelaxedTable>& tables,
+                             double lookup_offset_ms, RelaxedScratch& scratch )
 {
     // A data-parallel table has no all-to-all but every GPU looks it up for its samples; which
     // tables pay that is a choice, so the bound is the minimum over how many k tables are
@@ -169,12 +290,23 @@ RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
         scratch.by_pooled.push_back( t.pooled_bytes );
         scratch.by_ids.push_back( t.id_bytes );
     }
+    // Each table's own volumes, in the order of extra (by_pooled and by_ids get sorted).
+    scratch.own_pooled.assign( scratch.by_pooled.begin(), scratch.by_pooled.end() );
+    scratch.own_gradient.clear();
+    for ( const RelaxedTable& t : tables )
+        if ( !( gpus == 1 || t.dp_ms <= t.mp_ms ) )
+            scratch.own_gradient.push_back( t.gradient_bytes );
+    scratch.own_ids.assign( scratch.by_ids.begin(), scratch.by_ids.end() );
     const double lookup = embedding / p + lookup_offset_ms;
     const RelaxedBound bound{ boundTimelineMs( platform, dense, lookup, pooled, ids, scratch ),
                               bytes };
     if ( gpus == 1 || scratch.extra.empty() )
         return bound;
-    return dataParallelBoundMs( platform, dense, scratch, lookup, pooled, ids, bound );
+    const RelaxedBound per_table = perTableDataParallelBoundMs(
+        platform, dense, dense_gradient_bytes, lookup, pooled, ids, bytes, scratch );
+    const RelaxedBound paired =
+        dataParallelBoundMs( platform, dense, scratch, lookup, pooled, ids, bound );
+    return per_table.ms > paired.ms ? per_table : paired;
 }
 
 std::vector<Holding> lowerHull( std::vector<Holding> points )
@@ -293,7 +425,7 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
     return { lowerHull( std::move( mp ) ), lowerHull( std::move( dp ) ) };
 }
 
-double memoryBoundMs( const Platform& platform, const DenseCost& dense,
+double memoryBoundMs( const Platform& platform, const DenseCost& dense, double dense_gradient_bytes,
                       const std::vector<const TableHoldings*>& holdings,
                       const std::vector<RelaxedTable>& volumes, double capacity_bytes,
                       RelaxedScratch& scratch )
@@ -323,7 +455,8 @@ double memoryBoundMs( const Platform& platform, const DenseCost& dense,
             tables[t].dp_ms = dp.ms;
             tables[t].dp_bytes = dp.bytes;
         }
-        return relaxedBoundMs( platform, dense, tables, -price * capacity_bytes / p, scratch );
+        return relaxedBoundMs( platform, dense, dense_gradient_bytes, tables,
+                               -price * capacity_bytes / p, scratch );
     };
     // L is concave in the price (a minimum of functions linear in it), piecewise linear with
     // kinks where a table's cheapest holding changes, and the bytes of the holdings it chose

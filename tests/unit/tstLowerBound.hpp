@@ -7,6 +7,8 @@
 #include <plan/lower_bound_detail.hpp>
 #include <planner_test_support.hpp>
 #include <shardsweep/kernel/scenario_batch.hpp>
+#include <shardsweep/model/collectives.hpp>
+#include <shardsweep/model/step.hpp>
 #include <shardsweep/plan/planner.hpp>
 #include <vector>
 
@@ -44,9 +46,115 @@ TEST( TEST_CATEGORY, memory_lagrangian_equals_the_linear_program )
     const std::vector<const TableHoldings*> holdings = { &a, &b };
     const std::vector<RelaxedTable> volumes( 2 );
     RelaxedScratch scratch;
-    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 10.0, scratch ), 3.5, 1e-12 );
-    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 8.0, scratch ), 5.5, 1e-12 );
-    EXPECT_NEAR( memoryBoundMs( one, no_dense, holdings, volumes, 14.0, scratch ), 1.5, 1e-12 );
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, 0.0, holdings, volumes, 10.0, scratch ), 3.5,
+                 1e-12 );
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, 0.0, holdings, volumes, 8.0, scratch ), 5.5, 1e-12 );
+    EXPECT_NEAR( memoryBoundMs( one, no_dense, 0.0, holdings, volumes, 14.0, scratch ), 1.5,
+                 1e-12 );
+}
+
+namespace
+{
+//! The least over every set S of tables made data-parallel of what relaxedBoundMs relaxes, by
+//! brute force: max(T_main, T_sync), T_main the step timeline with the lookups L + Σ_S extra
+//! (all in the forward) and the remaining volumes' all-to-alls, T_sync the time until the
+//! all-reduce of the MLPs' and S's gradients ends (it starts once the gradients arrived).
+double bruteForceDataParallelMs( const Platform& p, const DenseCost& dense, double dense_gradient,
+                                 const std::vector<RelaxedTable>& tables, double lookup_ms )
+{
+    const auto ms = [&]( Collective c, double bytes )
+    { return 1e-6 * collectiveTimeNs( p.network, p.system, c, bytes ); };
+    double least = 1e300;
+    for ( unsigned s = 0; s < ( 1u << tables.size() ); ++s )
+    {
+        double lookups = lookup_ms, pooled = 0.0, ids = 0.0, gradient = dense_gradient;
+        for ( std::size_t t = 0; t < tables.size(); ++t )
+        {
+            const bool dp = ( s >> t ) & 1u;
+            lookups += ( dp ? tables[t].dp_ms : tables[t].mp_ms ) / p.numGpus();
+            pooled += dp ? 0.0 : tables[t].pooled_bytes;
+            ids += dp ? 0.0 : tables[t].id_bytes;
+            gradient += dp ? tables[t].gradient_bytes : 0.0;
+        }
+        StepDurations d;
+        d.input_dist = ids > 0.0 ? ms( Collective::all_to_all, ids ) : 0.0;
+        d.a2a_fwd = d.a2a_bwd = pooled > 0.0 ? ms( Collective::all_to_all, pooled ) : 0.0;
+        d.bottom_fwd = dense.bottom_fwd_ms;
+        d.bottom_bwd = dense.bottom_bwd_ms;
+        d.top_fwd = dense.top_fwd_ms;
+        d.top_bwd = dense.top_bwd_ms;
+        d.embedding_fwd = lookups;
+        const double sync = std::max( d.input_dist, d.bottom_fwd ) + d.a2a_fwd + d.top_fwd +
+                            d.top_bwd + d.a2a_bwd + ms( Collective::all_reduce, gradient );
+        least = std::min( least, std::max( stepTimeline( d ).iteration, sync ) );
+    }
+    return least;
+}
+} // namespace
+
+// Which tables go data-parallel, on 4 A100s of one node. Three small tables cost little to
+// replicate (+0.02 ms of lookups per GPU) but remove little volume (1 MiB pooled); three wide
+// ones would remove 32 MiB each but cost 0.4 ms more, and the last of them has a 4 GiB gradient.
+// The least over all 64 choices (brute force) keeps the wide ones model-parallel. The bound
+// prices each table's own volumes against its own extra cost and gradient, so it lies below
+// that least and within 1 % of it (its straight lines under the all-to-alls lose a 32nd of
+// their range); pairing the three cheapest extra costs with the three largest volumes, as the
+// bound did before, is more than 2 % lower.
+TEST( TEST_CATEGORY, data_parallel_choice_is_priced_per_table )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const Platform p = resizePlatform(
+        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    DenseCost dense;
+    dense.top_fwd_ms = 0.3;
+    dense.top_bwd_ms = 0.6;
+    const double dense_gradient = 64.0 * 1048576.0;
+    std::vector<RelaxedTable> tables;
+    for ( int t = 0; t < 6; ++t )
+    {
+        const bool wide = t >= 3;
+        RelaxedTable r;
+        r.mp_ms = 0.4;
+        r.dp_ms = r.mp_ms + 4.0 * ( wide ? 3.0 : 0.02 );
+        r.pooled_bytes = ( wide ? 256.0 : 1.0 ) * 1048576.0;
+        r.id_bytes = 0.25 * 1048576.0;
+        r.gradient_bytes = ( t == 5 ? 4096.0 : 16.0 ) * 1048576.0;
+        tables.push_back( r );
+    }
+    const double lookup_ms = 0.2;
+    const double exact = bruteForceDataParallelMs( p, dense, dense_gradient, tables, lookup_ms );
+    // relaxedBoundMs adds the tables' model-parallel lookups itself.
+    RelaxedScratch scratch;
+    const double bound = relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
+    EXPECT_LE( bound, exact * ( 1.0 + 1e-12 ) );
+    EXPECT_GE( bound, exact * 0.99 );
+    // The pairing alone: the smallest extra costs against the largest volumes.
+    double paired = 1e300;
+    for ( int k = 0; k <= 6; ++k )
+    {
+        StepDurations d;
+        double extra = 0.0, pooled = 0.0, ids = 0.0;
+        for ( int t = 0; t < 6; ++t )
+        {
+            extra += t < k ? ( tables[t].dp_ms - tables[t].mp_ms ) / 4.0 : 0.0;
+            pooled += t < 6 - k ? tables[t].pooled_bytes : 0.0; // drops the widest
+            ids += t < 6 - k ? tables[t].id_bytes : 0.0;
+        }
+        const auto a2a = [&]( double bytes )
+        {
+            return bytes > 0.0 ? 1e-6 * collectiveTimeNs( p.network, p.system,
+                                                          Collective::all_to_all, bytes )
+                               : 0.0;
+        };
+        d.input_dist = a2a( ids );
+        d.a2a_fwd = d.a2a_bwd = a2a( pooled );
+        d.top_fwd = dense.top_fwd_ms;
+        d.top_bwd = dense.top_bwd_ms;
+        d.embedding_fwd = lookup_ms + 6 * 0.4 / 4.0 + extra;
+        paired = std::min( paired, stepTimeline( d ).iteration );
+    }
+    EXPECT_LT( paired, exact * 0.98 );
+    EXPECT_GE( bound, paired );
 }
 
 namespace
