@@ -188,6 +188,22 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
     return out;
 }
 
+//! Table t data-parallel (in HBM): every GPU holds all of it and looks it up for its own
+//! samples, which sends no pooled values or ids but costs P lookups at the local batch and adds
+//! the table's gradient to the all-reduce.
+PlanState replicated( const PlanState& st, const Workload& w, int t )
+{
+    PlanState trial = st;
+    trial.removeTable( t );
+    TablePlan tp = trial.tablePlan( t );
+    tp.sharding = ShardingType::data_parallel;
+    trial.setTablePlan( t, tp );
+    for ( int g = 0; g < trial.numGpus(); ++g )
+        trial.addShard( trial.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim ) );
+    trial.refresh();
+    return trial;
+}
+
 } // namespace
 
 //! Makes a state whose memory overflows on some GPUs fit again: repeatedly moves (or swaps for a
@@ -283,28 +299,33 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         }
         double best_obj = current * ( 1.0 - kTie );
         std::unique_ptr<PlanState> best_state;
+        // One option, rebalanced by its own round of moves; kept if it beats the best so far.
+        auto tryOption = [&]( PlanState& trial )
+        {
+            Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
+                              budget.deadline_s, &elapsed };
+            const int granted = lookahead.iterations_left;
+            const bool fits = repairMemory( trial, lookahead );
+            if ( fits )
+                improveByMoves( trial, lookahead );
+            budget.iterations_left -= granted - lookahead.iterations_left;
+            if ( !fits )
+                return;
+            trial.refresh();
+            const double obj = trial.objective();
+            if ( obj < best_obj )
+            {
+                best_obj = obj;
+                best_state = std::make_unique<PlanState>( std::move( trial ) );
+            }
+        };
         auto tryReshardings = [&]( int s )
         {
             for ( PlanState& trial : reshardings( st, w, platform, s ) )
             {
                 if ( budget.spent() )
                     return;
-                Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
-                                  budget.deadline_s, &elapsed };
-                const int granted = lookahead.iterations_left;
-                const bool fits = repairMemory( trial, lookahead );
-                if ( fits )
-                    improveByMoves( trial, lookahead );
-                budget.iterations_left -= granted - lookahead.iterations_left;
-                if ( !fits )
-                    continue;
-                trial.refresh();
-                const double obj = trial.objective();
-                if ( obj < best_obj )
-                {
-                    best_obj = obj;
-                    best_state = std::make_unique<PlanState>( std::move( trial ) );
-                }
+                tryOption( trial );
             }
         };
         for ( int s : hot )
@@ -331,6 +352,31 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             std::sort( saving.begin(), saving.end() );
             for ( int k = 0; k < std::min<int>( kSavingCandidates, saving.size() ); ++k )
                 tryReshardings( saving[k].second );
+        }
+        if ( !best_state )
+        {
+            // Still nothing: tables that are cheap to look up on every GPU go data-parallel,
+            // which takes their volumes out of both all-to-alls. Each is priced as it is (its
+            // lookups load every GPU alike); the ones that help, most first, get their moves.
+            std::vector<std::pair<double, int>> gains;
+            for ( int t = 0; t < static_cast<int>( w.tables.size() ) && !budget.spent(); ++t )
+            {
+                const TablePlan& tp = st.tablePlan( t );
+                if ( tp.sharding == ShardingType::data_parallel || tp.kernel != ComputeKernel::hbm )
+                    continue;
+                const PlanState trial = replicated( st, w, t );
+                const double obj = trial.objective();
+                if ( allFit( trial ) && obj < current * ( 1.0 - kTie ) )
+                    gains.push_back( { obj, t } );
+            }
+            std::sort( gains.begin(), gains.end() );
+            for ( int k = 0; k < std::min<int>( kSavingCandidates, gains.size() ); ++k )
+            {
+                if ( budget.spent() )
+                    break;
+                PlanState trial = replicated( st, w, gains[k].second );
+                tryOption( trial );
+            }
         }
         if ( !best_state )
             return;

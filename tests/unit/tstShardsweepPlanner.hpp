@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <backend_equal.hpp>
 #include <fmt/format.h>
+#include <functional>
 #include <gtest/gtest.h>
 #include <plan/plan_state.hpp>
+#include <plan/shardsweep_search.hpp>
 #include <planner_test_support.hpp>
 #include <shardsweep/build_paths.hpp>
 #include <shardsweep/io/locality_stats.hpp>
@@ -359,6 +361,71 @@ TEST( TEST_CATEGORY, dominant_table_is_resharded )
     ASSERT_TRUE( raw.feasible );
     EXPECT_NEAR( raw.predicted_ms, mine.predicted_ms, 1e-9 * mine.predicted_ms );
     EXPECT_EQ( raw.plan.shards.size(), mine.plan.shards.size() );
+}
+
+// A tiny table (1000 rows × 128 columns, one lookup per sample) and four large ones (2M rows ×
+// 16, 20 lookups) on 4 GPUs of a switch. The tiny table on one GPU makes that GPU send 128 + 16
+// pooled columns for every sample, against 16 on the others, forward and backward, while looking
+// it up costs next to nothing. Data-parallel, every GPU looks it up for its own 16 384 samples
+// and sends nothing for it, and its 512 KiB of gradient joins the all-reduce; a large table
+// data-parallel would add 128 MiB to the all-reduce. No move helps (the tiny table sends as much
+// from any GPU), so the local search, started from the model-parallel plan, must end in its
+// data-parallel option: the tiny table replicated, as fast as that plan built by hand.
+TEST( TEST_CATEGORY, cheap_tables_go_data_parallel )
+{
+    Workload w;
+    w.name = "tiny_and_large";
+    w.global_batch = 65536;
+    for ( int t = 0; t < 5; ++t )
+    {
+        const bool tiny = t == 0;
+        TableSpec s;
+        s.rows = tiny ? 1000 : 2'000'000;
+        s.dim = tiny ? 128 : 16;
+        s.pooling_factor = tiny ? 1.0 : 20.0;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    Platform p;
+    p.gpu.sm_count = 108;
+    p.gpu.boost_clock_MHz = 1410;
+    p.gpu.fp32_TFLOPs = 19.5;
+    p.gpu.tf32_TFLOPs = 156;
+    p.gpu.memory_GiB = 40;
+    p.gpu.memory_bandwidth_GBps = 1555;
+    p.gpu.l2_cache_MiB = 40;
+    p.gpus_per_node = 4;
+    p.host_to_gpu_GBps = 25;
+    p.network.num_dims = 1;
+    p.network.dims[0] = { Topology::Switch, 4, 150.0, 500.0 };
+    // By hand: a large table on each GPU, the tiny one on every GPU (mixed) or on GPU 0.
+    Plan mixed, one_each;
+    for ( int t = 0; t < 5; ++t )
+    {
+        const bool tiny = t == 0;
+        one_each.tables.push_back( TablePlan{} );
+        one_each.shards.push_back(
+            { t, std::max( 0, t - 1 ), 0, w.tables[t].rows, 0, w.tables[t].dim } );
+        mixed.tables.push_back( { tiny ? ShardingType::data_parallel : ShardingType::table_wise,
+                                  ComputeKernel::hbm, 0.0 } );
+        for ( int g = 0; g < 4; ++g )
+            if ( tiny || g == t - 1 )
+                mixed.shards.push_back( { t, g, 0, w.tables[t].rows, 0, w.tables[t].dim } );
+    }
+    const double mixed_ms = kernelMs( { &w, &p, &mixed, 0, CostModel::native } );
+    ASSERT_LT( mixed_ms, 0.9 * kernelMs( { &w, &p, &one_each, 0, CostModel::native } ) );
+    PlanState state( w, p, 0, 1e30 );
+    state.load( one_each );
+    const std::function<double()> clock = [] { return 0.0; };
+    planner_detail::Budget budget{ 100000, 1e30, &clock };
+    planner_detail::localSearch( state, w, p, budget );
+    const Plan searched = state.toPlan();
+    for ( int t = 0; t < 5; ++t )
+        EXPECT_EQ( searched.tables[t].sharding == ShardingType::data_parallel, t == 0 ) << t;
+    state.refresh();
+    EXPECT_LE( state.objective(), mixed_ms * ( 1.0 + 1e-9 ) );
+    EXPECT_NEAR( kernelMs( { &w, &p, &searched, 0, CostModel::native } ), state.objective(),
+                 1e-9 * state.objective() );
 }
 
 // MLPerf DLRM on 2 A100s at batch 262144 (a quickstart task): the search without a memory limit
