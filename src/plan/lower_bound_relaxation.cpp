@@ -107,6 +107,9 @@ RelaxedBound dataParallelBoundMs( const Platform& platform, const DenseCost& den
     return bound;
 }
 
+//! Cells of the all-to-all lines (the all-reduce's get half: its weight is at most 1 − ω = 0.2).
+constexpr int kLineGrid = 32;
+
 //! A straight line below a nondecreasing function on [v_min, v_max]: f(v) ≥ alpha + slope · v.
 struct SupportLine
 {
@@ -118,9 +121,6 @@ struct SupportLine
 //! in [v_k, v_k+1] has f(v) − slope · v ≥ f(v_k) − slope · v_k+1, so the least of those is a
 //! valid alpha (it uses nothing but that f is nondecreasing), within slope · (v_max − v_min) / n
 //! of the best one.
-//! Cells of the all-to-all lines (the all-reduce's get half: its weight is at most 1 − ω = 0.2).
-constexpr int kLineGrid = 32;
-
 template <int kGrid, class F>
 SupportLine supportLine( double v_min, double v_max, const F& f )
 {
@@ -270,6 +270,7 @@ RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
     scratch.extra_bytes.clear();
     scratch.by_pooled.clear();
     scratch.by_ids.clear();
+    scratch.own_gradient.clear();
     double embedding = 0.0, bytes = 0.0, pooled = 0.0, ids = 0.0;
     for ( const RelaxedTable& t : tables )
     {
@@ -289,13 +290,10 @@ RelaxedBound relaxedBoundMs( const Platform& platform, const DenseCost& dense,
         scratch.extra_bytes.push_back( t.dp_bytes - t.mp_bytes );
         scratch.by_pooled.push_back( t.pooled_bytes );
         scratch.by_ids.push_back( t.id_bytes );
+        scratch.own_gradient.push_back( t.gradient_bytes );
     }
     // Each table's own volumes, in the order of extra (by_pooled and by_ids get sorted).
     scratch.own_pooled.assign( scratch.by_pooled.begin(), scratch.by_pooled.end() );
-    scratch.own_gradient.clear();
-    for ( const RelaxedTable& t : tables )
-        if ( !( gpus == 1 || t.dp_ms <= t.mp_ms ) )
-            scratch.own_gradient.push_back( t.gradient_bytes );
     scratch.own_ids.assign( scratch.by_ids.begin(), scratch.by_ids.end() );
     const double lookup = embedding / p + lookup_offset_ms;
     const RelaxedBound bound{ boundTimelineMs( platform, dense, lookup, pooled, ids, scratch ),
