@@ -172,7 +172,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
         result.reason = greedy_reason;
         return result;
     }
-    localSearch( state, workload, platform, budget );
+    localSearch( state, workload, platform, budget, true );
     iteratedSearch( state, workload, platform, budget, options.seed );
 
     // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in

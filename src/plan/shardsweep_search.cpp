@@ -265,7 +265,8 @@ bool repairMemory( PlanState& st, Budget& budget )
 //! the critical GPUs (column halves, row-wise, table-row-wise), each option followed by its own
 //! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
 //! beats the current plan; repeat.
-void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget )
+void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
+                  bool try_replicas )
 {
     if ( st.numGpus() < 2 )
         return;
@@ -353,7 +354,7 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             for ( int k = 0; k < std::min<int>( kSavingCandidates, saving.size() ); ++k )
                 tryReshardings( saving[k].second );
         }
-        if ( !best_state )
+        if ( !best_state && try_replicas )
         {
             // Still nothing: tables that are cheap to look up on every GPU go data-parallel,
             // which takes their volumes out of both all-to-alls. Each is priced as it is (its
@@ -418,7 +419,7 @@ void iteratedSearch( PlanState& best, const Workload& w, const Platform& platfor
                 trial.refresh();
             }
         }
-        localSearch( trial, w, platform, budget );
+        localSearch( trial, w, platform, budget, false );
         trial.refresh();
         best.refresh();
         if ( trial.objective() < best.objective() * ( 1.0 - kTie ) )

@@ -47,8 +47,10 @@ struct Budget
 
 //! Moves the overflow of over-full GPUs away; false if some GPU cannot be brought under capacity.
 bool repairMemory( PlanState& st, Budget& budget );
-//! Step 3: moves, swaps and re-sharding until none helps.
-void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget );
+//! Step 3: moves, swaps and re-sharding until none helps; with `try_replicas`, then also tables
+//! made data-parallel (the first search only: the restarts keep what it replicated).
+void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
+                  bool try_replicas );
 //! Step 4: kicks and searches again while budget is left; the seed decides the kicks.
 void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
                      std::uint64_t seed );

@@ -418,7 +418,7 @@ TEST( TEST_CATEGORY, cheap_tables_go_data_parallel )
     state.load( one_each );
     const std::function<double()> clock = [] { return 0.0; };
     planner_detail::Budget budget{ 100000, 1e30, &clock };
-    planner_detail::localSearch( state, w, p, budget );
+    planner_detail::localSearch( state, w, p, budget, true );
     const Plan searched = state.toPlan();
     for ( int t = 0; t < 5; ++t )
         EXPECT_EQ( searched.tables[t].sharding == ShardingType::data_parallel, t == 0 ) << t;
