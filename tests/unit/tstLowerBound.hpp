@@ -94,7 +94,8 @@ double bruteForceDataParallelMs( const Platform& p, const DenseCost& dense, doub
 
 // Which tables go data-parallel, on 4 A100s of one node. Three small tables cost little to
 // replicate (+0.02 ms of lookups per GPU) but remove little volume (1 MiB pooled); three wide
-// ones would remove 32 MiB each but cost 0.4 ms more, and the last of them has a 4 GiB gradient.
+// ones would remove 256 MiB each but cost 3 ms more per GPU, and the last of them has a 4 GiB
+// gradient.
 // The least over all 64 choices (brute force) keeps the wide ones model-parallel. The bound
 // prices each table's own volumes against its own extra cost and gradient, so it lies below
 // that least and within 1 % of it (its straight lines under the all-to-alls lose a 32nd of
