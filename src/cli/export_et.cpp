@@ -108,9 +108,9 @@ bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, E
              "iteration_ms (shardsweep's prediction) and critical_path_ms (the written traces\n"
              "replayed with shardsweep's ASTRA-sim semantics; equal within the microsecond\n"
              "rounding, and within 0.1-2 % for interleaved schedules, whose fill and drain\n"
-             "the model prices in closed form). The native cost model is exported even when the "
-             "scenario asks for\n"
-             "cost_model: torchrec (TorchRec's estimator has no timeline).\n\n" ) )
+             "the model prices in closed form). The native cost model is exported even when\n"
+             "the scenario asks for cost_model: torchrec (TorchRec's estimator has no\n"
+             "timeline).\n\n" ) )
         return false;
     if ( scenario_path.empty() )
         throw UsageError( "export-et: a scenario file is required (see 'shardsweep export-et "

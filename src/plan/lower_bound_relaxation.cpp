@@ -202,13 +202,14 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
             {
                 const double theta = thetas[a], eta = etas[b];
                 // Prices of a pooled, an id and a gradient byte in ω T_main + (1 − ω) T_sync.
-                const double wp =
-                    ( omega * ( 1.0 + theta ) + 2.0 * ( 1.0 - omega ) ) * p_line.slope;
+                // The weight of A(pooled): once in T_main plus θ of its second maximum, twice in
+                // T_sync.
+                const double pooled_weight = omega * ( 1.0 + theta ) + 2.0 * ( 1.0 - omega );
+                const double wp = pooled_weight * p_line.slope;
                 const double wi = eta * i_line.slope, wr = ( 1.0 - omega ) * r_line.slope;
                 double ms = eta * i_line.alpha + wi * ids + ( 1.0 - eta ) * dense.bottom_fwd_ms +
-                            top + omega * lookup_ms +
-                            ( omega * ( 1.0 + theta ) + 2.0 * ( 1.0 - omega ) ) * p_line.alpha +
-                            wp * pooled + omega * ( 1.0 - theta ) * dense.bottom_bwd_ms +
+                            top + omega * lookup_ms + pooled_weight * p_line.alpha + wp * pooled +
+                            omega * ( 1.0 - theta ) * dense.bottom_bwd_ms +
                             ( 1.0 - omega ) * r_line.alpha + wr * dense_gradient_bytes;
                 double bytes = base_bytes;
                 for ( std::size_t t = 0; t < n; ++t )

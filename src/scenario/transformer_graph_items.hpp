@@ -90,6 +90,13 @@ struct Item
     Overlap overlap = Overlap::none;
 };
 
+//! Whether `i` runs on an MoE communicator (expert parallel or expert tensor parallel), whose
+//! time the model books as its EP phase, not its TP phase.
+inline bool onExpertGroup( const Item& i )
+{
+    return i.group == GroupKind::ep || i.group == GroupKind::etp;
+}
+
 //! A stage's operations: one micro-batch's forward and backward per model chunk (one chunk
 //! without interleaving), and the part after the pipeline.
 struct StageItems
@@ -194,14 +201,12 @@ inline void checkStageSums( int s, const transformer_detail::StageTimes& st,
 {
     // Collectives by communicator: TP ones against the TP phase, the MoE ones (EP, ETP)
     // against the EP phase.
-    auto expert = []( const Item& i )
-    { return i.group == GroupKind::ep || i.group == GroupKind::etp; };
     auto sum = [&]( const std::vector<Item>& v, Kind k, bool optimizer, bool moe )
     {
         double t = 0.0;
         for ( const Item& i : v )
             if ( i.kind == k && ( i.name.rfind( "optimizer", 0 ) == 0 ) == optimizer &&
-                 ( k != Kind::collective || expert( i ) == moe ) )
+                 ( k != Kind::collective || onExpertGroup( i ) == moe ) )
                 t += i.ms + i.host_ms;
         return t;
     };

@@ -311,8 +311,6 @@ class StageItemBuilder
             return v;
         };
         auto is_tp = []( const Item& i ) { return i.group == GroupKind::tp; };
-        auto is_expert = []( const Item& i )
-        { return i.group == GroupKind::ep || i.group == GroupKind::etp; };
         auto cp_ms = [&]( const std::vector<std::vector<Item>>& chunks )
         {
             double t = 0.0;
@@ -325,8 +323,8 @@ class StageItemBuilder
         // The model's TP phase holds the context-parallel exchange too, which is not hidden.
         expose( all( items.fwd ), is_tp, st.tp_f - cp_ms( items.fwd ) );
         expose( all( items.bwd ), is_tp, st.tp_b - cp_ms( items.bwd ) );
-        expose( all( items.fwd ), is_expert, st.ep_f );
-        expose( all( items.bwd ), is_expert, st.ep_b );
+        expose( all( items.fwd ), onExpertGroup, st.ep_f );
+        expose( all( items.bwd ), onExpertGroup, st.ep_b );
         // Only the DP reduction and gather hide (ZeRO-3's gathers and the tied embedding's
         // all-reduce do not): max(0, t − the pass's compute) of each.
         auto sum = [&]( Overlap k )
