@@ -104,14 +104,15 @@ double crossing( double lo, double hi, double p_lo, double p_hi, double q_lo, do
     return lo + ( hi - lo ) * d_lo / ( d_lo - d_hi );
 }
 
-//! The least cost per unit of area (ms per column of the whole table) of blocks `cols` wide
-//! with row share in [s_min, 1]: the least of floor(s) / s over the ends of its affine pieces.
-double leastCostPerArea( const ShardFloor& shard, int cols, double s_min )
+//! Calls at( s, ms ) for the shares where floor(s) / s of blocks `cols` wide, row share in
+//! [s_min, 1], can be least, with the block's time ms there: the ends of its affine pieces.
+//! A term c / s added to it (a volume per block) keeps (floor(s) + c) / s piecewise monotone
+//! with the same pieces, so these shares serve for that too.
+template <class At>
+void forEachCandidateShare( const ShardFloor& shard, int cols, double s_min, const At& at )
 {
     const double fit = shard.fittingShare( cols );
-    double least = std::numeric_limits<double>::infinity();
-    const auto at = [&]( double s )
-    { least = std::min( least, shard.terms( cols, s ).ms() / ( cols * s ) ); };
+    const auto visit = [&]( double s ) { at( s, shard.terms( cols, s ).ms() ); };
     // The pieces: [s_min, fit] and [fit, 1] where fit lies inside, each closed at its ends.
     const double pieces[2][2] = { { s_min, std::min( 1.0, fit ) },
                                   { std::max( s_min, fit ), 1.0 } };
@@ -122,42 +123,150 @@ double leastCostPerArea( const ShardFloor& shard, int cols, double s_min )
             continue;
         // The hits are continuous at fit (u · rb = L2 there), so both pieces are affine up to it.
         const ShardFloor::Terms a = shard.terms( cols, lo ), b = shard.terms( cols, hi );
-        at( lo );
-        at( hi );
-        at( crossing( lo, hi, a.fwd_dram, b.fwd_dram, a.fwd_l2, b.fwd_l2 ) );
-        at( crossing( lo, hi, a.bwd_dram, b.bwd_dram, a.bwd_l2, b.bwd_l2 ) );
+        visit( lo );
+        visit( hi );
+        visit( crossing( lo, hi, a.fwd_dram, b.fwd_dram, a.fwd_l2, b.fwd_l2 ) );
+        visit( crossing( lo, hi, a.bwd_dram, b.bwd_dram, a.bwd_l2, b.bwd_l2 ) );
     }
-    return least;
+}
+
+//! Calls block( w ) for the widest block width of every class (same sector-rounded row bytes
+//! and narrow-row factor): within a class the cost per area and the ids per area only fall
+//! with w, so the class's widest block stands for it.
+template <class Block>
+void forEachWidthClass( const TableSpec& t, const Block& block )
+{
+    const double elem = dataTypeBytes( t.dtype );
+    for ( int w = 1; w <= t.dim; ++w )
+        if ( w == t.dim || sectorBytes( ( w + 1 ) * elem ) != sectorBytes( w * elem ) ||
+             narrowRowFactor( w + 1 ) != narrowRowFactor( w ) )
+            block( w );
+}
+
+ShardFloor shardFloor( const Platform& platform, const TableSpec& t, const EmbeddingTableStats& s,
+                       double batch, double host_share )
+{
+    const double dram_Bpms = platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
+    return ShardFloor{ platform.gpu,
+                       t,
+                       s,
+                       batch,
+                       std::clamp( host_share, 0.0, 1.0 ),
+                       dram_Bpms,
+                       platform.host_to_gpu_GBps * 1e6,
+                       dram_Bpms * kL2ToDramBandwidth,
+                       kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0 };
+}
+
+bool validTable( const TableSpec& t, double batch )
+{
+    return batch > 0.0 && t.rows > 0 && t.dim > 0;
+}
+
+//! Whether some mix λ a + (1 − λ) b, λ in [0, 1], is at most x in all three coordinates: then
+//! x is never the only cheapest at prices ≥ 0 (the mix is no dearer, and a linear cost is
+//! least at one of its ends).
+bool mixBeats( const Tiling& a, const Tiling& b, const Tiling& x )
+{
+    double lo = 0.0, hi = 1.0;
+    const double ax[3] = { a.ms, a.id_factor, a.pooled_factor };
+    const double bx[3] = { b.ms, b.id_factor, b.pooled_factor };
+    const double xx[3] = { x.ms, x.id_factor, x.pooled_factor };
+    for ( int i = 0; i < 3; ++i )
+    {
+        // λ (a − b) ≤ x − b.
+        const double d = ax[i] - bx[i], r = xx[i] - bx[i];
+        if ( d > 0.0 )
+            hi = std::min( hi, r / d );
+        else if ( d < 0.0 )
+            lo = std::max( lo, r / d );
+        else if ( r < 0.0 )
+            return false;
+    }
+    return lo <= hi;
+}
+
+//! Drops the tilings that a mix of two others beats in all three coordinates (the cheapest at
+//! any prices stays), and merges neighbours by time into their least in each coordinate (a
+//! point below both: still a bound) until at most kMaxTilings are left. `all` is sorted by
+//! time.
+std::vector<Tiling> keepUndominated( std::vector<Tiling> all )
+{
+    for ( std::size_t x = 0; x < all.size(); )
+    {
+        bool beaten = false;
+        for ( std::size_t a = 0; a < all.size() && !beaten; ++a )
+            for ( std::size_t b = a; b < all.size() && !beaten; ++b )
+                beaten = a != x && b != x && mixBeats( all[a], all[b], all[x] );
+        if ( beaten )
+            all.erase( all.begin() + static_cast<std::ptrdiff_t>( x ) );
+        else
+            ++x;
+    }
+    std::vector<Tiling>& kept = all;
+    while ( kept.size() > kMaxTilings )
+    {
+        // Merge the pair closest in time: it loses the least of the slower one's lookups.
+        std::size_t merge = 0;
+        for ( std::size_t k = 1; k + 1 < kept.size(); ++k )
+            if ( kept[k + 1].ms / kept[k].ms < kept[merge + 1].ms / kept[merge].ms )
+                merge = k;
+        Tiling& a = kept[merge];
+        const Tiling& b = kept[merge + 1];
+        a.id_factor = std::min( a.id_factor, b.id_factor );
+        a.pooled_factor = std::min( a.pooled_factor, b.pooled_factor );
+        kept.erase( kept.begin() + static_cast<std::ptrdiff_t>( merge ) + 1 );
+    }
+    kept.shrink_to_fit(); // the bound's cache keeps it
+    return kept;
 }
 } // namespace
 
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
                              const EmbeddingTableStats& s, double batch, double host_share )
 {
-    if ( batch <= 0.0 || t.rows <= 0 || t.dim <= 0 )
+    if ( !validTable( t, batch ) )
         return 0.0;
-    const double dram_Bpms = platform.gpu.memory_bandwidth_GBps * 1e6 * kEmbeddingDramEfficiency;
-    const ShardFloor shard{ platform.gpu,
-                            t,
-                            s,
-                            batch,
-                            std::clamp( host_share, 0.0, 1.0 ),
-                            dram_Bpms,
-                            platform.host_to_gpu_GBps * 1e6,
-                            dram_Bpms * kL2ToDramBandwidth,
-                            kL2RowShare * platform.gpu.l2_cache_MiB * 1048576.0 };
-    const double elem = dataTypeBytes( t.dtype );
+    const ShardFloor shard = shardFloor( platform, t, s, batch, host_share );
     const double s_min = 1.0 / static_cast<double>( t.rows );
     double least = std::numeric_limits<double>::infinity();
-    for ( int w = 1; w <= t.dim; ++w )
-    {
-        const bool class_top = w == t.dim ||
-                               sectorBytes( ( w + 1 ) * elem ) != sectorBytes( w * elem ) ||
-                               narrowRowFactor( w + 1 ) != narrowRowFactor( w );
-        if ( class_top )
-            least = std::min( least, leastCostPerArea( shard, w, s_min ) );
-    }
+    forEachWidthClass( t,
+                       [&]( int w )
+                       {
+                           forEachCandidateShare( shard, w, s_min,
+                                                  [&]( double share, double ms ) {
+                                                      least = std::min( least, ms / ( w * share ) );
+                                                  } );
+                       } );
     return t.dim * least;
+}
+
+std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
+                                          const EmbeddingTableStats& s, double batch )
+{
+    if ( !validTable( t, batch ) )
+        return { Tiling{} };
+    const ShardFloor shard = shardFloor( platform, t, s, batch, 0.0 );
+    const double s_min = 1.0 / static_cast<double>( t.rows );
+    const double cap = kTilingVolumeCap;
+    std::vector<Tiling> all;
+    forEachWidthClass( t,
+                       [&]( int w )
+                       {
+                           const auto add = [&]( double share, double ms )
+                           {
+                               all.push_back( { t.dim * ms / ( w * share ),
+                                                std::min( cap, double( t.dim ) / w ),
+                                                std::min( cap, 1.0 / share ) } );
+                           };
+                           forEachCandidateShare( shard, w, s_min, add );
+                           // The cut pooled factor bends the cost at s = 1 / cap: one more end.
+                           if ( 1.0 / cap >= s_min )
+                               add( 1.0 / cap, shard.terms( w, 1.0 / cap ).ms() );
+                       } );
+    std::sort( all.begin(), all.end(),
+               []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; } );
+    return keepUndominated( all );
 }
 
 double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )
@@ -205,14 +314,16 @@ struct TableBoundTerms
 {
     double model_parallel_ms = 0.0;
     double data_parallel_ms = 0.0;
+    std::vector<Tiling> tilings; //!< model-parallel; the first is the fastest (model_parallel_ms)
 };
 
 TableBoundTerms tableBoundTerms( const Platform& platform, const TableSpec& t, double batch,
                                  double p )
 {
     TableBoundTerms terms;
-    terms.model_parallel_ms =
-        modelParallelFloorMs( platform, t, embeddingTableStats( t, batch, 0.0 ), batch, 0.0 );
+    terms.tilings =
+        modelParallelTilings( platform, t, embeddingTableStats( t, batch, 0.0 ), batch );
+    terms.model_parallel_ms = terms.tilings.front().ms;
     terms.data_parallel_ms = dataParallelMs( platform, t, embeddingTableStats( t, batch / p, 0.0 ),
                                              batch, p, ComputeKernel::hbm );
     return terms;
@@ -334,27 +445,31 @@ double iterationLowerBoundMs( const Workload& workload, const Platform& platform
 namespace
 {
 
+//! Empties `map` if `more` entries might not fit under the cache's limit: done before a bound
+//! looks its tables up, since the bound keeps pointers to the entries it finds (an
+//! unordered_map's elements stay where they are until erased).
+template <class Map>
+void makeRoom( Map& map, std::size_t more )
+{
+    if ( map.size() + more > LowerBoundCache::Impl::kMaxEntries )
+        map.clear();
+}
+
 //! tableBoundTerms of table t, from the cache when it holds them (`context`: the number of the
-//! bound's context there), computed otherwise.
-TableBoundTerms boundTerms( LowerBoundCache* cache, std::size_t context, const Platform& platform,
-                            const TableSpec& t, double batch, double p )
+//! bound's context there; makeRoom was called), computed into `uncached` otherwise (reserved
+//! for every table: the terms must not move).
+const TableBoundTerms& boundTerms( LowerBoundCache* cache, std::size_t context,
+                                   const Platform& platform, const TableSpec& t, double batch,
+                                   double p, std::vector<TableBoundTerms>& uncached )
 {
     if ( !cache )
-        return tableBoundTerms( platform, t, batch, p );
-    TableBoundTerms terms;
+        return uncached.emplace_back( tableBoundTerms( platform, t, batch, p ) );
     auto& map = cache->impl().terms;
     const TermsKey key = termsKey( t, context );
     const auto it = map.find( key );
     if ( it != map.end() )
-        terms = it->second;
-    else
-    {
-        terms = tableBoundTerms( platform, t, batch, p );
-        if ( map.size() >= LowerBoundCache::Impl::kMaxEntries )
-            map.clear();
-        map.emplace( key, terms );
-    }
-    return terms;
+        return it->second;
+    return map.emplace( key, tableBoundTerms( platform, t, batch, p ) ).first->second;
 }
 
 //! The key of termsKey without the fields accessCurve does not read (width, element type,
@@ -366,8 +481,8 @@ TermsKey accessKey( const TableSpec& t, std::size_t context )
     return key;
 }
 
-//! tableHoldings of table t, from the cache when it holds them (and its access curve from the
-//! cache when a table with the same access pattern put it there).
+//! tableHoldings of table t, from the cache when it holds them (makeRoom was called), and its
+//! access curve from the cache when a table with the same access pattern put it there.
 const TableHoldings& holdingsOf( LowerBoundCache* cache, std::size_t context,
                                  const Platform& platform, const TableSpec& t, double batch,
                                  double p, std::vector<TableHoldings>& uncached )
@@ -388,8 +503,6 @@ const TableHoldings& holdingsOf( LowerBoundCache* cache, std::size_t context,
             impl.curves.clear();
         curve = impl.curves.emplace( access, accessCurve( t, batch, p ) ).first;
     }
-    if ( impl.holdings.size() >= LowerBoundCache::Impl::kMaxEntries )
-        impl.holdings.clear();
     return impl.holdings.emplace( key, tableHoldings( platform, t, batch, p, curve->second ) )
         .first->second;
 }
@@ -420,9 +533,15 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     tables.clear();
     const std::size_t context =
         cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
+    if ( cache )
+        makeRoom( cache->impl().terms, workload.tables.size() );
+    std::vector<TableBoundTerms> uncached_terms;
+    if ( !cache )
+        uncached_terms.reserve( workload.tables.size() );
     for ( const TableSpec& t : workload.tables )
     {
-        const TableBoundTerms terms = boundTerms( cache, context, platform, t, batch, p );
+        const TableBoundTerms& terms =
+            boundTerms( cache, context, platform, t, batch, p, uncached_terms );
         const double state = shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
         RelaxedTable r;
         r.mp_ms = terms.model_parallel_ms;
@@ -432,6 +551,7 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         r.pooled_bytes = local * t.dim * dataTypeBytes( t.dtype );
         r.id_bytes = local * t.pooling_factor * kIndexBytes;
         r.gradient_bytes = static_cast<double>( t.rows ) * t.dim * dataTypeBytes( t.dtype );
+        r.tilings = terms.tilings.size() > 1 ? &terms.tilings : nullptr;
         tables.push_back( r );
     }
     const double dense_gradient_bytes =
@@ -449,6 +569,8 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         return in_hbm.ms;
     std::vector<TableHoldings> uncached;
     uncached.reserve( workload.tables.size() );
+    if ( cache )
+        makeRoom( cache->impl().holdings, workload.tables.size() );
     std::vector<const TableHoldings*> holdings;
     for ( const TableSpec& t : workload.tables )
         holdings.push_back( &holdingsOf( cache, context, platform, t, batch, p, uncached ) );

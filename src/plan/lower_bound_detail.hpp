@@ -20,6 +20,29 @@ namespace shardsweep::bound_detail
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
                              const EmbeddingTableStats& stats, double batch, double host_share );
 
+//! A tiling of a model-parallel table by blocks w columns wide holding row share s, relaxed: the
+//! lookups of all its blocks (ms) and its all-to-all volumes as multiples of one whole shard's.
+//! Every column block receives the ids of its rows, so the ids grow by dim / w; every row block
+//! sends partial sums of its columns for every sample, so the pooled values grow by 1 / s. Any
+//! tiling's lookups and volumes are at least a mix of those of its blocks' tilings.
+struct Tiling
+{
+    double ms = 0.0;
+    double id_factor = 1.0, pooled_factor = 1.0;
+};
+
+//! Factors above this are cut to it: the collectives are nondecreasing, so smaller volumes still
+//! bound, and the straight lines under them need not reach far.
+constexpr double kTilingVolumeCap = 16.0;
+//! Beyond this many tilings, neighbours by time are merged into their least in each coordinate.
+constexpr std::size_t kMaxTilings = 16;
+
+//! The tilings the bound weighs for table t in HBM, by increasing time: those of the block
+//! shapes where the floor's cost can be least that no mix of two others beats in all three of
+//! lookups, ids and pooled values. The first is the floor (modelParallelFloorMs, host_share 0).
+std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
+                                          const EmbeddingTableStats& stats, double batch );
+
 //! HBM bytes (all GPUs together) that a model-parallel table needs besides its rows, at least:
 //! each column's pooled output for the global batch and its gradient, and the all-to-all
 //! buffers (pooled values sent and received, and their gradients; ids received).
@@ -85,6 +108,10 @@ struct RelaxedTable
     double mp_bytes = 0.0, dp_bytes = 0.0;
     double pooled_bytes = 0.0, id_bytes = 0.0;
     double gradient_bytes = 0.0; //!< what it adds to the all-reduce when data-parallel
+    //! Its model-parallel tilings when mp_ms is their floor and there is a choice (null: volumes
+    //! fixed at one whole shard's, as for holdings priced by memory). Not owned: the bound's
+    //! cache holds them.
+    const std::vector<Tiling>* tilings = nullptr;
 };
 
 //! The relaxation's value and the HBM bytes of the holdings it chose.
@@ -99,6 +126,7 @@ struct RelaxedBound
 struct RelaxedScratch
 {
     std::vector<double> extra, extra_bytes, by_pooled, by_ids, own_pooled, own_ids, own_gradient;
+    std::vector<const RelaxedTable*> own_table; //!< in the order of extra
     std::vector<int> order;
     //! All-to-all times by volume while memoryBoundMs runs (its evaluations at different prices
     //! mostly ask for the same volumes; on multi-dimension networks they dominate its time).

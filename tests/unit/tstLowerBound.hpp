@@ -55,26 +55,39 @@ TEST( TEST_CATEGORY, memory_lagrangian_equals_the_linear_program )
 
 namespace
 {
-//! The least over every set S of tables made data-parallel of what relaxedBoundMs relaxes, by
-//! brute force: max(T_main, T_sync), T_main the step timeline with the lookups L + Σ_S extra
-//! (all in the forward) and the remaining volumes' all-to-alls, T_sync the time until the
-//! all-reduce of the MLPs' and S's gradients ends (it starts once the gradients arrived).
+//! The least over every choice, per table, of data-parallel or one of its model-parallel tilings
+//! (its floor with one whole shard's volumes where it has none) of what relaxedBoundMs relaxes,
+//! by brute force: max(T_main, T_sync), T_main the step timeline with the lookups L + the chosen
+//! lookups (all in the forward) and the chosen volumes' all-to-alls, T_sync the time until the
+//! all-reduce of the MLPs' and the data-parallel tables' gradients ends (it starts once the
+//! gradients arrived).
 double bruteForceDataParallelMs( const Platform& p, const DenseCost& dense, double dense_gradient,
                                  const std::vector<RelaxedTable>& tables, double lookup_ms )
 {
     const auto ms = [&]( Collective c, double bytes )
     { return 1e-6 * collectiveTimeNs( p.network, p.system, c, bytes ); };
+    // Choice k < ways − 1 of a table: its tiling k; the last: data-parallel.
+    const auto ways = [&]( const RelaxedTable& t )
+    { return ( t.tilings ? static_cast<int>( t.tilings->size() ) : 1 ) + 1; };
+    int choices = 1;
+    for ( const RelaxedTable& t : tables )
+        choices *= ways( t );
     double least = 1e300;
-    for ( unsigned s = 0; s < ( 1u << tables.size() ); ++s )
+    for ( int c = 0; c < choices; ++c )
     {
         double lookups = lookup_ms, pooled = 0.0, ids = 0.0, gradient = dense_gradient;
-        for ( std::size_t t = 0; t < tables.size(); ++t )
+        for ( int rest = c, t = 0; t < static_cast<int>( tables.size() ); ++t )
         {
-            const bool dp = ( s >> t ) & 1u;
-            lookups += ( dp ? tables[t].dp_ms : tables[t].mp_ms ) / p.numGpus();
-            pooled += dp ? 0.0 : tables[t].pooled_bytes;
-            ids += dp ? 0.0 : tables[t].id_bytes;
-            gradient += dp ? tables[t].gradient_bytes : 0.0;
+            const RelaxedTable& r = tables[t];
+            const int k = rest % ways( r );
+            rest /= ways( r );
+            const bool dp = k == ways( r ) - 1;
+            const Tiling whole{ r.mp_ms, 1.0, 1.0 };
+            const Tiling& tiling = dp || !r.tilings ? whole : ( *r.tilings )[k];
+            lookups += ( dp ? r.dp_ms : tiling.ms ) / p.numGpus();
+            pooled += dp ? 0.0 : tiling.pooled_factor * r.pooled_bytes;
+            ids += dp ? 0.0 : tiling.id_factor * r.id_bytes;
+            gradient += dp ? r.gradient_bytes : 0.0;
         }
         StepDurations d;
         d.input_dist = ids > 0.0 ? ms( Collective::all_to_all, ids ) : 0.0;
@@ -158,6 +171,55 @@ TEST( TEST_CATEGORY, data_parallel_choice_is_priced_per_table )
     EXPECT_GE( bound, paired );
 }
 
+// Tilings against their volumes, on 4 A100s of one node. Four tables can be looked up in 1.2 ms
+// (all GPUs together) if each is cut into row blocks that fit the L2, which sends 4× its 64 MiB
+// of pooled values, or in 2.0 ms whole; a fifth, small one has no tilings (its floor with one
+// shard's volumes). Replicating the big tables costs 3 ms more per GPU. The least over all
+// 3^4 · 2 choices (brute force) keeps them whole; the bound, pricing each tiling's lookups
+// against its own volumes, lies below it and within 1 % of it. With the floor and one shard's
+// volumes alone, as before the tilings, it is more than 3 % lower.
+TEST( TEST_CATEGORY, model_parallel_tilings_are_priced_with_their_volumes )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const Platform p = resizePlatform(
+        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    DenseCost dense;
+    dense.top_fwd_ms = 0.3;
+    dense.top_bwd_ms = 0.6;
+    const double dense_gradient = 64.0 * 1048576.0;
+    const std::vector<Tiling> cut_or_whole = { { 1.2, 1.0, 4.0 }, { 2.0, 1.0, 1.0 } };
+    std::vector<RelaxedTable> tables;
+    for ( int t = 0; t < 5; ++t )
+    {
+        RelaxedTable r;
+        r.pooled_bytes = 64.0 * 1048576.0;
+        r.id_bytes = 16.0 * 1048576.0;
+        r.gradient_bytes = 256.0 * 1048576.0;
+        r.mp_ms = 1.2;
+        r.dp_ms = 2.0 + 4.0 * 3.0;
+        r.tilings = &cut_or_whole;
+        if ( t == 4 )
+        {
+            r.pooled_bytes = r.id_bytes = 1048576.0;
+            r.mp_ms = 0.1;
+            r.dp_ms = 0.5;
+            r.tilings = nullptr;
+        }
+        tables.push_back( r );
+    }
+    const double lookup_ms = 0.2;
+    const double exact = bruteForceDataParallelMs( p, dense, dense_gradient, tables, lookup_ms );
+    RelaxedScratch scratch;
+    const double bound = relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
+    EXPECT_LE( bound, exact * ( 1.0 + 1e-12 ) );
+    EXPECT_GE( bound, exact * 0.99 );
+    for ( RelaxedTable& r : tables )
+        r.tilings = nullptr;
+    const double untiled =
+        relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
+    EXPECT_LT( untiled, exact * 0.97 );
+}
+
 namespace
 {
 //! Eight uniformly accessed tables of 2M × 64 fp32 (512 MiB each: an HBM cache holds the rows
@@ -188,21 +250,42 @@ Task uniformTask( double cap_GiB )
 
 namespace
 {
-//! The least model cost per unit of area of any block of `t` (HBM kernel), by brute force over
-//! every width and 20 000 row shares: an upper estimate of the floor's exact least.
-double bruteForceCostPerArea( const Platform& p, const TableSpec& t, double batch )
+//! Prices of a tiling's lookups (ms), of its id factor and of its pooled factor.
+struct TilingPrice
+{
+    double lookup, ids, pooled;
+};
+
+//! For each price, the least priced cost of tiling `t` by blocks of one width and row share (HBM
+//! kernel): lookup × the model's cost of the blocks that tile it + ids × min(cap, dim / w) +
+//! pooled × min(cap, 1 / s), by brute force over every width and 20 001 row shares: an upper
+//! estimate of the exact least.
+std::vector<double> bruteForceTilingCost( const Platform& p, const TableSpec& t, double batch,
+                                          const std::vector<TilingPrice>& prices )
 {
     const EmbeddingTableStats st = embeddingTableStats( t, batch, 0.0 );
-    double least = 1e300;
+    const double cap = kTilingVolumeCap;
+    std::vector<double> least( prices.size(), 1e300 );
     for ( int w = 1; w <= t.dim; ++w )
         for ( int k = 0; k <= 20000; ++k )
         {
             const double s = std::max( 1.0 / t.rows, std::pow( 10.0, -6.0 * k / 20000 ) );
             const EmbeddingCost c = embeddingShardCostFromStats( p.gpu, p.host_to_gpu_GBps, t, st,
                                                                  s, w, batch, ComputeKernel::hbm );
-            least = std::min( least, ( c.fwd_ms + c.bwd_ms ) / ( w * s ) );
+            const double tiling_ms = t.dim * ( c.fwd_ms + c.bwd_ms ) / ( w * s );
+            for ( std::size_t i = 0; i < prices.size(); ++i )
+                least[i] =
+                    std::min( least[i], prices[i].lookup * tiling_ms +
+                                            prices[i].ids * std::min( cap, 1.0 * t.dim / w ) +
+                                            prices[i].pooled * std::min( cap, 1.0 / s ) );
         }
     return least;
+}
+
+//! The least model cost per unit of area of any block of `t` (HBM kernel), by brute force.
+double bruteForceCostPerArea( const Platform& p, const TableSpec& t, double batch )
+{
+    return bruteForceTilingCost( p, t, batch, { { 1.0, 0.0, 0.0 } } )[0] / t.dim;
 }
 } // namespace
 
@@ -243,6 +326,49 @@ TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
     EXPECT_LT( floor_ms, 0.95 * ( unsplit.fwd_ms + unsplit.bwd_ms ) ); // splitting does help
     EXPECT_LE( floor_ms, brute_ms * ( 1.0 + 1e-12 ) );
     EXPECT_GT( floor_ms, brute_ms * ( 1.0 - 2e-3 ) );
+}
+
+// The tilings the bound weighs stand for every block shape at any prices of lookups, ids and
+// pooled values: for each price the cheapest of them lies below the cheapest block of the brute
+// force (which samples the same costs) and within its grid step. Without prices on the volumes
+// that is the floor; with them, narrow or short blocks cost what they send, and the cheapest
+// tiling is dearer than the floor.
+TEST( TEST_CATEGORY, tilings_price_every_block_with_its_volumes )
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    const Platform p = resizePlatform(
+        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    const double batch = 65536;
+    TableSpec big;
+    big.rows = 20'000'000;
+    big.dim = 128;
+    big.pooling_factor = 30.0;
+    big.distribution = AccessDistribution::zipf;
+    big.zipf_alpha = 1.05;
+    const EmbeddingTableStats bst = embeddingTableStats( big, batch, 0.0 );
+    const double floor_ms = modelParallelFloorMs( p, big, bst, batch, 0.0 );
+    const std::vector<Tiling> tilings = modelParallelTilings( p, big, bst, batch );
+    ASSERT_GE( tilings.size(), 2u );
+    ASSERT_LE( tilings.size(), kMaxTilings );
+    EXPECT_EQ( tilings.front().ms, floor_ms );
+    const double f = floor_ms;
+    const std::vector<TilingPrice> prices = {
+        { 1.0, 0.0, 0.0 },          { 1.0, 0.1 * f, 0.0 },     { 1.0, 0.0, 0.1 * f },
+        { 1.0, 0.05 * f, 0.2 * f }, { 1.0, 0.5 * f, 0.5 * f }, { 0.3, 0.02 * f, 0.01 * f } };
+    const std::vector<double> brute = bruteForceTilingCost( p, big, batch, prices );
+    for ( std::size_t i = 0; i < prices.size(); ++i )
+    {
+        double cheapest = 1e300;
+        for ( const Tiling& x : tilings )
+        {
+            cheapest = std::min( cheapest, prices[i].lookup * x.ms + prices[i].ids * x.id_factor +
+                                               prices[i].pooled * x.pooled_factor );
+        }
+        EXPECT_LE( cheapest, brute[i] * ( 1.0 + 1e-12 ) ) << "price " << i;
+        EXPECT_GT( cheapest, brute[i] * ( 1.0 - 2e-3 ) ) << "price " << i;
+    }
+    // The floor's own tiling sends more than one whole shard: pricing its volumes costs.
+    EXPECT_GT( brute[4], f + 0.5 * f + 0.5 * f + 1e-3 * f );
 }
 
 // With 1 GiB per GPU the tables do not all fit in HBM and caching a uniformly accessed table
