@@ -107,7 +107,9 @@ double crossing( double lo, double hi, double p_lo, double p_hi, double q_lo, do
 //! Calls at( s, ms ) for the shares where floor(s) / s of blocks `cols` wide, row share in
 //! [s_min, 1], can be least, with the block's time ms there: the ends of its affine pieces.
 //! A term c / s added to it (a volume per block) keeps (floor(s) + c) / s piecewise monotone
-//! with the same pieces, so these shares serve for that too.
+//! with the same pieces, so these shares serve for that too; so does c · min(cap, 1 / s), c ≥ 0,
+//! a volume cut to a cap: with floor(s) / s = a / s + b there, the cost falls before s = 1 / cap
+//! only if a > 0, and then (a + c) / s falls after it too, so s = 1 / cap is no least.
 template <class At>
 void forEachCandidateShare( const ShardFloor& shard, int cols, double s_min, const At& at )
 {
@@ -253,16 +255,14 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
     forEachWidthClass( t,
                        [&]( int w )
                        {
-                           const auto add = [&]( double share, double ms )
-                           {
-                               all.push_back( { t.dim * ms / ( w * share ),
-                                                std::min( cap, double( t.dim ) / w ),
-                                                std::min( cap, 1.0 / share ) } );
-                           };
-                           forEachCandidateShare( shard, w, s_min, add );
-                           // The cut pooled factor bends the cost at s = 1 / cap: one more end.
-                           if ( 1.0 / cap >= s_min )
-                               add( 1.0 / cap, shard.terms( w, 1.0 / cap ).ms() );
+                           forEachCandidateShare( shard, w, s_min,
+                                                  [&]( double share, double ms )
+                                                  {
+                                                      all.push_back(
+                                                          { t.dim * ms / ( w * share ),
+                                                            std::min( cap, double( t.dim ) / w ),
+                                                            std::min( cap, 1.0 / share ) } );
+                                                  } );
                        } );
     std::sort( all.begin(), all.end(),
                []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; } );

@@ -55,6 +55,36 @@ TEST( TEST_CATEGORY, memory_lagrangian_equals_the_linear_program )
 
 namespace
 {
+//! Four A100s of one DGX node.
+Platform fourA100s()
+{
+    const std::string source = SHARDSWEEP_SOURCE_DIR;
+    return resizePlatform( readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform,
+                           4 );
+}
+
+//! A dense part of a top MLP only: 0.3 ms forward, 0.6 ms backward.
+DenseCost topMlpOnly()
+{
+    DenseCost dense;
+    dense.top_fwd_ms = 0.3;
+    dense.top_bwd_ms = 0.6;
+    return dense;
+}
+
+//! A table whose row blocks gain from the L2 (their distinct rows fit it): 20M rows of 128
+//! columns, 30 Zipf(1.05) lookups per sample.
+TableSpec bigZipfTable()
+{
+    TableSpec big;
+    big.rows = 20'000'000;
+    big.dim = 128;
+    big.pooling_factor = 30.0;
+    big.distribution = AccessDistribution::zipf;
+    big.zipf_alpha = 1.05;
+    return big;
+}
+
 //! The least over every choice, per table, of data-parallel or one of its model-parallel tilings
 //! (its floor with one whole shard's volumes where it has none) of what relaxedBoundMs relaxes,
 //! by brute force: max(T_main, T_sync), T_main the step timeline with the lookups L + the chosen
@@ -103,6 +133,19 @@ double bruteForceDataParallelMs( const Platform& p, const DenseCost& dense, doub
     }
     return least;
 }
+
+//! relaxedBoundMs of `tables` (it adds their model-parallel lookups to `lookup_ms` itself),
+//! checked to lie below `exact`, the brute-force least, and within 1 % of it.
+double boundWithinOnePercent( const Platform& p, const DenseCost& dense, double dense_gradient,
+                              const std::vector<RelaxedTable>& tables, double lookup_ms,
+                              double exact )
+{
+    RelaxedScratch scratch;
+    const double bound = relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
+    EXPECT_LE( bound, exact * ( 1.0 + 1e-12 ) );
+    EXPECT_GE( bound, exact * 0.99 );
+    return bound;
+}
 } // namespace
 
 // Which tables go data-parallel, on 4 A100s of one node. Three small tables cost little to
@@ -116,12 +159,8 @@ double bruteForceDataParallelMs( const Platform& p, const DenseCost& dense, doub
 // bound did before, is more than 2 % lower.
 TEST( TEST_CATEGORY, data_parallel_choice_is_priced_per_table )
 {
-    const std::string source = SHARDSWEEP_SOURCE_DIR;
-    const Platform p = resizePlatform(
-        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
-    DenseCost dense;
-    dense.top_fwd_ms = 0.3;
-    dense.top_bwd_ms = 0.6;
+    const Platform p = fourA100s();
+    const DenseCost dense = topMlpOnly();
     const double dense_gradient = 64.0 * 1048576.0;
     std::vector<RelaxedTable> tables;
     for ( int t = 0; t < 6; ++t )
@@ -137,11 +176,8 @@ TEST( TEST_CATEGORY, data_parallel_choice_is_priced_per_table )
     }
     const double lookup_ms = 0.2;
     const double exact = bruteForceDataParallelMs( p, dense, dense_gradient, tables, lookup_ms );
-    // relaxedBoundMs adds the tables' model-parallel lookups itself.
-    RelaxedScratch scratch;
-    const double bound = relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
-    EXPECT_LE( bound, exact * ( 1.0 + 1e-12 ) );
-    EXPECT_GE( bound, exact * 0.99 );
+    const double bound =
+        boundWithinOnePercent( p, dense, dense_gradient, tables, lookup_ms, exact );
     // The pairing alone: the smallest extra costs against the largest volumes.
     double paired = 1e300;
     for ( int k = 0; k <= 6; ++k )
@@ -180,12 +216,8 @@ TEST( TEST_CATEGORY, data_parallel_choice_is_priced_per_table )
 // volumes alone, as before the tilings, it is more than 3 % lower.
 TEST( TEST_CATEGORY, model_parallel_tilings_are_priced_with_their_volumes )
 {
-    const std::string source = SHARDSWEEP_SOURCE_DIR;
-    const Platform p = resizePlatform(
-        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
-    DenseCost dense;
-    dense.top_fwd_ms = 0.3;
-    dense.top_bwd_ms = 0.6;
+    const Platform p = fourA100s();
+    const DenseCost dense = topMlpOnly();
     const double dense_gradient = 64.0 * 1048576.0;
     const std::vector<Tiling> cut_or_whole = { { 1.2, 1.0, 4.0 }, { 2.0, 1.0, 1.0 } };
     std::vector<RelaxedTable> tables;
@@ -209,12 +241,10 @@ TEST( TEST_CATEGORY, model_parallel_tilings_are_priced_with_their_volumes )
     }
     const double lookup_ms = 0.2;
     const double exact = bruteForceDataParallelMs( p, dense, dense_gradient, tables, lookup_ms );
-    RelaxedScratch scratch;
-    const double bound = relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
-    EXPECT_LE( bound, exact * ( 1.0 + 1e-12 ) );
-    EXPECT_GE( bound, exact * 0.99 );
+    boundWithinOnePercent( p, dense, dense_gradient, tables, lookup_ms, exact );
     for ( RelaxedTable& r : tables )
         r.tilings = nullptr;
+    RelaxedScratch scratch;
     const double untiled =
         relaxedBoundMs( p, dense, dense_gradient, tables, lookup_ms, scratch ).ms;
     EXPECT_LT( untiled, exact * 0.97 );
@@ -239,11 +269,7 @@ Task uniformTask( double cap_GiB )
         task.workload.tables.push_back( s );
         task.workload.table_names.push_back( "t" + std::to_string( t ) );
     }
-    const std::string source = SHARDSWEEP_SOURCE_DIR;
-    task.platform = applyMemoryCap(
-        resizePlatform( readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform,
-                        4 ),
-        cap_GiB );
+    task.platform = applyMemoryCap( fourA100s(), cap_GiB );
     return task;
 }
 } // namespace
@@ -297,9 +323,7 @@ double bruteForceCostPerArea( const Platform& p, const TableSpec& t, double batc
 // row shares approaches from above, within the grid's step.
 TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
 {
-    const std::string source = SHARDSWEEP_SOURCE_DIR;
-    const Platform p = resizePlatform(
-        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    const Platform p = fourA100s();
     const double batch = 65536;
     TableSpec small;
     small.rows = 2000;
@@ -312,12 +336,7 @@ TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
     EXPECT_NEAR( modelParallelFloorMs( p, small, st, batch, 0.0 ) / ( whole.fwd_ms + whole.bwd_ms ),
                  1.0, 1e-12 );
 
-    TableSpec big;
-    big.rows = 20'000'000;
-    big.dim = 128;
-    big.pooling_factor = 30.0;
-    big.distribution = AccessDistribution::zipf;
-    big.zipf_alpha = 1.05;
+    const TableSpec big = bigZipfTable();
     const EmbeddingTableStats bst = embeddingTableStats( big, batch, 0.0 );
     const double floor_ms = modelParallelFloorMs( p, big, bst, batch, 0.0 );
     const double brute_ms = big.dim * bruteForceCostPerArea( p, big, batch );
@@ -335,16 +354,9 @@ TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
 // tiling is dearer than the floor.
 TEST( TEST_CATEGORY, tilings_price_every_block_with_its_volumes )
 {
-    const std::string source = SHARDSWEEP_SOURCE_DIR;
-    const Platform p = resizePlatform(
-        readPlatformFile( source + "/inputs/platforms/dgx-a100.yaml" ).platform, 4 );
+    const Platform p = fourA100s();
     const double batch = 65536;
-    TableSpec big;
-    big.rows = 20'000'000;
-    big.dim = 128;
-    big.pooling_factor = 30.0;
-    big.distribution = AccessDistribution::zipf;
-    big.zipf_alpha = 1.05;
+    const TableSpec big = bigZipfTable();
     const EmbeddingTableStats bst = embeddingTableStats( big, batch, 0.0 );
     const double floor_ms = modelParallelFloorMs( p, big, bst, batch, 0.0 );
     const std::vector<Tiling> tilings = modelParallelTilings( p, big, bst, batch );
