@@ -393,8 +393,9 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
 
 struct LowerBoundCache::Impl
 {
+    explicit Impl( std::size_t max_tables ) : max_entries( max_tables ) {}
     //! Beyond this many tables the cache starts over (bounded memory).
-    static constexpr std::size_t kMaxEntries = std::size_t( 1 ) << 20;
+    std::size_t max_entries;
     //! Beyond this many contexts the cache starts over (their search is linear).
     static constexpr std::size_t kMaxContexts = 256;
     std::unordered_map<TermsKey, TableBoundTerms, TermsKeyHash, TermsKeyEqual> terms;
@@ -427,7 +428,10 @@ struct LowerBoundCache::Impl
     }
 };
 
-LowerBoundCache::LowerBoundCache() : _impl( std::make_unique<Impl>() ) {}
+LowerBoundCache::LowerBoundCache( std::size_t max_tables )
+    : _impl( std::make_unique<Impl>( max_tables ) )
+{
+}
 LowerBoundCache::~LowerBoundCache() = default;
 
 double iterationLowerBoundMs( const Workload& workload, const Platform& platform,
@@ -449,9 +453,9 @@ namespace
 //! looks its tables up, since the bound keeps pointers to the entries it finds (an
 //! unordered_map's elements stay where they are until erased).
 template <class Map>
-void makeRoom( Map& map, std::size_t more )
+void makeRoom( Map& map, std::size_t more, std::size_t max_entries )
 {
-    if ( map.size() + more > LowerBoundCache::Impl::kMaxEntries )
+    if ( map.size() + more > max_entries )
         map.clear();
 }
 
@@ -499,7 +503,7 @@ const TableHoldings& holdingsOf( LowerBoundCache* cache, std::size_t context,
     auto curve = impl.curves.find( access );
     if ( curve == impl.curves.end() )
     {
-        if ( impl.curves.size() >= LowerBoundCache::Impl::kMaxEntries )
+        if ( impl.curves.size() >= impl.max_entries )
             impl.curves.clear();
         curve = impl.curves.emplace( access, accessCurve( t, batch, p ) ).first;
     }
@@ -534,7 +538,7 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     const std::size_t context =
         cache ? cache->impl().context( contextKey( platform, batch, p ) ) : 0;
     if ( cache )
-        makeRoom( cache->impl().terms, workload.tables.size() );
+        makeRoom( cache->impl().terms, workload.tables.size(), cache->impl().max_entries );
     std::vector<TableBoundTerms> uncached_terms;
     if ( !cache )
         uncached_terms.reserve( workload.tables.size() );
@@ -570,7 +574,7 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
     std::vector<TableHoldings> uncached;
     uncached.reserve( workload.tables.size() );
     if ( cache )
-        makeRoom( cache->impl().holdings, workload.tables.size() );
+        makeRoom( cache->impl().holdings, workload.tables.size(), cache->impl().max_entries );
     std::vector<const TableHoldings*> holdings;
     for ( const TableSpec& t : workload.tables )
         holdings.push_back( &holdingsOf( cache, context, platform, t, batch, p, uncached ) );

@@ -2,6 +2,7 @@
 // exact placements (ordering by (cost, size, index) descending, least cost sum, ties to the smaller
 // size sum, then the lower GPU), the memory rule (weights + optimizer state within memory less the
 // reserve) and the infeasible case. shardsweep's own planner is tested in tstShardsweepPlanner.hpp.
+#include <a100_switch_platform.hpp>
 #include <gtest/gtest.h>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/model/rng.hpp>
@@ -14,22 +15,6 @@ using namespace shardsweep;
 
 namespace
 {
-Platform twoGpus( double memory_GiB )
-{
-    Platform p;
-    p.gpu.sm_count = 108;
-    p.gpu.boost_clock_MHz = 1410;
-    p.gpu.fp32_TFLOPs = 19.5;
-    p.gpu.tf32_TFLOPs = 156;
-    p.gpu.memory_GiB = memory_GiB;
-    p.gpu.memory_bandwidth_GBps = 1555;
-    p.gpu.l2_cache_MiB = 40;
-    p.gpus_per_node = 2;
-    p.host_to_gpu_GBps = 25;
-    p.network.num_dims = 1;
-    p.network.dims[0] = { Topology::Switch, 2, 150.0, 500.0 };
-    return p;
-}
 
 TableSpec table( std::int64_t rows, int dim, double pf )
 {
@@ -71,7 +56,7 @@ TEST( TEST_CATEGORY, baselines_hand_checked )
 {
     const Workload w = workloadOf( { table( 1000, 16, 10 ), table( 1000, 32, 1 ),
                                      table( 1000, 8, 40 ), table( 1000, 32, 2 ) } );
-    const Platform p = twoGpus( 16 );
+    const Platform p = a100Switch( 2, 16 );
     const PlannerOptions o{};
     EXPECT_EQ( placement( makePlan( PlannerKind::dim_greedy, w, p, 0, o ) ),
                ( std::vector<int>{ 0, 1, 1, 0 } ) );
@@ -115,7 +100,7 @@ TEST( TEST_CATEGORY, baselines_infeasible_instead_of_overcommit )
     const std::int64_t rows_05 = static_cast<std::int64_t>( 0.5 * 1073741824.0 / ( 8 * 4 ) );
     const Workload w = workloadOf(
         { table( rows_06, 128, 1 ), table( rows_06, 128, 1 ), table( rows_05, 8, 1 ) } );
-    const Platform p = twoGpus( 1.0 );
+    const Platform p = a100Switch( 2, 1.0 );
     const PlanResult r = makePlan( PlannerKind::dim_greedy, w, p, 0, PlannerOptions{} );
     EXPECT_FALSE( r.feasible );
     EXPECT_NE( r.reason.find( "table 2 't2'" ), std::string::npos ) << r.reason;
@@ -134,7 +119,7 @@ TEST( TEST_CATEGORY, baselines_infeasible_instead_of_overcommit )
 // (Ascending index order would give t0 → 1, t1 → 1, t2 → 0.)
 TEST( TEST_CATEGORY, baselines_tie_breaks )
 {
-    const Platform p = twoGpus( 16 );
+    const Platform p = a100Switch( 2, 16 );
     const PlannerOptions o{};
     const Workload sizes = workloadOf(
         { table( 2000, 16, 1 ), table( 1000, 16, 1 ), table( 1000, 8, 1 ), table( 500, 8, 1 ) } );
@@ -154,7 +139,7 @@ TEST( TEST_CATEGORY, baselines_cost_definitions )
 {
     const Workload w =
         workloadOf( { table( 10, 16, 10 ), table( 1'000'000, 16, 5 ), table( 1000, 8, 10 ) } );
-    const Platform p = twoGpus( 16 );
+    const Platform p = a100Switch( 2, 16 );
     const PlannerOptions o{};
     EXPECT_EQ( placement( makePlan( PlannerKind::lookup_greedy, w, p, 0, o ) ),
                ( std::vector<int>{ 0, 1, 1 } ) );
@@ -175,7 +160,7 @@ TEST( TEST_CATEGORY, baselines_memory_rule )
         workloadOf( { table( static_cast<std::int64_t>( 0.9 * gib / 32 ), 8, 1 ),
                       table( static_cast<std::int64_t>( 0.05 * gib / 512 ), 128, 1 ),
                       table( static_cast<std::int64_t>( 0.2 * gib / 64 ), 16, 1 ) } );
-    Platform p = twoGpus( 1.0 );
+    Platform p = a100Switch( 2, 1.0 );
     const PlanResult r = makePlan( PlannerKind::dim_greedy, w, p, 0, PlannerOptions{} );
     ASSERT_TRUE( r.feasible ) << r.reason;
     EXPECT_EQ( placement( r ), ( std::vector<int>{ 0, 0, 1 } ) );
@@ -189,7 +174,8 @@ TEST( TEST_CATEGORY, baselines_memory_rule )
     Workload adam = w;
     adam.tables[1].optimizer = Optimizer::adam;
     EXPECT_FALSE(
-        makePlan( PlannerKind::dim_greedy, adam, twoGpus( 1.0 ), 0, PlannerOptions{} ).feasible );
+        makePlan( PlannerKind::dim_greedy, adam, a100Switch( 2, 1.0 ), 0, PlannerOptions{} )
+            .feasible );
 }
 
 // random: a Philox-seeded uniform GPU per table (stream 0 of the seed), no memory check while
@@ -198,7 +184,7 @@ TEST( TEST_CATEGORY, random_baseline_is_seeded )
 {
     std::vector<TableSpec> tables( 32, table( 1000, 16, 1 ) );
     const Workload w = workloadOf( tables );
-    Platform p = twoGpus( 16 );
+    Platform p = a100Switch( 2, 16 );
     PlannerOptions o;
     o.seed = 7;
     const std::vector<int> a = placement( makePlan( PlannerKind::random, w, p, 0, o ) );

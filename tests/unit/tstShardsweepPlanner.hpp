@@ -3,6 +3,7 @@
 // worse than the baselines (and TorchRec) on generated tasks of the papers' protocols, a
 // dominant table gets re-sharded, and the bound lies below every plan (also data-parallel,
 // row-wise, column-split and UVM plans).
+#include <a100_switch_platform.hpp>
 #include <algorithm>
 #include <backend_equal.hpp>
 #include <fmt/format.h>
@@ -318,27 +319,6 @@ TEST( TEST_CATEGORY, bound_below_random_plans )
     EXPECT_GT( fitting, 6 ); // most random plans fit: the check is not vacuous
 }
 
-namespace
-{
-//! Four A100-40GB-like GPUs on one switch (150 GB/s, 500 ns), built by hand.
-Platform a100Switch()
-{
-    Platform p;
-    p.gpu.sm_count = 108;
-    p.gpu.boost_clock_MHz = 1410;
-    p.gpu.fp32_TFLOPs = 19.5;
-    p.gpu.tf32_TFLOPs = 156;
-    p.gpu.memory_GiB = 40;
-    p.gpu.memory_bandwidth_GBps = 1555;
-    p.gpu.l2_cache_MiB = 40;
-    p.gpus_per_node = 4;
-    p.host_to_gpu_GBps = 25;
-    p.network.num_dims = 1;
-    p.network.dims[0] = { Topology::Switch, 4, 150.0, 500.0 };
-    return p;
-}
-} // namespace
-
 // One table does 90 % of the lookups: table-wise it bounds the iteration on its GPU whatever
 // the placement; shardsweep splits it (row-, table-row- or column-wise) and beats every
 // baseline by far.
@@ -356,7 +336,7 @@ TEST( TEST_CATEGORY, dominant_table_is_resharded )
         w.tables.push_back( s );
         w.table_names.push_back( "t" + std::to_string( t ) );
     }
-    const Platform p = a100Switch();
+    const Platform p = a100Switch( 4, 40.0 );
     const PlanResult mine = makePlan( PlannerKind::shardsweep, w, p, 0, deterministic() );
     ASSERT_TRUE( mine.feasible ) << mine.reason;
     EXPECT_NE( mine.plan.tables[0].sharding, ShardingType::table_wise );
@@ -396,7 +376,7 @@ TEST( TEST_CATEGORY, cheap_tables_go_data_parallel )
         w.tables.push_back( s );
         w.table_names.push_back( "t" + std::to_string( t ) );
     }
-    const Platform p = a100Switch();
+    const Platform p = a100Switch( 4, 40.0 );
     // By hand: a large table on each GPU, the tiny one on every GPU (mixed) or on GPU 0.
     Plan mixed, one_each;
     for ( int t = 0; t < 5; ++t )

@@ -67,7 +67,9 @@ double iterationLowerBoundMs( const Workload& workload, const Platform& platform
 class LowerBoundCache
 {
   public:
-    LowerBoundCache();
+    //! Beyond `max_tables` tables of one kind (terms, holdings, access curves) the cache starts
+    //! over, before a bound, never during one: memory stays bounded.
+    explicit LowerBoundCache( std::size_t max_tables = std::size_t( 1 ) << 20 );
     ~LowerBoundCache();
     LowerBoundCache( const LowerBoundCache& ) = delete;
     LowerBoundCache& operator=( const LowerBoundCache& ) = delete;
