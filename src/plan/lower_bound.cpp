@@ -247,7 +247,11 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
                                           const EmbeddingTableStats& s, double batch )
 {
     if ( !validTable( t, batch ) )
-        return { Tiling{} };
+    {
+        Tiling whole;
+        whole.bytes = modelParallelTilingBytes( t, batch, platform.numGpus(), whole );
+        return { whole };
+    }
     const ShardFloor shard = shardFloor( platform, t, s, batch, 0.0 );
     const double s_min = 1.0 / static_cast<double>( t.rows );
     const double cap = kTilingVolumeCap;
@@ -266,7 +270,10 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
                        } );
     std::sort( all.begin(), all.end(),
                []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; } );
-    return keepUndominated( all );
+    std::vector<Tiling> kept = keepUndominated( all );
+    for ( Tiling& y : kept )
+        y.bytes = modelParallelTilingBytes( t, batch, platform.numGpus(), y );
+    return kept;
 }
 
 double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )
@@ -278,6 +285,16 @@ double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )
     // the ids received, (P − 1) · local · pooling · row share · 8 B.
     return 2.0 * batch * t.dim * elem +
            ( gpus - 1.0 ) * ( 4.0 * local * t.dim * elem + local * t.pooling_factor * kIndexBytes );
+}
+
+double modelParallelTilingBytes( const TableSpec& t, double batch, double gpus, const Tiling& y )
+{
+    const double elem = dataTypeBytes( t.dtype );
+    const double local = batch / gpus;
+    const double pooled = 2.0 * batch * t.dim * elem + ( gpus - 1.0 ) * 4.0 * local * t.dim * elem;
+    const double ids = ( gpus - 1.0 ) * local * t.pooling_factor * kIndexBytes;
+    return shardStateBytes( t, static_cast<double>( t.rows ), t.dim ) + y.pooled_factor * pooled +
+           y.id_factor * ids;
 }
 
 double dataParallelOutputBytes( const TableSpec& t, double batch )
@@ -550,7 +567,7 @@ double lowerBoundMs( const Workload& workload, const Platform& platform, std::in
         RelaxedTable r;
         r.mp_ms = terms.model_parallel_ms;
         r.dp_ms = terms.data_parallel_ms;
-        r.mp_bytes = state + modelParallelOutputBytes( t, batch, p );
+        r.mp_bytes = terms.tilings.front().bytes; // the floor's tiling
         r.dp_bytes = p * state + dataParallelOutputBytes( t, batch );
         r.pooled_bytes = local * t.dim * dataTypeBytes( t.dtype );
         r.id_bytes = local * t.pooling_factor * kIndexBytes;

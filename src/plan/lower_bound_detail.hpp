@@ -3,6 +3,7 @@
 //! \brief The pieces of the lower bound on a DLRM plan's iteration time (lower_bound.cpp,
 //! docs/PLANNERS.md "Lower bound") that its relaxations (lower_bound_relaxation.cpp) and the
 //! tests share. Not part of the public API.
+#include <limits>
 #include <shardsweep/domain/dlrm_spec.hpp>
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/model/dense.hpp>
@@ -29,6 +30,9 @@ struct Tiling
 {
     double ms = 0.0;
     double id_factor = 1.0, pooled_factor = 1.0;
+    //! HBM bytes of all its blocks (modelParallelTilingBytes): every row block keeps a pooled
+    //! output and all-to-all buffers for every sample, so they grow with the pooled values.
+    double bytes = 0.0;
 };
 
 //! Factors above this are cut to it: the collectives are nondecreasing, so smaller volumes still
@@ -39,7 +43,8 @@ constexpr std::size_t kMaxTilings = 16;
 
 //! The tilings the bound weighs for table t in HBM, by increasing time: those of the block
 //! shapes where the floor's cost can be least that no mix of two others beats in all three of
-//! lookups, ids and pooled values. The first is the floor (modelParallelFloorMs, host_share 0).
+//! lookups, ids and pooled values (and so in bytes). The first is the floor
+//! (modelParallelFloorMs, host_share 0).
 std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
                                           const EmbeddingTableStats& stats, double batch );
 
@@ -47,6 +52,11 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
 //! each column's pooled output for the global batch and its gradient, and the all-to-all
 //! buffers (pooled values sent and received, and their gradients; ids received).
 double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus );
+
+//! HBM bytes (all GPUs together) of table t in HBM tiled as `y`, at least: its rows, and what
+//! modelParallelOutputBytes counts for one whole shard with the pooled parts times
+//! y.pooled_factor and the ids received times y.id_factor.
+double modelParallelTilingBytes( const TableSpec& t, double batch, double gpus, const Tiling& y );
 
 //! The same for a data-parallel table: each GPU's pooled output and its gradient.
 double dataParallelOutputBytes( const TableSpec& t, double batch );
@@ -73,6 +83,9 @@ struct Holding
 struct TableHoldings
 {
     std::vector<Holding> model_parallel, data_parallel;
+    //! The model-parallel holdings with the rows in host memory alone (model_parallel has the
+    //! tilings in HBM too): where one of these is cheapest, the tilings do not apply.
+    std::vector<Holding> model_parallel_host;
 };
 
 //! What a table's holdings need of its access pattern, which its width, element type and
@@ -112,6 +125,9 @@ struct RelaxedTable
     //! fixed at one whole shard's, as for holdings priced by memory). Not owned: the bound's
     //! cache holds them.
     const std::vector<Tiling>* tilings = nullptr;
+    //! With tilings under a price of memory: how much more its cheapest holding in host memory
+    //! costs than mp_ms (priced), the choice a tiling must not be dearer than.
+    double host_extra_ms = std::numeric_limits<double>::infinity();
 };
 
 //! The relaxation's value and the HBM bytes of the holdings it chose.
@@ -134,6 +150,7 @@ struct RelaxedScratch
     bool remember_all_to_alls = false;
     //! memoryBoundMs's breakpoints and tables at one price.
     std::vector<double> prices;
+    double price = 0.0; //!< of an HBM byte, while memoryBoundMs runs (ms per byte)
     std::vector<RelaxedTable> priced;
 };
 

@@ -218,15 +218,17 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
                             base_bytes };
         for ( std::size_t t = 0; t < n; ++t )
         {
-            const std::vector<Tiling>* tilings = scratch.own_table[t]->tilings;
-            double tiling = 0.0; // the floor with one shard's volumes, counted above
-            if ( tiled && tilings )
+            const RelaxedTable& own = *scratch.own_table[t];
+            double tiling = 0.0; // mp_ms with one shard's volumes, counted above
+            if ( tiled && own.tilings )
             {
-                tiling = std::numeric_limits<double>::infinity();
-                for ( const Tiling& y : *tilings )
+                // Each tiling priced against mp_ms, and the table's holdings in host memory
+                // (one shard's volumes at least).
+                tiling = omega * own.host_extra_ms / p;
+                for ( const Tiling& y : *own.tilings )
                 {
                     tiling = std::min( tiling,
-                                       omega * ( y.ms - tilings->front().ms ) / p +
+                                       omega * ( y.ms + scratch.price * y.bytes - own.mp_ms ) / p +
                                            wp * ( y.pooled_factor - 1.0 ) * scratch.own_pooled[t] +
                                            wi * ( y.id_factor - 1.0 ) * scratch.own_ids[t] );
                 }
@@ -284,9 +286,23 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
     if ( tilings_matter )
     {
         const auto [wide_p_line, wide_i_line] = linesUpTo( most_pooled, most_ids );
-        const RelaxedBound value = relaxed( best, wide_p_line, wide_i_line, true );
-        if ( value.ms > some_kept.ms )
-            some_kept = value;
+        auto tiled = [&]( const Weights& x )
+        {
+            const RelaxedBound value = relaxed( x, wide_p_line, wide_i_line, true );
+            if ( value.ms > some_kept.ms )
+                some_kept = value;
+        };
+        if ( scratch.price > 0.0 )
+        {
+            // Under a price of memory the best weights without tilings can be far from those
+            // with them (a tiling's bytes are priced); memoryBoundMs runs a few of these.
+            for ( const double omega : { 1.0, 0.99, 0.95, 0.8 } )
+                for ( int a = 0; a < num_thetas; ++a )
+                    for ( int b = 0; b < num_etas; ++b )
+                        tiled( Weights{ omega, thetas[a], etas[b] } );
+        }
+        else
+            tiled( best );
     }
     return all_replicated.ms < some_kept.ms ? all_replicated : some_kept;
 }
@@ -452,9 +468,9 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
 {
     const double weights = static_cast<double>( t.rows ) * t.dim * dataTypeBytes( t.dtype );
     const double state = shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
-    const double mp_out = modelParallelOutputBytes( t, batch, gpus );
     const double dp_out = dataParallelOutputBytes( t, batch );
-    const double hbm_floor = modelParallelFloorMs( platform, t, curve.global, batch, 0.0 );
+    const std::vector<Tiling> tilings = modelParallelTilings( platform, t, curve.global, batch );
+    const double hbm_floor = tilings.front().ms; // modelParallelFloorMs, host share 0
     // The HBM floor bounds every kernel (lower_bound.cpp): a UVM floor below it is looser.
     auto mpFloor = [&]( double host_share )
     {
@@ -463,7 +479,9 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
     };
     auto dpMs = [&]( const EmbeddingTableStats& s, ComputeKernel kernel )
     { return dataParallelMs( platform, t, s, batch, gpus, kernel ); };
-    std::vector<Holding> mp = { { state + mp_out, hbm_floor }, { mp_out, mpFloor( 1.0 ) } };
+    // In host memory: the cache's bytes and the least lookups at the share of rows it misses
+    // (a staircase: each share's floor from the previous, smaller, share's bytes).
+    std::vector<Holding> cached = { { 0.0, mpFloor( 1.0 ) } };
     std::vector<Holding> dp = { { gpus * state + dp_out, dpMs( curve.local, ComputeKernel::hbm ) },
                                 { dp_out, dpMs( curve.local, ComputeKernel::uvm ) } };
     double previous = 0.0, dp_previous = 0.0;
@@ -473,7 +491,7 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
         const double unique = curve.global.unique_rows;
         const double host_share =
             unique > 0.0 ? std::min( 1.0, curve.global_missed_rows[k] / unique ) : 0.0;
-        mp.push_back( { previous * weights + mp_out, mpFloor( host_share ) } );
+        cached.push_back( { previous * weights, mpFloor( host_share ) } );
         previous = f;
         if ( !dataParallelShare( k, curve.shares.size() ) )
             continue;
@@ -486,7 +504,40 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
             { gpus * dp_previous * weights + dp_out, dpMs( s, ComputeKernel::uvm_caching ) } );
         dp_previous = f;
     }
-    return { lowerHull( std::move( mp ) ), lowerHull( std::move( dp ) ) };
+    // Every tiling keeps the outputs and buffers of its blocks (y.bytes less the rows), in HBM
+    // or with its rows in host memory. Any tiling lies above the lower hull of the tilings'
+    // (outputs, lookups), m(o), and with a cache its lookups are at least the floor f there:
+    // at least max(f, m(o)), which is convex in o, so its vertices bound: the tilings' above f
+    // and the point where m crosses f.
+    std::vector<Holding> mp, outputs;
+    for ( const Tiling& y : tilings )
+    {
+        mp.push_back( { y.bytes, y.ms } );
+        outputs.push_back( { y.bytes - state, y.ms } );
+    }
+    outputs = lowerHull( std::move( outputs ) ); // by decreasing outputs, increasing lookups
+    std::vector<Holding> in_host;
+    for ( const Holding& h : cached )
+    {
+        double crossing = outputs.back().bytes; // m is below f everywhere
+        for ( std::size_t i = 0; i < outputs.size(); ++i )
+        {
+            if ( outputs[i].ms <= h.ms )
+                continue;
+            in_host.push_back( { h.bytes + outputs[i].bytes, outputs[i].ms } );
+            if ( i > 0 && outputs[i - 1].ms <= h.ms )
+            {
+                const Holding& a = outputs[i - 1];
+                const Holding& b = outputs[i];
+                crossing = a.bytes + ( b.bytes - a.bytes ) * ( h.ms - a.ms ) / ( b.ms - a.ms );
+            }
+        }
+        if ( outputs.front().ms <= h.ms )
+            in_host.push_back( { h.bytes + crossing, h.ms } );
+    }
+    mp.insert( mp.end(), in_host.begin(), in_host.end() );
+    return { lowerHull( std::move( mp ) ), lowerHull( std::move( dp ) ),
+             lowerHull( std::move( in_host ) ) };
 }
 
 double memoryBoundMs( const Platform& platform, const DenseCost& dense, double dense_gradient_bytes,
@@ -510,6 +561,7 @@ double memoryBoundMs( const Platform& platform, const DenseCost& dense, double d
     tables = volumes;
     auto lagrangian = [&]( double price )
     {
+        scratch.price = price;
         for ( std::size_t t = 0; t < tables.size(); ++t )
         {
             const Holding mp = cheapest( holdings[t]->model_parallel, price );
@@ -518,9 +570,11 @@ double memoryBoundMs( const Platform& platform, const DenseCost& dense, double d
             tables[t].mp_bytes = mp.bytes;
             tables[t].dp_ms = dp.ms;
             tables[t].dp_bytes = dp.bytes;
-            // The tilings are all in HBM: they stand only where the HBM floor is cheapest.
-            const bool in_hbm = mp.bytes == holdings[t]->model_parallel.front().bytes;
-            tables[t].tilings = in_hbm ? volumes[t].tilings : nullptr;
+            // The tilings are all in HBM: they stand only where one is cheapest, next to the
+            // cheapest holding in host memory.
+            const double in_host = cheapest( holdings[t]->model_parallel_host, price ).ms;
+            tables[t].tilings = mp.ms < in_host ? volumes[t].tilings : nullptr;
+            tables[t].host_extra_ms = in_host - mp.ms;
         }
         return relaxedBoundMs( platform, dense, dense_gradient_bytes, tables,
                                -price * capacity_bytes / p, scratch );
@@ -546,6 +600,7 @@ double memoryBoundMs( const Platform& platform, const DenseCost& dense, double d
             end = mid;
     }
     scratch.remember_all_to_alls = false;
+    scratch.price = 0.0;
     return best;
 }
 

@@ -89,6 +89,7 @@ class PlanState
     void refresh(); //!< recomputes the top-three of each per-GPU sum
 
     int numGpus() const { return num_gpus_; }
+    int gpusPerNode() const { return platform_->gpus_per_node; }
     int numShards() const { return static_cast<int>( shards_.size() ); }
     const PlanShard& shard( int i ) const { return shards_[i]; }
     double fwd( int g ) const { return fwd_[g]; }

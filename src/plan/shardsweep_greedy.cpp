@@ -50,14 +50,29 @@ GpuDelta removal( const PlanShard& s )
     return d;
 }
 
-//! Shards the search may move: table-wise and column blocks in HBM. UVM tables stay where the
-//! greedy put them (their host memory is accounted per node there).
-bool movable( const PlanState& st, const PlanShard& s )
+bool reshardable( const PlanState& st, const PlanShard& s )
 {
     const TablePlan& tp = st.tablePlan( s.table );
     return ( tp.sharding == ShardingType::table_wise ||
              tp.sharding == ShardingType::column_wise ) &&
            ( tp.kernel == ComputeKernel::hbm || tp.kernel == ComputeKernel::dense );
+}
+
+bool movable( const PlanState& st, const PlanShard& s )
+{
+    const TablePlan& tp = st.tablePlan( s.table );
+    return reshardable( st, s ) ||
+           ( tp.sharding == ShardingType::table_wise &&
+             ( tp.kernel == ComputeKernel::uvm || tp.kernel == ComputeKernel::uvm_caching ) );
+}
+
+bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
+{
+    const ComputeKernel kernel = st.tablePlan( s.table ).kernel;
+    if ( kernel != ComputeKernel::uvm && kernel != ComputeKernel::uvm_caching )
+        return true;
+    const int per_node = st.gpusPerNode();
+    return s.gpu / per_node == gpu / per_node;
 }
 
 //! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table

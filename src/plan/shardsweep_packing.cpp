@@ -26,6 +26,8 @@ constexpr double kPackingShare = 0.95;
 constexpr double kCacheShares[] = { 1.0,  0.7,  0.5,  0.35, 0.25, 0.18, 0.12,
                                     0.08, 0.05, 0.03, 0.02, 0.01, 0.0 };
 constexpr int kNumShares = sizeof( kCacheShares ) / sizeof( kCacheShares[0] );
+//! The largest cache share a table in host memory gets: a share of 1 would be the HBM kernel.
+constexpr double kFullCache = 1.0 - 1e-9;
 
 TablePlan holdingPlan( double share )
 {
@@ -127,36 +129,78 @@ int shardOf( const PlanState& st, int t )
     return index;
 }
 
-//! Gives every table of `tables` (in host memory) the largest HBM cache its GPU has room for,
-//! the most costly table first.
-void growCaches( PlanState& st, const Workload& w, std::vector<int> tables )
+} // namespace
+
+void shareCaches( PlanState& st, const Workload& w, const std::vector<int>& tables )
 {
-    auto cost = [&]( int t )
-    {
-        const PlanShard& s = st.shard( shardOf( st, t ) );
-        return s.fwd_ms + s.bwd_ms;
-    };
-    std::stable_sort( tables.begin(), tables.end(),
-                      [&]( int a, int b ) { return cost( a ) > cost( b ); } );
+    std::vector<std::vector<int>> on_gpu( st.numGpus() );
     for ( int t : tables )
+        on_gpu[st.shard( shardOf( st, t ) ).gpu].push_back( t );
+    for ( int g = 0; g < st.numGpus(); ++g )
     {
-        // Shard indices move as tables are re-added: look the table up each time.
-        const PlanShard old = st.shard( shardOf( st, t ) );
-        const TableSpec& spec = w.tables[t];
-        const double weights =
-            static_cast<double>( spec.rows ) * spec.dim * dataTypeBytes( spec.dtype );
-        const double cached = st.tablePlan( t ).cache_fraction;
-        const double share = std::min( 1.0, cached + kPackingShare * st.room( old.gpu ) / weights );
-        if ( share <= cached * 1.01 )
+        const std::vector<int>& here = on_gpu[g];
+        if ( here.empty() )
             continue;
-        st.removeTable( t );
-        st.setTablePlan( t, holdingPlan( std::min( share, 1.0 - 1e-9 ) ) );
-        st.addShard( st.price( t, old.gpu, 0, spec.rows, 0, spec.dim ) );
+        // Plain UVM first: what is left of g's memory is the room the caches share.
+        for ( int t : here )
+        {
+            st.removeTable( t );
+            st.setTablePlan( t, holdingPlan( 0.0 ) );
+            st.addShard( st.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim ) );
+        }
+        st.refresh();
+        // Each table's lookups and memory at every cache share, from plain UVM (last) up.
+        const int n = static_cast<int>( here.size() );
+        std::vector<std::vector<PlanShard>> at( n, std::vector<PlanShard>( kNumShares ) );
+        for ( int i = 0; i < n; ++i )
+        {
+            const int t = here[i];
+            for ( int k = 0; k < kNumShares; ++k )
+            {
+                st.setTablePlan( t, holdingPlan( std::min( kCacheShares[k], kFullCache ) ) );
+                at[i][k] = st.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim );
+            }
+            st.setTablePlan( t, holdingPlan( 0.0 ) );
+        }
+        auto cost = []( const PlanShard& s ) { return s.fwd_ms + s.bwd_ms; };
+        // Greedy on the lookup time saved per byte: the step (to any larger share) that saves
+        // most per byte among those that fit, until none fits.
+        std::vector<int> share( n, kNumShares - 1 );
+        double room = st.room( g ) * ( 1.0 - 1e-6 );
+        while ( true )
+        {
+            int best_i = -1, best_k = -1;
+            double best_rate = 0.0;
+            for ( int i = 0; i < n; ++i )
+            {
+                const PlanShard& now = at[i][share[i]];
+                for ( int k = share[i] - 1; k >= 0; --k )
+                {
+                    const double bytes = at[i][k].memory_bytes - now.memory_bytes;
+                    const double saved = cost( now ) - cost( at[i][k] );
+                    if ( bytes <= 0.0 || bytes > room || saved <= 0.0 )
+                        continue;
+                    if ( saved / bytes > best_rate )
+                        best_rate = saved / bytes, best_i = i, best_k = k;
+                }
+            }
+            if ( best_i < 0 )
+                break;
+            room -= at[best_i][best_k].memory_bytes - at[best_i][share[best_i]].memory_bytes;
+            share[best_i] = best_k;
+        }
+        for ( int i = 0; i < n; ++i )
+        {
+            if ( share[i] == kNumShares - 1 )
+                continue;
+            const int t = here[i];
+            st.removeTable( t );
+            st.setTablePlan( t, holdingPlan( std::min( kCacheShares[share[i]], kFullCache ) ) );
+            st.addShard( st.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim ) );
+        }
         st.refresh();
     }
 }
-
-} // namespace
 
 std::string packedPlacement( PlanState& st, const Workload& w, const Platform& platform )
 {
@@ -206,8 +250,53 @@ std::string packedPlacement( PlanState& st, const Workload& w, const Platform& p
     for ( int s = 0; s < st.numShards(); ++s )
         if ( kCacheShares[share[st.shard( s ).table]] < 1.0 )
             in_host.push_back( st.shard( s ).table );
-    growCaches( st, w, in_host );
+    shareCaches( st, w, in_host );
     return {};
+}
+
+std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, int s )
+{
+    std::vector<PlanState> out;
+    const PlanShard moved = st.shard( s );
+    auto isHost = [&]( const PlanState& state, int table )
+    {
+        const ComputeKernel kernel = state.tablePlan( table ).kernel;
+        return kernel == ComputeKernel::uvm || kernel == ComputeKernel::uvm_caching;
+    };
+    for ( int g = 0; g < st.numGpus(); ++g )
+    {
+        if ( g == moved.gpu || !mayGoTo( st, moved, g ) )
+            continue;
+        // The table and the host-memory tables on g give up their caches, the table moves to g,
+        // and the caches on both GPUs grow again into the room there, most costly table first.
+        PlanState trial = st;
+        std::vector<int> on_target, on_source;
+        for ( int k = 0; k < st.numShards(); ++k )
+        {
+            const PlanShard& other = st.shard( k );
+            if ( other.table != moved.table && isHost( st, other.table ) )
+            {
+                if ( other.gpu == g )
+                    on_target.push_back( other.table );
+                else if ( other.gpu == moved.gpu )
+                    on_source.push_back( other.table );
+            }
+        }
+        on_target.push_back( moved.table );
+        for ( int t : on_target )
+        {
+            trial.removeTable( t );
+            trial.setTablePlan( t, holdingPlan( 0.0 ) );
+            trial.addShard( trial.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim ) );
+        }
+        trial.refresh();
+        if ( !trial.fits( g ) )
+            continue;
+        on_target.insert( on_target.end(), on_source.begin(), on_source.end() );
+        shareCaches( trial, w, on_target );
+        out.push_back( std::move( trial ) );
+    }
+    return out;
 }
 
 } // namespace planner_detail

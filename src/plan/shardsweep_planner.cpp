@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <functional>
+#include <limits>
 #include <shardsweep/kernel/learned_cost_model.hpp>
 #include <shardsweep/plan/torchrec_planner.hpp>
 
@@ -116,6 +117,43 @@ StepSummary kernelChoice( const PlanInputs& in, const std::vector<Seed>& fitting
     }
     return summary;
 }
+//! Share of the search budget the unconstrained seed's search may take.
+constexpr double kUnconstrainedShare = 0.25;
+//! Largest tables × GPUs for which the unconstrained seed is tried: on the 856 tables of the
+//! large protocol over 128 GPUs its greedy placement alone took the rest of a 0.5 s budget.
+constexpr long kUnconstrainedSeedLimit = 4096;
+
+//! When memory binds, a search under the capacity walks among plans that fill it, where few moves
+//! fit. The same search without a capacity finds balanced plans that often fit anyway, or fit
+//! after the memory repair: such a plan joins the seeds (ordered by objective again).
+//! `emptyState( capacity )`: an empty state of the task.
+void addUnconstrainedSeed( const PlanInputs& in,
+                           const std::function<PlanState( double )>& emptyState, Budget& budget,
+                           std::vector<Seed>& fitting )
+{
+    PlanState capped = emptyState( gpuMemoryBytes( in.platform ) );
+    PlanState free = emptyState( std::numeric_limits<double>::infinity() );
+    if ( !greedyPlacement( free, in.workload, in.platform ).empty() )
+        return;
+    capped.load( free.toPlan() );
+    if ( allFit( capped ) )
+        return; // memory does not bind the greedy placement: the main search covers it
+    const int iterations = static_cast<int>( kUnconstrainedShare * budget.iterations_left );
+    Budget share{ iterations,
+                  ( *budget.elapsed )() +
+                      kUnconstrainedShare * ( budget.deadline_s - ( *budget.elapsed )() ),
+                  budget.elapsed };
+    localSearch( free, in.workload, in.platform, share, true );
+    capped.load( free.toPlan() );
+    const bool fits = repairMemory( capped, share );
+    budget.iterations_left -= iterations - std::max( 0, share.iterations_left );
+    if ( !fits )
+        return;
+    capped.refresh();
+    fitting.push_back( { capped.toPlan(), capped.objective() } );
+    std::stable_sort( fitting.begin(), fitting.end(),
+                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+}
 } // namespace
 
 PlanResult planShardsweep( const Workload& workload, const Platform& platform,
@@ -130,14 +168,15 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     // Memory is priced with the model that decides feasibility (predictStep's memory(g):
     // tables, activations, buffers, dense replica, reserve) against the GPU's whole memory.
     // The search prices shards with the model the plan is judged by: native, or learned.
-    auto emptyState = [&]
+    const std::function<PlanState( double )> stateWith = [&]( double capacity )
     {
-        return PlanState( workload, platform, global_batch, gpuMemoryBytes( platform ),
+        return PlanState( workload, platform, global_batch, capacity,
                           options.model == CostModel::learned
                               ? hostLearnedShardCost( options.learned )
                               : LearnedShardCost{},
                           hostGemmPricer( options.learned_gemm ) );
     };
+    auto emptyState = [&] { return stateWith( gpuMemoryBytes( platform ) ); };
     PlanState state = emptyState();
     const std::string greedy_reason = greedyPlacement( state, workload, platform );
 
@@ -159,6 +198,10 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     addFittingBaselineSeeds( state, in, fitting );
 
     Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    if ( greedy_reason.empty() &&
+         static_cast<long>( workload.tables.size() ) * platform.numGpus() <=
+             kUnconstrainedSeedLimit )
+        addUnconstrainedSeed( in, stateWith, budget, fitting );
     if ( !fitting.empty() )
         state.load( fitting.front().plan );
     else if ( greedy_reason.empty() )

@@ -104,7 +104,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                 const GpuDelta out = removal( sh );
                 for ( int g : targets )
                 {
-                    if ( g == a )
+                    if ( g == a || !mayGoTo( st, sh, g ) )
                         continue;
                     const GpuDelta in = deltaOf( g, sh, nullptr );
                     const double obj = st.objectiveWith( out, in );
@@ -114,6 +114,8 @@ void improveByMoves( PlanState& st, Budget& budget )
                     for ( int o : on_gpu[g] )
                     {
                         const PlanShard& other = st.shard( o );
+                        if ( !mayGoTo( st, other, a ) )
+                            continue;
                         const GpuDelta da = deltaOf( a, other, &sh );
                         const GpuDelta db = deltaOf( g, sh, &other );
                         const double swapped = st.objectiveWith( da, db );
@@ -235,7 +237,7 @@ bool repairMemory( PlanState& st, Budget& budget )
             const GpuDelta out = removal( sh );
             for ( int g = 0; g < gpus; ++g )
             {
-                if ( g == a )
+                if ( g == a || !mayGoTo( st, sh, g ) )
                     continue;
                 const double obj = st.objectiveWith( out, deltaOf( g, sh, nullptr ) );
                 if ( obj < best )
@@ -245,7 +247,8 @@ bool repairMemory( PlanState& st, Budget& budget )
             {
                 const PlanShard& other = st.shard( o );
                 if ( other.gpu == a || !movable( st, other ) ||
-                     other.memory_bytes >= sh.memory_bytes )
+                     other.memory_bytes >= sh.memory_bytes || !mayGoTo( st, sh, other.gpu ) ||
+                     !mayGoTo( st, other, a ) )
                     continue;
                 const double obj =
                     st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
@@ -284,19 +287,24 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         std::vector<int> hot;
         for ( int a : criticalGpus( st ) )
         {
-            std::vector<int> on_a;
+            // The costliest shards in HBM (re-sharded) and in host memory (moved with their
+            // caches refitted), of each kind.
+            std::vector<int> on_a[2];
             for ( int s = 0; s < st.numShards(); ++s )
                 if ( st.shard( s ).gpu == a && movable( st, st.shard( s ) ) )
-                    on_a.push_back( s );
-            std::stable_sort( on_a.begin(), on_a.end(),
-                              [&]( int x, int y )
-                              {
-                                  return st.shard( x ).fwd_ms + st.shard( x ).bwd_ms >
-                                         st.shard( y ).fwd_ms + st.shard( y ).bwd_ms;
-                              } );
-            for ( int k = 0; k < std::min<int>( kHotShardsPerGpu, on_a.size() ); ++k )
-                if ( std::find( hot.begin(), hot.end(), on_a[k] ) == hot.end() )
-                    hot.push_back( on_a[k] );
+                    on_a[reshardable( st, st.shard( s ) ) ? 0 : 1].push_back( s );
+            for ( std::vector<int>& kind : on_a )
+            {
+                std::stable_sort( kind.begin(), kind.end(),
+                                  [&]( int x, int y )
+                                  {
+                                      return st.shard( x ).fwd_ms + st.shard( x ).bwd_ms >
+                                             st.shard( y ).fwd_ms + st.shard( y ).bwd_ms;
+                                  } );
+                for ( int k = 0; k < std::min<int>( kHotShardsPerGpu, kind.size() ); ++k )
+                    if ( std::find( hot.begin(), hot.end(), kind[k] ) == hot.end() )
+                        hot.push_back( kind[k] );
+            }
         }
         double best_obj = current * ( 1.0 - kTie );
         std::unique_ptr<PlanState> best_state;
@@ -322,7 +330,9 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         };
         auto tryReshardings = [&]( int s )
         {
-            for ( PlanState& trial : reshardings( st, w, platform, s ) )
+            for ( PlanState& trial : reshardable( st, st.shard( s ) )
+                                         ? reshardings( st, w, platform, s )
+                                         : hostTableMoves( st, w, s ) )
             {
                 if ( budget.spent() )
                     return;
@@ -341,7 +351,7 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             {
                 const PlanShard& sh = st.shard( s );
                 const TableSpec& spec = w.tables[sh.table];
-                if ( !movable( st, sh ) ||
+                if ( !reshardable( st, sh ) ||
                      st.tablePlan( sh.table ).sharding != ShardingType::table_wise ||
                      spec.rows < gpus )
                     continue;
@@ -412,7 +422,7 @@ void iteratedSearch( PlanState& best, const Workload& w, const Platform& platfor
             const int s = movable_shards[rng.uniformInt( 0, movable_shards.size() - 1 )];
             const int g = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
             const PlanShard& sh = trial.shard( s );
-            if ( g != sh.gpu &&
+            if ( g != sh.gpu && mayGoTo( trial, sh, g ) &&
                  trial.objectiveWith( removal( sh ), deltaOf( g, sh, nullptr ) ) < kInf )
             {
                 trial.moveShard( s, g );

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace shardsweep
 {
@@ -22,8 +23,15 @@ constexpr double kTie = 1e-12;
 GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove );
 //! The change on a shard's GPU when it leaves.
 GpuDelta removal( const PlanShard& s );
-//! Shards the search may move: table-wise and column blocks in HBM.
+//! Shards the search may re-shard: table-wise and column blocks in HBM.
+bool reshardable( const PlanState& st, const PlanShard& s );
+//! Shards the search may move: the reshardable ones, and whole tables kept in host memory (UVM,
+//! with or without an HBM cache), which the packing's per-node host budget (placeInHostMemory)
+//! keeps on their node (mayGoTo).
 bool movable( const PlanState& st, const PlanShard& s );
+//! True if movable shard s may go to `gpu`: any GPU for HBM shards; a UVM table's host memory is
+//! its node's, so it moves only within its node, which keeps every node's host bytes as they are.
+bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu );
 //! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
 //! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
@@ -35,6 +43,17 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
 //! Step 1b, for tasks whose tables barely fit in HBM: the least costly bytes in host memory, the
 //! rest first-fit decreasing by bytes; "" or why a table fits nowhere.
 std::string packedPlacement( PlanState& st, const Workload& w, const Platform& platform );
+
+//! Shares each GPU's room among the HBM caches of the tables of `tables` it holds (whole, in host
+//! memory): from plain UVM, the cache step that saves most lookup time per byte, among those
+//! that fit, until none fits.
+void shareCaches( PlanState& st, const Workload& w, const std::vector<int>& tables );
+//! Options for the host-memory table of shard s: the table on each other GPU of its node
+//! (mayGoTo), where it and the host-memory tables there share the room for HBM caches anew,
+//! and the caches of the host-memory tables left on its GPU grow into the room it leaves. The
+//! packing fills every GPU's memory with caches, so a plain move never fits there; this trades
+//! cache between GPUs to balance their lookups.
+std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, int s );
 
 //! Budget of one search: iterations (deterministic) and wall time (a safety net).
 struct Budget
