@@ -84,6 +84,8 @@ PlanState::PlanState( const Workload& workload, const Platform& platform, std::i
                    platform.hbm_reserve_GiB * kBytesPerGiB;
     tables_.resize( workload.tables.size() );
     stats_.resize( workload.tables.size() );
+    stats_memo_ =
+        std::make_shared<std::map<std::tuple<int, double, double>, EmbeddingTableStats>>();
     for ( std::size_t t = 0; t < workload.tables.size(); ++t )
         setTablePlan( static_cast<int>( t ), TablePlan{} );
     fwd_.assign( num_gpus_, 0.0 );
@@ -95,8 +97,14 @@ void PlanState::setTablePlan( int t, const TablePlan& tp )
 {
     tables_[t] = tp;
     const double batch = stepTableBatch( tp.sharding, global_, num_gpus_ );
-    stats_[t] = embeddingTableStats( workload_->tables[t], batch,
-                                     stepTableCache( tp.kernel, tp.cache_fraction ) );
+    const double cache = stepTableCache( tp.kernel, tp.cache_fraction );
+    const auto key = std::make_tuple( t, batch, cache );
+    auto found = stats_memo_->find( key );
+    if ( found == stats_memo_->end() )
+        found =
+            stats_memo_->emplace( key, embeddingTableStats( workload_->tables[t], batch, cache ) )
+                .first;
+    stats_[t] = found->second;
 }
 
 PlanShard PlanState::price( int t, int gpu, std::int64_t row_offset, std::int64_t num_rows,

@@ -21,11 +21,14 @@
 //!             + 2·Σ_all shards pooled + dense + reserve,
 //! because g receives every other GPU's pooled values (total − own) and sends its own to P-1
 //! GPUs. The first line is per GPU (PlanShard::memory_bytes); the second is shared by all GPUs.
+#include <map>
+#include <memory>
 #include <shardsweep/kernel/cost_kernel.hpp>
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/learned_operator.hpp>
 #include <shardsweep/model/learned_shard_cost.hpp>
 #include <shardsweep/model/step.hpp>
+#include <tuple>
 #include <vector>
 
 namespace shardsweep
@@ -130,6 +133,10 @@ class PlanState
     double fixed_bytes_ = 0.0; //!< dense replica + its activations + the platform's reserve
     std::vector<TablePlan> tables_;
     std::vector<EmbeddingTableStats> stats_;
+    //! embeddingTableStats by (table, batch, cache share), shared by the copies of a state: a
+    //! search copies the state for every option it tries, and the packing and the cache trading
+    //! set the same tables to the same cache shares again and again.
+    std::shared_ptr<std::map<std::tuple<int, double, double>, EmbeddingTableStats>> stats_memo_;
     std::vector<PlanShard> shards_;
     std::vector<double> fwd_, bwd_, hbm_, memory_, pooled_, ids_;
     double total_pooled_ = 0.0, total_ids_ = 0.0, dp_gradient_bytes_ = 0.0;

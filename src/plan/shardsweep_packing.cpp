@@ -268,7 +268,7 @@ std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, i
         if ( g == moved.gpu || !mayGoTo( st, moved, g ) )
             continue;
         // The table and the host-memory tables on g give up their caches, the table moves to g,
-        // and the caches on both GPUs grow again into the room there, most costly table first.
+        // and the host-memory tables of both GPUs share the room there anew.
         PlanState trial = st;
         std::vector<int> on_target, on_source;
         for ( int k = 0; k < st.numShards(); ++k )

@@ -1,6 +1,7 @@
 // shardsweep's planner: cost-guided greedy placement, then a local search (moves, swaps,
 // column/row/table-row re-sharding) priced incrementally on the native model (docs/PLANNERS.md).
-// This file seeds the search with every baseline's plan and lets the kernel's own step decide;
+// This file seeds the search with every baseline's plan (and, where memory binds, with a search
+// without the capacity) and lets the kernel's own step decide;
 // the steps are in shardsweep_greedy.cpp and shardsweep_search.cpp.
 #include "plan_state.hpp"
 #include "planner_detail.hpp"
@@ -117,6 +118,7 @@ StepSummary kernelChoice( const PlanInputs& in, const std::vector<Seed>& fitting
     }
     return summary;
 }
+
 //! Share of the search budget the unconstrained seed's search may take.
 constexpr double kUnconstrainedShare = 0.25;
 //! Largest tables × GPUs for which the unconstrained seed is tried: on the 856 tables of the

@@ -265,7 +265,8 @@ bool repairMemory( PlanState& st, Budget& budget )
 }
 
 //! 3. Local search: moves and swaps until none helps; then re-shard the most expensive shards of
-//! the critical GPUs (column halves, row-wise, table-row-wise), each option followed by its own
+//! the critical GPUs (column halves, row-wise, table-row-wise; a table in host memory to another
+//! GPU of its node, trading caches: hostTableMoves), each option followed by its own
 //! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
 //! beats the current plan; repeat.
 void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
@@ -287,8 +288,8 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         std::vector<int> hot;
         for ( int a : criticalGpus( st ) )
         {
-            // The costliest shards in HBM (re-sharded) and in host memory (moved with their
-            // caches refitted), of each kind.
+            // The costliest shards of each kind: in HBM (re-sharded) and in host memory (moved
+            // within the node, the caches shared anew: hostTableMoves).
             std::vector<int> on_a[2];
             for ( int s = 0; s < st.numShards(); ++s )
                 if ( st.shard( s ).gpu == a && movable( st, st.shard( s ) ) )
