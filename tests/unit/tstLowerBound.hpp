@@ -1,7 +1,8 @@
 // The lower bound's memory relaxation (docs/PLANNERS.md, "Lower bound"): the convex hull of a
 // table's holdings, the Lagrangian bound equal to the linear program it relaxes (worked by
-// hand), a bound that memory raises and that still lies below every plan that fits, and the
-// planner's packing seed on a NeuroShard task whose tables barely fit.
+// hand), a bound that memory raises and that still lies below every plan that fits (also where
+// only the tilings' outputs per block make memory bind), and the planner's packing seed on a
+// NeuroShard task whose tables barely fit.
 #include <cmath>
 #include <gtest/gtest.h>
 #include <plan/lower_bound_detail.hpp>
