@@ -11,6 +11,7 @@
 #include <shardsweep/model/embedding.hpp>
 #include <shardsweep/model/memory.hpp>
 #include <shardsweep/model/step.hpp>
+#include <utility>
 
 namespace shardsweep::bound_detail
 {
@@ -285,10 +286,11 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
     }
     if ( tilings_matter )
     {
-        const auto [wide_p_line, wide_i_line] = linesUpTo( most_pooled, most_ids );
+        // Not a structured binding: nvcc (C++17) cannot capture one in the lambda below.
+        const std::pair<SupportLine, SupportLine> wide = linesUpTo( most_pooled, most_ids );
         auto tiled = [&]( const Weights& x )
         {
-            const RelaxedBound value = relaxed( x, wide_p_line, wide_i_line, true );
+            const RelaxedBound value = relaxed( x, wide.first, wide.second, true );
             if ( value.ms > some_kept.ms )
                 some_kept = value;
         };
