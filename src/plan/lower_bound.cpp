@@ -276,21 +276,14 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
     return kept;
 }
 
-double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus )
-{
-    const double elem = dataTypeBytes( t.dtype );
-    const double local = batch / gpus;
-    // As stepShards counts them: 2 · global · cols · elem per shard (its columns sum to dim),
-    // and buffers 2 · (sent + received) pooled bytes, (P − 1) · local · cols · elem each, plus
-    // the ids received, (P − 1) · local · pooling · row share · 8 B.
-    return 2.0 * batch * t.dim * elem +
-           ( gpus - 1.0 ) * ( 4.0 * local * t.dim * elem + local * t.pooling_factor * kIndexBytes );
-}
-
 double modelParallelTilingBytes( const TableSpec& t, double batch, double gpus, const Tiling& y )
 {
     const double elem = dataTypeBytes( t.dtype );
     const double local = batch / gpus;
+    // As stepShards counts them, per row block: its output and gradient for every sample,
+    // 2 · global · cols · elem (its columns sum to dim), and buffers 2 · (sent + received)
+    // pooled bytes, (P − 1) · local · cols · elem each; per column block the ids of its rows
+    // received, (P − 1) · local · pooling · row share · 8 B.
     const double pooled = 2.0 * batch * t.dim * elem + ( gpus - 1.0 ) * 4.0 * local * t.dim * elem;
     const double ids = ( gpus - 1.0 ) * local * t.pooling_factor * kIndexBytes;
     return shardStateBytes( t, static_cast<double>( t.rows ), t.dim ) + y.pooled_factor * pooled +

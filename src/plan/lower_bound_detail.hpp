@@ -48,14 +48,10 @@ constexpr std::size_t kMaxTilings = 16;
 std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
                                           const EmbeddingTableStats& stats, double batch );
 
-//! HBM bytes (all GPUs together) that a model-parallel table needs besides its rows, at least:
-//! each column's pooled output for the global batch and its gradient, and the all-to-all
-//! buffers (pooled values sent and received, and their gradients; ids received).
-double modelParallelOutputBytes( const TableSpec& t, double batch, double gpus );
-
-//! HBM bytes (all GPUs together) of table t in HBM tiled as `y`, at least: its rows, and what
-//! modelParallelOutputBytes counts for one whole shard with the pooled parts times
-//! y.pooled_factor and the ids received times y.id_factor.
+//! HBM bytes (all GPUs together) of table t in HBM tiled as `y`, at least: its rows, and for one
+//! whole shard each column's pooled output for the global batch and its gradient and the
+//! all-to-all buffers (pooled values sent and received, and their gradients), times
+//! y.pooled_factor, and the ids received, times y.id_factor.
 double modelParallelTilingBytes( const TableSpec& t, double batch, double gpus, const Tiling& y );
 
 //! The same for a data-parallel table: each GPU's pooled output and its gradient.

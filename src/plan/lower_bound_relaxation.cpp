@@ -243,7 +243,8 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
         return value;
     };
     // Every weight with the floor and one shard's volumes (lines up to their sum) first.
-    const auto [p_line, i_line] = linesUpTo( pooled, ids );
+    // Pairs, not structured bindings: nvcc (C++17) cannot capture one in the lambdas below.
+    const std::pair<SupportLine, SupportLine> lines = linesUpTo( pooled, ids );
     RelaxedBound some_kept{ -std::numeric_limits<double>::infinity(), base_bytes };
     Weights best{ 1.0, 1.0, 1.0 };
     // θ = 1 and η = 1 are best without a bottom MLP (then max(A, 0) = A): the other weights
@@ -251,18 +252,23 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
     const double thetas[] = { 1.0, 0.0 }, etas[] = { 1.0, 0.0 };
     const int num_thetas = dense.bottom_bwd_ms > 0.0 ? 2 : 1;
     const int num_etas = dense.bottom_fwd_ms > 0.0 ? 2 : 1;
-    for ( const double omega : { 1.0, 0.99, 0.95, 0.8 } )
-        for ( int a = 0; a < num_thetas; ++a )
-            for ( int b = 0; b < num_etas; ++b )
+    const auto forEachWeights = [&]( const auto& visit )
+    {
+        for ( const double omega : { 1.0, 0.99, 0.95, 0.8 } )
+            for ( int a = 0; a < num_thetas; ++a )
+                for ( int b = 0; b < num_etas; ++b )
+                    visit( Weights{ omega, thetas[a], etas[b] } );
+    };
+    forEachWeights(
+        [&]( const Weights& x )
+        {
+            const RelaxedBound value = relaxed( x, lines.first, lines.second, false );
+            if ( value.ms > some_kept.ms )
             {
-                const Weights x{ omega, thetas[a], etas[b] };
-                const RelaxedBound value = relaxed( x, p_line, i_line, false );
-                if ( value.ms > some_kept.ms )
-                {
-                    some_kept = value;
-                    best = x;
-                }
+                some_kept = value;
+                best = x;
             }
+        } );
     // Then the tilings, with lines that reach the most any choice sends (factors are cut to
     // kTilingVolumeCap). Those lines are looser, so the value without tilings stays where it is
     // larger, and the tilings are priced at the best weights above only: at every weight they
@@ -286,7 +292,6 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
     }
     if ( tilings_matter )
     {
-        // Not a structured binding: nvcc (C++17) cannot capture one in the lambda below.
         const std::pair<SupportLine, SupportLine> wide = linesUpTo( most_pooled, most_ids );
         auto tiled = [&]( const Weights& x )
         {
@@ -294,15 +299,10 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
             if ( value.ms > some_kept.ms )
                 some_kept = value;
         };
+        // Under a price of memory the best weights without tilings can be far from those with
+        // them (a tiling's bytes are priced); memoryBoundMs runs a few of these.
         if ( scratch.price > 0.0 )
-        {
-            // Under a price of memory the best weights without tilings can be far from those
-            // with them (a tiling's bytes are priced); memoryBoundMs runs a few of these.
-            for ( const double omega : { 1.0, 0.99, 0.95, 0.8 } )
-                for ( int a = 0; a < num_thetas; ++a )
-                    for ( int b = 0; b < num_etas; ++b )
-                        tiled( Weights{ omega, thetas[a], etas[b] } );
-        }
+            forEachWeights( tiled );
         else
             tiled( best );
     }

@@ -62,14 +62,12 @@ bool movable( const PlanState& st, const PlanShard& s )
 {
     const TablePlan& tp = st.tablePlan( s.table );
     return reshardable( st, s ) ||
-           ( tp.sharding == ShardingType::table_wise &&
-             ( tp.kernel == ComputeKernel::uvm || tp.kernel == ComputeKernel::uvm_caching ) );
+           ( tp.sharding == ShardingType::table_wise && inHostMemory( tp.kernel ) );
 }
 
 bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
 {
-    const ComputeKernel kernel = st.tablePlan( s.table ).kernel;
-    if ( kernel != ComputeKernel::uvm && kernel != ComputeKernel::uvm_caching )
+    if ( !inHostMemory( st.tablePlan( s.table ).kernel ) )
         return true;
     const int per_node = st.gpusPerNode();
     return s.gpu / per_node == gpu / per_node;

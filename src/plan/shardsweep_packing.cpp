@@ -258,11 +258,6 @@ std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, i
 {
     std::vector<PlanState> out;
     const PlanShard moved = st.shard( s );
-    auto isHost = [&]( const PlanState& state, int table )
-    {
-        const ComputeKernel kernel = state.tablePlan( table ).kernel;
-        return kernel == ComputeKernel::uvm || kernel == ComputeKernel::uvm_caching;
-    };
     for ( int g = 0; g < st.numGpus(); ++g )
     {
         if ( g == moved.gpu || !mayGoTo( st, moved, g ) )
@@ -274,7 +269,7 @@ std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, i
         for ( int k = 0; k < st.numShards(); ++k )
         {
             const PlanShard& other = st.shard( k );
-            if ( other.table != moved.table && isHost( st, other.table ) )
+            if ( other.table != moved.table && inHostMemory( st.tablePlan( other.table ).kernel ) )
             {
                 if ( other.gpu == g )
                     on_target.push_back( other.table );

@@ -41,6 +41,13 @@ struct Seed
     double objective;
 };
 
+//! Orders seeds by objective, fastest first (stable: ties keep their order).
+void sortByObjective( std::vector<Seed>& fitting )
+{
+    std::stable_sort( fitting.begin(), fitting.end(),
+                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+}
+
 //! The plans of every baseline and (when the problem is small enough) TorchRec's.
 std::vector<PlanResult> baselineSeeds( const PlanInputs& in )
 {
@@ -76,18 +83,14 @@ void addFittingBaselineSeeds( PlanState& state, const PlanInputs& in, std::vecto
         if ( allFit( state ) )
             fitting.push_back( { std::move( seed.plan ), state.objective() } );
     }
-    std::stable_sort( fitting.begin(), fitting.end(),
-                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+    sortByObjective( fitting );
 }
 
 //! True if some table of `plan` keeps its rows in host memory (UVM).
 bool usesHostMemory( const Plan& plan )
 {
     return std::any_of( plan.tables.begin(), plan.tables.end(),
-                        []( const TablePlan& tp ) {
-                            return tp.kernel == ComputeKernel::uvm ||
-                                   tp.kernel == ComputeKernel::uvm_caching;
-                        } );
+                        []( const TablePlan& tp ) { return inHostMemory( tp.kernel ); } );
 }
 
 //! The kernel's step of `plan` (the model the plan is judged by).
@@ -153,8 +156,7 @@ void addUnconstrainedSeed( const PlanInputs& in,
         return;
     capped.refresh();
     fitting.push_back( { capped.toPlan(), capped.objective() } );
-    std::stable_sort( fitting.begin(), fitting.end(),
-                      []( const Seed& a, const Seed& b ) { return a.objective < b.objective; } );
+    sortByObjective( fitting );
 }
 } // namespace
 

@@ -23,6 +23,11 @@ constexpr double kTie = 1e-12;
 GpuDelta deltaOf( int gpu, const PlanShard& add, const PlanShard* remove );
 //! The change on a shard's GPU when it leaves.
 GpuDelta removal( const PlanShard& s );
+//! True for the kernels that keep a table's rows in host memory (UVM, with or without a cache).
+inline bool inHostMemory( ComputeKernel kernel )
+{
+    return kernel == ComputeKernel::uvm || kernel == ComputeKernel::uvm_caching;
+}
 //! Shards the search may re-shard: table-wise and column blocks in HBM.
 bool reshardable( const PlanState& st, const PlanShard& s );
 //! Shards the search may move: the reshardable ones, and whole tables kept in host memory (UVM,
