@@ -75,7 +75,8 @@ bool repairMemory( PlanState& st, Budget& budget );
 //! made data-parallel (the first search only: the restarts keep what it replicated).
 void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
                   bool try_replicas );
-//! Step 4: kicks and searches again while budget is left; the seed decides the kicks.
+//! Step 4: random and replication kicks, each searched again, while budget is left; the seed
+//! decides the random kicks.
 void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
                      std::uint64_t seed );
 //! True if every GPU's memory fits under the full model (PlanState::fits).
