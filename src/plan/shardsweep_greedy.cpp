@@ -73,25 +73,24 @@ bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
     return s.gpu / per_node == gpu / per_node;
 }
 
-//! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
-//! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
-                  bool check_capacity )
+                  bool check_capacity, int blocks_per_gpu )
 {
     const TableSpec& spec = w.tables[t];
-    if ( spec.rows < count )
+    const int blocks = count * blocks_per_gpu;
+    if ( spec.rows < blocks )
         return false;
     st.removeTable( t );
     TablePlan tp = st.tablePlan( t );
     tp.sharding = type;
     st.setTablePlan( t, tp );
-    const std::int64_t block = ( spec.rows + count - 1 ) / count;
-    for ( int k = 0; k < count; ++k )
+    const std::int64_t block = ( spec.rows + blocks - 1 ) / blocks;
+    for ( int k = 0; k < blocks; ++k )
     {
         const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
         const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
         if ( end > begin )
-            st.addShard( st.price( t, first + k, begin, end - begin, 0, spec.dim ) );
+            st.addShard( st.price( t, first + k % count, begin, end - begin, 0, spec.dim ) );
     }
     st.refresh();
     for ( int g = 0; check_capacity && g < st.numGpus(); ++g )

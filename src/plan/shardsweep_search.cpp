@@ -174,7 +174,8 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
             out.push_back( std::move( trial ) );
         }
     }
-    if ( st.tablePlan( t ).sharding != ShardingType::table_wise )
+    if ( st.tablePlan( t ).sharding != ShardingType::table_wise &&
+         st.tablePlan( t ).sharding != ShardingType::column_wise )
         return out;
     const int per_node = platform.gpus_per_node;
     PlanState rows = st;
@@ -364,6 +365,44 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             std::sort( saving.begin(), saving.end() );
             for ( int k = 0; k < std::min<int>( kSavingCandidates, saving.size() ); ++k )
                 tryReshardings( saving[k].second );
+            // Tables already in row blocks over all GPUs: twice as many blocks, two on each GPU
+            // (each looked up alone, with more of its rows in L2), most saving first. Not without
+            // a capacity (the unconstrained seed): every block keeps partial sums for the whole
+            // batch, and row blocks do not move, so the memory repair could not undo it.
+            std::vector<std::pair<double, int>> finer;
+            for ( int t = 0;
+                  t < static_cast<int>( w.tables.size() ) && std::isfinite( st.capacity() ); ++t )
+            {
+                const TablePlan& tp = st.tablePlan( t );
+                if ( tp.sharding != ShardingType::row_wise || tp.kernel != ComputeKernel::hbm )
+                    continue;
+                double now = 0.0;
+                int blocks = 0;
+                for ( int s = 0; s < st.numShards(); ++s )
+                    if ( st.shard( s ).table == t )
+                        now += st.shard( s ).fwd_ms + st.shard( s ).bwd_ms, ++blocks;
+                const TableSpec& spec = w.tables[t];
+                if ( blocks % gpus != 0 || spec.rows < 2 * blocks )
+                    continue;
+                const PlanShard half = st.price( t, 0, 0, spec.rows / ( 2 * blocks ), 0, spec.dim );
+                const double saved = now - 2 * blocks * ( half.fwd_ms + half.bwd_ms );
+                if ( saved > 1e-3 * now )
+                    finer.push_back( { -saved, t } );
+            }
+            std::sort( finer.begin(), finer.end() );
+            for ( int k = 0; k < std::min<int>( kSavingCandidates, finer.size() ); ++k )
+            {
+                if ( budget.spent() )
+                    break;
+                const int t = finer[k].second;
+                int blocks = 0;
+                for ( int s = 0; s < st.numShards(); ++s )
+                    blocks += st.shard( s ).table == t;
+                PlanState trial = st;
+                if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus, false,
+                                  2 * blocks / gpus ) )
+                    tryOption( trial );
+            }
         }
         if ( !best_state && try_replicas )
         {

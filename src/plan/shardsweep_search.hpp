@@ -37,10 +37,11 @@ bool movable( const PlanState& st, const PlanShard& s );
 //! True if movable shard s may go to `gpu`: any GPU for HBM shards; a UVM table's host memory is
 //! its node's, so it moves only within its node, which keeps every node's host bytes as they are.
 bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu );
-//! Row blocks of table t over `count` consecutive GPUs from `first`, priced; false if the table
-//! has fewer rows than GPUs or (check_capacity) a GPU's memory would overflow.
+//! Row blocks of table t over `count` consecutive GPUs from `first`, `blocks_per_gpu` on each
+//! (block k on GPU first + k % count), priced; false if the table has fewer rows than blocks or
+//! (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
-                  bool check_capacity = true );
+                  bool check_capacity = true, int blocks_per_gpu = 1 );
 
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
