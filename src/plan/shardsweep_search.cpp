@@ -1,5 +1,5 @@
-// shardsweep's planner, steps 3-4: the local search (moves, swaps, re-sharding) priced
-// incrementally on PlanState, the memory repair and the iterated restarts (docs/PLANNERS.md).
+// shardsweep's planner, step 3: the local search (moves, swaps, re-sharding) priced
+// incrementally on PlanState, and the memory repair (docs/PLANNERS.md).
 #include "shardsweep_search.hpp"
 
 #include "plan_state.hpp"
@@ -174,8 +174,7 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
             out.push_back( std::move( trial ) );
         }
     }
-    if ( st.tablePlan( t ).sharding != ShardingType::table_wise &&
-         st.tablePlan( t ).sharding != ShardingType::column_wise )
+    if ( st.tablePlan( t ).sharding != ShardingType::table_wise )
         return out;
     const int per_node = platform.gpus_per_node;
     PlanState rows = st;
@@ -191,9 +190,8 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
     return out;
 }
 
-//! Table t data-parallel (in HBM): every GPU holds all of it and looks it up for its own
-//! samples, which sends no pooled values or ids but costs P lookups at the local batch and adds
-//! the table's gradient to the all-reduce.
+} // namespace
+
 PlanState replicated( const PlanState& st, const Workload& w, int t )
 {
     PlanState trial = st;
@@ -206,8 +204,6 @@ PlanState replicated( const PlanState& st, const Workload& w, int t )
     trial.refresh();
     return trial;
 }
-
-} // namespace
 
 //! Makes a state whose memory overflows on some GPUs fit again: repeatedly moves (or swaps for a
 //! smaller shard) the shard of the fullest GPU whose relocation raises the iteration time least,
@@ -271,7 +267,7 @@ bool repairMemory( PlanState& st, Budget& budget )
 //! round of moves (re-sharding usually pays only after rebalancing), and keep the best if it
 //! beats the current plan; repeat.
 void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
-                  bool try_replicas )
+                  bool try_replicas, int keep_whole )
 {
     if ( st.numGpus() < 2 )
         return;
@@ -332,6 +328,8 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         };
         auto tryReshardings = [&]( int s )
         {
+            if ( st.shard( s ).table == keep_whole )
+                return;
             for ( PlanState& trial : reshardable( st, st.shard( s ) )
                                          ? reshardings( st, w, platform, s )
                                          : hostTableMoves( st, w, s ) )
@@ -432,105 +430,6 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         if ( !best_state )
             return;
         st = std::move( *best_state );
-    }
-}
-
-namespace
-{
-
-//! The tables in HBM that can go data-parallel with every GPU still fitting, least harm to the
-//! objective first.
-std::vector<int> replicationCandidates( const PlanState& st, const Workload& w,
-                                        const Budget& budget )
-{
-    std::vector<std::pair<double, int>> harm;
-    for ( int t = 0; t < static_cast<int>( w.tables.size() ) && !budget.spent(); ++t )
-    {
-        const TablePlan& tp = st.tablePlan( t );
-        if ( tp.sharding == ShardingType::data_parallel || tp.kernel != ComputeKernel::hbm )
-            continue;
-        const PlanState trial = replicated( st, w, t );
-        if ( allFit( trial ) )
-            harm.push_back( { trial.objective(), t } );
-    }
-    std::sort( harm.begin(), harm.end() );
-    std::vector<int> tables;
-    for ( const auto& entry : harm )
-        tables.push_back( entry.second );
-    return tables;
-}
-
-} // namespace
-
-//! 4. Iterated local search: while budget is left, kick the best plan, search again from there
-//! and keep the result if it is better. Two kinds of kick alternate:
-//! - random: relocate a tenth of the movable shards, at least two, to GPUs with room, drawn
-//!   from the seed's Philox stream (so a task and seed give one plan); at most kRandomKicks;
-//! - replication: make one more HBM table data-parallel (each candidate once, least harm first).
-//!   A replication usually costs time at first and pays only after the search has rebalanced
-//!   the GPUs around it, which the local search's own data-parallel step (gain alone) misses:
-//!   on NeuroShard's task 77 the table that helps most makes the plan 9 % slower before its
-//!   search, and 5 % faster after it.
-void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
-                     std::uint64_t seed )
-{
-    const int gpus = best.numGpus();
-    if ( gpus < 2 )
-        return;
-    constexpr int kRandomKicks = 16;
-    const std::vector<int> replicas = replicationCandidates( best, w, budget );
-    std::size_t next_replica = 0;
-    int random_kicks = 0;
-    auto searchAndKeep = [&]( PlanState& trial )
-    {
-        localSearch( trial, w, platform, budget, false );
-        trial.refresh();
-        best.refresh();
-        if ( trial.objective() < best.objective() * ( 1.0 - kTie ) )
-            best = std::move( trial );
-    };
-    while ( !budget.spent() )
-    {
-        const bool replicas_left = next_replica < replicas.size();
-        if ( replicas_left &&
-             ( random_kicks >= kRandomKicks || ( random_kicks + next_replica ) % 2 == 1 ) )
-        {
-            const int t = replicas[next_replica++];
-            const TablePlan& tp = best.tablePlan( t );
-            if ( tp.sharding == ShardingType::data_parallel || tp.kernel != ComputeKernel::hbm )
-                continue;
-            PlanState trial = replicated( best, w, t );
-            if ( allFit( trial ) )
-                searchAndKeep( trial );
-            continue;
-        }
-        if ( random_kicks >= kRandomKicks )
-            return;
-        PlanState trial = best;
-        std::vector<int> movable_shards;
-        for ( int s = 0; s < trial.numShards(); ++s )
-            if ( movable( trial, trial.shard( s ) ) )
-                movable_shards.push_back( s );
-        if ( movable_shards.size() < 2 )
-        {
-            random_kicks = kRandomKicks;
-            continue;
-        }
-        CounterRng rng( seed, static_cast<std::uint64_t>( random_kicks++ ), 1 );
-        const int kicks = std::max<int>( 2, static_cast<int>( movable_shards.size() ) / 10 );
-        for ( int k = 0; k < kicks; ++k )
-        {
-            const int s = movable_shards[rng.uniformInt( 0, movable_shards.size() - 1 )];
-            const int g = static_cast<int>( rng.uniformInt( 0, gpus - 1 ) );
-            const PlanShard& sh = trial.shard( s );
-            if ( g != sh.gpu && mayGoTo( trial, sh, g ) &&
-                 trial.objectiveWith( removal( sh ), deltaOf( g, sh, nullptr ) ) < kInf )
-            {
-                trial.moveShard( s, g );
-                trial.refresh();
-            }
-        }
-        searchAndKeep( trial );
     }
 }
 

@@ -70,14 +70,19 @@ struct Budget
     bool spent() const { return iterations_left <= 0 || ( *elapsed )() >= deadline_s; }
 };
 
+//! Table t data-parallel (in HBM): every GPU holds all of it and looks it up for its own
+//! samples, which sends no pooled values or ids but costs P lookups at the local batch and adds
+//! the table's gradient to the all-reduce.
+PlanState replicated( const PlanState& st, const Workload& w, int t );
 //! Moves the overflow of over-full GPUs away; false if some GPU cannot be brought under capacity.
 bool repairMemory( PlanState& st, Budget& budget );
 //! Step 3: moves, swaps and re-sharding until none helps; with `try_replicas`, then also tables
-//! made data-parallel (the first search only: the restarts keep what it replicated).
+//! made data-parallel (the first search only: the restarts keep what it replicated). Table
+//! `keep_whole` (if not -1) is not re-sharded: an iterated-search kick just made it whole.
 void localSearch( PlanState& st, const Workload& w, const Platform& platform, Budget& budget,
-                  bool try_replicas );
-//! Step 4: random and replication kicks, each searched again, while budget is left; the seed
-//! decides the random kicks.
+                  bool try_replicas, int keep_whole = -1 );
+//! Step 4: random and structural kicks (tables made data-parallel or whole again), each searched
+//! again, while budget is left; the seed decides the random kicks.
 void iteratedSearch( PlanState& best, const Workload& w, const Platform& platform, Budget& budget,
                      std::uint64_t seed );
 //! True if every GPU's memory fits under the full model (PlanState::fits).

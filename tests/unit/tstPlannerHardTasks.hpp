@@ -91,23 +91,48 @@ TEST( TEST_CATEGORY, unconstrained_search_seeds_a_memory_bound_task )
     EXPECT_LT( mine.predicted_ms, 1.15 * bound );
 }
 
+//! Plans NeuroShard's task `id` (`tables` tables) with an iteration budget and returns the
+//! plan's iteration time over the task's lower bound.
+double planOverBound( int id, std::size_t tables, int max_iterations )
+{
+    const Task task = protocolTasks( 1, id ).front();
+    const Workload& w = task.workload;
+    EXPECT_EQ( w.tables.size(), tables ) << "the protocol's task " << id << " changed";
+    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
+    PlannerOptions options = deterministic();
+    options.max_iterations = max_iterations;
+    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, task.platform, 0, options );
+    EXPECT_TRUE( mine.feasible ) << mine.reason;
+    EXPECT_LE( bound, mine.predicted_ms );
+    return mine.predicted_ms / bound;
+}
+
 // NeuroShard's task 77 (23 tables on 8 GPUs): making its 53k x 64 table with 67 lookups per
 // sample data-parallel makes the plan 9 % slower at first, and, after a search rebalances the
 // GPUs around it, 5 % faster. Neither the local search's data-parallel step (which keeps a
 // replication only if it helps alone) nor random kicks find it: without the replication kicks
-// the plan stays 13 % above the bound.
+// the plan stays 13.4 % above the bound.
 TEST( TEST_CATEGORY, replication_kicks_pay_after_rebalancing )
 {
-    const Task task = protocolTasks( 1, 77 ).front();
-    const Workload& w = task.workload;
-    ASSERT_EQ( w.tables.size(), 23u ) << "the protocol's task 77 changed";
-    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
-    PlannerOptions options = deterministic();
-    options.max_iterations = 3000;
-    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, task.platform, 0, options );
-    ASSERT_TRUE( mine.feasible ) << mine.reason;
-    EXPECT_LE( bound, mine.predicted_ms );
-    EXPECT_LT( mine.predicted_ms, 1.10 * bound ) << mine.predicted_ms;
+    EXPECT_LT( planOverBound( 77, 23, 3000 ), 1.10 );
+}
+
+// NeuroShard's task 70 (19 tables on 4 GPUs): the search ends with every table in row blocks or
+// replicated, so no shard can move, and several tables look up more in blocks than whole. One
+// of them made whole cannot be balanced (the search splits it again); all of them made whole at
+// once can. Without the structural kicks that make tables whole the plan stays 10.2 % above the
+// bound.
+TEST( TEST_CATEGORY, split_tables_made_whole_again )
+{
+    EXPECT_LT( planOverBound( 70, 19, 3000 ), 1.09 );
+}
+
+// NeuroShard's task 91 (30 tables on 4 GPUs): its 4M x 128 table with 109 lookups per sample
+// looks up 2.34 ms in row blocks over the 4 GPUs and 1.76 ms in twice as many (two per GPU).
+// Without finer row blocks the plan stays 12.6 % above the bound.
+TEST( TEST_CATEGORY, finer_row_blocks )
+{
+    EXPECT_LT( planOverBound( 91, 30, 3000 ), 1.09 );
 }
 
 } // namespace Test
