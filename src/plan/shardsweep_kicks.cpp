@@ -59,9 +59,7 @@ std::vector<StructuralKick> structuralKicks( const PlanState& st, const Workload
                                              const Budget& budget )
 {
     std::vector<std::pair<double, int>> harm, saving;
-    std::vector<double> split_ms( w.tables.size(), 0.0 );
-    for ( int s = 0; s < st.numShards(); ++s )
-        split_ms[st.shard( s ).table] += st.shard( s ).fwd_ms + st.shard( s ).bwd_ms;
+    const std::vector<TableLoad> loads = tableLoads( st, w.tables.size() );
     PlanState whole_tables = st; // prices each table whole (its plan's sharding decides the batch)
     for ( int t = 0; t < static_cast<int>( w.tables.size() ) && !budget.spent(); ++t )
     {
@@ -81,8 +79,8 @@ std::vector<StructuralKick> structuralKicks( const PlanState& st, const Workload
             whole_tables.setTablePlan( t, whole_plan );
             const PlanShard whole =
                 whole_tables.price( t, 0, 0, w.tables[t].rows, 0, w.tables[t].dim );
-            const double saved = split_ms[t] - ( whole.fwd_ms + whole.bwd_ms );
-            if ( saved > 1e-3 * split_ms[t] )
+            const double saved = loads[t].ms - ( whole.fwd_ms + whole.bwd_ms );
+            if ( saved > 1e-3 * loads[t].ms )
                 saving.push_back( { -saved, t } );
         }
     }

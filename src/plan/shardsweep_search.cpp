@@ -368,23 +368,19 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             // a capacity (the unconstrained seed): every block keeps partial sums for the whole
             // batch, and row blocks do not move, so the memory repair could not undo it.
             std::vector<std::pair<double, int>> finer;
+            const std::vector<TableLoad> loads = tableLoads( st, w.tables.size() );
             for ( int t = 0;
                   t < static_cast<int>( w.tables.size() ) && std::isfinite( st.capacity() ); ++t )
             {
                 const TablePlan& tp = st.tablePlan( t );
-                if ( tp.sharding != ShardingType::row_wise || tp.kernel != ComputeKernel::hbm )
-                    continue;
-                double now = 0.0;
-                int blocks = 0;
-                for ( int s = 0; s < st.numShards(); ++s )
-                    if ( st.shard( s ).table == t )
-                        now += st.shard( s ).fwd_ms + st.shard( s ).bwd_ms, ++blocks;
                 const TableSpec& spec = w.tables[t];
-                if ( blocks % gpus != 0 || spec.rows < 2 * blocks )
+                const int blocks = loads[t].shards;
+                if ( tp.sharding != ShardingType::row_wise || tp.kernel != ComputeKernel::hbm ||
+                     blocks % gpus != 0 || spec.rows < 2 * blocks )
                     continue;
                 const PlanShard half = st.price( t, 0, 0, spec.rows / ( 2 * blocks ), 0, spec.dim );
-                const double saved = now - 2 * blocks * ( half.fwd_ms + half.bwd_ms );
-                if ( saved > 1e-3 * now )
+                const double saved = loads[t].ms - 2 * blocks * ( half.fwd_ms + half.bwd_ms );
+                if ( saved > 1e-3 * loads[t].ms )
                     finer.push_back( { -saved, t } );
             }
             std::sort( finer.begin(), finer.end() );
@@ -393,12 +389,9 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
                 if ( budget.spent() )
                     break;
                 const int t = finer[k].second;
-                int blocks = 0;
-                for ( int s = 0; s < st.numShards(); ++s )
-                    blocks += st.shard( s ).table == t;
                 PlanState trial = st;
                 if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus, false,
-                                  2 * blocks / gpus ) )
+                                  2 * loads[t].shards / gpus ) )
                     tryOption( trial );
             }
         }
@@ -431,6 +424,18 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             return;
         st = std::move( *best_state );
     }
+}
+
+std::vector<TableLoad> tableLoads( const PlanState& st, std::size_t tables )
+{
+    std::vector<TableLoad> loads( tables );
+    for ( int s = 0; s < st.numShards(); ++s )
+    {
+        TableLoad& load = loads[st.shard( s ).table];
+        load.ms += st.shard( s ).fwd_ms + st.shard( s ).bwd_ms;
+        ++load.shards;
+    }
+    return loads;
 }
 
 //! True if every GPU's memory fits under the full model (PlanState::fits).

@@ -70,6 +70,13 @@ struct Budget
     bool spent() const { return iterations_left <= 0 || ( *elapsed )() >= deadline_s; }
 };
 
+//! Lookup time (forward and backward, all its shards) and number of shards of every table.
+struct TableLoad
+{
+    double ms = 0.0;
+    int shards = 0;
+};
+std::vector<TableLoad> tableLoads( const PlanState& st, std::size_t tables );
 //! Table t data-parallel (in HBM): every GPU holds all of it and looks it up for its own
 //! samples, which sends no pooled values or ids but costs P lookups at the local batch and adds
 //! the table's gradient to the all-reduce.
