@@ -73,6 +73,14 @@ bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
     return s.gpu / per_node == gpu / per_node;
 }
 
+void resetSharding( PlanState& st, int t, ShardingType type )
+{
+    st.removeTable( t );
+    TablePlan tp = st.tablePlan( t );
+    tp.sharding = type;
+    st.setTablePlan( t, tp );
+}
+
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
                   bool check_capacity, int blocks_per_gpu )
 {
@@ -80,10 +88,7 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
     const int blocks = count * blocks_per_gpu;
     if ( spec.rows < blocks )
         return false;
-    st.removeTable( t );
-    TablePlan tp = st.tablePlan( t );
-    tp.sharding = type;
-    st.setTablePlan( t, tp );
+    resetSharding( st, t, type );
     const std::int64_t block = ( spec.rows + blocks - 1 ) / blocks;
     for ( int k = 0; k < blocks; ++k )
     {

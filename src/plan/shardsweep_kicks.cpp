@@ -23,10 +23,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 PlanState wholeAgain( const PlanState& st, const Workload& w, int t )
 {
     PlanState trial = st;
-    trial.removeTable( t );
-    TablePlan tp = trial.tablePlan( t );
-    tp.sharding = ShardingType::table_wise;
-    trial.setTablePlan( t, tp );
+    resetSharding( trial, t, ShardingType::table_wise );
     trial.refresh();
     PlanShard whole = trial.price( t, 0, 0, w.tables[t].rows, 0, w.tables[t].dim );
     int where = 0;

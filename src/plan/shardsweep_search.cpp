@@ -195,10 +195,7 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
 PlanState replicated( const PlanState& st, const Workload& w, int t )
 {
     PlanState trial = st;
-    trial.removeTable( t );
-    TablePlan tp = trial.tablePlan( t );
-    tp.sharding = ShardingType::data_parallel;
-    trial.setTablePlan( t, tp );
+    resetSharding( trial, t, ShardingType::data_parallel );
     for ( int g = 0; g < trial.numGpus(); ++g )
         trial.addShard( trial.price( t, g, 0, w.tables[t].rows, 0, w.tables[t].dim ) );
     trial.refresh();

@@ -37,6 +37,9 @@ bool movable( const PlanState& st, const PlanShard& s );
 //! True if movable shard s may go to `gpu`: any GPU for HBM shards; a UVM table's host memory is
 //! its node's, so it moves only within its node, which keeps every node's host bytes as they are.
 bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu );
+//! Removes every shard of table t and sets its sharding to `type` (its kernel and cache kept);
+//! the caller adds the table's new shards.
+void resetSharding( PlanState& st, int t, ShardingType type );
 //! Row blocks of table t over `count` consecutive GPUs from `first`, `blocks_per_gpu` on each
 //! (block k on GPU first + k % count), priced; false if the table has fewer rows than blocks or
 //! (check_capacity) a GPU's memory would overflow.
