@@ -3,7 +3,7 @@
 # and changes nothing it did not calibrate), and bad inputs (exit 2 naming file and line).
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$scratch"

@@ -2,7 +2,7 @@
 # layer or a sibling of its own layer (scripts/check_layers.py). The checker itself is shown to
 # fail on a tree with an upward and a sideways include.
 set -u
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 check=$src/scripts/check_layers.py

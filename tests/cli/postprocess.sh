@@ -7,7 +7,7 @@
 # Usage: bash postprocess.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 py=/usr/bin/python3
 pp=$src/postprocess

@@ -2,7 +2,7 @@
 # with unchanged ASTRA-sim files (inputs/astra-sim/), hand-derived values, formats and errors.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 mkdir -p "$scratch"
 fail() { echo "FAIL: $*"; exit 1; }

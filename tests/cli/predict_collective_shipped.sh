@@ -2,7 +2,7 @@
 # astra-sim 518bd51 inputs/network/): the goldens and hand-derived values, read unchanged.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 mkdir -p "$scratch"
 fail() { echo "FAIL: $*"; exit 1; }

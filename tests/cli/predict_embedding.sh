@@ -1,7 +1,7 @@
 # shardsweep predict embedding: header, values derived by hand / brute force, errors.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$scratch"

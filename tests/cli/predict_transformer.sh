@@ -2,7 +2,7 @@
 # phases adding up, bad rows naming file, line and column with exit status 2).
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$scratch"

@@ -2,7 +2,7 @@
 # usage errors (exit 2, naming the subcommand), and -f is --format everywhere.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 fail() { echo "FAIL: $*"; exit 1; }
 
 out=$("$exe" --help) || fail "--help exit $?"

@@ -10,7 +10,7 @@
 # Usage: bash resume.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() {
     echo "FAIL: $*"

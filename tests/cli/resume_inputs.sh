@@ -6,7 +6,7 @@
 # inputs moved to another folder still resume.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$scratch"

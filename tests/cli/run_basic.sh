@@ -6,7 +6,7 @@
 # Usage: bash run_basic.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 command -v h5diff >/dev/null || fail "h5diff (hdf5-tools) is needed"

@@ -6,7 +6,7 @@
 # Usage: bash run_slice.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() {
     echo "FAIL: $*"

@@ -5,7 +5,7 @@
 # forward 'linear' GEMM (1,T,out,in), a dgrad (1,T,in,out) and a wgrad (1,in,out,T).
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir -p "$scratch"

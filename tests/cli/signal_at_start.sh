@@ -7,7 +7,7 @@
 # Usage: bash signal_at_start.sh <shardsweep> <source-dir> <scratch-dir>
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() {
     echo "FAIL: $*"

@@ -3,7 +3,7 @@
 # --model-file reproduce the script's own predictions (same features, same MLP) to 1e-9.
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 py=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }

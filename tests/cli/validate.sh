@@ -2,7 +2,7 @@
 # status 2 and a "file:line:col: field ..." message (issue 2, "Bad input").
 set -u
 exe=$1
-src=$2
+src=$(cd "$2" && pwd)
 scratch=$3
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$scratch" && mkdir -p "$scratch" || fail "cannot create $scratch"
