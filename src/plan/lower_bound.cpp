@@ -29,12 +29,13 @@ namespace bound_detail
 // embeddingShardCostFromStats charges a shard of w columns and row share s (its lookups, distinct
 // rows and repeats are s of the table's: ids are hashed) factor(w) · max(DRAM bytes / DRAM
 // bandwidth, L2 bytes / L2 bandwidth) + host bytes / host bandwidth, the host bytes being
-// host_share of its first touches and row updates. Its L2 hits are exact: every repeat while its
-// distinct rows fit kL2RowShare of the L2, else repeats · L2 rows / distinct rows. Every shard
-// streams its ids, offsets and pooled output (batch · sector-rounded row bytes: a row block
-// writes partial sums for every sample). Without host share, UVM moves a first touch from DRAM
-// to the host link, which is no faster: the DRAM term uses the faster of the two, so the floor
-// bounds every kernel.
+// host_share of its distinct rows' first reads and of its row updates (UVM, host_share 1, also
+// reads its rows' later L2 misses there: moving those to DRAM only lowers the floor). Its L2 hits
+// are exact: every repeat while its distinct rows fit kL2RowShare of the L2, else repeats · L2 rows
+// / distinct rows. Every shard streams its ids, offsets and pooled output (batch · sector-rounded
+// row bytes: a row block writes partial sums for every sample). Without host share, UVM moves a
+// first touch from DRAM to the host link, which is no faster: the DRAM term uses the faster of the
+// two, so the floor bounds every kernel.
 //
 // The shards of a table tile it: Σ w_i · s_i = dim. So their total is at least dim times the
 // least cost per unit of area, min over (w, s) of floor(w, s) / (w · s). For w in one class (same
@@ -85,9 +86,11 @@ struct ShardFloor
         // host link: every DRAM term uses the faster of the two.
         const double dram_first = host_share > 0.0 ? dram : std::max( dram, t.factor * host );
         const double h = host_share;
-        t.fwd_dram = ( ( 1.0 - h ) * b.fwd_first_touch + b.fwd_stream ) / dram_first;
+        // The host brings h of the distinct rows (uvm_caching's rule): with h = 1 that bounds
+        // UVM too, which also reads the rows' later L2 misses over the host link.
+        t.fwd_dram = ( b.fwd_first_touch - h * b.fwd_distinct + b.fwd_stream ) / dram_first;
         t.fwd_l2 = b.fwd_l2 / l2bw;
-        t.fwd_host = h * b.fwd_first_touch / host;
+        t.fwd_host = h * b.fwd_distinct / host;
         t.bwd_dram = ( ( 1.0 - h ) * b.bwd_updates + b.bwd_stream ) / dram_first;
         t.bwd_l2 = b.bwd_l2 / l2bw;
         t.bwd_host = h * b.bwd_updates / host;

@@ -15,9 +15,9 @@ namespace shardsweep::bound_detail
 {
 
 //! Least fwd + bwd time (ms, summed over shards) of table t model-parallel at `batch`, over
-//! every tiling into shards, when `host_share` of the first touches and row updates come over
-//! the host link (0: HBM; 1: UVM; uvm_caching: the share of distinct rows its cache misses).
-//! `stats`: embeddingTableStats( t, batch, 0 ).
+//! every tiling into shards, when `host_share` of the distinct rows' first reads and of the row
+//! updates come over the host link (0: HBM; 1: UVM; uvm_caching: the share of distinct rows its
+//! cache misses). `stats`: embeddingTableStats( t, batch, 0 ).
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
                              const EmbeddingTableStats& stats, double batch, double host_share );
 
@@ -87,11 +87,12 @@ struct TableHoldings
 //! What a table's holdings need of its access pattern, which its width, element type and
 //! optimizer do not change (so the bound's cache shares it between tables that differ only in
 //! those): its statistics at the global and at the local batch, for every HBM cache share in
-//! `shares` the distinct rows the cache misses at the global batch, and for every other share
-//! (and the last) its statistics at the local batch.
+//! `shares` the distinct rows the cache misses at the global batch, and for the shares that
+//! data-parallel caches take its statistics at the local batch.
 struct AccessCurve
 {
     std::vector<double> shares;
+    std::vector<char> data_parallel; //!< per share: taken by data-parallel caches too
     EmbeddingTableStats global, local;
     std::vector<double> global_missed_rows;
     std::vector<LruStats> local_cached;

@@ -309,14 +309,6 @@ RelaxedBound perTableDataParallelBoundMs( const Platform& platform, const DenseC
     return all_replicated.ms < some_kept.ms ? all_replicated : some_kept;
 }
 
-//! Data-parallel tables rarely win where memory is short (every GPU holds its own cache):
-//! their caches take every other share of the curve and the last (a coarser staircase is
-//! looser, never invalid).
-bool dataParallelShare( std::size_t k, std::size_t shares )
-{
-    return k % 2 == 1 || k + 1 == shares;
-}
-
 //! The cheapest point of `hull` at `price` (ms per byte): its time + price × bytes, and bytes.
 Holding cheapest( const std::vector<Holding>& hull, double price )
 {
@@ -428,16 +420,32 @@ AccessCurve accessCurve( const TableSpec& t, double batch, double gpus )
     // An HBM cache of a share f of the rows in (f_prev, f]: no less than f_prev of the weights
     // in HBM and no faster than at f (a larger cache misses fewer distinct rows). The shares
     // 2^(−j/2) and 1 − 2^(−j/2), j = 1 … 10, and 1, refine towards both ends, where a step
-    // would otherwise price a large cache at the speed of the whole table in HBM.
+    // would otherwise price a large cache at the speed of the whole table in HBM; steps of
+    // 1/20 in between, where a plan's cache of 0.5 was priced at 0.354's bytes. Data-parallel
+    // tables rarely win where memory is short (every GPU holds its own cache): their caches
+    // take every other geometric share and the last (a coarser staircase is looser, never
+    // invalid), which keeps their statistics at the local batch few.
     constexpr int kCacheSteps = 10;
-    AccessCurve c;
-    c.shares = { 1.0 };
+    constexpr int kUniformSteps = 20;
+    std::vector<double> geometric = { 1.0 };
     for ( int j = 1; j <= kCacheSteps; ++j )
     {
-        c.shares.push_back( std::exp2( -0.5 * j ) );
-        c.shares.push_back( 1.0 - std::exp2( -0.5 * j ) );
+        geometric.push_back( std::exp2( -0.5 * j ) );
+        geometric.push_back( 1.0 - std::exp2( -0.5 * j ) );
     }
-    std::sort( c.shares.begin(), c.shares.end() );
+    std::sort( geometric.begin(), geometric.end() );
+    std::vector<std::pair<double, bool>> marked; // (share, data-parallel)
+    for ( std::size_t k = 0; k < geometric.size(); ++k )
+        marked.emplace_back( geometric[k], k % 2 == 1 || k + 1 == geometric.size() );
+    for ( int j = 1; j < kUniformSteps; ++j )
+        marked.emplace_back( double( j ) / kUniformSteps, false );
+    std::sort( marked.begin(), marked.end() );
+    AccessCurve c;
+    for ( const auto& [share, data_parallel] : marked )
+    {
+        c.shares.push_back( share );
+        c.data_parallel.push_back( data_parallel );
+    }
     // A histogram's Zipf exponent fitted once per batch size (embeddingTableStats would refit it
     // at every share); the statistics are the same.
     auto asZipf = [&]( double samples )
@@ -459,7 +467,7 @@ AccessCurve accessCurve( const TableSpec& t, double batch, double gpus )
         const double f = c.shares[k];
         c.global_missed_rows.push_back(
             lruStats( global, c.global.lookups, f * rows ).missed_rows );
-        if ( dataParallelShare( k, c.shares.size() ) )
+        if ( c.data_parallel[k] )
             c.local_cached.push_back( lruStats( local, c.local.lookups, f * rows ) );
     }
     return c;
@@ -495,7 +503,7 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
             unique > 0.0 ? std::min( 1.0, curve.global_missed_rows[k] / unique ) : 0.0;
         cached.push_back( { previous * weights, mpFloor( host_share ) } );
         previous = f;
-        if ( !dataParallelShare( k, curve.shares.size() ) )
+        if ( !curve.data_parallel[k] )
             continue;
         // embeddingTableStats( local, batch / gpus, f ).
         EmbeddingTableStats s = curve.local;

@@ -23,8 +23,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 //! Share of the GPUs' room the tables may fill: the rest absorbs the packing's slack.
 constexpr double kPackingShare = 0.95;
 //! HBM cache shares a table in host memory may get (1: the table in HBM; 0: plain UVM).
-constexpr double kCacheShares[] = { 1.0,  0.7,  0.5,  0.35, 0.25, 0.18, 0.12,
-                                    0.08, 0.05, 0.03, 0.02, 0.01, 0.0 };
+constexpr double kCacheShares[] = { 1.0,  0.95, 0.9,  0.85, 0.8,  0.75, 0.7,  0.65, 0.6,
+                                    0.55, 0.5,  0.45, 0.4,  0.35, 0.3,  0.25, 0.2,  0.15,
+                                    0.12, 0.08, 0.05, 0.03, 0.02, 0.01, 0.0 };
 constexpr int kNumShares = sizeof( kCacheShares ) / sizeof( kCacheShares[0] );
 //! The largest cache share a table in host memory gets: a share of 1 would be the HBM kernel.
 constexpr double kFullCache = 1.0 - 1e-9;

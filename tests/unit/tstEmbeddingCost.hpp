@@ -171,6 +171,34 @@ TEST( TEST_CATEGORY, shard_cost_by_hand )
     std::printf( "uvm_caching Zipf 1.05: U = %.2f, missed distinct rows %.2f, U (1 - hit rate) = "
                  "%.2f\n",
                  uz, l.missed_rows, uz * ( 1.0 - l.hit_rate ) );
+
+    // The same table at batch 20000: U > 1843.2, so a repeat hits L2 with probability 1843.2 / U
+    // and the other repeats read their row again. With the cache, the host brings each missed
+    // distinct row once (512 M B) and every other read, those repeats included, reads HBM:
+    // fwd = max((first touches − 512 M + 20000·528) / 9e8, 512 hits / 1.8e9) + 512 M / 1e7. UVM
+    // reads all first touches over the host link. Charging the cache's repeats to the host
+    // link, as before 2026-11-28, made this 2.4 times slower, and splitting a table into row blocks
+    // whose rows fit L2 look like a cure for host traffic.
+    const double n = 20000.0, un = expectedUniqueRows( z, n );
+    const double hits = ( n - un ) * 1843.2 / un, first = ( n - hits ) * 512.0;
+    ASSERT_GT( un, 1843.2 );
+    const LruStats ln = lruStats( z, n, 1000.0 );
+    const EmbeddingCost cn =
+        embeddingShardCost( g, 10.0, z, 1.0, 128, n, ComputeKernel::uvm_caching, 0.01 );
+    const double nfwd =
+        std::max( ( first - 512.0 * ln.missed_rows + n * 528.0 ) / 9e8, hits * 512.0 / 1.8e9 ) +
+        512.0 * ln.missed_rows / 1e7;
+    EXPECT_NEAR( cn.fwd_ms, nfwd, 1e-12 * nfwd );
+    const EmbeddingCost vn = embeddingShardCost( g, 10.0, z, 1.0, 128, n, ComputeKernel::uvm, 0 );
+    const double vnfwd = std::max( n * 528.0 / 9e8, hits * 512.0 / 1.8e9 ) + first / 1e7;
+    EXPECT_NEAR( vn.fwd_ms, vnfwd, 1e-12 * vnfwd );
+    std::printf( "uvm_caching batch 20000: U = %.2f, missed %.2f, fwd %.6f ms (repeats from the "
+                 "host: %.6f ms), UVM %.6f ms\n",
+                 un, ln.missed_rows, nfwd,
+                 std::max( ( ( 1.0 - ln.missed_rows / un ) * first + n * 528.0 ) / 9e8,
+                           hits * 512.0 / 1.8e9 ) +
+                     ln.missed_rows / un * first / 1e7,
+                 vnfwd );
 }
 
 // Where rows live: UVM (all rows over the host link) > UVM with an HBM cache > HBM, and a larger

@@ -500,6 +500,51 @@ TEST( TEST_CATEGORY, tilings_keep_the_outputs_of_their_blocks )
     EXPECT_LE( bound, r.iteration_ms );
 }
 
+// Four 2M x 128 Zipf tables on 4 A100s with room for each, whole on its own GPU, with an HBM cache
+// of 60 % of its rows. Such a cache lies between two shares of the bound's geometric grid (0.5
+// and 0.646), so its lookups were bounded by those at 0.646 with 0.5's bytes: the bound was 70 %
+// of this plan (2.988 ms against 4.273 ms), and with the grid's steps of 1/20 it is 83 %
+// (3.546 ms; the rest is mostly the floor's row blocks that fit the L2, which a whole table
+// does not have). The shardsweep planner picked caches from 1, 0.7, 0.5, 0.35, … and settled
+// for 0.5 (5.335 ms); from steps of 0.05 it finds this plan.
+TEST( TEST_CATEGORY, cache_shares_between_grid_points_are_priced_tightly )
+{
+    Workload w;
+    w.name = "zipf";
+    w.global_batch = 65536;
+    for ( int t = 0; t < 4; ++t )
+    {
+        TableSpec s = bigZipfTable();
+        s.rows = 2'000'000;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    Plan cached;
+    cached.tables.resize( 4 );
+    for ( int k = 0; k < 4; ++k )
+    {
+        cached.tables[k].kernel = ComputeKernel::uvm_caching;
+        cached.tables[k].cache_fraction = 0.6;
+        cached.shards.push_back( { k, k, 0, 2'000'000, 0, 128 } );
+    }
+    PlanState measure( w, applyMemoryCap( fourA100s(), 80.0 ), 0, 1e30 );
+    measure.load( cached );
+    const Platform tight =
+        applyMemoryCap( fourA100s(), 1.001 * measure.memory( 0 ) / kBytesPerGiB );
+    const ScenarioResult r =
+        evaluateScenarios( TEST_BACKEND, { { &w, &tight, &cached, 0, CostModel::native } } )[0];
+    ASSERT_TRUE( r.feasible );
+    const double bound = iterationLowerBoundMs( w, tight, 0 );
+    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, tight, 0, deterministic() );
+    ASSERT_TRUE( mine.feasible ) << mine.reason;
+    std::printf( "cache 0.6: plan %.6f ms, bound %.6f ms, shardsweep %.6f ms\n", r.iteration_ms,
+                 bound, mine.predicted_ms );
+    EXPECT_LE( bound, mine.predicted_ms );
+    EXPECT_LE( mine.predicted_ms, r.iteration_ms * ( 1.0 + 1e-9 ) );
+    EXPECT_LE( bound, r.iteration_ms );
+    EXPECT_GT( bound, 0.8 * r.iteration_ms );
+}
+
 // NeuroShard task 3: its tables need 28 % more HBM than the four 4-GiB GPUs have in all. The
 // cost-ordered greedy ran out of room and put 88 % of the rows in host memory (89.8 ms against
 // a bound of 3.7 ms); the packing seed caches the cheapest bytes instead.

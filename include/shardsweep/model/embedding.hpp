@@ -100,11 +100,14 @@ struct EmbeddingShardBytes
 {
     double unique_rows = 0.0;
     double fwd_first_touch = 0.0; //!< rows read from HBM (or the host): lookups that miss the L2
-    double fwd_l2 = 0.0;          //!< repeats served by the L2
-    double fwd_stream = 0.0;      //!< indices, offsets, pooled output
-    double bwd_updates = 0.0;     //!< read-modify-write of each distinct row and its state
-    double bwd_stream = 0.0;      //!< output gradient read, index sort
-    double bwd_l2 = 0.0;          //!< per-row gradient aggregation
+    //! The first read of each distinct row (part of fwd_first_touch): what an HBM cache that
+    //! misses a row brings over the host link, once per batch.
+    double fwd_distinct = 0.0;
+    double fwd_l2 = 0.0;      //!< repeats served by the L2
+    double fwd_stream = 0.0;  //!< indices, offsets, pooled output
+    double bwd_updates = 0.0; //!< read-modify-write of each distinct row and its state
+    double bwd_stream = 0.0;  //!< output gradient read, index sort
+    double bwd_l2 = 0.0;      //!< per-row gradient aggregation
 };
 
 //! The traffic of a shard holding `row_share` of the table's rows (row-wise shards receive that
@@ -128,6 +131,7 @@ KOKKOS_INLINE_FUNCTION EmbeddingShardBytes embeddingShardBytes( const GpuSpec& g
     const double repeats = lookups - unique;
     const double repeat_hits = unique <= l2_rows ? repeats : repeats * l2_rows / unique;
     b.fwd_first_touch = ( lookups - repeat_hits ) * row_bytes;
+    b.fwd_distinct = unique * row_bytes;
     b.fwd_l2 = repeat_hits * row_bytes;
     b.fwd_stream = lookups * kIndexBytesPerLookup + batch * kOffsetBytesPerSample +
                    batch * row_bytes; // indices, offsets, pooled output
@@ -174,8 +178,12 @@ KOKKOS_INLINE_FUNCTION EmbeddingCost embeddingShardCostFromStats(
         const double host = host_bytes > 0.0 ? host_bytes / host_Bpms : 0.0;
         return factor * device + host; // the kernel stalls on host reads
     };
-    c.fwd_ms = memoryTime( b.fwd_first_touch * ( 1.0 - host_share ) + b.fwd_stream,
-                           b.fwd_first_touch * host_share, b.fwd_l2 );
+    // UVM reads every row that misses the L2 over the host link (rows are not migrated). An HBM
+    // cache is filled with the batch's distinct rows that miss it, each brought over the link
+    // once: the L2 misses after that read the cache in HBM.
+    const double fwd_host =
+        kernel == ComputeKernel::uvm ? b.fwd_first_touch : host_share * b.fwd_distinct;
+    c.fwd_ms = memoryTime( b.fwd_first_touch - fwd_host + b.fwd_stream, fwd_host, b.fwd_l2 );
     c.bwd_ms = memoryTime( b.bwd_updates * ( 1.0 - host_share ) + b.bwd_stream,
                            b.bwd_updates * host_share, b.bwd_l2 );
     return c;
