@@ -177,8 +177,8 @@ TEST( TEST_CATEGORY, shard_cost_by_hand )
     // distinct row once (512 M B) and every other read, those repeats included, reads HBM:
     // fwd = max((first touches − 512 M + 20000·528) / 9e8, 512 hits / 1.8e9) + 512 M / 1e7. UVM
     // reads all first touches over the host link. Charging the cache's repeats to the host
-    // link, as before 2026-11-28, made this 2.4 times slower, and splitting a table into row blocks
-    // whose rows fit L2 look like a cure for host traffic.
+    // link, as before 2026-11-28, made this 2.4 times slower, and made splitting a table into
+    // row blocks whose rows fit L2 look like a cure for host traffic.
     const double n = 20000.0, un = expectedUniqueRows( z, n );
     const double hits = ( n - un ) * 1843.2 / un, first = ( n - hits ) * 512.0;
     ASSERT_GT( un, 1843.2 );

@@ -88,6 +88,22 @@ TableSpec bigZipfTable()
     return big;
 }
 
+//! Four 2M x 128 Zipf tables (bigZipfTable's access) at a global batch of 65536.
+Workload fourZipfTables()
+{
+    Workload w;
+    w.name = "zipf";
+    w.global_batch = 65536;
+    for ( int t = 0; t < 4; ++t )
+    {
+        TableSpec s = bigZipfTable();
+        s.rows = 2'000'000;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    return w;
+}
+
 //! The least over every choice, per table, of data-parallel or one of its model-parallel tilings
 //! (its floor with one whole shard's volumes where it has none) of what relaxedBoundMs relaxes,
 //! by brute force: max(T_main, T_sync), T_main the step timeline with the lookups L + the chosen
@@ -456,16 +472,7 @@ TEST( TEST_CATEGORY, memory_raises_the_bound_below_every_plan_that_fits )
 // rises, and stays below the plan that fits.
 TEST( TEST_CATEGORY, tilings_keep_the_outputs_of_their_blocks )
 {
-    Workload w;
-    w.name = "zipf";
-    w.global_batch = 65536;
-    for ( int t = 0; t < 4; ++t )
-    {
-        TableSpec s = bigZipfTable();
-        s.rows = 2'000'000;
-        w.tables.push_back( s );
-        w.table_names.push_back( "t" + std::to_string( t ) );
-    }
+    const Workload w = fourZipfTables();
     const TableSpec& t = w.tables[0];
     // By hand, as predictStep counts them (model/step.hpp): per row block, the output and its
     // gradient for all 65536 samples (2 x 65536 x 128 x 4 B) and, on 4 GPUs of 16384 samples,
@@ -509,16 +516,7 @@ TEST( TEST_CATEGORY, tilings_keep_the_outputs_of_their_blocks )
 // for 0.5 (5.335 ms); from steps of 0.05 it finds this plan.
 TEST( TEST_CATEGORY, cache_shares_between_grid_points_are_priced_tightly )
 {
-    Workload w;
-    w.name = "zipf";
-    w.global_batch = 65536;
-    for ( int t = 0; t < 4; ++t )
-    {
-        TableSpec s = bigZipfTable();
-        s.rows = 2'000'000;
-        w.tables.push_back( s );
-        w.table_names.push_back( "t" + std::to_string( t ) );
-    }
+    const Workload w = fourZipfTables();
     Plan cached;
     cached.tables.resize( 4 );
     for ( int k = 0; k < 4; ++k )
