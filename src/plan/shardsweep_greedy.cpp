@@ -62,12 +62,14 @@ bool movable( const PlanState& st, const PlanShard& s )
 {
     const TablePlan& tp = st.tablePlan( s.table );
     return reshardable( st, s ) ||
-           ( tp.sharding == ShardingType::table_wise && inHostMemory( tp.kernel ) );
+           ( tp.sharding == ShardingType::table_wise && inHostMemory( tp.kernel ) ) ||
+           ( tp.sharding == ShardingType::table_row_wise && tp.kernel == ComputeKernel::hbm );
 }
 
 bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
 {
-    if ( !inHostMemory( st.tablePlan( s.table ).kernel ) )
+    const TablePlan& tp = st.tablePlan( s.table );
+    if ( !inHostMemory( tp.kernel ) && tp.sharding != ShardingType::table_row_wise )
         return true;
     const int per_node = st.gpusPerNode();
     return s.gpu / per_node == gpu / per_node;
@@ -101,6 +103,26 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
     for ( int g = 0; check_capacity && g < st.numGpus(); ++g )
         if ( !st.fits( g ) )
             return false;
+    return true;
+}
+
+bool reshardRowsOn( PlanState& st, const Workload& w, int t, ShardingType type,
+                    const std::vector<int>& gpus )
+{
+    const TableSpec& spec = w.tables[t];
+    const int blocks = static_cast<int>( gpus.size() );
+    if ( spec.rows < blocks )
+        return false;
+    resetSharding( st, t, type );
+    const std::int64_t block = ( spec.rows + blocks - 1 ) / blocks;
+    for ( int k = 0; k < blocks; ++k )
+    {
+        const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
+        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
+        if ( end > begin )
+            st.addShard( st.price( t, gpus[k], begin, end - begin, 0, spec.dim ) );
+    }
+    st.refresh();
     return true;
 }
 

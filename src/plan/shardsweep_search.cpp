@@ -21,6 +21,8 @@ namespace planner_detail
 namespace
 {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int kMaxPartialRowBlocks = 3;
+constexpr double kPartialRowSlack = 1.0;
 
 //! Best candidate of one search round: lower objective, ties broken by lower spread.
 struct Candidate
@@ -187,6 +189,30 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                           per_node, false ) )
             out.push_back( std::move( node ) );
     }
+    // Fewer row blocks than the node has GPUs: most of the L2 reuse of small blocks for fewer
+    // pooled partial sums. The blocks go to the node's least-loaded GPUs, the shard's own first.
+    const int node_first = sh.gpu / per_node * per_node;
+    std::vector<int> by_load;
+    for ( int g = node_first; g < node_first + per_node && g < gpus; ++g )
+        if ( g != sh.gpu )
+            by_load.push_back( g );
+    std::stable_sort( by_load.begin(), by_load.end(),
+                      [&]( int a, int b )
+                      { return st.fwd( a ) + st.bwd( a ) < st.fwd( b ) + st.bwd( b ); } );
+    for ( int k = 2;
+          k <= kMaxPartialRowBlocks && k < per_node && k <= static_cast<int>( by_load.size() );
+          ++k )
+    {
+        const TableSpec& spec = w.tables[t];
+        const PlanShard block = st.price( t, 0, 0, spec.rows / k, 0, spec.dim );
+        if ( k * ( block.fwd_ms + block.bwd_ms ) >= kPartialRowSlack * ( sh.fwd_ms + sh.bwd_ms ) )
+            continue; // no less work in total: only more partial sums to send
+        std::vector<int> on = { sh.gpu };
+        on.insert( on.end(), by_load.begin(), by_load.begin() + ( k - 1 ) );
+        PlanState trial = st;
+        if ( reshardRowsOn( trial, w, t, ShardingType::table_row_wise, on ) )
+            out.push_back( std::move( trial ) );
+    }
     return out;
 }
 
@@ -286,8 +312,15 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
             // within the node, the caches shared anew: hostTableMoves).
             std::vector<int> on_a[2];
             for ( int s = 0; s < st.numShards(); ++s )
-                if ( st.shard( s ).gpu == a && movable( st, st.shard( s ) ) )
-                    on_a[reshardable( st, st.shard( s ) ) ? 0 : 1].push_back( s );
+            {
+                const PlanShard& sh = st.shard( s );
+                if ( sh.gpu != a || !movable( st, sh ) )
+                    continue;
+                if ( reshardable( st, sh ) )
+                    on_a[0].push_back( s );
+                else if ( inHostMemory( st.tablePlan( sh.table ).kernel ) )
+                    on_a[1].push_back( s );
+            }
             for ( std::vector<int>& kind : on_a )
             {
                 std::stable_sort( kind.begin(), kind.end(),

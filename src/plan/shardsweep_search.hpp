@@ -45,6 +45,9 @@ void resetSharding( PlanState& st, int t, ShardingType type );
 //! (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
                   bool check_capacity = true, int blocks_per_gpu = 1 );
+//! Row blocks of table t, block k on gpus[k], priced; false if the table has fewer rows.
+bool reshardRowsOn( PlanState& st, const Workload& w, int t, ShardingType type,
+                    const std::vector<int>& gpus );
 
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
