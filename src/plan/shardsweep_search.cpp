@@ -21,8 +21,8 @@ namespace planner_detail
 namespace
 {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+//! Row blocks on fewer GPUs than a node has: 2 or 3 (more moved no plan of the large task).
 constexpr int kMaxPartialRowBlocks = 3;
-constexpr double kPartialRowSlack = 1.0;
 
 //! Best candidate of one search round: lower objective, ties broken by lower spread.
 struct Candidate
@@ -140,7 +140,8 @@ void improveByMoves( PlanState& st, Budget& budget )
 }
 
 //! Re-sharding options for shard s: its two column halves (the second on the GPU where it costs
-//! least), and for a whole table its rows over all GPUs or over its node.
+//! least), and for a whole table its rows over all GPUs, over its node, or over 2 or 3 GPUs of
+//! its node where those blocks look up less in total.
 std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                                     const Platform& platform, int s )
 {
@@ -200,12 +201,12 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                       [&]( int a, int b )
                       { return st.fwd( a ) + st.bwd( a ) < st.fwd( b ) + st.bwd( b ); } );
     for ( int k = 2;
-          k <= kMaxPartialRowBlocks && k < per_node && k <= static_cast<int>( by_load.size() );
+          k <= kMaxPartialRowBlocks && k < per_node && k - 1 <= static_cast<int>( by_load.size() );
           ++k )
     {
         const TableSpec& spec = w.tables[t];
         const PlanShard block = st.price( t, 0, 0, spec.rows / k, 0, spec.dim );
-        if ( k * ( block.fwd_ms + block.bwd_ms ) >= kPartialRowSlack * ( sh.fwd_ms + sh.bwd_ms ) )
+        if ( k * ( block.fwd_ms + block.bwd_ms ) >= sh.fwd_ms + sh.bwd_ms )
             continue; // no less work in total: only more partial sums to send
         std::vector<int> on = { sh.gpu };
         on.insert( on.end(), by_load.begin(), by_load.begin() + ( k - 1 ) );
