@@ -63,13 +63,16 @@ bool movable( const PlanState& st, const PlanShard& s )
     const TablePlan& tp = st.tablePlan( s.table );
     return reshardable( st, s ) ||
            ( tp.sharding == ShardingType::table_wise && inHostMemory( tp.kernel ) ) ||
-           ( tp.sharding == ShardingType::table_row_wise && tp.kernel == ComputeKernel::hbm );
+           ( ( tp.sharding == ShardingType::table_row_wise ||
+               tp.sharding == ShardingType::grid_shard ) &&
+             tp.kernel == ComputeKernel::hbm );
 }
 
 bool mayGoTo( const PlanState& st, const PlanShard& s, int gpu )
 {
     const TablePlan& tp = st.tablePlan( s.table );
-    if ( !inHostMemory( tp.kernel ) && tp.sharding != ShardingType::table_row_wise )
+    if ( !inHostMemory( tp.kernel ) && tp.sharding != ShardingType::table_row_wise &&
+         tp.sharding != ShardingType::grid_shard )
         return true;
     const int per_node = st.gpusPerNode();
     return s.gpu / per_node == gpu / per_node;
@@ -86,42 +89,35 @@ void resetSharding( PlanState& st, int t, ShardingType type )
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
                   bool check_capacity, int blocks_per_gpu )
 {
-    const TableSpec& spec = w.tables[t];
-    const int blocks = count * blocks_per_gpu;
-    if ( spec.rows < blocks )
+    std::vector<int> gpus( count );
+    std::iota( gpus.begin(), gpus.end(), first );
+    if ( !reshardBlocksOn( st, w, t, type, 1, count * blocks_per_gpu, gpus ) )
         return false;
-    resetSharding( st, t, type );
-    const std::int64_t block = ( spec.rows + blocks - 1 ) / blocks;
-    for ( int k = 0; k < blocks; ++k )
-    {
-        const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
-        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
-        if ( end > begin )
-            st.addShard( st.price( t, first + k % count, begin, end - begin, 0, spec.dim ) );
-    }
-    st.refresh();
     for ( int g = 0; check_capacity && g < st.numGpus(); ++g )
         if ( !st.fits( g ) )
             return false;
     return true;
 }
 
-bool reshardRowsOn( PlanState& st, const Workload& w, int t, ShardingType type,
-                    const std::vector<int>& gpus )
+bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                      int row_blocks, const std::vector<int>& gpus )
 {
     const TableSpec& spec = w.tables[t];
-    const int blocks = static_cast<int>( gpus.size() );
-    if ( spec.rows < blocks )
+    if ( spec.rows < row_blocks || spec.dim % col_blocks != 0 || gpus.empty() )
         return false;
     resetSharding( st, t, type );
-    const std::int64_t block = ( spec.rows + blocks - 1 ) / blocks;
-    for ( int k = 0; k < blocks; ++k )
-    {
-        const std::int64_t begin = std::min<std::int64_t>( k * block, spec.rows );
-        const std::int64_t end = std::min<std::int64_t>( begin + block, spec.rows );
-        if ( end > begin )
-            st.addShard( st.price( t, gpus[k], begin, end - begin, 0, spec.dim ) );
-    }
+    const int cols = spec.dim / col_blocks;
+    const std::int64_t rows = ( spec.rows + row_blocks - 1 ) / row_blocks;
+    int next = 0;
+    for ( int c = 0; c < col_blocks; ++c )
+        for ( int r = 0; r < row_blocks; ++r )
+        {
+            const std::int64_t begin = std::min<std::int64_t>( r * rows, spec.rows );
+            const std::int64_t end = std::min<std::int64_t>( begin + rows, spec.rows );
+            if ( end > begin )
+                st.addShard(
+                    st.price( t, gpus[next++ % gpus.size()], begin, end - begin, c * cols, cols ) );
+        }
     st.refresh();
     return true;
 }

@@ -190,30 +190,36 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                           per_node, false ) )
             out.push_back( std::move( node ) );
     }
-    // Fewer row blocks than the node has GPUs: most of the L2 reuse of small blocks for fewer
-    // pooled partial sums. The blocks go to the node's least-loaded GPUs, the shard's own first.
+    // Fewer row blocks than the node has GPUs (most of the L2 reuse of small blocks for fewer
+    // pooled partial sums), and column halves in row blocks (narrower rows: more of them fit in
+    // L2), where they look up less than the whole table. The blocks go to the shard's own GPU
+    // and the node's least-loaded ones.
+    const TableSpec& spec = w.tables[t];
+    std::vector<int> on = { sh.gpu };
     const int node_first = sh.gpu / per_node * per_node;
-    std::vector<int> by_load;
     for ( int g = node_first; g < node_first + per_node && g < gpus; ++g )
         if ( g != sh.gpu )
-            by_load.push_back( g );
-    std::stable_sort( by_load.begin(), by_load.end(),
+            on.push_back( g );
+    std::stable_sort( on.begin() + 1, on.end(),
                       [&]( int a, int b )
                       { return st.fwd( a ) + st.bwd( a ) < st.fwd( b ) + st.bwd( b ); } );
-    for ( int k = 2;
-          k <= kMaxPartialRowBlocks && k < per_node && k - 1 <= static_cast<int>( by_load.size() );
-          ++k )
-    {
-        const TableSpec& spec = w.tables[t];
-        const PlanShard block = st.price( t, 0, 0, spec.rows / k, 0, spec.dim );
-        if ( k * ( block.fwd_ms + block.bwd_ms ) >= sh.fwd_ms + sh.bwd_ms )
-            continue; // no less work in total: only more partial sums to send
-        std::vector<int> on = { sh.gpu };
-        on.insert( on.end(), by_load.begin(), by_load.begin() + ( k - 1 ) );
-        PlanState trial = st;
-        if ( reshardRowsOn( trial, w, t, ShardingType::table_row_wise, on ) )
-            out.push_back( std::move( trial ) );
-    }
+    for ( int k = 2; k <= kMaxPartialRowBlocks; ++k )
+        for ( int col_blocks : { 1, 2 } )
+        {
+            if ( col_blocks == 1 ? k >= static_cast<int>( on.size() ) : spec.dim % 8 != 0 )
+                continue; // the node's own row blocks: above; halves of a multiple of 4 columns
+            const PlanShard block = st.price( t, 0, 0, spec.rows / k, 0, spec.dim / col_blocks );
+            if ( col_blocks * k * ( block.fwd_ms + block.bwd_ms ) >= sh.fwd_ms + sh.bwd_ms )
+                continue; // no less work in total: only more to send
+            const std::vector<int> blocks_on(
+                on.begin(), on.begin() + std::min<int>( on.size(), col_blocks * k ) );
+            PlanState trial = st;
+            if ( reshardBlocksOn( trial, w, t,
+                                  col_blocks == 1 ? ShardingType::table_row_wise
+                                                  : ShardingType::grid_shard,
+                                  col_blocks, k, blocks_on ) )
+                out.push_back( std::move( trial ) );
+        }
     return out;
 }
 

@@ -45,9 +45,11 @@ void resetSharding( PlanState& st, int t, ShardingType type );
 //! (check_capacity) a GPU's memory would overflow.
 bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, int first, int count,
                   bool check_capacity = true, int blocks_per_gpu = 1 );
-//! Row blocks of table t, block k on gpus[k], priced; false if the table has fewer rows.
-bool reshardRowsOn( PlanState& st, const Workload& w, int t, ShardingType type,
-                    const std::vector<int>& gpus );
+//! Table t in `col_blocks` column blocks, each in `row_blocks` row blocks, priced; block k (column
+//! block by column block) on gpus[k % gpus.size()]. False if the table has fewer rows than row
+//! blocks or its columns do not split evenly.
+bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                      int row_blocks, const std::vector<int>& gpus );
 
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
