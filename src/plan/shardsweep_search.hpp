@@ -68,6 +68,12 @@ void shareCaches( PlanState& st, const Workload& w, const std::vector<int>& tabl
 //! packing fills every GPU's memory with caches, so a plain move never fits there; this trades
 //! cache between GPUs to balance their lookups.
 std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, int s );
+//! Re-sharding options for shard s: its two column halves (the second on the GPU where it costs
+//! least), and for a whole table its rows over all GPUs, over its node, or over 2 or 3 GPUs of
+//! its node, or its column halves in 2 or 3 row blocks, the last two where their blocks look up
+//! less in total (shardsweep_reshard.cpp).
+std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
+                                    const Platform& platform, int s );
 
 //! Budget of one search: iterations (deterministic) and wall time (a safety net).
 struct Budget
