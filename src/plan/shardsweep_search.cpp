@@ -342,25 +342,21 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
                 if ( budget.spent() )
                     break;
                 const int t = finer[k].second;
-                const int blocks = 2 * loads[t].shards;
-                PlanState trial = st;
-                bool done = false;
-                if ( st.tablePlan( t ).sharding == ShardingType::row_wise )
-                    done = reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus, false,
-                                        blocks / gpus );
-                else
+                // The same GPUs, round which twice the blocks go: all of them, or the node's.
+                const ShardingType type = st.tablePlan( t ).sharding;
+                int first = 0, count = gpus;
+                if ( type == ShardingType::table_row_wise )
                 {
                     const int per_node = st.gpusPerNode();
-                    int first = 0;
                     for ( int s = 0; s < st.numShards(); ++s )
                         if ( st.shard( s ).table == t )
                             first = st.shard( s ).gpu / per_node * per_node;
-                    std::vector<int> node( std::min( per_node, gpus - first ) );
-                    std::iota( node.begin(), node.end(), first );
-                    done = reshardBlocksOn( trial, w, t, ShardingType::table_row_wise, 1, blocks,
-                                            node );
+                    count = std::min( per_node, gpus - first );
                 }
-                if ( done )
+                std::vector<int> on( count );
+                std::iota( on.begin(), on.end(), first );
+                PlanState trial = st;
+                if ( reshardBlocksOn( trial, w, t, type, 1, 2 * loads[t].shards, on ) )
                     tryOption( trial );
             }
         }

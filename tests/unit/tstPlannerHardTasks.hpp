@@ -93,20 +93,27 @@ TEST( TEST_CATEGORY, unconstrained_search_seeds_a_memory_bound_task )
     EXPECT_LT( mine.predicted_ms, 1.15 * bound );
 }
 
-//! Plans NeuroShard's task `id` (`tables` tables) with an iteration budget and returns the
-//! plan's iteration time over the task's lower bound.
-double planOverBound( int id, std::size_t tables, int max_iterations )
+//! Plans NeuroShard's task `id` (`tables` tables) with an iteration budget: the plan and the
+//! task's lower bound (which the plan may not beat).
+std::pair<PlanResult, double> planWithBound( int id, std::size_t tables, int max_iterations )
 {
     const Task task = protocolTasks( 1, id ).front();
     const Workload& w = task.workload;
     EXPECT_EQ( w.tables.size(), tables ) << "the protocol's task " << id << " changed";
-    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
     PlannerOptions options = deterministic();
     options.max_iterations = max_iterations;
-    const PlanResult mine = makePlan( PlannerKind::shardsweep, w, task.platform, 0, options );
+    PlanResult mine = makePlan( PlannerKind::shardsweep, w, task.platform, 0, options );
     EXPECT_TRUE( mine.feasible ) << mine.reason;
+    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
     EXPECT_LE( bound, mine.predicted_ms );
-    return mine.predicted_ms / bound;
+    return { std::move( mine ), bound };
+}
+
+//! The plan's iteration time over the task's lower bound (planWithBound).
+double planOverBound( int id, std::size_t tables, int max_iterations )
+{
+    const auto planned = planWithBound( id, tables, max_iterations );
+    return planned.first.predicted_ms / planned.second;
 }
 
 // NeuroShard's task 77 (23 tables on 8 GPUs): making its 53k x 64 table with 67 lookups per
@@ -137,22 +144,6 @@ TEST( TEST_CATEGORY, finer_row_blocks )
     EXPECT_LT( planOverBound( 91, 30, 3000 ), 1.09 );
 }
 
-//! Plans NeuroShard's task `id` (`tables` tables) with 3000 iterations: the plan and the task's
-//! lower bound (which the plan may not beat).
-std::pair<PlanResult, double> planWithBound( int id, std::size_t tables )
-{
-    const Task task = protocolTasks( 1, id ).front();
-    const Workload& w = task.workload;
-    EXPECT_EQ( w.tables.size(), tables ) << "the protocol's task " << id << " changed";
-    PlannerOptions options = deterministic();
-    options.max_iterations = 3000;
-    PlanResult mine = makePlan( PlannerKind::shardsweep, w, task.platform, 0, options );
-    EXPECT_TRUE( mine.feasible ) << mine.reason;
-    const double bound = iterationLowerBoundMs( w, task.platform, 0 );
-    EXPECT_LE( bound, mine.predicted_ms );
-    return { std::move( mine ), bound };
-}
-
 //! The tables of `plan` for which `where( table plan, its number of shards )` holds.
 template <class Where>
 int tablesWhere( const Plan& plan, const Where& where )
@@ -175,7 +166,7 @@ int tablesWhere( const Plan& plan, const Where& where )
 // has, which then move within the node, the plan stays 5.1 % above the bound.
 TEST( TEST_CATEGORY, row_blocks_on_fewer_gpus_than_the_node )
 {
-    const auto [mine, bound] = planWithBound( 1, 51 );
+    const auto [mine, bound] = planWithBound( 1, 51, 3000 );
     const auto partial = []( const TablePlan& tp, int blocks )
     { return tp.sharding == ShardingType::table_row_wise && blocks > 1 && blocks < 4; };
     EXPECT_GE( tablesWhere( mine.plan, partial ), 1 );
@@ -188,7 +179,7 @@ TEST( TEST_CATEGORY, row_blocks_on_fewer_gpus_than_the_node )
 // L2). Without the grid the plan stays 6.0 % above the bound.
 TEST( TEST_CATEGORY, column_halves_in_row_blocks )
 {
-    const auto [mine, bound] = planWithBound( 45, 15 );
+    const auto [mine, bound] = planWithBound( 45, 15, 3000 );
     const auto grid = []( const TablePlan& tp, int blocks )
     { return tp.sharding == ShardingType::grid_shard && blocks == 4; };
     EXPECT_GE( tablesWhere( mine.plan, grid ), 1 );
@@ -201,7 +192,7 @@ TEST( TEST_CATEGORY, column_halves_in_row_blocks )
 // its GPUs) get it out; without them the plan stays 12.7 % above the bound.
 TEST( TEST_CATEGORY, finer_row_blocks_within_a_node )
 {
-    const auto [mine, bound] = planWithBound( 25, 58 );
+    const auto [mine, bound] = planWithBound( 25, 58, 3000 );
     const auto fine = []( const TablePlan& tp, int blocks )
     { return tp.sharding == ShardingType::table_row_wise && blocks >= 6; };
     EXPECT_GE( tablesWhere( mine.plan, fine ), 1 );
