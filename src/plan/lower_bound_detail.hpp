@@ -21,6 +21,12 @@ namespace shardsweep::bound_detail
 double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
                              const EmbeddingTableStats& stats, double batch, double host_share );
 
+//! The row share at which a block `cols` wide costs least per unit of area in HBM (the smallest
+//! if several tie): a table cut into row blocks of that share and one of the rest looks up the
+//! least of any cut into blocks that wide, the remainder aside. `stats`: as for the floor.
+double leastCostRowShare( const Platform& platform, const TableSpec& t,
+                          const EmbeddingTableStats& stats, double batch, int cols );
+
 //! A tiling of a model-parallel table by blocks w columns wide holding row share s, relaxed: the
 //! lookups of all its blocks (ms) and its all-to-all volumes as multiples of one whole shard's.
 //! Every column block receives the ids of its rows, so the ids grow by dim / w; every row block

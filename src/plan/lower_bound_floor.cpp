@@ -159,6 +159,81 @@ bool validTable( const TableSpec& t, double batch )
     return batch > 0.0 && t.rows > 0 && t.dim > 0;
 }
 
+//! Least lookups (ms) of any tiling, counted by the columns: the blocks over one column cut it
+//! into row shares that sum to 1, and a block w columns wide with share s costs each of its
+//! columns floor(w, s) / w ≥ h(s), the least of that over the widths. floor is nondecreasing in
+//! s (so is every byte count: lookups, distinct rows, and L2 hits, which stop growing once the
+//! rows no longer fit), so a block with a share in ((k − 1) / N, k / N] costs a column at least
+//! h((k − 1) / N) and covers at most k / N of it: the least cost of cells k_i with Σ k_i ≥ N
+//! (an unbounded knapsack) bounds every column, and dim times it every tiling. Where the least
+//! cost per area lies at a share like 0.8, the other 0.2 of the rows pay a block's output
+//! stream of their own.
+double columnCoverMs( const ShardFloor& shard, const TableSpec& t, double s_min )
+{
+    constexpr int kCells = 256;
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    std::array<double, kCells + 1> cell{}, least{};
+    for ( int k = 1; k <= kCells; ++k )
+    {
+        const double s = std::max( s_min, ( k - 1.0 ) / kCells );
+        cell[k] = kInf;
+        forEachWidthClass( t, [&]( int w )
+                           { cell[k] = std::min( cell[k], shard.terms( w, s ).ms() / w ); } );
+    }
+    for ( int n = 1; n <= kCells; ++n )
+    {
+        least[n] = kInf;
+        for ( int k = 1; k <= kCells; ++k )
+            least[n] = std::min( least[n], least[std::max( 0, n - k )] + cell[k] );
+    }
+    return t.dim * least[kCells];
+}
+
+//! Least lookups (ms) of any tiling, counted by the rows: the blocks over one row have widths
+//! that sum to dim, and a block w wide with share s costs each unit of its share floor(w, s) / s
+//! ≥ q(w), the least of that over the shares (forEachCandidateShare). So every tiling costs at
+//! least the least Σ q(w_i) over the ways of writing dim as a sum of widths.
+double rowCoverMs( const ShardFloor& shard, const TableSpec& t, double s_min )
+{
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    std::vector<double> per_share( t.dim + 1, kInf ), least( t.dim + 1, kInf );
+    for ( int w = 1; w <= t.dim; ++w )
+        forEachCandidateShare( shard, w, s_min,
+                               [&]( double share, double ms )
+                               { per_share[w] = std::min( per_share[w], ms / share ); } );
+    least[0] = 0.0;
+    for ( int d = 1; d <= t.dim; ++d )
+        for ( int w = 1; w <= d; ++w )
+            least[d] = std::min( least[d], least[d - w] + per_share[w] );
+    return least[t.dim];
+}
+
+//! The tilings with lookups at least `cover`, which every tiling has: the polyhedron of points
+//! above a mix of `all` with ms ≥ cover has as vertices the points of `all` there, those below
+//! it raised to it, and where a segment between one below and one above crosses it. A linear
+//! cost with nonnegative prices is least at one of them.
+std::vector<Tiling> raisedTo( const std::vector<Tiling>& all, double cover )
+{
+    std::vector<Tiling> out;
+    for ( const Tiling& a : all )
+    {
+        if ( a.ms >= cover )
+        {
+            out.push_back( a );
+            continue;
+        }
+        out.push_back( { cover, a.id_factor, a.pooled_factor } );
+        for ( const Tiling& b : all )
+            if ( b.ms > cover )
+            {
+                const double l = ( cover - a.ms ) / ( b.ms - a.ms ); // share of b in the mix
+                out.push_back( { cover, a.id_factor + l * ( b.id_factor - a.id_factor ),
+                                 a.pooled_factor + l * ( b.pooled_factor - a.pooled_factor ) } );
+            }
+    }
+    return out;
+}
+
 //! Whether some mix λ a + (1 − λ) b, λ in [0, 1], is at most x in all three coordinates: then
 //! x is never the only cheapest at prices ≥ 0 (the mix is no dearer, and a linear cost is
 //! least at one of its ends).
@@ -237,6 +312,23 @@ double modelParallelFloorMs( const Platform& platform, const TableSpec& t,
     return t.dim * least;
 }
 
+double leastCostRowShare( const Platform& platform, const TableSpec& t,
+                          const EmbeddingTableStats& stats, double batch, int cols )
+{
+    if ( !validTable( t, batch ) || cols <= 0 )
+        return 1.0;
+    const ShardFloor shard = shardFloor( platform, t, stats, batch, 0.0 );
+    double least = std::numeric_limits<double>::infinity(), best = 1.0;
+    forEachCandidateShare( shard, cols, 1.0 / static_cast<double>( t.rows ),
+                           [&]( double share, double ms )
+                           {
+                               const double per_area = ms / share;
+                               if ( per_area < least || ( per_area == least && share < best ) )
+                                   least = per_area, best = share;
+                           } );
+    return best;
+}
+
 std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
                                           const EmbeddingTableStats& s, double batch )
 {
@@ -262,6 +354,10 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
                                                             std::min( cap, 1.0 / share ) } );
                                                   } );
                        } );
+    // Mixes of single block shapes can reach the least cost per area everywhere; a tiling
+    // cannot where its shares or widths do not divide the table evenly.
+    all = raisedTo( all,
+                    std::max( columnCoverMs( shard, t, s_min ), rowCoverMs( shard, t, s_min ) ) );
     std::sort( all.begin(), all.end(),
                []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; } );
     std::vector<Tiling> kept = keepUndominated( all );

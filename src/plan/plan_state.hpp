@@ -74,6 +74,9 @@ class PlanState
                      int col_offset, int num_cols ) const;
     void setTablePlan( int table, const TablePlan& tp ); //!< re-derives the table's statistics
     const TablePlan& tablePlan( int t ) const { return tables_[t]; }
+    //! Table t's statistics for its current plan (its kernel's cache share) at the global batch.
+    const EmbeddingTableStats& tableStats( int t ) const { return stats_[t]; }
+    double globalBatch() const { return global_; }
     void addShard( const PlanShard& s );
     void removeShard( int index ); //!< the last shard takes its index
     void moveShard( int index, int gpu );

@@ -103,20 +103,27 @@ bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type
                       int row_blocks, const std::vector<int>& gpus )
 {
     const TableSpec& spec = w.tables[t];
-    if ( spec.rows < row_blocks || spec.dim % col_blocks != 0 || gpus.empty() )
+    if ( row_blocks < 1 || spec.rows < row_blocks )
+        return false;
+    return reshardBlockRowsOn( st, w, t, type, col_blocks,
+                               ( spec.rows + row_blocks - 1 ) / row_blocks, gpus );
+}
+
+bool reshardBlockRowsOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                         std::int64_t block_rows, const std::vector<int>& gpus )
+{
+    const TableSpec& spec = w.tables[t];
+    if ( block_rows < 1 || spec.dim % col_blocks != 0 || gpus.empty() )
         return false;
     resetSharding( st, t, type );
     const int cols = spec.dim / col_blocks;
-    const std::int64_t rows = ( spec.rows + row_blocks - 1 ) / row_blocks;
     int next = 0;
     for ( int c = 0; c < col_blocks; ++c )
-        for ( int r = 0; r < row_blocks; ++r )
+        for ( std::int64_t begin = 0; begin < spec.rows; begin += block_rows )
         {
-            const std::int64_t begin = std::min<std::int64_t>( r * rows, spec.rows );
-            const std::int64_t end = std::min<std::int64_t>( begin + rows, spec.rows );
-            if ( end > begin )
-                st.addShard(
-                    st.price( t, gpus[next++ % gpus.size()], begin, end - begin, c * cols, cols ) );
+            const std::int64_t end = std::min<std::int64_t>( begin + block_rows, spec.rows );
+            st.addShard(
+                st.price( t, gpus[next++ % gpus.size()], begin, end - begin, c * cols, cols ) );
         }
     st.refresh();
     return true;

@@ -50,6 +50,9 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
 //! blocks or its columns do not split evenly.
 bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
                       int row_blocks, const std::vector<int>& gpus );
+//! The same with row blocks of `block_rows` rows each, the last one the rest.
+bool reshardBlockRowsOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                         std::int64_t block_rows, const std::vector<int>& gpus );
 
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
