@@ -49,8 +49,9 @@ constexpr std::size_t kMaxTilings = 16;
 
 //! The tilings the bound weighs for table t in HBM, by increasing time: those of the block
 //! shapes where the floor's cost can be least that no mix of two others beats in all three of
-//! lookups, ids and pooled values (and so in bytes). The first is the floor
-//! (modelParallelFloorMs, host_share 0).
+//! lookups, ids and pooled values (and so in bytes), none below the least lookups of a tiling
+//! that covers the table with real blocks (docs/PLANNERS.md, "Real tilings"). The first has the
+//! least lookups: the floor (modelParallelFloorMs, host_share 0) or above it.
 std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableSpec& t,
                                           const EmbeddingTableStats& stats, double batch );
 

@@ -110,8 +110,9 @@ TableHoldings tableHoldings( const Platform& platform, const TableSpec& t, doubl
     const double state = shardStateBytes( t, static_cast<double>( t.rows ), t.dim );
     const double dp_out = dataParallelOutputBytes( t, batch );
     const std::vector<Tiling> tilings = modelParallelTilings( platform, t, curve.global, batch );
-    const double hbm_floor = tilings.front().ms; // modelParallelFloorMs, host share 0
-    // The HBM floor bounds every kernel (lower_bound.cpp): a UVM floor below it is looser.
+    // The least lookups of any tiling in HBM, which bound every kernel (lower_bound_floor.cpp):
+    // a UVM floor below them is looser.
+    const double hbm_floor = tilings.front().ms;
     auto mpFloor = [&]( double host_share )
     {
         return std::max( hbm_floor,

@@ -128,10 +128,10 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
             continue;
         const std::vector<int> blocks_on( on.begin(), on.begin() + col_blocks * row_blocks );
         PlanState trial = st;
-        if ( reshardBlockRowsOn( trial, w, t,
-                                 col_blocks == 1 ? ShardingType::table_row_wise
-                                                 : ShardingType::grid_shard,
-                                 col_blocks, block_rows, blocks_on ) )
+        if ( reshardTiling(
+                 trial, w, t,
+                 col_blocks == 1 ? ShardingType::table_row_wise : ShardingType::grid_shard,
+                 std::vector<ColumnCut>( col_blocks, { cols, block_rows } ), blocks_on ) )
             out.push_back( std::move( trial ) );
     }
     return out;
