@@ -52,6 +52,18 @@ struct ShardFloor
     struct Terms
     {
         double factor, fwd_dram, fwd_l2, fwd_host, bwd_dram, bwd_l2, bwd_host;
+        //! (1 − f) a + f b, term by term (a and b of one width: one narrow-row factor).
+        static Terms mix( const Terms& a, const Terms& b, double f )
+        {
+            const auto m = [f]( double x, double y ) { return x + f * ( y - x ); };
+            return { a.factor,
+                     m( a.fwd_dram, b.fwd_dram ),
+                     m( a.fwd_l2, b.fwd_l2 ),
+                     m( a.fwd_host, b.fwd_host ),
+                     m( a.bwd_dram, b.bwd_dram ),
+                     m( a.bwd_l2, b.bwd_l2 ),
+                     m( a.bwd_host, b.bwd_host ) };
+        }
         double ms() const
         {
             return factor * ( std::max( fwd_dram, fwd_l2 ) + std::max( bwd_dram, bwd_l2 ) ) +
@@ -173,18 +185,37 @@ double columnCoverMs( const ShardFloor& shard, const TableSpec& t, double s_min 
     constexpr int kCells = 256;
     constexpr double kInf = std::numeric_limits<double>::infinity();
     std::array<double, kCells + 1> cell{}, least{};
-    for ( int k = 1; k <= kCells; ++k )
-    {
-        const double s = std::max( s_min, ( k - 1.0 ) / kCells );
-        cell[k] = kInf;
-        forEachWidthClass( t, [&]( int w )
-                           { cell[k] = std::min( cell[k], shard.terms( w, s ).ms() / w ); } );
-    }
+    cell.fill( kInf );
+    forEachWidthClass(
+        t,
+        [&]( int w )
+        {
+            // Every term is affine in s on [s_min, fit] and on [fit, 1]
+            // (forEachCandidateShare): the pieces' ends give every cell's.
+            const double fit = std::clamp( shard.fittingShare( w ), s_min, 1.0 );
+            const double ends[3] = { s_min, fit, 1.0 };
+            const ShardFloor::Terms at[3] = { shard.terms( w, s_min ), shard.terms( w, fit ),
+                                              shard.terms( w, 1.0 ) };
+            for ( int k = 1; k <= kCells; ++k )
+            {
+                const double s = std::max( s_min, ( k - 1.0 ) / kCells );
+                const int i = s <= fit ? 0 : 1;
+                const double f =
+                    ends[i + 1] > ends[i] ? ( s - ends[i] ) / ( ends[i + 1] - ends[i] ) : 0.0;
+                cell[k] =
+                    std::min( cell[k], ShardFloor::Terms::mix( at[i], at[i + 1], f ).ms() / w );
+            }
+        } );
+    // Nondecreasing for certain (a suffix minimum only lowers it), so a cover can shrink its
+    // blocks until they sum to n cells exactly, and then its smallest block is at most n / 2:
+    // the last block of the recurrence need be no larger.
+    for ( int k = kCells - 1; k >= 1; --k )
+        cell[k] = std::min( cell[k], cell[k + 1] );
     for ( int n = 1; n <= kCells; ++n )
     {
-        least[n] = kInf;
-        for ( int k = 1; k <= kCells; ++k )
-            least[n] = std::min( least[n], least[std::max( 0, n - k )] + cell[k] );
+        least[n] = cell[n];
+        for ( int k = 1; 2 * k <= n; ++k )
+            least[n] = std::min( least[n], least[n - k] + cell[k] );
     }
     return t.dim * least[kCells];
 }
@@ -354,13 +385,16 @@ std::vector<Tiling> modelParallelTilings( const Platform& platform, const TableS
                                                             std::min( cap, 1.0 / share ) } );
                                                   } );
                        } );
+    const auto byTime = []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; };
+    std::sort( all.begin(), all.end(), byTime );
     // Mixes of single block shapes can reach the least cost per area everywhere; a tiling
-    // cannot where its shares or widths do not divide the table evenly.
-    all = raisedTo( all,
-                    std::max( columnCoverMs( shard, t, s_min ), rowCoverMs( shard, t, s_min ) ) );
-    std::sort( all.begin(), all.end(),
-               []( const Tiling& a, const Tiling& b ) { return a.ms < b.ms; } );
-    std::vector<Tiling> kept = keepUndominated( all );
+    // cannot where its shares or widths do not divide the table evenly. Raised after the first
+    // pruning, so that their crossings are few and the second keeps them without merging.
+    std::vector<Tiling> kept =
+        raisedTo( keepUndominated( all ),
+                  std::max( columnCoverMs( shard, t, s_min ), rowCoverMs( shard, t, s_min ) ) );
+    std::sort( kept.begin(), kept.end(), byTime );
+    kept = keepUndominated( kept );
     for ( Tiling& y : kept )
         y.bytes = modelParallelTilingBytes( t, batch, platform.numGpus(), y );
     return kept;
