@@ -103,37 +103,28 @@ bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type
                       int row_blocks, const std::vector<int>& gpus )
 {
     const TableSpec& spec = w.tables[t];
-    if ( row_blocks < 1 || spec.rows < row_blocks || col_blocks < 1 || spec.dim % col_blocks != 0 )
+    if ( row_blocks < 1 || spec.rows < row_blocks )
         return false;
-    const ColumnCut cut{ spec.dim / col_blocks, ( spec.rows + row_blocks - 1 ) / row_blocks };
-    return reshardTiling( st, w, t, type, std::vector<ColumnCut>( col_blocks, cut ), gpus );
+    return reshardBlockRowsOn( st, w, t, type, col_blocks,
+                               ( spec.rows + row_blocks - 1 ) / row_blocks, gpus );
 }
 
-bool reshardTiling( PlanState& st, const Workload& w, int t, ShardingType type,
-                    const std::vector<ColumnCut>& cuts, const std::vector<int>& gpus )
+bool reshardBlockRowsOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                         std::int64_t block_rows, const std::vector<int>& gpus )
 {
     const TableSpec& spec = w.tables[t];
-    int width = 0;
-    for ( const ColumnCut& cut : cuts )
-    {
-        if ( cut.cols < 1 || cut.block_rows < 1 )
-            return false;
-        width += cut.cols;
-    }
-    if ( width != spec.dim || gpus.empty() )
+    if ( block_rows < 1 || col_blocks < 1 || spec.dim % col_blocks != 0 || gpus.empty() )
         return false;
     resetSharding( st, t, type );
-    int next = 0, col = 0;
-    for ( const ColumnCut& cut : cuts )
-    {
-        for ( std::int64_t begin = 0; begin < spec.rows; begin += cut.block_rows )
+    const int cols = spec.dim / col_blocks;
+    int next = 0;
+    for ( int c = 0; c < col_blocks; ++c )
+        for ( std::int64_t begin = 0; begin < spec.rows; begin += block_rows )
         {
-            const std::int64_t end = std::min<std::int64_t>( begin + cut.block_rows, spec.rows );
+            const std::int64_t end = std::min<std::int64_t>( begin + block_rows, spec.rows );
             st.addShard(
-                st.price( t, gpus[next++ % gpus.size()], begin, end - begin, col, cut.cols ) );
+                st.price( t, gpus[next++ % gpus.size()], begin, end - begin, c * cols, cols ) );
         }
-        col += cut.cols;
-    }
     st.refresh();
     return true;
 }

@@ -105,7 +105,7 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
     // where its distinct rows just stop fitting the L2, which then still serves a fixed number
     // of repeats while the DRAM side catches up), the rest in one more block: equal blocks miss
     // that share when it does not divide the rows (NeuroShard task 3's 4M x 32 table: 0.79 and
-    // 0.21 of the rows look up 12 % less than two halves).
+    // 0.21 of the rows look up 9 % less than two halves).
     for ( int col_blocks : { 1, 2 } )
     {
         if ( col_blocks == 2 && spec.dim % 8 != 0 )
@@ -128,10 +128,10 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
             continue;
         const std::vector<int> blocks_on( on.begin(), on.begin() + col_blocks * row_blocks );
         PlanState trial = st;
-        if ( reshardTiling(
-                 trial, w, t,
-                 col_blocks == 1 ? ShardingType::table_row_wise : ShardingType::grid_shard,
-                 std::vector<ColumnCut>( col_blocks, { cols, block_rows } ), blocks_on ) )
+        if ( reshardBlockRowsOn( trial, w, t,
+                                 col_blocks == 1 ? ShardingType::table_row_wise
+                                                 : ShardingType::grid_shard,
+                                 col_blocks, block_rows, blocks_on ) )
             out.push_back( std::move( trial ) );
     }
     return out;

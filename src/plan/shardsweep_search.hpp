@@ -50,17 +50,9 @@ bool reshardRows( PlanState& st, const Workload& w, int t, ShardingType type, in
 //! blocks or its columns do not split evenly.
 bool reshardBlocksOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
                       int row_blocks, const std::vector<int>& gpus );
-//! One column block of a tiling: `cols` columns (after the previous blocks' columns) cut into
-//! row blocks of `block_rows` rows each, the last one the rest.
-struct ColumnCut
-{
-    int cols = 0;
-    std::int64_t block_rows = 0;
-};
-//! Table t tiled by `cuts` (their columns sum to its width), priced; block k (column block by
-//! column block) on gpus[k % gpus.size()]. False if they do not tile the table.
-bool reshardTiling( PlanState& st, const Workload& w, int t, ShardingType type,
-                    const std::vector<ColumnCut>& cuts, const std::vector<int>& gpus );
+//! The same with row blocks of `block_rows` rows each, the last one the rest.
+bool reshardBlockRowsOn( PlanState& st, const Workload& w, int t, ShardingType type, int col_blocks,
+                         std::int64_t block_rows, const std::vector<int>& gpus );
 
 //! Step 1: longest processing time first on the predicted per-table cost; "" or why a table fits
 //! nowhere.
