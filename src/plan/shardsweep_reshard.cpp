@@ -84,6 +84,19 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
     std::stable_sort( on.begin() + 1, on.end(),
                       [&]( int a, int b )
                       { return st.fwd( a ) + st.bwd( a ) < st.fwd( b ) + st.bwd( b ); } );
+    // Column blocks of `block_rows`-row blocks (`row_blocks` of them, the last the rest), on the
+    // first of those GPUs.
+    auto addBlocks = [&]( int col_blocks, std::int64_t block_rows, std::int64_t row_blocks )
+    {
+        const std::vector<int> blocks_on(
+            on.begin(), on.begin() + std::min<std::int64_t>( on.size(), col_blocks * row_blocks ) );
+        PlanState trial = st;
+        if ( reshardBlockRowsOn( trial, w, t,
+                                 col_blocks == 1 ? ShardingType::table_row_wise
+                                                 : ShardingType::grid_shard,
+                                 col_blocks, block_rows, blocks_on ) )
+            out.push_back( std::move( trial ) );
+    };
     for ( int k = 2; k <= kMaxPartialRowBlocks; ++k )
         for ( int col_blocks : { 1, 2 } )
         {
@@ -92,14 +105,8 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
             const PlanShard block = st.price( t, 0, 0, spec.rows / k, 0, spec.dim / col_blocks );
             if ( col_blocks * k * ( block.fwd_ms + block.bwd_ms ) >= sh.fwd_ms + sh.bwd_ms )
                 continue; // no less work in total: only more to send
-            const std::vector<int> blocks_on(
-                on.begin(), on.begin() + std::min<int>( on.size(), col_blocks * k ) );
-            PlanState trial = st;
-            if ( reshardBlocksOn( trial, w, t,
-                                  col_blocks == 1 ? ShardingType::table_row_wise
-                                                  : ShardingType::grid_shard,
-                                  col_blocks, k, blocks_on ) )
-                out.push_back( std::move( trial ) );
+            if ( spec.rows >= k )
+                addBlocks( col_blocks, ( spec.rows + k - 1 ) / k, k );
         }
     // Row blocks of the share at which a block looks up least per row (for a skewed table often
     // where its distinct rows just stop fitting the L2, which then still serves a fixed number
@@ -126,13 +133,7 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                             last.bwd_ms ) >=
              sh.fwd_ms + sh.bwd_ms )
             continue;
-        const std::vector<int> blocks_on( on.begin(), on.begin() + col_blocks * row_blocks );
-        PlanState trial = st;
-        if ( reshardBlockRowsOn( trial, w, t,
-                                 col_blocks == 1 ? ShardingType::table_row_wise
-                                                 : ShardingType::grid_shard,
-                                 col_blocks, block_rows, blocks_on ) )
-            out.push_back( std::move( trial ) );
+        addBlocks( col_blocks, block_rows, row_blocks );
     }
     return out;
 }

@@ -88,6 +88,17 @@ TableSpec bigZipfTable()
     return big;
 }
 
+//! 2000 uniformly accessed rows `dim` wide, 20 lookups per sample: they fit the L2.
+TableSpec smallUniformTable( int dim )
+{
+    TableSpec t;
+    t.rows = 2000;
+    t.dim = dim;
+    t.pooling_factor = 20.0;
+    t.distribution = AccessDistribution::uniform;
+    return t;
+}
+
 //! Four 2M x 128 Zipf tables (bigZipfTable's access) at a global batch of 65536.
 Workload fourZipfTables()
 {
@@ -366,11 +377,7 @@ TEST( TEST_CATEGORY, embedding_floor_is_the_least_cost_per_area_of_any_block )
 {
     const Platform p = fourA100s();
     const double batch = 65536;
-    TableSpec small;
-    small.rows = 2000;
-    small.dim = 64;
-    small.pooling_factor = 20.0;
-    small.distribution = AccessDistribution::uniform;
+    const TableSpec small = smallUniformTable( 64 );
     const EmbeddingTableStats st = embeddingTableStats( small, batch, 0.0 );
     const EmbeddingCost whole = embeddingShardCostFromStats( p.gpu, p.host_to_gpu_GBps, small, st,
                                                              1.0, 64, batch, ComputeKernel::hbm );
@@ -487,11 +494,7 @@ TEST( TEST_CATEGORY, tilings_cover_the_width_with_real_blocks )
 {
     const Platform p = fourA100s();
     const double batch = 65536;
-    TableSpec t;
-    t.rows = 2000;
-    t.dim = 20;
-    t.pooling_factor = 20.0;
-    t.distribution = AccessDistribution::uniform;
+    const TableSpec t = smallUniformTable( 20 );
     const EmbeddingTableStats st = embeddingTableStats( t, batch, 0.0 );
     std::vector<double> least( t.dim + 1, 1e300 );
     least[0] = 0.0;
