@@ -6,6 +6,7 @@
 #include <shardsweep/calibration/network_fit.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/model/collectives.hpp>
+#include <tuple>
 
 namespace shardsweep
 {
@@ -79,7 +80,65 @@ LogNetwork refreshed( const LogNetwork& shape, const Platform& platform )
         for ( int c = 0; c < kNumCollectives; ++c )
             n.system.algorithm[c][k] = platform.system.algorithm[c][shape.base_dim[k]];
     }
+    n.system.call_latency_ns = platform.system.call_latency_ns;
+    n.system.call_bw_GBps = platform.system.call_bw_GBps;
     return n;
+}
+
+//! The bytes a row's call terms are charged on (the comm_size callOverheadNs sees).
+double callBytes( NcclTest test, int ranks, double size_bytes )
+{
+    return test == NcclTest::all_gather ? size_bytes / ranks : size_bytes;
+}
+
+//! One row of a log in the fit: the model's time without the call terms, the bytes the call
+//! terms are charged on, the measured time; µs and B.
+struct FitRow
+{
+    double model_us = 0.0, bytes = 0.0, measured_us = 0.0;
+};
+
+//! The call terms, c (µs) and k (µs per byte), both ≥ 0, that minimise
+//! Σ ((model + c + k·bytes − measured) / measured)². The relative error is linear in c and k, so
+//! its least squares has a closed form, and for errors of a few percent it is the squared log
+//! error the fit minimises. With a bound active the optimum has that term 0 and the other one
+//! at its own least squares (clamped at 0).
+void solveCallTerms( const std::vector<FitRow>& rows, double& c, double& k )
+{
+    double sw = 0.0, sws = 0.0, swss = 0.0, swy = 0.0, swsy = 0.0;
+    for ( const FitRow& r : rows )
+    {
+        const double w = 1.0 / ( r.measured_us * r.measured_us );
+        const double y = r.measured_us - r.model_us;
+        sw += w;
+        sws += w * r.bytes;
+        swss += w * r.bytes * r.bytes;
+        swy += w * y;
+        swsy += w * r.bytes * y;
+    }
+    const auto cost = [&]( double cc, double kk ) // the objective, less its constant Σ w·y²
+    {
+        return cc * cc * sw + 2.0 * cc * kk * sws + kk * kk * swss - 2.0 * cc * swy -
+               2.0 * kk * swsy;
+    };
+    c = k = 0.0;
+    double best = 0.0; // cost( 0, 0 )
+    const auto consider = [&]( double cc, double kk )
+    {
+        if ( cc >= 0.0 && kk >= 0.0 && cost( cc, kk ) < best )
+        {
+            best = cost( cc, kk );
+            c = cc;
+            k = kk;
+        }
+    };
+    const double det = sw * swss - sws * sws;
+    if ( det > 0.0 )
+        consider( ( swy * swss - swsy * sws ) / det, ( swsy * sw - swy * sws ) / det );
+    if ( sw > 0.0 )
+        consider( swy / sw, 0.0 );
+    if ( swss > 0.0 )
+        consider( 0.0, swsy / swss );
 }
 
 } // namespace
@@ -120,8 +179,9 @@ double ncclTestPredictedUs( const LogNetwork& net, NcclTest test, int ranks, dou
 {
     if ( test == NcclTest::sendrecv )
         return pointToPointNs( net.network, net.system, size_bytes ) * 1.0e-3;
-    const double comm_size = test == NcclTest::all_gather ? size_bytes / ranks : size_bytes;
-    return collectiveTimeNs( net.network, net.system, collectiveOf( test ), comm_size ) * 1.0e-3;
+    return collectiveTimeNs( net.network, net.system, collectiveOf( test ),
+                             callBytes( test, ranks, size_bytes ) ) *
+           1.0e-3;
 }
 
 double ncclTestsMape( const Platform& platform, const NcclTestsLog& log, double min_bytes,
@@ -143,7 +203,7 @@ double ncclTestsMape( const Platform& platform, const NcclTestsLog& log, double 
 }
 
 NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLog>& logs,
-                             double min_bytes, double max_bytes )
+                             double min_bytes, double max_bytes, bool fit_call_terms )
 {
     std::vector<LogNetwork> shapes;
     bool used[kMaxNetworkDims] = {};
@@ -168,11 +228,26 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
             result.fitted_dims.push_back( d );
     const std::size_t nd = result.fitted_dims.size();
 
-    // Mean squared log error of `p` over the rows in range of the logs flagged in `use`.
-    const auto error = [&]( const Platform& p, const std::vector<bool>& use )
+    // The call terms are fitted where the logs can tell them from the links: two or more
+    // logs of different tests or rank counts (one log's fixed cost and per-byte cost trade off
+    // against its steps' latency and bandwidth). Otherwise they stay the base's.
+    std::vector<std::tuple<NcclTest, int, int>> runs;
+    for ( const NcclTestsLog& log : logs )
+        runs.emplace_back( log.test, log.ranks, log.hosts );
+    std::sort( runs.begin(), runs.end() );
+    result.fits_call_terms =
+        fit_call_terms && std::unique( runs.begin(), runs.end() ) - runs.begin() >= 2;
+
+    // Mean squared log error of `p` over the rows in range of the logs flagged in `use`. With
+    // `solve`, the call terms are solved for first (solveCallTerms) and written to `p`.
+    const auto error = [&]( Platform& p, const std::vector<bool>& use, bool solve )
     {
-        double sq = 0.0;
-        std::size_t n = 0;
+        if ( solve )
+        {
+            p.system.call_latency_ns = 0.0;
+            p.system.call_bw_GBps = 0.0;
+        }
+        std::vector<FitRow> fit_rows;
         for ( std::size_t i = 0; i < logs.size(); ++i )
         {
             if ( !use[i] )
@@ -182,14 +257,25 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
                 logs[i], min_bytes, max_bytes,
                 [&]( const NcclTestsLog::Row& r )
                 {
-                    const double e =
-                        std::log( ncclTestPredictedUs( net, logs[i].test, logs[i].ranks, r.bytes ) /
-                                  r.time_us );
-                    sq += e * e;
-                    ++n;
+                    fit_rows.push_back(
+                        { ncclTestPredictedUs( net, logs[i].test, logs[i].ranks, r.bytes ),
+                          callBytes( logs[i].test, logs[i].ranks, r.bytes ), r.time_us } );
                 } );
         }
-        return n ? sq / n : 0.0;
+        double c_us = 0.0, k_us = 0.0;
+        if ( solve )
+        {
+            solveCallTerms( fit_rows, c_us, k_us );
+            p.system.call_latency_ns = c_us * 1.0e3;
+            p.system.call_bw_GBps = k_us > 0.0 ? 1.0e-3 / k_us : 0.0;
+        }
+        double sq = 0.0;
+        for ( const FitRow& r : fit_rows )
+        {
+            const double e = std::log( ( r.model_us + c_us + k_us * r.bytes ) / r.measured_us );
+            sq += e * e;
+        }
+        return fit_rows.empty() ? 0.0 : sq / static_cast<double>( fit_rows.size() );
     };
     const auto withParameters = [&]( Platform p, const std::vector<double>& y )
     {
@@ -201,7 +287,8 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
         return p;
     };
 
-    // Bandwidths and latencies fitted on the logs flagged in `use`, from `p`'s values.
+    // Bandwidths and latencies (and the call terms) fitted on the logs flagged in `use`, from
+    // `p`'s values.
     const auto fitOn = [&]( const Platform& p, const std::vector<bool>& use, double& objective )
     {
         std::vector<double> y;
@@ -211,11 +298,16 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
             y.push_back( std::log( std::max( p.network.dims[d].latency_ns, 1.0 ) ) );
         }
         const FitObjective f = [&]( const std::vector<double>& z )
-        { return error( withParameters( p, z ), use ); };
+        {
+            Platform q = withParameters( p, z );
+            return error( q, use, result.fits_call_terms );
+        };
         objective = f( y );
         int evaluations = 1;
         y = nelderMeadWithRestarts( f, y, kNetworkFitEvaluations, evaluations, objective );
-        return withParameters( p, y );
+        Platform fitted = withParameters( p, y );
+        error( fitted, use, result.fits_call_terms ); // sets the optimum's call terms
+        return fitted;
     };
 
     // Per fitted dimension the all-reduce algorithms to try: the base's first, then the
@@ -253,7 +345,9 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
                 use[held] = false;
                 only[held] = true;
                 double ignored = 0.0;
-                score += error( fitOn( p, use, ignored ), only );
+                // The held-out log is priced with the call terms fitted on the others.
+                Platform held_fit = fitOn( p, use, ignored );
+                score += error( held_fit, only, false );
             }
         }
         if ( combo == 0 )

@@ -250,7 +250,9 @@ ResultTable ncclTable( const BenchCalibrateOptions& o )
             fit_logs.push_back( all_logs.back() );
     }
     const NetworkFitResult fit = fitNetwork( base, fit_logs, 1048576.0, 1073741824.0 );
-    ResultTable t( { "gpus", "role", "rows", "base_mape", "calibrated_mape" } );
+    // The baseline: the same fit of the links alone, without the call terms.
+    const NetworkFitResult links = fitNetwork( base, fit_logs, 1048576.0, 1073741824.0, false );
+    ResultTable t( { "gpus", "role", "rows", "base_mape", "links_only_mape", "calibrated_mape" } );
     for ( const NcclTestsLog& log : all_logs )
     {
         std::size_t rows = 0;
@@ -258,7 +260,8 @@ ResultTable ncclTable( const BenchCalibrateOptions& o )
         const bool fitted = log.ranks == 2 || log.ranks == 4 || log.ranks == 8;
         t.addRow( { static_cast<long long>( log.ranks ),
                     std::string( fitted ? "fitted" : "held out" ), static_cast<long long>( rows ),
-                    ncclTestsMape( base, log, 1048576.0, 1073741824.0 ), cal } );
+                    ncclTestsMape( base, log, 1048576.0, 1073741824.0 ),
+                    ncclTestsMape( links.platform, log, 1048576.0, 1073741824.0 ), cal } );
     }
     return t;
 }
@@ -420,7 +423,9 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "    the operator constants fitted without the GPU).\n"
         "  nccl: --platform's network fitted on nccl-tests all-reduces of 2, 4 and 8 A100s, "
         "scored\n"
-        "    on 2..8 (3, 5, 6, 7 held out), 1 MiB to 1 GiB.\n"
+        "    on 2..8 (3, 5, 6, 7 held out), 1 MiB to 1 GiB; links_only_mape: the same fit "
+        "without\n"
+        "    the call terms (a collective call's fixed time and pass over its bytes).\n"
         "  measured: one GPU's microbenchmark (scripts/microbench; default the H100 of\n"
         "    inputs/measured/h100), per dtype calibrated with 25..300 random shapes and tested on\n"
         "    the others (all, and those measured at >= 0.2 ms, bound by the GPU rather than by "

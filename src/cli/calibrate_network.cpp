@@ -36,12 +36,16 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
         "log,\n"
         "the all-reduce algorithm per dimension (ring, direct or doubleBinaryTree, the base's "
         "unless\n"
-        "another is clearly better): least squares on log time over the rows with --min-bytes <= "
-        "size <=\n"
-        "--max-bytes (docs/model/calibration.md). Prints per log the rows and the MAPE (%) of "
-        "BASE\n"
-        "and of the fitted network. A log the base platform cannot hold (e.g. 16 ranks on 8-GPU\n"
-        "nodes without a second dimension) exits 2 naming the file and line.\n",
+        "another is clearly better) and, with logs of two or more tests or rank counts, the call\n"
+        "terms every collective pays besides its network steps (system keys call-latency-ns and\n"
+        "call-bw: a fixed time and one pass over its bytes). Least squares on log time over "
+        "the\n"
+        "rows with --min-bytes <= size <= --max-bytes (docs/model/calibration.md). Prints per "
+        "log\n"
+        "the rows and the MAPE (%) of BASE and of the fitted network. A log the base platform\n"
+        "cannot hold (e.g. 16 ranks on 8-GPU nodes without a second dimension) exits 2 naming "
+        "the\n"
+        "file and line.\n",
         0 );
     std::string platform_path, output;
     std::vector<std::string> logs_given;
@@ -97,6 +101,10 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
             nameOf(
                 fit.platform.system.algorithm[static_cast<int>( Collective::all_reduce )][d] ) );
     }
+    if ( fit.fits_call_terms )
+        dims +=
+            fmt::format( "; per call: {:.4g} ns and its bytes at {:.4g} GB/s",
+                         fit.platform.system.call_latency_ns, fit.platform.system.call_bw_GBps );
     comments.push_back( "fitted " + dims );
     if ( ctx.isRoot() )
     {

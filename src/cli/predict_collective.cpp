@@ -162,7 +162,9 @@ const char* const kPredictCollectiveUsage =
     "  every *-implementation ring on every dimension, collective-optimization localBWAware,\n"
     "  preferred-dataset-splits 1, active-chunks-per-dimension 1, endpoint-delay 10 ns,\n"
     "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
-    "  out gets the same default for it.\n\n"
+    "  out gets the same default for it. shardsweep's own keys call-latency-ns and call-bw\n"
+    "  (a fixed time and one pass over the bytes per call, which `calibrate network` fits;\n"
+    "  ASTRA-sim has neither) are added when the file or platform sets them.\n\n"
     "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
     "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"
     "whose bytes are the total sent by all GPUs.\n";
@@ -187,7 +189,8 @@ void addCollectiveOptions( PredictCli& cli, CollectiveRequest& q )
         "system", po::value( &q.system_path ),
         "ASTRA-sim system .json (endpoint-delay, active-chunks-per-dimension, "
         "preferred-dataset-splits, *-implementation, collective-optimization, local-mem-bw GB/s "
-        "with GB = 1e9 B; the other ASTRA-sim keys are accepted and do not change the time)" )(
+        "with GB = 1e9 B; the other ASTRA-sim keys are accepted and do not change the time; "
+        "shardsweep's call-latency-ns and call-bw GB/s add to every call)" )(
         "collective", po::value( &q.collective_texts ),
         "all_reduce | all_gather | reduce_scatter | all_to_all | all (the four); repeatable" )(
         "bytes", po::value( &q.bytes_texts ),

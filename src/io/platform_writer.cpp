@@ -63,6 +63,12 @@ YAML::Node systemNode( const SystemConfig& sys, int num_dims )
     }
     n["collective-optimization"] = std::string( nameOf( sys.optimization ) );
     n["local-mem-bw"] = number( sys.local_mem_bw_GBps );
+    // shardsweep's own keys, written only when set, so that a platform without them stays an
+    // ASTRA-sim system config.
+    if ( sys.call_latency_ns > 0.0 )
+        n["call-latency-ns"] = number( sys.call_latency_ns );
+    if ( sys.call_bw_GBps > 0.0 )
+        n["call-bw"] = number( sys.call_bw_GBps );
     return n;
 }
 

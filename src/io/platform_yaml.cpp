@@ -63,9 +63,13 @@ Network readAstraNetworkFile( const std::string& path )
 
 SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
 {
-    std::vector<std::string> keys = { "endpoint-delay", "active-chunks-per-dimension",
-                                      "preferred-dataset-splits", "collective-optimization",
-                                      "local-mem-bw" };
+    std::vector<std::string> keys = { "endpoint-delay",
+                                      "active-chunks-per-dimension",
+                                      "preferred-dataset-splits",
+                                      "collective-optimization",
+                                      "local-mem-bw",
+                                      "call-latency-ns",
+                                      "call-bw" };
     for ( int c = 0; c < kNumCollectives; ++c )
         keys.push_back( astraImplementationKey( Collective( c ) ) );
     // Accepted so that ASTRA-sim system files work unchanged; they do not change an analytical,
@@ -109,6 +113,10 @@ SystemConfig parseAstraSystem( const YamlView& node, int num_dims )
                     "'" + std::to_string( sys.preferred_dataset_splits ) + "'" );
     sys.local_mem_bw_GBps =
         node.getDoubleOr( "local-mem-bw", sys.local_mem_bw_GBps, Range{ 0.0, 1.0e6, false, true } );
+    sys.call_latency_ns =
+        node.getDoubleOr( "call-latency-ns", sys.call_latency_ns, Range::between( 0, 1.0e9 ) );
+    sys.call_bw_GBps =
+        node.getDoubleOr( "call-bw", sys.call_bw_GBps, Range{ 0.0, 1.0e9, false, true } );
     for ( int c = 0; c < kNumCollectives; ++c )
     {
         auto list = node.find( astraImplementationKey( Collective( c ) ) );

@@ -104,11 +104,23 @@ DlrmCommBytes dlrmCommBytes( const Platform& platform, const HostScenarioBatch& 
         bytes.bwd = allToAllCommSize( platform, recv_embedding, send_embedding, bwd_ns );
         if ( allreduce_ns > 0.0 )
         {
+            // The gradients' own size where ASTRA-sim prices it at the model's time; a platform's
+            // call terms (which ASTRA-sim has not) make the model's time longer: then the size
+            // with that time.
             const std::uint64_t align = commAlignment( platform );
-            bytes.allreduce = std::max<std::uint64_t>(
+            const std::uint64_t own = std::max<std::uint64_t>(
                 align, static_cast<std::uint64_t>( std::llround(
                            batch.summary( 0 ).allreduce_bytes / static_cast<double>( align ) ) ) *
                            align );
+            const double own_ns =
+                collectiveTimeNs( platform.network, astraSystem( platform.system ),
+                                  Collective::all_reduce, double( own ) );
+            bytes.allreduce =
+                std::fabs( own_ns - allreduce_ns ) <= 1.0
+                    ? own
+                    : commSizeForTime( platform.network, platform.system, Collective::all_reduce,
+                                       allreduce_ns, double( own ), align, 0,
+                                       platform.network.num_dims );
         }
     }
     return bytes;
@@ -183,9 +195,10 @@ std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Coll
                                int num_dims )
 {
     align = std::max<std::uint64_t>( align, 1 );
+    const SystemConfig astra = astraSystem( sys ); // ASTRA-sim's time reaches the model's
     auto time = [&]( std::uint64_t k )
     {
-        return collectiveTimeNsOnDims( net, sys, c, static_cast<double>( k * align ), first_dim,
+        return collectiveTimeNsOnDims( net, astra, c, static_cast<double>( k * align ), first_dim,
                                        num_dims );
     };
     std::uint64_t hi = static_cast<std::uint64_t>( std::ceil( std::max( upper, 0.0 ) / align ) );

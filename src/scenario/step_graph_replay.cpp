@@ -49,7 +49,7 @@ double packedCollectiveNs( const Network& net, const SystemConfig& sys,
 
 double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node )
 {
-    return packedCollectiveNs( net, sys, PackedStepGraph::packNode( node ),
+    return packedCollectiveNs( net, astraSystem( sys ), PackedStepGraph::packNode( node ),
                                [&] { return node.name; } );
 }
 
@@ -93,11 +93,12 @@ std::uint64_t groupCommSizeForTime( const Network& net, const SystemConfig& sys,
     int total = 1;
     for ( int d = 0; d < net.num_dims; ++d )
         total *= net.dims[d].npus_count;
-    GroupView v{ net, sys };
+    const SystemConfig astra = astraSystem( sys );
+    GroupView v{ net, astra };
     int dims = net.num_dims;
     if ( static_cast<int>( members.size() ) < total )
     {
-        v = subGroupView( net, sys, members );
+        v = subGroupView( net, astra, members );
         dims = 1;
     }
     const std::uint64_t align =
@@ -162,7 +163,7 @@ class GraphReplayer
 {
   public:
     GraphReplayer( const PackedStepGraph& graph, const Network& net, const SystemConfig& sys )
-        : graph_( graph ), net_( net ), sys_( sys ), num_ranks_( graph.numRanks() )
+        : graph_( graph ), net_( net ), sys_( astraSystem( sys ) ), num_ranks_( graph.numRanks() )
     {
         indexGroups();
         indexNodes();
@@ -190,7 +191,7 @@ class GraphReplayer
 
     const PackedStepGraph& graph_;
     const Network& net_;
-    const SystemConfig& sys_;
+    const SystemConfig sys_;
     const int num_ranks_;
     //! Group 0 is every rank; group g + 1 is graph.groups[g].
     std::vector<std::vector<int>> members_;

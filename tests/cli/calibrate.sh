@@ -178,6 +178,10 @@ awk -F, 'NR > 1 && !($7 < $6 && $7 < 30) { exit 1 }' <<<"$out" || fail "net not 
 "$exe" validate "$scratch/net.yaml" >/dev/null || fail "calibrated platform does not validate"
 grep -q "^name: DGX-A100 (calibrated)$" "$scratch/net.yaml" || fail "platform name"
 grep -q "all-reduce-implementation: \[ring\]" "$scratch/net.yaml" || fail "algorithm kept"
+# Logs of three GPU counts: the call terms are fitted, written and said in the header.
+grep -q "^  call-latency-ns: [0-9]" "$scratch/net.yaml" && grep -q "^  call-bw: [0-9]" "$scratch/net.yaml" &&
+    grep -q "^# fitted dimension 0: .*; per call: .* ns and its bytes at .* GB/s$" "$scratch/net.yaml" ||
+    fail "call terms: $(cat "$scratch/net.yaml")"
 # A log across two hosts on a one-dimension platform, and a log cut short.
 { sed -n 1,5p "$samples/all_reduce_perf_8gpu.log"
   for r in $(seq 0 15); do echo "#  Rank $r Group 0 Pid 1 on node$((r / 8)) device $((r % 8)) [0x0] A100"; done

@@ -259,6 +259,46 @@ TEST( TEST_CATEGORY, step_graph_comm_size_for_time )
                shardsweep::collectiveTimeNs( net, sys, shardsweep::Collective::all_to_all, 8e6 ) );
 }
 
+// A calibrated platform's call terms (a fixed time and a pass over the bytes per collective;
+// ASTRA-sim has neither) reach ASTRA-sim as bytes: the exported sizes replay, with ASTRA-sim's
+// semantics, to the model's time, which the call terms made longer.
+TEST( TEST_CATEGORY, step_graph_call_terms_reach_astra_sim_as_bytes )
+{
+    const auto scenario = shardsweep::readScenarioFile( SHARDSWEEP_SOURCE_DIR
+                                                        "/inputs/scenarios/mlperf-dgx-h100.yaml" );
+    shardsweep::Platform platform = scenario.platform.platform;
+    shardsweep::ScenarioInput input;
+    input.workload = &scenario.workload;
+    input.platform = &platform;
+    input.plan = &scenario.plan;
+    input.global_batch = scenario.global_batch;
+    const double plain_ms = shardsweep::evaluateScenario( input ).iteration_ms;
+    platform.system.call_latency_ns = 40000.0;
+    platform.system.call_bw_GBps = 500.0;
+    const auto result = shardsweep::evaluateScenario( input );
+    EXPECT_GT( result.iteration_ms, plain_ms + 0.08 ); // at least two calls on the path
+    const auto graph = shardsweep::buildDlrmStepGraph( input );
+    // What ASTRA-sim is given: the exported system file has no call terms.
+    const auto astra = shardsweep::replayStepGraph( graph, platform.network,
+                                                    shardsweep::astraSystem( platform.system ) );
+    // A ring all-to-all's time rises in steps of 2 chunk rounds x 28 messages = 56 ns: each of
+    // the three collectives on the path may overshoot by one step.
+    EXPECT_NEAR( astra.finish_ns * 1e-6, result.iteration_ms, 3 * 56e-6 );
+    // shardsweep's own replay prices the sizes as ASTRA-sim does, whatever the platform says.
+    EXPECT_EQ( shardsweep::replayStepGraph( graph, platform.network, platform.system ).finish_ns,
+               astra.finish_ns );
+    int dense_allreduce = 0;
+    for ( const auto& n : graph.ranks[0] )
+        if ( n.name == "dense_allreduce" )
+        {
+            ++dense_allreduce; // priced as ASTRA-sim will, at the model's time
+            EXPECT_NEAR( shardsweep::collectiveNodeNs( platform.network, platform.system, n ) *
+                             1e-6,
+                         result.gpu_phase_ms[int( shardsweep::Phase::dense_allreduce )], 1e-3 );
+        }
+    EXPECT_EQ( dense_allreduce, 1 );
+}
+
 // The shipped MLPerf scenario: the graph, written as traces (whole µs) and read back, replays
 // to the model's iteration time; ranks differ by their embedding phases only.
 TEST( TEST_CATEGORY, step_graph_dlrm_replays_to_model )
@@ -452,6 +492,21 @@ TEST( TEST_CATEGORY, step_graph_transformer_replays_to_model )
     for ( const auto& n : graph.ranks[0] )
         collectives += n.kind == shardsweep::StepGraphNode::Kind::collective;
     EXPECT_NEAR( replay.finish_ns * 1e-6, result.iteration_ms, collectives * 1e-6 );
+    {
+        // With call terms (step_graph_call_terms_reach_astra_sim_as_bytes), ASTRA-sim without
+        // them replays the longer step: sizes within a few ns of the model's time each.
+        shardsweep::Platform calibrated = *input.platform;
+        calibrated.system.call_latency_ns = 40000.0;
+        calibrated.system.call_bw_GBps = 500.0;
+        shardsweep::ScenarioInput with_calls = input;
+        with_calls.platform = &calibrated;
+        const double ms = shardsweep::evaluateScenario( with_calls ).iteration_ms;
+        EXPECT_GT( ms, result.iteration_ms + 20.0 );
+        const auto astra = shardsweep::replayStepGraph(
+            shardsweep::buildTransformerStepGraph( with_calls ), calibrated.network,
+            shardsweep::astraSystem( calibrated.system ) );
+        EXPECT_NEAR( astra.finish_ns * 1e-6, ms, collectives * 5e-6 );
+    }
     // 8 micro-batches x 24 layers x (forward, recompute, backward + 4 TP all-reduces), the
     // embedding's and head's and the loss's, one DP all-reduce and the optimizer. Every TP
     // all-reduce (8 MiB or less on NVLink: < 46 us) is host-bound: each is followed by its

@@ -236,6 +236,15 @@ TEST( TEST_CATEGORY, platform_errors )
         "'doubleBinaryTree'" );
     expectInputError( parse( replace( "kind: platform", "kind: workload" ) ),
                       "p.yaml:1:7: field 'kind': expected 'platform', found 'workload'" );
+    // The call terms (calibrate network): read in ns and GB/s; a call bandwidth of 0 is refused
+    // (leave the key out for none).
+    const NamedPlatform calls = parsePlatformString(
+        base + "system:\n  call-latency-ns: 39000.5\n  call-bw: 544.25\n", "p.yaml", catalog() );
+    EXPECT_EQ( calls.platform.system.call_latency_ns, 39000.5 );
+    EXPECT_EQ( calls.platform.system.call_bw_GBps, 544.25 );
+    expectInputError( parse( base + "system:\n  call-bw: 0\n" ),
+                      "p.yaml:11:12: field 'system.call-bw': expected a number in (0, "
+                      "1000000000], found '0'" );
 }
 
 TEST( TEST_CATEGORY, workload_file_values )

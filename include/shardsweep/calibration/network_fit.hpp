@@ -8,7 +8,9 @@
 //! with ranks/hosts NPUs and, when hosts > 1, dimension 1 with `hosts` NPUs (logNetwork). The log's
 //! sizes map to ASTRA-sim's comm_size as docs/model/collectives.md defines it (all-gather: the
 //! shard, size/ranks; the others: size); sendrecv is one message on the slowest dimension plus
-//! the endpoint delay at both ends. The fit minimises the mean squared log error of the predicted
+//! the endpoint delay at both ends. Every call also costs the platform's call terms
+//! (callOverheadNs: a fixed time and one pass over its bytes), fitted where the logs span two or
+//! more tests or rank counts. The fit minimises the mean squared log error of the predicted
 //! times over every row in [min_bytes, max_bytes] by Nelder–Mead on the logarithms of the
 //! bandwidths and latencies, once per combination of all-reduce algorithms (ring, direct,
 //! doubleBinaryTree per fitted dimension, when an all-reduce log is given). The base's algorithms
@@ -53,14 +55,16 @@ struct NetworkFitResult
 {
     Platform platform;            //!< the base with the fitted network and system
     std::vector<int> fitted_dims; //!< base dimensions the logs determined
+    bool fits_call_terms = false; //!< the call terms were fitted too (logs of 2+ tests or counts)
     std::vector<NetworkFitLogError> logs;
     double objective = 0.0; //!< mean squared log error at the optimum
 };
 
 //! Fits `base` to `logs` (rows with min_bytes ≤ size ≤ max_bytes). Throws InputError when no row
-//! is in the range.
+//! is in the range. `fit_call_terms` false keeps the base's call terms (`bench calibrate
+//! --table nccl` measures what fitting them gains).
 NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLog>& logs,
-                             double min_bytes, double max_bytes );
+                             double min_bytes, double max_bytes, bool fit_call_terms = true );
 
 //! MAPE (%) of `platform`'s model on the rows of `log` in the size range.
 double ncclTestsMape( const Platform& platform, const NcclTestsLog& log, double min_bytes,

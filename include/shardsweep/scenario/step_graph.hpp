@@ -92,6 +92,8 @@ double pointToPointNs( const Network& net, int src, int dst, double bytes );
 //! The smallest comm_size that is a multiple of `align` whose ASTRA-sim time on dims
 //! [first_dim, first_dim + num_dims) is at least `target_ns`, searched in [0, upper] (upper is
 //! raised to a multiple of align). The model's collective time is non-decreasing in the size.
+//! ASTRA-sim's time leaves out sys's call terms (astraSystem), the model's `target_ns` has them:
+//! a calibrated platform's call overhead reaches ASTRA-sim as bytes.
 std::uint64_t commSizeForTime( const Network& net, const SystemConfig& sys, Collective c,
                                double target_ns, double upper, std::uint64_t align, int first_dim,
                                int num_dims );
@@ -108,7 +110,7 @@ std::uint64_t groupCommSizeForTime( const Network& net, const SystemConfig& sys,
 //! least `target_ns` (1 when even an empty message takes that long).
 std::uint64_t pointToPointSizeForTime( const Network& net, int src, int dst, double target_ns );
 
-//! Time of one collective node on the platform, ns (the model's ASTRA-sim semantics).
+//! Time of one collective node on the platform as ASTRA-sim prices it (no call terms), ns.
 double collectiveNodeNs( const Network& net, const SystemConfig& sys, const StepGraphNode& node );
 
 //! A step graph packed for the replay: what the replay reads of each node in 40 bytes, the

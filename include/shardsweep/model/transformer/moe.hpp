@@ -174,7 +174,8 @@ KOKKOS_INLINE_FUNCTION double expertAllToAllMs( const GroupNetwork& g, double by
         worst = math::fmax( worst, collective_detail::message( dim, share, h ) );
         below = within;
     }
-    return ( worst + 2.0 * g.system.endpoint_delay_ns ) * 1.0e-6;
+    return ( worst + 2.0 * g.system.endpoint_delay_ns + callOverheadNs( g.system, bytes ) ) *
+           1.0e-6;
 }
 
 //! Exposed expert-parallel communication of one MoE layer per micro-batch on one rank, ms.
