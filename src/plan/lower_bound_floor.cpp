@@ -179,7 +179,8 @@ bool validTable( const TableSpec& t, double batch )
 //! h((k − 1) / N) and covers at most k / N of it: the least cost of cells k_i with Σ k_i ≥ N
 //! (an unbounded knapsack) bounds every column, and dim times it every tiling. Where the least
 //! cost per area lies at a share like 0.8, the other 0.2 of the rows pay a block's output
-//! stream of their own.
+//! stream of their own. tstLowerBoundTilings.block_cost_never_falls_as_its_row_share_grows checks
+//! the monotonicity on the model's shard cost.
 double columnCoverMs( const ShardFloor& shard, const TableSpec& t, double s_min )
 {
     constexpr int kCells = 256;

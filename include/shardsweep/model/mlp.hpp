@@ -55,6 +55,7 @@ KOKKOS_INLINE_FUNCTION double mlpEvaluate( const MlpLayout& m, const double* par
 {
     double a[kMlpMaxWidth];
     double b[kMlpMaxWidth];
+    a[0] = 0.0; // the output of a layout without inputs or layers (an unloaded model)
     const int n0 = m.width[0];
     for ( int i = 0; i < n0; ++i )
     {
