@@ -15,14 +15,15 @@ namespace
 {
 
 constexpr int kNetworkFitEvaluations = 1500;
+constexpr double kObjectiveScale = 1.0e6;
 //! Another all-reduce algorithm replaces the base's only when its score (mean squared log error,
 //! cross-validated over the logs) is below this fraction of the base's.
 constexpr double kAlgorithmChangeGain = 0.75;
 //! The algorithms tried besides the base's. halvingDoubling is none (it is kept where the base
 //! platform has it): it is exact for power-of-two groups only, and a platform prices groups of
 //! every size. Fitted on A100 all-reduces of 2, 4 and 8 GPUs it fits those slightly better than
-//! ring but predicts 5, 6 and 7 GPUs at 14-19 % MAPE where ring has 5.6-8.1 %
-//! (docs/model/calibration.md).
+//! ring but predicts 5, 6 and 7 GPUs at 14-19 % MAPE where ring has 5.5-8.1 % (without the call
+//! terms; with them ring has 1.6-1.8 %: docs/model/calibration.md).
 constexpr CollectiveAlgorithm kAllReduceCandidates[] = { CollectiveAlgorithm::ring,
                                                          CollectiveAlgorithm::direct,
                                                          CollectiveAlgorithm::double_binary_tree };
@@ -297,14 +298,18 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
             y.push_back( std::log( p.network.dims[d].bandwidth_GBps ) );
             y.push_back( std::log( std::max( p.network.dims[d].latency_ns, 1.0 ) ) );
         }
+        // Nelder–Mead stops when its simplex's values span less than 1e-7; a good fit's mean
+        // squared log error is of that order, so it is scaled up to keep the search going
+        // along the flat directions (a dimension's latency against the call latency).
         const FitObjective f = [&]( const std::vector<double>& z )
         {
             Platform q = withParameters( p, z );
-            return error( q, use, result.fits_call_terms );
+            return kObjectiveScale * error( q, use, result.fits_call_terms );
         };
         objective = f( y );
         int evaluations = 1;
         y = nelderMeadWithRestarts( f, y, kNetworkFitEvaluations, evaluations, objective );
+        objective /= kObjectiveScale;
         Platform fitted = withParameters( p, y );
         error( fitted, use, result.fits_call_terms ); // sets the optimum's call terms
         return fitted;

@@ -147,6 +147,8 @@ TEST( TEST_CATEGORY, network_fit_recovers_known_links )
     truth.network.dims[0].latency_ns = 1500.0;
     truth.network.dims[1].bandwidth_GBps = 40.0;
     truth.network.dims[1].latency_ns = 3000.0;
+    truth.system.call_latency_ns = 25000.0;
+    truth.system.call_bw_GBps = 800.0;
     std::vector<NcclTestsLog> logs;
     const struct
     {
@@ -173,6 +175,10 @@ TEST( TEST_CATEGORY, network_fit_recovers_known_links )
     EXPECT_NEAR( fit.platform.network.dims[0].bandwidth_GBps / 300.0, 1.0, 0.01 );
     EXPECT_NEAR( fit.platform.network.dims[1].bandwidth_GBps / 40.0, 1.0, 0.01 );
     EXPECT_NEAR( fit.platform.network.dims[1].latency_ns / 3000.0, 1.0, 0.01 );
+    // Every kind of call pays them, the all-gather on its shard (comm_size = size / ranks).
+    EXPECT_TRUE( fit.fits_call_terms );
+    EXPECT_NEAR( fit.platform.system.call_latency_ns / 25000.0, 1.0, 0.01 );
+    EXPECT_NEAR( fit.platform.system.call_bw_GBps / 800.0, 1.0, 0.01 );
     for ( int d = 0; d < 2; ++d )
         EXPECT_EQ( fit.platform.system.algorithm[static_cast<int>( Collective::all_reduce )][d],
                    CollectiveAlgorithm::ring );
