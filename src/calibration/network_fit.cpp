@@ -241,6 +241,7 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
 
     // Mean squared log error of `p` over the rows in range of the logs flagged in `use`. With
     // `solve`, the call terms are solved for first (solveCallTerms) and written to `p`.
+    std::vector<FitRow> fit_rows; // reused by every evaluation
     const auto error = [&]( Platform& p, const std::vector<bool>& use, bool solve )
     {
         if ( solve )
@@ -248,7 +249,7 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
             p.system.call_latency_ns = 0.0;
             p.system.call_bw_GBps = 0.0;
         }
-        std::vector<FitRow> fit_rows;
+        fit_rows.clear();
         for ( std::size_t i = 0; i < logs.size(); ++i )
         {
             if ( !use[i] )

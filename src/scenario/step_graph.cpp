@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
+#include <numeric>
 #include <shardsweep/kernel/scenario_batch.hpp>
 #include <shardsweep/model/collectives.hpp>
 #include <shardsweep/scenario/step_graph.hpp>
@@ -104,23 +105,13 @@ DlrmCommBytes dlrmCommBytes( const Platform& platform, const HostScenarioBatch& 
         bytes.bwd = allToAllCommSize( platform, recv_embedding, send_embedding, bwd_ns );
         if ( allreduce_ns > 0.0 )
         {
-            // The gradients' own size where ASTRA-sim prices it at the model's time; a platform's
-            // call terms (which ASTRA-sim has not) make the model's time longer: then the size
-            // with that time.
-            const std::uint64_t align = commAlignment( platform );
-            const std::uint64_t own = std::max<std::uint64_t>(
-                align, static_cast<std::uint64_t>( std::llround(
-                           batch.summary( 0 ).allreduce_bytes / static_cast<double>( align ) ) ) *
-                           align );
-            const double own_ns =
-                collectiveTimeNs( platform.network, astraSystem( platform.system ),
-                                  Collective::all_reduce, double( own ) );
-            bytes.allreduce =
-                std::fabs( own_ns - allreduce_ns ) <= 1.0
-                    ? own
-                    : commSizeForTime( platform.network, platform.system, Collective::all_reduce,
-                                       allreduce_ns, double( own ), align, 0,
-                                       platform.network.num_dims );
+            // The gradients' own size, or where a platform's call terms (which ASTRA-sim has
+            // not) make the model's time longer, the size ASTRA-sim needs for that time.
+            std::vector<int> everyone( p );
+            std::iota( everyone.begin(), everyone.end(), 0 );
+            bytes.allreduce = groupCommSizeForTime( platform.network, platform.system, everyone,
+                                                    Collective::all_reduce, allreduce_ns,
+                                                    batch.summary( 0 ).allreduce_bytes );
         }
     }
     return bytes;

@@ -209,11 +209,7 @@ TEST( TEST_CATEGORY, tilings_cover_the_rows_with_real_blocks )
 {
     const Platform p = fourA100s();
     const double batch = 65536;
-    TableSpec t = bigZipfTable();
-    t.rows = 4'000'000;
-    t.dim = 32;
-    t.pooling_factor = 110.0;
-    t.zipf_alpha = 1.13;
+    const TableSpec t = manyLookupsZipfTable();
     const EmbeddingTableStats st = embeddingTableStats( t, batch, 0.0 );
     const double floor_ms = modelParallelFloorMs( p, t, st, batch, 0.0 );
     const std::vector<Tiling> tilings = modelParallelTilings( p, t, st, batch );
@@ -230,15 +226,10 @@ TEST( TEST_CATEGORY, block_cost_never_falls_as_its_row_share_grows )
 {
     const Platform p = fourA100s();
     const double batch = 65536;
-    TableSpec dense_zipf = bigZipfTable();
-    dense_zipf.rows = 4'000'000;
-    dense_zipf.dim = 32;
-    dense_zipf.pooling_factor = 110.0;
-    dense_zipf.zipf_alpha = 1.13;
     TableSpec big_uniform = smallUniformTable( 64 );
     big_uniform.rows = 10'000'000;
     for ( const TableSpec& t :
-          { bigZipfTable(), dense_zipf, smallUniformTable( 20 ), big_uniform } )
+          { bigZipfTable(), manyLookupsZipfTable(), smallUniformTable( 20 ), big_uniform } )
     {
         const EmbeddingTableStats st = embeddingTableStats( t, batch, 0.0 );
         for ( int w : { 1, 4, 8, 16, t.dim } )

@@ -34,6 +34,26 @@ std::string rankLines( int ranks, int per_host, const std::string& prefix = "" )
     return s;
 }
 
+//! nccl-tests all-reduce logs of `ranks` GPUs on one host, one row per power of two from 1 MiB
+//! to 1 GiB, timed by the model on `truth`.
+std::vector<NcclTestsLog> modelAllReduceLogs( const Platform& truth, std::vector<int> ranks )
+{
+    std::vector<NcclTestsLog> logs;
+    for ( int r : ranks )
+    {
+        NcclTestsLog log;
+        log.path = "all_reduce_" + std::to_string( r );
+        log.ranks = r;
+        log.hosts = 1;
+        const LogNetwork net = logNetwork( truth, log );
+        for ( double bytes = 1 << 20; bytes <= double( 1 << 30 ); bytes *= 2.0 )
+            log.rows.push_back(
+                { bytes, ncclTestPredictedUs( net, NcclTest::all_reduce, r, bytes ), 0 } );
+        logs.push_back( log );
+    }
+    return logs;
+}
+
 const char* kHeader =
     "#                                                              out-of-place                "
     "       in-place\n"
@@ -201,19 +221,7 @@ TEST( TEST_CATEGORY, network_fit_keeps_a_base_algorithm_it_does_not_try )
     Platform truth = base;
     truth.network.dims[0].bandwidth_GBps = 120.0;
     truth.network.dims[0].latency_ns = 2000.0;
-    std::vector<NcclTestsLog> logs;
-    for ( int ranks : { 2, 4, 8 } )
-    {
-        NcclTestsLog log;
-        log.path = "all_reduce_" + std::to_string( ranks );
-        log.ranks = ranks;
-        log.hosts = 1;
-        const LogNetwork net = logNetwork( truth, log );
-        for ( double bytes = 1 << 20; bytes <= double( 1 << 30 ); bytes *= 2.0 )
-            log.rows.push_back(
-                { bytes, ncclTestPredictedUs( net, NcclTest::all_reduce, ranks, bytes ), 0 } );
-        logs.push_back( log );
-    }
+    const std::vector<NcclTestsLog> logs = modelAllReduceLogs( truth, { 2, 4, 8 } );
     const NetworkFitResult fit = fitNetwork( base, logs, 1 << 20, 1e300 );
     EXPECT_EQ( fit.platform.system.algorithm[ar][0], CollectiveAlgorithm::halving_doubling );
     EXPECT_NEAR( fit.platform.network.dims[0].bandwidth_GBps / 120.0, 1.0, 0.01 );
@@ -256,19 +264,7 @@ TEST( TEST_CATEGORY, network_fit_recovers_known_call_terms )
     truth.network.dims[0].latency_ns = 2000.0;
     truth.system.call_latency_ns = 40000.0;
     truth.system.call_bw_GBps = 500.0;
-    std::vector<NcclTestsLog> logs;
-    for ( int ranks : { 2, 4, 8 } )
-    {
-        NcclTestsLog log;
-        log.path = "all_reduce_" + std::to_string( ranks );
-        log.ranks = ranks;
-        log.hosts = 1;
-        const LogNetwork net = logNetwork( truth, log );
-        for ( double bytes = 1 << 20; bytes <= double( 1 << 30 ); bytes *= 2.0 )
-            log.rows.push_back(
-                { bytes, ncclTestPredictedUs( net, NcclTest::all_reduce, ranks, bytes ), 0 } );
-        logs.push_back( log );
-    }
+    const std::vector<NcclTestsLog> logs = modelAllReduceLogs( truth, { 2, 4, 8 } );
     const NetworkFitResult fit = fitNetwork( base, logs, 1 << 20, 1e300 );
     EXPECT_TRUE( fit.fits_call_terms );
     EXPECT_NEAR( fit.platform.network.dims[0].bandwidth_GBps / 120.0, 1.0, 0.01 );
