@@ -172,12 +172,13 @@ bool splitCostlyTable( PlanState& st, const Workload& w, const Platform& platfor
 }
 
 //! Places the whole table `whole` where the iteration time grows least (ties: the GPU with the
-//! least embedding work, then the lower index); false when it fits on no GPU.
-bool placeWholeTable( PlanState& st, const PlanShard& whole )
+//! least embedding work, then the lower index), among GPUs first_gpu to end_gpu − 1 (−1: the
+//! last); false when it fits on none.
+bool placeWholeTable( PlanState& st, const PlanShard& whole, int first_gpu = 0, int end_gpu = -1 )
 {
     int best = -1;
     double best_obj = kInf, best_load = kInf;
-    for ( int g = 0; g < st.numGpus(); ++g )
+    for ( int g = first_gpu; g < ( end_gpu < 0 ? st.numGpus() : end_gpu ); ++g )
     {
         const double obj = st.objectiveWith( deltaOf( g, whole, nullptr ), GpuDelta{} );
         const double load = st.fwd( g ) + st.bwd( g );
@@ -243,12 +244,82 @@ std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform&
     return {};
 }
 
+//! A table whose forward lookups alone exceed half a GPU's fair share of them (`fair_fwd`: Σ over
+//! the tables / P) leaves the greedy too coarse to balance the forward pass, whose maximum over
+//! the GPUs adds to the backward pass's. On the 856 tables of the large task a 4M × 128 table
+//! alone looked up 0.461 ms forward, the mean GPU 0.404 ms; the slowest GPU's forward ended 26 %
+//! above the mean, and the search did not split such tables, because one split does not lower a
+//! maximum that 15 GPUs share (within 1 %). Such a table is split in two before it is
+//! placed, whichever way looks up less in total: two row blocks on one node (table-row-wise;
+//! each block's distinct rows fit the L2 better, but each sends partial sums of every column)
+//! or two column halves (each receives every id). Each piece goes where the iteration time grows
+//! least, a row block on the first one's node. False (st unchanged) when neither way applies or
+//! fits.
+//! The least GPUs for splitCoarseTable. On 4 GPUs a maximum is shared by at most 4, and the
+//! search's re-sharding of the critical GPUs' costliest shards reaches those tables itself:
+//! splitting them first made NeuroShard's and DreamShard's plans slightly worse (3000 search
+//! iterations: DreamShard 0.96 → 1.01 % above the bound; NeuroShard's task 45 4.6 → 5.9 %, its
+//! table went into two row blocks instead of the search's grid). On 8 (AutoShard) the gap fell
+//! from 0.83 to 0.67 %, on 128 (the large task) from 6.45 to 4.4 %.
+constexpr int kCoarseSplitMinGpus = 8;
+
+bool splitCoarseTable( PlanState& st, const Workload& w, const Platform& platform, int t,
+                       const PlanShard& whole, double fair_fwd )
+{
+    const TableSpec& spec = w.tables[t];
+    const int per_node = platform.gpus_per_node;
+    if ( whole.fwd_ms <= 0.5 * fair_fwd )
+        return false;
+    struct Split
+    {
+        ShardingType type;
+        PlanShard first, second;
+        double lookups() const
+        {
+            return first.fwd_ms + first.bwd_ms + second.fwd_ms + second.bwd_ms;
+        }
+    };
+    std::vector<Split> splits;
+    if ( per_node > 1 && spec.rows > 1 )
+    {
+        const std::int64_t half = ( spec.rows + 1 ) / 2;
+        splits.push_back( { ShardingType::table_row_wise, st.price( t, 0, 0, half, 0, spec.dim ),
+                            st.price( t, 0, half, spec.rows - half, 0, spec.dim ) } );
+    }
+    if ( spec.dim % 8 == 0 ) // halves of a multiple of 4 columns
+    {
+        const int half = spec.dim / 2;
+        splits.push_back( { ShardingType::column_wise, st.price( t, 0, 0, spec.rows, 0, half ),
+                            st.price( t, 0, 0, spec.rows, half, half ) } );
+    }
+    std::stable_sort( splits.begin(), splits.end(),
+                      []( const Split& a, const Split& b ) { return a.lookups() < b.lookups(); } );
+    for ( const Split& split : splits )
+    {
+        PlanState trial = st;
+        resetSharding( trial, t, split.type );
+        if ( !placeWholeTable( trial, split.first ) )
+            continue;
+        const int node = trial.shard( trial.numShards() - 1 ).gpu / per_node;
+        const bool rows = split.type == ShardingType::table_row_wise;
+        if ( placeWholeTable( trial, split.second, rows ? node * per_node : 0,
+                              rows ? ( node + 1 ) * per_node : -1 ) )
+        {
+            st = std::move( trial );
+            return true;
+        }
+    }
+    return false;
+}
+
 } // namespace
 
 //! 1. Longest processing time first on the predicted per-table cost: each table goes where the
 //! iteration time grows least (ties: the GPU with the least embedding work, then the lower
-//! index). A table that fits on no GPU whole is split row-wise over all GPUs when its blocks
-//! fit, else kept in host memory with the largest HBM cache that fits (uvm_caching).
+//! index). A table costlier than a GPU's fair share is split over a node or all GPUs
+//! (splitCostlyTable), one with more than half a GPU's fair forward share in two
+//! (splitCoarseTable). A table that fits on no GPU whole is split row-wise over all GPUs when
+//! its blocks fit, else kept in host memory with the largest HBM cache that fits (uvm_caching).
 std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& platform )
 {
     const int gpus = st.numGpus();
@@ -262,9 +333,9 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
         order.begin(), order.end(),
         [&]( int a, int b )
         { return whole[a].fwd_ms + whole[a].bwd_ms > whole[b].fwd_ms + whole[b].bwd_ms; } );
-    double total = 0.0;
+    double total = 0.0, total_fwd = 0.0;
     for ( const PlanShard& s : whole )
-        total += s.fwd_ms + s.bwd_ms;
+        total += s.fwd_ms + s.bwd_ms, total_fwd += s.fwd_ms;
     const double fair_share = total / gpus;
     std::vector<double> host_used( platform.num_nodes, 0.0 ); // UVM tables' host bytes per node
     for ( int t : order )
@@ -272,6 +343,9 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
         const double cost = whole[t].fwd_ms + whole[t].bwd_ms;
         if ( gpus > 1 && cost > fair_share &&
              splitCostlyTable( st, w, platform, t, cost, fair_share ) )
+            continue;
+        if ( gpus >= kCoarseSplitMinGpus &&
+             splitCoarseTable( st, w, platform, t, whole[t], total_fwd / gpus ) )
             continue;
         if ( placeWholeTable( st, whole[t] ) )
             continue;
