@@ -260,7 +260,7 @@ std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform&
 //! splitting them first made NeuroShard's and DreamShard's plans slightly worse (3000 search
 //! iterations: DreamShard 0.96 → 1.01 % above the bound; NeuroShard's task 45 4.6 → 5.9 %, its
 //! table went into two row blocks instead of the search's grid). On 8 (AutoShard) the gap fell
-//! from 0.83 to 0.67 %, on 128 (the large task) from 6.45 to 4.4 %.
+//! from 0.83 to 0.67 % at 3000 iterations, on 128 (the large task) from 6.45 to 4.36 %.
 constexpr int kCoarseSplitMinGpus = 8;
 
 bool splitCoarseTable( PlanState& st, const Workload& w, const Platform& platform, int t,
