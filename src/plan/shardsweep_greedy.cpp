@@ -244,6 +244,14 @@ std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform&
     return {};
 }
 
+//! The least GPUs for splitCoarseTable. On 4 GPUs a maximum is shared by at most 4, and the
+//! search's re-sharding of the critical GPUs' costliest shards reaches those tables itself:
+//! splitting them first made NeuroShard's and DreamShard's plans slightly worse (3000 search
+//! iterations: DreamShard 0.96 → 1.01 % above the bound; NeuroShard's task 45 4.6 → 5.9 %, its
+//! table went into two row blocks instead of the search's grid). On 8 (AutoShard) the gap fell
+//! from 0.83 to 0.67 % at 3000 iterations, on 128 (the large task) from 6.45 to 4.36 %.
+constexpr int kCoarseSplitMinGpus = 8;
+
 //! A table whose forward lookups alone exceed half a GPU's fair share of them (`fair_fwd`: Σ over
 //! the tables / P) leaves the greedy too coarse to balance the forward pass, whose maximum over
 //! the GPUs adds to the backward pass's. On the 856 tables of the large task a 4M × 128 table
@@ -255,14 +263,6 @@ std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform&
 //! or two column halves (each receives every id). Each piece goes where the iteration time grows
 //! least, a row block on the first one's node. False (st unchanged) when neither way applies or
 //! fits.
-//! The least GPUs for splitCoarseTable. On 4 GPUs a maximum is shared by at most 4, and the
-//! search's re-sharding of the critical GPUs' costliest shards reaches those tables itself:
-//! splitting them first made NeuroShard's and DreamShard's plans slightly worse (3000 search
-//! iterations: DreamShard 0.96 → 1.01 % above the bound; NeuroShard's task 45 4.6 → 5.9 %, its
-//! table went into two row blocks instead of the search's grid). On 8 (AutoShard) the gap fell
-//! from 0.83 to 0.67 % at 3000 iterations, on 128 (the large task) from 6.45 to 4.36 %.
-constexpr int kCoarseSplitMinGpus = 8;
-
 bool splitCoarseTable( PlanState& st, const Workload& w, const Platform& platform, int t,
                        const PlanShard& whole, double fair_fwd )
 {
