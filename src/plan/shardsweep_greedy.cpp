@@ -246,18 +246,17 @@ std::string placeInHostMemory( PlanState& st, const Workload& w, const Platform&
 
 //! The least GPUs for splitCoarseTable. On 4 GPUs a maximum is shared by at most 4, and the
 //! search's re-sharding of the critical GPUs' costliest shards reaches those tables itself:
-//! splitting them first made NeuroShard's and DreamShard's plans slightly worse (3000 search
-//! iterations: DreamShard 0.96 → 1.01 % above the bound; NeuroShard's task 45 4.6 → 5.9 %, its
-//! table went into two row blocks instead of the search's grid). On 8 (AutoShard) the gap fell
-//! from 0.83 to 0.67 % at 3000 iterations, on 128 (the large task) from 6.45 to 4.36 %.
+//! splitting them first made NeuroShard's and DreamShard's plans slightly worse, and NeuroShard's
+//! task 45 lost the search's grid (tstPlannerHardTasks.column_halves_in_row_blocks fails with
+//! 2 here). On 8 (AutoShard) and 128 GPUs (the large task) it pays (docs/PERFORMANCE.md,
+//! "Coarse tables split in the greedy").
 constexpr int kCoarseSplitMinGpus = 8;
 
 //! A table whose forward lookups alone exceed half a GPU's fair share of them (`fair_fwd`: Σ over
 //! the tables / P) leaves the greedy too coarse to balance the forward pass, whose maximum over
-//! the GPUs adds to the backward pass's. On the 856 tables of the large task a 4M × 128 table
-//! alone looked up 0.461 ms forward, the mean GPU 0.404 ms; the slowest GPU's forward ended 26 %
-//! above the mean, and the search did not split such tables, because one split does not lower a
-//! maximum that 15 GPUs share (within 1 %). Such a table is split in two before it is
+//! the GPUs adds to the backward pass's. On the 856 tables of the large task a few tables each
+//! looked up about a mean GPU's forward, and the search did not split them, because one split
+//! does not lower a maximum that a dozen GPUs share. Such a table is split in two before it is
 //! placed, whichever way looks up less in total: two row blocks on one node (table-row-wise;
 //! each block's distinct rows fit the L2 better, but each sends partial sums of every column)
 //! or two column halves (each receives every id). Each piece goes where the iteration time grows
