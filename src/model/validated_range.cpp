@@ -63,6 +63,13 @@ std::vector<std::string> transformerValidationNotes( const std::string& gpu_name
                                       c->max_tp_nodes == 1
                                           ? std::string( "within one node" )
                                           : fmt::format( "up to {} nodes", c->max_tp_nodes ) ) );
+    if ( config.pp > c->max_pp )
+        notes.push_back( fmt::format( "pp {}; measured up to {}", config.pp, c->max_pp ) );
+    if ( c->optimistic_min_dp > 0 && config.tp < per_node && config.dp >= c->optimistic_min_dp )
+        notes.push_back( fmt::format( "tp {} below the {} GPUs of a node with dp {}: predicted "
+                                      "{:.1f}-{:.1f} % short of all {} measured runs like it ({})",
+                                      config.tp, per_node, config.dp, c->optimistic_min_pct,
+                                      c->optimistic_max_pct, c->optimistic_runs, c->source ) );
     if ( config.fused && !c->flash_attention )
         notes.push_back( fmt::format( "fused (flash) attention: the measured runs on {} used "
                                       "unfused attention",

@@ -90,5 +90,30 @@ awk -F, -v want="$published" 'FNR == NR { if (FNR > 1) tflops[FNR] = $17; next }
                      print $1 ": " $0 " vs " m; bad = 1 } ++sets }
     END { if (n != want || sets != 2) { print n " rows (want " want "), " sets " sets"; bad = 1 } exit bad }' \
     "$data/transformer/published_h100_dev.csv" "$scratch/published.csv" || fail "bench transformer --table published"
+# The validated range's deepest pipeline and optimistic regime per class (validated_range.hpp:
+# max_pp, then the regime's least dp, runs and range of |error_pct|), recounted: vTrain's runs
+# from --table rows (case "h L tT pP dD ..."), the H100 ones from --table published with tp, pp and
+# dp read from the data file by line. The regime is tp below 8 (one node) with dp >= 16, where
+# every run must have been predicted short; NeMo's FP8 runs there go both ways, so none.
+maxpp() { awk -F, 'FNR == 1 { for (i = 1; i <= NF; ++i) if ($i == "pp") c = i; next }
+    $c + 0 > m { m = $c + 0 } END { print m }' "$@"; }
+a100=$(awk -F, -v pp="$(maxpp "$data"/transformer/vtrain_*_dev.csv)" '
+    $1 == "vtrain_multi" { split($4, f, " "); t = substr(f[3], 2) + 0; d = substr(f[5], 2) + 0
+        if (t < 8 && d >= 16) { e = -$7; ++n; short += e > 0
+            if (n == 1 || e < lo) lo = e; if (n == 1 || e > hi) hi = e } }
+    END { if (short == n) printf "%d, 16, %d, %.1f, %.1f", pp, n, lo, hi; else print "mixed" }' rows.csv)
+h100=$(awk -F, 'FNR == NR { if (FNR > 1) { tp[FNR] = $12; pp[FNR] = $13; dp[FNR] = $14 } next }
+    /^$/ { exit }
+    FNR > 1 { s = $1; l = $2; if (pp[l] > m[s]) m[s] = pp[l]
+        if (tp[l] < 8 && dp[l] >= 16) { e = -$8; ++n[s]; short[s] += e > 0
+            if (n[s] == 1 || e < lo[s]) lo[s] = e; if (n[s] == 1 || e > hi[s]) hi[s] = e } }
+    END { for (s in m) printf "%s=%s ", s, short[s] == n[s] ? sprintf("%d, 16, %d, %.1f, %.1f", m[s], n[s], lo[s], hi[s]) : sprintf("%d, 0, 0, 0.0, 0.0", m[s]) }' \
+    "$data/transformer/published_h100_dev.csv" "$scratch/published.csv")
+for want in "$a100" "${h100#*megatron2024=}" "${h100#*nemo2407=}"; do
+    want=${want%% [a-z]*}
+    want=${want% }
+    tr -d ' \n' <"$src/include/shardsweep/model/transformer/validated_range.hpp" | grep -q "\",${want// /}}," ||
+        fail "validated_range.hpp lacks the measured pipeline depth and regime '$want' ($a100; $h100)"
+done
 echo "bench gemm, ops and transformer read the repository's measurements: A100 bmm $bmm rows," \
     "A100 softmax $softmax, 8-GPU all-reduce $nccl"

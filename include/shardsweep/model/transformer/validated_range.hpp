@@ -42,6 +42,13 @@ struct MeasuredTransformerRuns
     double max_mfu_pct;          //!< the highest MFU measured (model FLOPs over the measured time)
     bool flash_attention;        //!< the runs used fused (flash) attention
     const char* source;
+    int max_pp; //!< the deepest pipeline measured
+    //! Where every measured run took longer than predicted: tp below the GPUs of a node and dp of
+    //! at least `optimistic_min_dp` (0: no such regime). Its `optimistic_runs` runs were
+    //! predicted between `optimistic_min_pct` and `optimistic_max_pct` % below their time.
+    int optimistic_min_dp;
+    int optimistic_runs;
+    double optimistic_min_pct, optimistic_max_pct;
 };
 
 //! The measured classes. A100 and the fp32 GPUs: the highest measured_mfu_pct of `shardsweep
@@ -49,6 +56,12 @@ struct MeasuredTransformerRuns
 //! H100: the MFU that Megatron-LM's 2024 table publishes (its own FLOPs count), and NeMo 24.07's
 //! FP8 runs: 888 TFLOP/s per GPU of the 1978.9 FP8 peak (inputs/gpus/H100-SXM-80GB.yaml), 512
 //! GPUs, tp 4, Transformer Engine's fused attention.
+//! The optimistic regime (issue 26), from the error_pct of `bench transformer --table rows`
+//! (vTrain) and `--table published` (H100), which cli.bench_measured_data recounts: on A100 all
+//! 10 multi-node runs with tp < 8 and dp >= 16 were predicted 6.5-41.6 % short (the other 12
+//! within -5.8..+3.8 %); on H100 in bf16 Megatron-LM's three (tp 1, 2, 4 with dp 48) 11.6-16.2 %
+//! short. NeMo's FP8 runs there go both ways (-8.7, -0.2, +10.4 %): no regime. Why is not known
+//! (docs/MODEL.md, "Where the model is optimistic"), so it is flagged rather than fitted.
 inline constexpr MeasuredTransformerRuns kMeasuredTransformerRuns[] = {
     { { "A100-SXM4-40GB", "A100-SXM4-80GB" },
       MeasuredPrecision::sixteen_bit,
@@ -56,55 +69,91 @@ inline constexpr MeasuredTransformerRuns kMeasuredTransformerRuns[] = {
       2,
       43.44,
       false,
-      "vTrain's Megatron-DeepSpeed iterations" },
+      "vTrain's Megatron-DeepSpeed iterations",
+      32,
+      16,
+      10,
+      6.5,
+      41.6 },
     { { "H100-SXM-80GB", nullptr },
       MeasuredPrecision::sixteen_bit,
       6144,
       1,
       49.0,
       false,
-      "Megatron-LM's 2024 H100 table" },
+      "Megatron-LM's 2024 H100 table",
+      16,
+      16,
+      3,
+      11.6,
+      16.2 },
     { { "H100-SXM-80GB", nullptr },
       MeasuredPrecision::fp8,
       512,
       1,
       44.87,
       true,
-      "NeMo 24.07's FP8 H100 runs" },
+      "NeMo 24.07's FP8 H100 runs",
+      8,
+      0,
+      0,
+      0.0,
+      0.0 },
     { { "V100-PCIe-32GB", nullptr },
       MeasuredPrecision::fp32,
       1,
       1,
       82.85,
       false,
-      "NeuSight's single-GPU steps" },
+      "NeuSight's single-GPU steps",
+      1,
+      0,
+      0,
+      0.0,
+      0.0 },
     { { "P100", nullptr },
       MeasuredPrecision::fp32,
       1,
       1,
       70.15,
       false,
-      "NeuSight's single-GPU steps" },
+      "NeuSight's single-GPU steps",
+      1,
+      0,
+      0,
+      0.0,
+      0.0 },
     { { "T4", nullptr },
       MeasuredPrecision::fp32,
       1,
       1,
       52.20,
       false,
-      "NeuSight's single-GPU steps" },
+      "NeuSight's single-GPU steps",
+      1,
+      0,
+      0,
+      0.0,
+      0.0 },
     { { "P4", nullptr },
       MeasuredPrecision::fp32,
       1,
       1,
       40.08,
       false,
-      "NeuSight's single-GPU steps" },
+      "NeuSight's single-GPU steps",
+      1,
+      0,
+      0,
+      0.0,
+      0.0 },
 };
 
 //! Every way the configuration leaves the measured range, one short note each (empty: inside
 //! it): a GPU or dtype without measured steps, more GPUs than measured, a tensor-parallel group
-//! over more nodes than measured, fused (flash) attention never measured, or an MFU above the
-//! highest measured. `gpu_name` is the catalog name; `mfu_pct` the prediction's (NaN: unknown).
+//! over more nodes or a pipeline deeper than measured, the optimistic regime, fused (flash)
+//! attention never measured, or an MFU above the highest measured. `gpu_name` is the catalog name;
+//! `mfu_pct` the prediction's (NaN: unknown).
 std::vector<std::string> transformerValidationNotes( const std::string& gpu_name,
                                                      const Platform& platform,
                                                      const TransformerSpec& model,
