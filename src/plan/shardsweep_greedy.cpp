@@ -173,8 +173,8 @@ bool splitCostlyTable( PlanState& st, const Workload& w, const Platform& platfor
 
 //! Places the whole table `whole` where the iteration time grows least (ties: the GPU with the
 //! least embedding work, then the lower index), among GPUs first_gpu to end_gpu − 1 (−1: the
-//! last); false when it fits on none.
-bool placeWholeTable( PlanState& st, const PlanShard& whole, int first_gpu = 0, int end_gpu = -1 )
+//! last); returns that GPU, or −1 when it fits on none.
+int placeWholeTable( PlanState& st, const PlanShard& whole, int first_gpu = 0, int end_gpu = -1 )
 {
     int best = -1;
     double best_obj = kInf, best_load = kInf;
@@ -189,12 +189,12 @@ bool placeWholeTable( PlanState& st, const PlanShard& whole, int first_gpu = 0, 
             best = g, best_obj = obj, best_load = load;
     }
     if ( best < 0 )
-        return false;
+        return -1;
     PlanShard s = whole;
     s.gpu = best;
     st.addShard( s );
     st.refresh();
-    return true;
+    return best;
 }
 
 //! Memory pressure: keeps table t in host memory (UVM) on a GPU of a node with host room, with
@@ -297,12 +297,13 @@ bool splitCoarseTable( PlanState& st, const Workload& w, const Platform& platfor
     {
         PlanState trial = st;
         resetSharding( trial, t, split.type );
-        if ( !placeWholeTable( trial, split.first ) )
+        const int first_gpu = placeWholeTable( trial, split.first );
+        if ( first_gpu < 0 )
             continue;
-        const int node = trial.shard( trial.numShards() - 1 ).gpu / per_node;
+        const int node = first_gpu / per_node;
         const bool rows = split.type == ShardingType::table_row_wise;
         if ( placeWholeTable( trial, split.second, rows ? node * per_node : 0,
-                              rows ? ( node + 1 ) * per_node : -1 ) )
+                              rows ? ( node + 1 ) * per_node : -1 ) >= 0 )
         {
             st = std::move( trial );
             return true;
@@ -346,7 +347,7 @@ std::string greedyPlacement( PlanState& st, const Workload& w, const Platform& p
         if ( gpus >= kCoarseSplitMinGpus &&
              splitCoarseTable( st, w, platform, t, whole[t], total_fwd / gpus ) )
             continue;
-        if ( placeWholeTable( st, whole[t] ) )
+        if ( placeWholeTable( st, whole[t] ) >= 0 )
             continue;
         PlanState trial = st;
         if ( reshardRows( trial, w, t, ShardingType::row_wise, 0, gpus ) )
