@@ -32,7 +32,8 @@ constexpr PlannerKind kBaselines[] = {
 
 struct PlannerStats
 {
-    int tasks = 0; //!< tasks where the planner's plan fits (the kernel's full memory model)
+    int tasks = 0;       //!< tasks where the planner's plan fits (the kernel's full memory model)
+    int clock_stops = 0; //!< tasks where the search stopped on --budget-s (machine-dependent)
     double sum_improvement = 0.0, worst_improvement = std::numeric_limits<double>::infinity();
     int best = 0;
     int misses = 0; //!< tasks where its plan does not fit but another planner's does
@@ -45,7 +46,8 @@ struct BenchOptions
     int tasks = 100;
     int large_tasks = 1;
     std::string format = "table", platform_file, locality_file;
-    double budget = 0.5;
+    double budget = 60.0;
+    long long evaluations = 5000000;
     std::string protocol = "dlrm";
     std::vector<int> gpu_counts = { 64, 256, 1024, 4096 };
     int detail_task = -1; //!< --detail-task: the task whose plan and bound are shown term by term
@@ -65,8 +67,13 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "tasks", po::value( &o.tasks )->default_value( o.tasks ), "tasks per protocol" )(
         "large-tasks", po::value( &o.large_tasks )->default_value( o.large_tasks ),
         "tasks of the large-856x128 protocol (0: skip it)" )(
+        "max-evaluations", po::value( &o.evaluations )->default_value( o.evaluations ),
+        "the shardsweep planner's search per task stops after N candidate moves and swaps "
+        "priced: the same plans, so the same gaps, on any machine (5e6: about 0.3-0.7 s per "
+        "task on 4-8 GPUs, 6 s on the large task, on the machine of docs/PERFORMANCE.md)" )(
         "budget-s", po::value( &o.budget )->default_value( o.budget ),
-        "time budget of the shardsweep planner's search per task" )(
+        "time limit of the shardsweep planner's search per task, a safety net: a task it "
+        "stops is counted on standard error, since its plan depends on the machine" )(
         "platform", po::value( &o.platform_file ),
         "platform whose GPU and network the tasks run on (default "
         "inputs/platforms/dgx-a100-4node-ib.yaml, "
@@ -170,6 +177,7 @@ void addTaskStats( const TaskPlans& plans, double bound, PlannerStats* stats )
         s.best += r.predicted_ms <= best_any * ( 1.0 + 1e-12 ) ? 1 : 0;
         s.sum_gap += 100.0 * ( r.predicted_ms - bound ) / bound;
         s.sum_seconds += r.plan_seconds;
+        s.clock_stops += r.stopped_on_clock ? 1 : 0;
     }
 }
 
@@ -220,7 +228,8 @@ void addDetailRow( ResultTable& t, TaskProtocol protocol, int task, const Worklo
 //! Plans `count` tasks of `protocol` with every planner on `base` (resized to each task, with
 //! its memory cap), accumulating `stats` (indexed by PlannerKind).
 void runProtocol( TaskProtocol protocol, int count, const TablePool& pool, const Platform& base,
-                  double budget, PlannerStats* stats, int detail_task, ResultTable* detail )
+                  const PlannerOptions& search, PlannerStats* stats, int detail_task,
+                  ResultTable* detail )
 {
     const std::vector<int> split = dreamshardSplit( static_cast<int>( pool.size() ), 1 );
     for ( int i = 0; i < count; ++i )
@@ -232,9 +241,8 @@ void runProtocol( TaskProtocol protocol, int count, const TablePool& pool, const
             platform = applyMemoryCap( platform, task.memory_cap_GiB );
         const std::int64_t batch = task.workload.global_batch;
         const double bound = iterationLowerBoundMs( task.workload, platform, batch );
-        PlannerOptions o;
+        PlannerOptions o = search;
         o.seed = i;
-        o.time_budget_s = budget;
         const bool large = protocol == TaskProtocol::large_856x128;
         const TaskPlans plans = planTask( task, platform, batch, o, large );
         addTaskStats( plans, bound, stats );
@@ -281,8 +289,9 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         throw UsageError(
             fmt::format( "--protocol: expected dlrm or transformer, found '{}'", o.protocol ) );
     const OutputFormat out_format = parseOutputFormat( o.format );
-    if ( o.tasks < 1 || o.large_tasks < 0 || o.budget <= 0 )
-        throw UsageError( "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0" );
+    if ( o.tasks < 1 || o.large_tasks < 0 || o.budget <= 0 || o.evaluations < 1 )
+        throw UsageError(
+            "--tasks must be >= 1, --large-tasks >= 0, --budget-s > 0, --max-evaluations >= 1" );
     if ( o.detail_task < -1 || o.detail_task >= o.tasks )
         throw UsageError( fmt::format( "--detail-task: expected a task from 0 to {} (--tasks {}), "
                                        "found {}",
@@ -311,9 +320,17 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         if ( count == 0 )
             continue;
         PlannerStats stats[kNumPlanners];
-        runProtocol( protocol, count, pool, base.platform, o.budget, stats, o.detail_task,
-                     &detail );
+        PlannerOptions search;
+        search.time_budget_s = o.budget;
+        search.max_evaluations = o.evaluations;
+        runProtocol( protocol, count, pool, base.platform, search, stats, o.detail_task, &detail );
         addProtocolRows( table, protocol, count, stats );
+        const int stops = stats[static_cast<int>( PlannerKind::shardsweep )].clock_stops;
+        if ( stops > 0 )
+            std::cerr << fmt::format( "note: {}: the --budget-s {} s clock stopped shardsweep's "
+                                      "search on {} of {} tasks before --max-evaluations {}: "
+                                      "their plans depend on this machine's speed and load\n",
+                                      nameOf( protocol ), o.budget, stops, count, o.evaluations );
     }
     table.print( ctx.print(), out_format );
     if ( o.detail_task >= 0 )

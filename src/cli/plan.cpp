@@ -122,6 +122,7 @@ struct PlanArguments
     std::uint64_t seed = 0;
     double budget = 0.5;
     int iterations = 100000;
+    long long evaluations = 0;
     std::vector<std::string> files;
     std::vector<std::string> calibrations;
     po::variables_map vm;
@@ -174,9 +175,14 @@ bool parsePlanArguments( const CommandContext& ctx, const Arguments& args, PlanA
         "seed", po::value( &a.seed )->default_value( a.seed ),
         "DLRM: seed of the random planner and of tie-breaking" )(
         "budget-s", po::value( &a.budget )->default_value( a.budget ),
-        "time budget of the shardsweep planner's local search, seconds" )(
+        "DLRM: time budget of the shardsweep planner's search, seconds (where it stops the "
+        "search, the plan depends on the machine's speed and load; the output says so)" )(
         "max-iterations", po::value( &a.iterations )->default_value( a.iterations ),
-        "iteration budget of the shardsweep planner's local search" )(
+        "DLRM: iteration budget of the shardsweep planner's search (rounds of moves)" )(
+        "max-evaluations", po::value( &a.evaluations ),
+        "DLRM: the shardsweep planner's search stops after N candidate moves and swaps priced "
+        "(default: no limit); the same plan on any machine, about 0.1 us each on 4-8 GPUs "
+        "(raise --budget-s so that the clock does not stop it first)" )(
         "cost-model", po::value( &a.cost_model )->default_value( a.cost_model ),
         "native | torchrec | learned: the model plans are priced (and the shardsweep planner "
         "searches) with" )( "cost-model-file", po::value( &a.cost_model_file ),
@@ -330,6 +336,9 @@ int planTransformer( const CommandContext& ctx, PlanArguments& a, const Workload
         throw UsageError( fmt::format( "--global-batch: expected > 0, found {}", a.batch ) );
     if ( !vm["cost-model"].defaulted() && a.cost_model != "native" )
         throw UsageError( "--cost-model: transformer workloads have only 'native'" );
+    if ( vm.count( "max-evaluations" ) )
+        throw UsageError( "--max-evaluations applies to DLRM workloads (the transformer "
+                          "planners search exhaustively)" );
     if ( !vm["gemm-model"].defaulted() && a.gemm_model != "analytic" )
         throw UsageError( "--gemm-model: the transformer planners price GEMMs with the "
                           "analytic model only" );
@@ -375,6 +384,10 @@ int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload&
     popts.seed = a.seed;
     popts.time_budget_s = a.budget;
     popts.max_iterations = a.iterations;
+    if ( vm.count( "max-evaluations" ) && a.evaluations < 1 )
+        throw UsageError(
+            fmt::format( "--max-evaluations: expected >= 1, found {}", a.evaluations ) );
+    popts.max_evaluations = a.evaluations;
     const CostModelChoice choice =
         chooseCostModel( ctx, a.cost_model, a.cost_model_file, "--cost-model-file", platform.name );
     popts.model = choice.model;
@@ -407,14 +420,21 @@ int planDlrm( const CommandContext& ctx, const PlanArguments& a, const Workload&
         {
             if ( std::isnan( bound ) )
                 out << fmt::format( "iteration {:.4f} ms ({} cost model: no lower bound); "
-                                    "planned in {:.3f} s\n\n",
+                                    "planned in {:.3f} s\n",
                                     best.predicted_ms, a.cost_model, best.plan_seconds );
             else
                 out << fmt::format( "iteration {:.4f} ms; lower bound {:.4f} ms (gap {:.2f} %); "
-                                    "planned in {:.3f} s\n\n",
+                                    "planned in {:.3f} s\n",
                                     best.predicted_ms, bound,
                                     100.0 * ( best.predicted_ms - bound ) / bound,
                                     best.plan_seconds );
+            if ( best.stopped_on_clock )
+                out << fmt::format( "note: the search stopped on its {} s clock (--budget-s), "
+                                    "so a rerun on a faster or less loaded machine may find "
+                                    "another plan; --max-evaluations N with a larger --budget-s "
+                                    "gives the same plan on any machine\n",
+                                    a.budget );
+            out << "\n";
             printChosenPlan( out, workload, platform.platform, global_batch, best, popts );
         }
         out << fmt::format( "\nall planners on this task ({} of {} have a plan that fits in "

@@ -143,15 +143,16 @@ void addUnconstrainedSeed( const PlanInputs& in,
     capped.load( free.toPlan() );
     if ( allFit( capped ) )
         return; // memory does not bind the greedy placement: the main search covers it
-    const int iterations = static_cast<int>( kUnconstrainedShare * budget.iterations_left );
-    Budget share{ iterations,
-                  ( *budget.elapsed )() +
-                      kUnconstrainedShare * ( budget.deadline_s - ( *budget.elapsed )() ),
-                  budget.elapsed };
+    const Budget granted{
+        static_cast<int>( kUnconstrainedShare * budget.iterations_left ),
+        ( *budget.elapsed )() + kUnconstrainedShare * ( budget.deadline_s - ( *budget.elapsed )() ),
+        budget.elapsed,
+        static_cast<std::int64_t>( kUnconstrainedShare * double( budget.evaluations_left ) ) };
+    Budget share = granted;
     localSearch( free, in.workload, in.platform, share, true );
     capped.load( free.toPlan() );
     const bool fits = repairMemory( capped, share );
-    budget.iterations_left -= iterations - std::max( 0, share.iterations_left );
+    budget.charge( granted, share );
     if ( !fits )
         return;
     capped.refresh();
@@ -201,7 +202,9 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     addFittingBaselineSeeds( state, in, fitting );
 
-    Budget budget{ options.max_iterations, options.time_budget_s, &elapsed };
+    Budget budget{ options.max_iterations, options.time_budget_s, &elapsed,
+                   options.max_evaluations > 0 ? options.max_evaluations
+                                               : std::numeric_limits<std::int64_t>::max() };
     if ( greedy_reason.empty() &&
          static_cast<long>( workload.tables.size() ) * platform.numGpus() <=
              kUnconstrainedSeedLimit )
@@ -221,6 +224,8 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     localSearch( state, workload, platform, budget, true );
     iteratedSearch( state, workload, platform, budget, options.seed );
+    result.stopped_on_clock =
+        budget.outOfTime() && budget.iterations_left > 0 && budget.evaluations_left > 0;
 
     // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in
     //    another order than the kernel's), else the fastest seed that fits.

@@ -92,6 +92,7 @@ void improveByMoves( PlanState& st, Budget& budget )
         const double current = st.objective();
         Candidate best{ current, st.spread() };
         int move = -1, target = -1, partner = -1;
+        std::int64_t evaluations = 0;
         std::vector<std::vector<int>> on_gpu( gpus );
         for ( int s = 0; s < st.numShards(); ++s )
             if ( movable( st, st.shard( s ) ) )
@@ -107,6 +108,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                     if ( g == a || !mayGoTo( st, sh, g ) )
                         continue;
                     const GpuDelta in = deltaOf( g, sh, nullptr );
+                    ++evaluations;
                     const double obj = st.objectiveWith( out, in );
                     if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
                         best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
@@ -118,6 +120,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                             continue;
                         const GpuDelta da = deltaOf( a, other, &sh );
                         const GpuDelta db = deltaOf( g, sh, &other );
+                        ++evaluations;
                         const double swapped = st.objectiveWith( da, db );
                         if ( swapped < kInf && best.better( swapped, st.spreadWith( da, db ) ) )
                             best = { swapped, st.spreadWith( da, db ) }, move = s, target = g,
@@ -125,6 +128,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                     }
                 }
             }
+        budget.evaluations_left -= evaluations;
         if ( move < 0 )
             return;
         ties = best.objective < current * ( 1.0 - kTie ) ? 0 : ties + 1;
@@ -169,6 +173,7 @@ bool repairMemory( PlanState& st, Budget& budget )
         st.refresh();
         double best = kInf;
         int move = -1, target = -1, partner = -1;
+        std::int64_t evaluations = 0;
         const int shards = st.numShards();
         for ( int s = 0; s < shards; ++s )
         {
@@ -180,6 +185,7 @@ bool repairMemory( PlanState& st, Budget& budget )
             {
                 if ( g == a || !mayGoTo( st, sh, g ) )
                     continue;
+                ++evaluations;
                 const double obj = st.objectiveWith( out, deltaOf( g, sh, nullptr ) );
                 if ( obj < best )
                     best = obj, move = s, target = g, partner = -1;
@@ -191,12 +197,14 @@ bool repairMemory( PlanState& st, Budget& budget )
                      other.memory_bytes >= sh.memory_bytes || !mayGoTo( st, sh, other.gpu ) ||
                      !mayGoTo( st, other, a ) )
                     continue;
+                ++evaluations;
                 const double obj =
                     st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
                 if ( obj < best )
                     best = obj, move = s, target = other.gpu, partner = o;
             }
         }
+        budget.evaluations_left -= evaluations;
         if ( move < 0 )
             return false;
         st.moveShard( move, target );
@@ -260,13 +268,13 @@ void localSearch( PlanState& st, const Workload& w, const Platform& platform, Bu
         // One option, rebalanced by its own round of moves; kept if it beats the best so far.
         auto tryOption = [&]( PlanState& trial )
         {
-            Budget lookahead{ std::min( kLookaheadIterations, budget.iterations_left ),
-                              budget.deadline_s, &elapsed };
-            const int granted = lookahead.iterations_left;
+            const Budget granted{ std::min( kLookaheadIterations, budget.iterations_left ),
+                                  budget.deadline_s, &elapsed, budget.evaluations_left };
+            Budget lookahead = granted;
             const bool fits = repairMemory( trial, lookahead );
             if ( fits )
                 improveByMoves( trial, lookahead );
-            budget.iterations_left -= granted - lookahead.iterations_left;
+            budget.charge( granted, lookahead );
             if ( !fits )
                 return;
             trial.refresh();

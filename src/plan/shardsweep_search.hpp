@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -78,13 +79,25 @@ std::vector<PlanState> hostTableMoves( const PlanState& st, const Workload& w, i
 std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
                                     const Platform& platform, int s );
 
-//! Budget of one search: iterations (deterministic) and wall time (a safety net).
+//! Budget of one search: iterations and candidate evaluations (both deterministic: a task and
+//! seed give one plan on any machine) and wall time (a safety net, machine-dependent).
+//! Evaluations (objectiveWith calls: one per move or swap priced) track the search's work, which
+//! an iteration (one round of moves over every shard of the critical GPUs) does not: a round
+//! on AutoShard's 80 tables over 8 GPUs costs six times one on NeuroShard's 4 GPUs.
 struct Budget
 {
     int iterations_left;
     double deadline_s;
     const std::function<double()>* elapsed;
-    bool spent() const { return iterations_left <= 0 || ( *elapsed )() >= deadline_s; }
+    std::int64_t evaluations_left = std::numeric_limits<std::int64_t>::max();
+    bool outOfTime() const { return ( *elapsed )() >= deadline_s; }
+    bool spent() const { return iterations_left <= 0 || evaluations_left <= 0 || outOfTime(); }
+    //! Charges the work a sub-search used: `part` was granted `granted`'s counts.
+    void charge( const Budget& granted, const Budget& part )
+    {
+        iterations_left -= granted.iterations_left - part.iterations_left;
+        evaluations_left -= granted.evaluations_left - part.evaluations_left;
+    }
 };
 
 //! Lookup time (forward and backward, all its shards) and number of shards of every table.

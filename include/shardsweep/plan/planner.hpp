@@ -27,9 +27,13 @@ bool plannerPlans( PlannerKind kind, WorkloadKind workload );
 
 struct PlannerOptions
 {
-    std::uint64_t seed = 0;              //!< random baseline and search tie-breaking
-    double time_budget_s = 0.5;          //!< shardsweep planner's improvement phase
-    int max_iterations = 100000;         //!< shardsweep planner's improvement phase
+    std::uint64_t seed = 0;      //!< random baseline and search tie-breaking
+    double time_budget_s = 0.5;  //!< shardsweep planner's improvement phase
+    int max_iterations = 100000; //!< shardsweep planner's improvement phase
+    //! shardsweep planner: candidate moves and swaps priced, at most (0: no limit). Unlike the
+    //! clock it stops the search at the same point on any machine, and unlike iterations it
+    //! tracks the search's work on tasks of any size (about 0.1 µs per evaluation on 4-8 GPUs).
+    std::int64_t max_evaluations = 0;
     CostModel model = CostModel::native; //!< the model the plan is priced (and searched) with
     LearnedCostBinding learned;          //!< the learned model and platform (model == learned)
     const LearnedGemmModel* learned_gemm = nullptr; //!< dense GEMMs: learned (null: analytic)
@@ -46,6 +50,9 @@ struct PlanResult
     Plan plan;
     double predicted_ms = 0.0; //!< iteration time of the plan under options.model
     double plan_seconds = 0.0; //!< wall time spent planning
+    //! The shardsweep planner's search ran out of time_budget_s before its iteration and
+    //! evaluation budgets and before it converged: the plan depends on the machine's speed.
+    bool stopped_on_clock = false;
 };
 
 //! Plans `workload` on `platform` at `global_batch` (0: workload.global_batch). A transformer
