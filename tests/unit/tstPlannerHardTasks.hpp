@@ -2,7 +2,7 @@
 // memory binds, tables kept in host memory trade their HBM caches between the GPUs of a node to
 // balance the lookups, and a search without the capacity seeds the search under it; elsewhere,
 // the iterated search's replication kicks find data-parallel tables that pay only after the
-// GPUs are rebalanced around them.
+// GPUs are rebalanced around them. Also: the search budget's evaluation count.
 #include <a100_switch_platform.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -75,6 +75,62 @@ TEST( TEST_CATEGORY, host_memory_tables_trade_caches_between_gpus )
         slowest = std::max( slowest, state.fwd( g ) + state.bwd( g ) );
     EXPECT_LT( slowest, 0.75 * slowest_before );
     EXPECT_LT( state.objective(), 0.85 * before );
+}
+
+// The search's evaluation budget counts every candidate it prices. Two 4M x 64 fp32 tables (1 GiB
+// each) on GPU 0 overflow it; a 100k x 64 table sits on GPU 1. One round of the memory repair
+// prices, for each big table, its move to GPU 1 and its swap with the small one: 4 evaluations,
+// 1 iteration. Either move or swap leaves both GPUs within the capacity, so the repair ends there.
+TEST( TEST_CATEGORY, memory_repair_counts_its_evaluations )
+{
+    Workload w;
+    w.name = "overflow";
+    w.global_batch = 65536;
+    for ( int t = 0; t < 3; ++t )
+    {
+        TableSpec s;
+        s.rows = t < 2 ? 4'000'000 : 100'000;
+        s.dim = 64;
+        s.pooling_factor = 4.0;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    const Platform p = a100Switch( 2, 40.0 );
+    auto placed = [&]( int gpu_of_t1 )
+    {
+        Plan plan;
+        for ( int t = 0; t < 3; ++t )
+        {
+            plan.tables.push_back( { ShardingType::table_wise, ComputeKernel::hbm, 1.0 } );
+            plan.shards.push_back(
+                { t, t == 0 ? 0 : ( t == 1 ? gpu_of_t1 : 1 ), 0, w.tables[t].rows, 0, 64 } );
+        }
+        return plan;
+    };
+    PlanState measure( w, p, 0, 1e30 );
+    measure.load( placed( 1 ) ); // one big table per GPU: what fits
+    const double capacity = std::max( measure.memory( 0 ), measure.memory( 1 ) ) * ( 1.0 + 1e-9 );
+    PlanState state( w, p, 0, capacity );
+    state.load( placed( 0 ) );
+    state.refresh();
+    ASSERT_FALSE( planner_detail::allFit( state ) );
+
+    const std::function<double()> clock = [] { return 0.0; };
+    planner_detail::Budget budget{ 100, 1e30, &clock, 1000 };
+    EXPECT_TRUE( planner_detail::repairMemory( state, budget ) );
+    EXPECT_TRUE( planner_detail::allFit( state ) );
+    EXPECT_EQ( budget.iterations_left, 99 );
+    EXPECT_EQ( budget.evaluations_left, 996 );
+    // A sub-search's work is charged to its parent, overshoot included.
+    planner_detail::Budget parent{ 100, 1e30, &clock, 50 };
+    const planner_detail::Budget granted{ 10, 1e30, &clock, 3 };
+    planner_detail::Budget part = granted;
+    part.iterations_left -= 1;
+    part.evaluations_left -= 4;
+    parent.charge( granted, part );
+    EXPECT_EQ( parent.iterations_left, 99 );
+    EXPECT_EQ( parent.evaluations_left, 46 );
+    EXPECT_TRUE( part.spent() );
 }
 
 // NeuroShard task 25: its 58 tables fit in HBM, but with their outputs and all-to-all buffers
