@@ -224,8 +224,7 @@ PlanResult planShardsweep( const Workload& workload, const Platform& platform,
     }
     localSearch( state, workload, platform, budget, true );
     iteratedSearch( state, workload, platform, budget, options.seed );
-    result.stopped_on_clock =
-        budget.outOfTime() && budget.iterations_left > 0 && budget.evaluations_left > 0;
+    result.stopped_on_clock = budget.stopped_on_clock;
 
     // 3. The kernel's own step decides: the searched plan if it fits (the search's sums run in
     //    another order than the kernel's), else the fastest seed that fits.

@@ -90,8 +90,16 @@ struct Budget
     double deadline_s;
     const std::function<double()>* elapsed;
     std::int64_t evaluations_left = std::numeric_limits<std::int64_t>::max();
-    bool outOfTime() const { return ( *elapsed )() >= deadline_s; }
-    bool spent() const { return iterations_left <= 0 || evaluations_left <= 0 || outOfTime(); }
+    //! Set when spent() found the clock past the deadline with counts left: the search stopped
+    //! on the clock, so its result depends on the machine (PlanResult::stopped_on_clock).
+    mutable bool stopped_on_clock = false;
+    bool spent() const
+    {
+        if ( iterations_left <= 0 || evaluations_left <= 0 )
+            return true;
+        stopped_on_clock = stopped_on_clock || ( *elapsed )() >= deadline_s;
+        return stopped_on_clock;
+    }
     //! Charges the work a sub-search used: `part` was granted `granted`'s counts.
     void charge( const Budget& granted, const Budget& part )
     {
