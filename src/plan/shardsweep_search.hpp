@@ -82,8 +82,8 @@ std::vector<PlanState> reshardings( const PlanState& st, const Workload& w,
 //! Budget of one search: iterations and candidate evaluations (both deterministic: a task and
 //! seed give one plan on any machine) and wall time (a safety net, machine-dependent).
 //! Evaluations (objectiveWith calls: one per move or swap priced) track the search's work, which
-//! an iteration (one round of moves over every shard of the critical GPUs) does not: a round
-//! on AutoShard's 80 tables over 8 GPUs costs six times one on NeuroShard's 4 GPUs.
+//! an iteration (one round of moves over every shard of the critical GPUs) does not: a round's
+//! cost grows with the task's tables and GPUs.
 struct Budget
 {
     int iterations_left;
