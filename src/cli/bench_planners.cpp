@@ -69,8 +69,8 @@ bool parseOptions( const CommandContext& ctx, const Arguments& args, BenchOption
         "tasks of the large-856x128 protocol (0: skip it)" )(
         "max-evaluations", po::value( &o.evaluations )->default_value( o.evaluations ),
         "the shardsweep planner's search per task stops after N candidate moves and swaps "
-        "priced: the same plans, so the same gaps, on any machine (5e6: about 0.3-0.7 s per "
-        "task on 4-8 GPUs, 6 s on the large task, on the machine of docs/PERFORMANCE.md)" )(
+        "priced: the same plans, so the same gaps, on any machine (5e6: about 0.5-0.8 s per "
+        "task on 4-8 GPUs, 4.4 s on the large task, on the machine of docs/PERFORMANCE.md)" )(
         "budget-s", po::value( &o.budget )->default_value( o.budget ),
         "time limit of the shardsweep planner's search per task, a safety net: a task it "
         "stops is counted on standard error, since its plan depends on the machine" )(
