@@ -315,14 +315,14 @@ int benchPlanners( const CommandContext& ctx, const Arguments& args )
         { TaskProtocol::dreamshard, o.tasks },
         { TaskProtocol::autoshard, o.tasks },
         { TaskProtocol::large_856x128, o.large_tasks } };
+    PlannerOptions search;
+    search.time_budget_s = o.budget;
+    search.max_evaluations = o.evaluations;
     for ( const auto& [protocol, count] : protocols )
     {
         if ( count == 0 )
             continue;
         PlannerStats stats[kNumPlanners];
-        PlannerOptions search;
-        search.time_budget_s = o.budget;
-        search.max_evaluations = o.evaluations;
         runProtocol( protocol, count, pool, base.platform, search, stats, o.detail_task, &detail );
         addProtocolRows( table, protocol, count, stats );
         const int stops = stats[static_cast<int>( PlannerKind::shardsweep )].clock_stops;

@@ -92,7 +92,12 @@ void improveByMoves( PlanState& st, Budget& budget )
         const double current = st.objective();
         Candidate best{ current, st.spread() };
         int move = -1, target = -1, partner = -1;
-        std::int64_t evaluations = 0;
+        // Every candidate priced draws on the evaluation budget.
+        auto evaluate = [&]( const GpuDelta& x, const GpuDelta& y )
+        {
+            --budget.evaluations_left;
+            return st.objectiveWith( x, y );
+        };
         std::vector<std::vector<int>> on_gpu( gpus );
         for ( int s = 0; s < st.numShards(); ++s )
             if ( movable( st, st.shard( s ) ) )
@@ -108,8 +113,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                     if ( g == a || !mayGoTo( st, sh, g ) )
                         continue;
                     const GpuDelta in = deltaOf( g, sh, nullptr );
-                    ++evaluations;
-                    const double obj = st.objectiveWith( out, in );
+                    const double obj = evaluate( out, in );
                     if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
                         best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
                         partner = -1;
@@ -120,15 +124,13 @@ void improveByMoves( PlanState& st, Budget& budget )
                             continue;
                         const GpuDelta da = deltaOf( a, other, &sh );
                         const GpuDelta db = deltaOf( g, sh, &other );
-                        ++evaluations;
-                        const double swapped = st.objectiveWith( da, db );
+                        const double swapped = evaluate( da, db );
                         if ( swapped < kInf && best.better( swapped, st.spreadWith( da, db ) ) )
                             best = { swapped, st.spreadWith( da, db ) }, move = s, target = g,
                             partner = o;
                     }
                 }
             }
-        budget.evaluations_left -= evaluations;
         if ( move < 0 )
             return;
         ties = best.objective < current * ( 1.0 - kTie ) ? 0 : ties + 1;
@@ -173,7 +175,11 @@ bool repairMemory( PlanState& st, Budget& budget )
         st.refresh();
         double best = kInf;
         int move = -1, target = -1, partner = -1;
-        std::int64_t evaluations = 0;
+        auto evaluate = [&]( const GpuDelta& x, const GpuDelta& y )
+        {
+            --budget.evaluations_left;
+            return st.objectiveWith( x, y );
+        };
         const int shards = st.numShards();
         for ( int s = 0; s < shards; ++s )
         {
@@ -185,8 +191,7 @@ bool repairMemory( PlanState& st, Budget& budget )
             {
                 if ( g == a || !mayGoTo( st, sh, g ) )
                     continue;
-                ++evaluations;
-                const double obj = st.objectiveWith( out, deltaOf( g, sh, nullptr ) );
+                const double obj = evaluate( out, deltaOf( g, sh, nullptr ) );
                 if ( obj < best )
                     best = obj, move = s, target = g, partner = -1;
             }
@@ -197,14 +202,12 @@ bool repairMemory( PlanState& st, Budget& budget )
                      other.memory_bytes >= sh.memory_bytes || !mayGoTo( st, sh, other.gpu ) ||
                      !mayGoTo( st, other, a ) )
                     continue;
-                ++evaluations;
                 const double obj =
-                    st.objectiveWith( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
+                    evaluate( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
                 if ( obj < best )
                     best = obj, move = s, target = other.gpu, partner = o;
             }
         }
-        budget.evaluations_left -= evaluations;
         if ( move < 0 )
             return false;
         st.moveShard( move, target );
