@@ -70,7 +70,7 @@ NR > 1 {
 # configuration as a CSV row with every knob left empty but those the scenario sets (issue 26:
 # fused defaulted to 0 here and to true in files, 27.4 s against 25.9 s).
 printf '%s\n' "hidden,heads,layers,seq_len,vocab,platform,tp,pp,dp,micro_batch,global_batch,recompute,zero" \
-    "12288,96,96,2048,50257,$src/inputs/platforms/dgx-a100-4node-ib.yaml,8,16,8,1,1536,full,1" \
+    "12288,96,96,2048,50257,$src/inputs/platforms/dgx-a100-selene.yaml,8,16,8,1,1536,full,1" \
     >"$scratch/g175.csv"
 want=$(grep -v '^#' "$src/inputs/workloads/gpt3-175b.yaml" | grep -E '^ *(hidden|heads|layers|seq_len|vocab):' | tr -d ' ' | sort | tr '\n' ' ')
 [ "$want" = "heads:96 hidden:12288 layers:96 seq_len:2048 vocab:50257 " ] || fail "gpt3-175b.yaml changed: $want"
@@ -90,6 +90,21 @@ row_ms() { awk -F, -v k="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "ite
 # Its 1024 GPUs lie beyond vTrain's 512 (model/transformer/validated_range.hpp): the row says so.
 grep "^gpt3-175b-megatron-paper," <<<"$sample" | grep -q "1024 GPUs; measured up to 512" ||
     fail "sample: the paper configuration is not flagged outside the validated range"
+# The Selene file prices its NVSwitch as nccl-tests measured an A100 node (docs/MODEL.md, "Published
+# Selene runs"): a 100 MiB all-reduce on 8 GPUs within 3 % of the shipped measurement, where the
+# datasheet file's two chunks at 300 GB/s run side by side and cost less than half of it.
+measured_ns=$(awk -F, '$1 == 104857600 { print $4 }' "$src/inputs/measured/transformer/nccl_tests_a100/all_reduce_8gpu.csv")
+[ "$measured_ns" = 920800 ] || fail "nccl-tests 100 MiB row: $measured_ns"
+ar_ns() { "$exe" predict collective --platform "$src/inputs/platforms/$1.yaml" --collective all-reduce \
+    --bytes 104857600 --dims 0:1 -f csv | awk -F, 'NR == 2 { print $3 }'; }
+selene_ns=$(ar_ns dgx-a100-selene) datasheet_ns=$(ar_ns dgx-a100-4node-ib) vtrain_ns=$(ar_ns dgx-a100-hdr800)
+awk -v s="$selene_ns" -v d="$datasheet_ns" -v v="$vtrain_ns" -v m="$measured_ns" 'BEGIN {
+    exit !(s == v && s > 0.97 * m && s < 1.03 * m && d < 0.5 * m) }' ||
+    fail "100 MiB all-reduce: selene $selene_ns, datasheet $datasheet_ns, hdr800 $vtrain_ns ns; measured $measured_ns"
+# The published Selene runs price, each on that file (postprocess/published_runs.py --set selene).
+runs=$(/usr/bin/python3 "$src/postprocess/published_runs.py" --set selene --shardsweep "$exe") ||
+    fail "published_runs.py --set selene: $runs"
+[ "$(grep -c ' yes$' <<<"$runs")" -eq 19 ] || fail "published Selene runs: $runs"
 "$exe" plan "$src/inputs/workloads/gpt3-175b.yaml" "$src/inputs/platforms/dgx-a100-hdr800.yaml" \
     --gpus 1024 --no-interleave -f csv -o "$scratch/g175.plan.yaml" >"$scratch/plan.csv" ||
     fail "plan 175B exit $?"
