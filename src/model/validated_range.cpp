@@ -1,6 +1,7 @@
 // Where a transformer prediction leaves the measured range (see validated_range.hpp).
 #include <cmath>
 #include <fmt/format.h>
+#include <shardsweep/model/collectives.hpp>
 #include <shardsweep/model/transformer/validated_range.hpp>
 
 namespace shardsweep
@@ -25,6 +26,30 @@ const MeasuredTransformerRuns* measuredClass( const std::string& gpu_name,
     return other;
 }
 
+//! The note when `platform` prices the intra-node all-reduce measured on `gpu_name`'s nodes more
+//! than kNodeAllReduceTolerance away from the measurement ("" otherwise, or without one).
+std::string nodeAllReduceNote( const std::string& gpu_name, const Platform& platform )
+{
+    const Network& net = platform.network;
+    for ( const MeasuredNodeAllReduce& m : kMeasuredNodeAllReduces )
+        for ( const char* g : m.gpus )
+            if ( g && gpu_name == g && net.num_dims > 0 && net.dims[0].npus_count == m.node_gpus )
+            {
+                const double ns = collectiveTimeNsOnDims( net, platform.system,
+                                                          Collective::all_reduce, m.bytes, 0, 1 );
+                if ( ns * kNodeAllReduceTolerance >= m.measured_ns &&
+                     ns <= kNodeAllReduceTolerance * m.measured_ns )
+                    return "";
+                return fmt::format( "the platform prices a {:.0f} MiB all-reduce on the {} GPUs of "
+                                    "a node at {:.2f} ms, {} measured {:.2f} ms (the collectives "
+                                    "inside a node scale with it; dgx-a100-selene.yaml prices it "
+                                    "as measured)",
+                                    m.bytes / 1048576.0, m.node_gpus, ns * 1e-6, m.source,
+                                    m.measured_ns * 1e-6 );
+            }
+    return "";
+}
+
 const char* precisionText( MeasuredPrecision p )
 {
     return p == MeasuredPrecision::fp32  ? "fp32"
@@ -43,6 +68,9 @@ std::vector<std::string> transformerValidationNotes( const std::string& gpu_name
     if ( model.moe() )
         notes.push_back( "mixture of experts: checked against two published DeepSeek-V3 runs only "
                          "(+19 % and -18 % tokens/s; routing priced as uniform)" );
+    if ( config.numGpus() > 1 )
+        if ( std::string note = nodeAllReduceNote( gpu_name, platform ); !note.empty() )
+            notes.push_back( std::move( note ) );
     const MeasuredPrecision precision = measuredPrecision( model.dtype );
     const MeasuredTransformerRuns* c = measuredClass( gpu_name, precision );
     if ( !c )

@@ -149,10 +149,40 @@ inline constexpr MeasuredTransformerRuns kMeasuredTransformerRuns[] = {
       0.0 },
 };
 
+//! An all-reduce measured on the GPUs of one node (nccl-tests all_reduce_perf), against which a
+//! platform's first (intra-node) dimension is checked. The measured runs were priced on a
+//! platform fitted to it (dgx-a100-hdr800.yaml); a platform that prices it far off, such as the
+//! datasheet's NVSwitch bandwidth with two chunks that the congestion-unaware collective model runs
+//! side by side (dgx-a100.yaml: 2.4 times too cheap), moves every tensor-parallel figure with it
+//! (docs/MODEL.md, "Published Selene runs").
+struct MeasuredNodeAllReduce
+{
+    const char* gpus[2]; //!< catalog names of the GPUs measured (nullptr: unused slot)
+    int node_gpus;       //!< GPUs in the measured node: the platform's first dimension must match
+    double bytes;        //!< the message size
+    double measured_ns;  //!< nccl-tests' out-of-place time
+    const char* source;
+};
+
+//! inputs/measured/transformer/nccl_tests_a100/all_reduce_8gpu.csv, its 100 MiB row
+//! (tests/cli/predict_transformer.sh reads it back).
+inline constexpr MeasuredNodeAllReduce kMeasuredNodeAllReduces[] = {
+    { { "A100-SXM4-40GB", "A100-SXM4-80GB" },
+      8,
+      104857600.0,
+      920800.0,
+      "nccl-tests on 8 A100s of one node" },
+};
+
+//! A platform whose price of that all-reduce is off by more than this factor either way is
+//! flagged; the fitted NVSwitch dimension is within 1 % of it.
+inline constexpr double kNodeAllReduceTolerance = 1.25;
+
 //! Every way the configuration leaves the measured range, one short note each (empty: inside
 //! it): a GPU or dtype without measured steps, more GPUs than measured, a tensor-parallel group
 //! over more nodes or a pipeline deeper than measured, the optimistic regime, fused (flash)
-//! attention never measured, or an MFU above the highest measured. `gpu_name` is the catalog name;
+//! attention never measured, an MFU above the highest measured, or an intra-node all-reduce
+//! priced far from the one measured on that GPU's nodes. `gpu_name` is the catalog name;
 //! `mfu_pct` the prediction's (NaN: unknown).
 std::vector<std::string> transformerValidationNotes( const std::string& gpu_name,
                                                      const Platform& platform,
