@@ -129,11 +129,10 @@ TEST( TEST_CATEGORY, transformer_validated_range_notes )
                                                c, 40.0 ),
                    Notes{} )
             << fitted;
-    // One GPU runs no collective; a GPU without a measured node is not checked.
-    EXPECT_EQ( transformerValidationNotes( "A100-SXM4-80GB",
-                                           readPlatformFile( platforms + "dgx-a100.yaml" ).platform,
-                                           m, single, 40.0 ),
-               Notes{} );
+    // One GPU runs no collective; a GPU without a measured node (H100) is not checked.
+    const Platform dgx_a100 = readPlatformFile( platforms + "dgx-a100.yaml" ).platform;
+    EXPECT_EQ( transformerValidationNotes( "A100-SXM4-80GB", dgx_a100, m, single, 40.0 ), Notes{} );
+    EXPECT_EQ( transformerValidationNotes( "H100-SXM-80GB", dgx_a100, m, c, 40.0 ), Notes{} );
     EXPECT_EQ( joinValidationNotes( { "a", "b" } ), "a; b" );
     EXPECT_EQ( validationLine( {} ),
                "inside the validated range (the measured runs of docs/MODEL.md)\n" );
