@@ -57,6 +57,8 @@ def main():
                         help="the shardsweep executable (default: build/src/shardsweep)")
     parser.add_argument("--platform", help="price every run on this platform file")
     args = parser.parse_args()
+    if args.platform and not os.path.isfile(args.platform):
+        parser.error(f"--platform {args.platform}: no such file")
     cases = os.path.join(ROOT, "inputs", "predict", f"published_{args.set}.csv")
     measured_path = os.path.join(ROOT, "inputs", "measured", "transformer",
                                  f"published_{args.set}.csv")
