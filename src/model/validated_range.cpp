@@ -42,10 +42,9 @@ std::string nodeAllReduceNote( const std::string& gpu_name, const Platform& plat
                     return "";
                 return fmt::format( "the platform prices a {:.0f} MiB all-reduce on the {} GPUs of "
                                     "a node at {:.2f} ms, {} measured {:.2f} ms (the collectives "
-                                    "inside a node scale with it; dgx-a100-selene.yaml prices it "
-                                    "as measured)",
+                                    "inside a node scale with it; {} prices it as measured)",
                                     m.bytes / 1048576.0, m.node_gpus, ns * 1e-6, m.source,
-                                    m.measured_ns * 1e-6 );
+                                    m.measured_ns * 1e-6, m.fitted_platform );
             }
     return "";
 }

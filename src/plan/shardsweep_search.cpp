@@ -74,6 +74,13 @@ std::vector<int> targetGpus( const PlanState& st )
     return out;
 }
 
+//! A candidate move or swap's objective. Every candidate priced is one evaluation of the budget.
+double priceCandidate( const PlanState& st, Budget& budget, const GpuDelta& x, const GpuDelta& y )
+{
+    --budget.evaluations_left;
+    return st.objectiveWith( x, y );
+}
+
 //! 3a. Moves and swaps. Each round tries, for every movable shard of a critical GPU, a move to
 //! every other GPU and a swap with every movable shard elsewhere, and applies the best candidate
 //! (lower iteration time; ties: lower Σ fwd² + bwd², which spreads load when several GPUs share
@@ -92,12 +99,6 @@ void improveByMoves( PlanState& st, Budget& budget )
         const double current = st.objective();
         Candidate best{ current, st.spread() };
         int move = -1, target = -1, partner = -1;
-        // Every candidate priced draws on the evaluation budget.
-        auto evaluate = [&]( const GpuDelta& x, const GpuDelta& y )
-        {
-            --budget.evaluations_left;
-            return st.objectiveWith( x, y );
-        };
         std::vector<std::vector<int>> on_gpu( gpus );
         for ( int s = 0; s < st.numShards(); ++s )
             if ( movable( st, st.shard( s ) ) )
@@ -113,7 +114,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                     if ( g == a || !mayGoTo( st, sh, g ) )
                         continue;
                     const GpuDelta in = deltaOf( g, sh, nullptr );
-                    const double obj = evaluate( out, in );
+                    const double obj = priceCandidate( st, budget, out, in );
                     if ( obj < kInf && best.better( obj, st.spreadWith( out, in ) ) )
                         best = { obj, st.spreadWith( out, in ) }, move = s, target = g,
                         partner = -1;
@@ -124,7 +125,7 @@ void improveByMoves( PlanState& st, Budget& budget )
                             continue;
                         const GpuDelta da = deltaOf( a, other, &sh );
                         const GpuDelta db = deltaOf( g, sh, &other );
-                        const double swapped = evaluate( da, db );
+                        const double swapped = priceCandidate( st, budget, da, db );
                         if ( swapped < kInf && best.better( swapped, st.spreadWith( da, db ) ) )
                             best = { swapped, st.spreadWith( da, db ) }, move = s, target = g,
                             partner = o;
@@ -175,11 +176,6 @@ bool repairMemory( PlanState& st, Budget& budget )
         st.refresh();
         double best = kInf;
         int move = -1, target = -1, partner = -1;
-        auto evaluate = [&]( const GpuDelta& x, const GpuDelta& y )
-        {
-            --budget.evaluations_left;
-            return st.objectiveWith( x, y );
-        };
         const int shards = st.numShards();
         for ( int s = 0; s < shards; ++s )
         {
@@ -191,7 +187,7 @@ bool repairMemory( PlanState& st, Budget& budget )
             {
                 if ( g == a || !mayGoTo( st, sh, g ) )
                     continue;
-                const double obj = evaluate( out, deltaOf( g, sh, nullptr ) );
+                const double obj = priceCandidate( st, budget, out, deltaOf( g, sh, nullptr ) );
                 if ( obj < best )
                     best = obj, move = s, target = g, partner = -1;
             }
@@ -202,8 +198,8 @@ bool repairMemory( PlanState& st, Budget& budget )
                      other.memory_bytes >= sh.memory_bytes || !mayGoTo( st, sh, other.gpu ) ||
                      !mayGoTo( st, other, a ) )
                     continue;
-                const double obj =
-                    evaluate( deltaOf( a, other, &sh ), deltaOf( other.gpu, sh, &other ) );
+                const double obj = priceCandidate( st, budget, deltaOf( a, other, &sh ),
+                                                   deltaOf( other.gpu, sh, &other ) );
                 if ( obj < best )
                     best = obj, move = s, target = other.gpu, partner = o;
             }

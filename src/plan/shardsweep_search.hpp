@@ -100,11 +100,14 @@ struct Budget
         stopped_on_clock = stopped_on_clock || ( *elapsed )() >= deadline_s;
         return stopped_on_clock;
     }
-    //! Charges the work a sub-search used: `part` was granted `granted`'s counts.
+    //! Charges the work a sub-search used: `part` was granted `granted`'s counts. A sub-search
+    //! the clock stopped (its own deadline may be earlier) makes this search's result
+    //! machine-dependent too.
     void charge( const Budget& granted, const Budget& part )
     {
         iterations_left -= granted.iterations_left - part.iterations_left;
         evaluations_left -= granted.evaluations_left - part.evaluations_left;
+        stopped_on_clock = stopped_on_clock || part.stopped_on_clock;
     }
 };
 

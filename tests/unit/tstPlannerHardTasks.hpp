@@ -131,6 +131,14 @@ TEST( TEST_CATEGORY, memory_repair_counts_its_evaluations )
     EXPECT_EQ( parent.iterations_left, 99 );
     EXPECT_EQ( parent.evaluations_left, 46 );
     EXPECT_TRUE( part.spent() );
+    EXPECT_FALSE( parent.stopped_on_clock ); // the part ran out of evaluations, not of time
+    // A sub-search stopped by its (earlier) deadline leaves the parent's result machine-dependent.
+    const planner_detail::Budget early{ 10, -1.0, &clock, 3 };
+    part = early;
+    EXPECT_TRUE( part.spent() );
+    EXPECT_TRUE( part.stopped_on_clock );
+    parent.charge( early, part );
+    EXPECT_TRUE( parent.stopped_on_clock );
 }
 
 // NeuroShard task 25: its 58 tables fit in HBM, but with their outputs and all-to-all buffers
