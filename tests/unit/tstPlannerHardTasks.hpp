@@ -13,12 +13,35 @@
 #include <plan/shardsweep_search.hpp>
 #include <planner_test_support.hpp>
 #include <shardsweep/plan/planner.hpp>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace Test
 {
 using namespace shardsweep;
+
+//! A workload (batch 65536) of fp32 tables of dim 64, table t with rows[t] rows and pooling[t]
+//! lookups per sample, named t0, t1, ...
+Workload dim64Tables( const std::string& name, const std::vector<std::int64_t>& rows,
+                      const std::vector<double>& pooling,
+                      AccessDistribution distribution = TableSpec{}.distribution )
+{
+    Workload w;
+    w.name = name;
+    w.global_batch = 65536;
+    for ( std::size_t t = 0; t < rows.size(); ++t )
+    {
+        TableSpec s;
+        s.rows = rows[t];
+        s.dim = 64;
+        s.pooling_factor = pooling[t];
+        s.distribution = distribution;
+        w.tables.push_back( s );
+        w.table_names.push_back( "t" + std::to_string( t ) );
+    }
+    return w;
+}
 
 // Three uniformly accessed tables of 4M x 64 fp32 (1 GiB of rows each) in host memory on 2 GPUs
 // of a node: the two heavy ones (40 lookups per sample) on GPU 0 with 40 % of their rows cached,
@@ -29,19 +52,8 @@ using namespace shardsweep;
 // room it leaves cuts the slowest GPU's lookups: the local search must find it.
 TEST( TEST_CATEGORY, host_memory_tables_trade_caches_between_gpus )
 {
-    Workload w;
-    w.name = "host_tables";
-    w.global_batch = 65536;
-    for ( int t = 0; t < 3; ++t )
-    {
-        TableSpec s;
-        s.rows = 4'000'000;
-        s.dim = 64;
-        s.pooling_factor = t < 2 ? 40.0 : 1.0;
-        s.distribution = AccessDistribution::uniform;
-        w.tables.push_back( s );
-        w.table_names.push_back( "t" + std::to_string( t ) );
-    }
+    const Workload w = dim64Tables( "host_tables", { 4'000'000, 4'000'000, 4'000'000 },
+                                    { 40.0, 40.0, 1.0 }, AccessDistribution::uniform );
     const Platform p = a100Switch( 2, 40.0 );
     Plan start;
     for ( int t = 0; t < 3; ++t )
@@ -83,18 +95,8 @@ TEST( TEST_CATEGORY, host_memory_tables_trade_caches_between_gpus )
 // 1 iteration. Either move or swap leaves both GPUs within the capacity, so the repair ends there.
 TEST( TEST_CATEGORY, memory_repair_counts_its_evaluations )
 {
-    Workload w;
-    w.name = "overflow";
-    w.global_batch = 65536;
-    for ( int t = 0; t < 3; ++t )
-    {
-        TableSpec s;
-        s.rows = t < 2 ? 4'000'000 : 100'000;
-        s.dim = 64;
-        s.pooling_factor = 4.0;
-        w.tables.push_back( s );
-        w.table_names.push_back( "t" + std::to_string( t ) );
-    }
+    const Workload w =
+        dim64Tables( "overflow", { 4'000'000, 4'000'000, 100'000 }, { 4.0, 4.0, 4.0 } );
     const Platform p = a100Switch( 2, 40.0 );
     auto placed = [&]( int gpu_of_t1 )
     {
