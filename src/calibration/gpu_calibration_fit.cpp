@@ -91,6 +91,24 @@ double tileMixtureError( const TileTable& t, const double* w, double& offset,
     return sq / n;
 }
 
+//! The tile weights (and their least-squares offsets) that minimise the mean squared log error
+//! on `table`, by Nelder–Mead on their logits from `start`.
+void fitTileWeights( const TileTable& table, std::vector<double> start, double* weight,
+                     double& offset, double& linear_offset )
+{
+    double w[kGemmNumTiles];
+    const FitObjective error = [&]( const std::vector<double>& z )
+    {
+        tileWeightsFromLogits( z, w );
+        return tileMixtureError( table, w, offset, linear_offset );
+    };
+    double best = error( start );
+    int used = 1;
+    start = nelderMeadWithRestarts( error, start, kTileWeightEvaluations, used, best );
+    tileWeightsFromLogits( start, weight );
+    tileMixtureError( table, weight, offset, linear_offset );
+}
+
 double ape( double predicted, double measured )
 {
     return std::fabs( predicted - measured ) / measured * 100.0;
@@ -150,41 +168,55 @@ CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
 
 } // namespace
 
-GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
-                                    const std::vector<GemmSample>& samples,
-                                    const GemmConstants& constants )
+namespace
+{
+
+//! The rows a tile mixture is fitted to: the GPU-bound ones (kGpuBoundFactor times the fastest
+//! call or more) when there are enough. A short call's time is the host's launch and varies
+//! between runs (13-40 % on an H100, docs/model/calibration.md), and the batched models, which
+//! price launches as the framework's kernel gap, use the mixture alone. The residuals, over every
+//! row, still make the measured shapes exact in predict gemm.
+std::vector<GemmSample> mixtureRows( const std::vector<GemmSample>& rows, double fastest )
+{
+    std::vector<GemmSample> gpu_bound;
+    for ( const GemmSample& s : rows )
+        if ( s.latency_ms >= kGpuBoundFactor * fastest )
+            gpu_bound.push_back( s );
+    return gpu_bound.size() >= kMinCalibrationRows ? gpu_bound : rows;
+}
+
+//! The calibration with one tile mixture for both ops, or (`own_linear_tiles`, where both ops have
+//! kMinCalibrationRows rows) a mixture per op.
+GemmCalibration fitGemmVariant( const GpuSpec& gpu, DataType dtype,
+                                const std::vector<GemmSample>& samples,
+                                const GemmConstants& constants, bool own_linear_tiles )
 {
     GemmCalibration c;
     c.dtype = dtype;
     c.constants = constants;
     c.mixture.valid = true;
-    // The mixture is fitted to the GPU-bound rows (kGpuBoundFactor times the fastest call or
-    // more) when there are enough: a short call's time is the host's launch and varies between
-    // runs (13-40 % on an H100, docs/model/calibration.md), and the batched models, which price
-    // launches as the framework's kernel gap, use the mixture alone. The residuals below, over
-    // every row, still make the measured shapes exact in predict gemm.
     double fastest = std::numeric_limits<double>::infinity();
     for ( const GemmSample& s : samples )
         fastest = std::min( fastest, s.latency_ms );
-    std::vector<GemmSample> gpu_bound;
+    // Every fit starts from uniform logits, the uncalibrated geometric mean (a start where one
+    // tile has nearly all the weight leaves the simplex too little gradient to move it).
+    const std::vector<double> uniform( kGemmNumTiles, 0.0 );
+    fitTileWeights( tileTable( gpu, dtype, mixtureRows( samples, fastest ), constants ), uniform,
+                    c.mixture.tile_weight, c.mixture.offset, c.mixture.linear_offset );
+    std::vector<GemmSample> by_op[2];
     for ( const GemmSample& s : samples )
-        if ( s.latency_ms >= kGpuBoundFactor * fastest )
-            gpu_bound.push_back( s );
-    const TileTable table = tileTable(
-        gpu, dtype, gpu_bound.size() >= kMinCalibrationRows ? gpu_bound : samples, constants );
-    double w[kGemmNumTiles];
-    double offset = 0.0, linear_offset = 0.0;
-    const FitObjective error = [&]( const std::vector<double>& z )
+        by_op[s.op == GemmOp::linear].push_back( s );
+    if ( own_linear_tiles && by_op[0].size() >= kMinCalibrationRows &&
+         by_op[1].size() >= kMinCalibrationRows )
     {
-        tileWeightsFromLogits( z, w );
-        return tileMixtureError( table, w, offset, linear_offset );
-    };
-    std::vector<double> z( kGemmNumTiles, 0.0 ); // uniform: the uncalibrated geometric mean
-    double best = error( z );
-    int used = 1;
-    z = nelderMeadWithRestarts( error, z, kTileWeightEvaluations, used, best );
-    tileWeightsFromLogits( z, c.mixture.tile_weight );
-    tileMixtureError( table, c.mixture.tile_weight, c.mixture.offset, c.mixture.linear_offset );
+        double unused = 0.0, linear_offset = 0.0;
+        fitTileWeights( tileTable( gpu, dtype, mixtureRows( by_op[0], fastest ), constants ),
+                        uniform, c.mixture.tile_weight, c.mixture.offset, unused );
+        fitTileWeights( tileTable( gpu, dtype, mixtureRows( by_op[1], fastest ), constants ),
+                        uniform, c.mixture.linear_tile_weight, linear_offset, unused );
+        c.mixture.linear_tiles = true;
+        c.mixture.linear_offset = linear_offset - c.mixture.offset;
+    }
 
     c.residuals.dims = kGemmCalibrationFeatures;
     for ( const GemmSample& s : samples )
@@ -197,6 +229,47 @@ GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
             c.mixture.max_matmul_TFLOPs, 2.0 * s.B * s.M * s.N * s.K / s.latency_ms * 1.0e-9 );
     }
     return c;
+}
+
+//! Mean APE, %, of a variant on each fold's held-out rows, fitted on the other folds.
+double foldedApe( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples,
+                  const GemmConstants& constants, bool own_linear_tiles )
+{
+    double sum = 0.0;
+    std::size_t held = 0;
+    for ( int f = 0; f < kCrossValidationFolds; ++f )
+    {
+        const std::vector<GemmSample> train = foldRows( samples, f, false );
+        if ( train.empty() )
+            continue;
+        const GemmCalibration c = fitGemmVariant( gpu, dtype, train, constants, own_linear_tiles );
+        for ( const GemmSample& s : foldRows( samples, f, true ) )
+        {
+            sum += ape( calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ), s.latency_ms );
+            ++held;
+        }
+    }
+    return held ? sum / held : 0.0;
+}
+
+} // namespace
+
+GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
+                                    const std::vector<GemmSample>& samples,
+                                    const GemmConstants& constants )
+{
+    // cuBLAS chooses the kernel of a linear layer (x·Wᵀ: NeuSight's GPUs run "tn" kernels there)
+    // apart from a plain matmul's, so a mixture per op can follow both; but it doubles the
+    // weights, and on NeuSight's P4 and T4 it generalises worse than one mixture
+    // (docs/model/calibration.md). The rows held out of a 5-fold split decide.
+    GemmCalibration shared = fitGemmVariant( gpu, dtype, samples, constants, false );
+    GemmCalibration own = fitGemmVariant( gpu, dtype, samples, constants, true );
+    if ( !own.mixture.linear_tiles )
+        return shared;
+    return foldedApe( gpu, dtype, samples, constants, true ) <
+                   foldedApe( gpu, dtype, samples, constants, false )
+               ? own
+               : shared;
 }
 
 OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,

@@ -32,22 +32,30 @@ CalibrationFitStats readStats( const YamlView& v )
     return s;
 }
 
-GemmCalibration readGemm( const YamlView& v )
+void readTileWeights( const YamlView& w, double* weight )
 {
-    v.checkKeys( { "dtype", "tile_weights", "offset", "linear_offset", "max_matmul_TFLOPs", "stats",
-                   "points" } );
-    GemmCalibration c;
-    c.dtype = v.getEnum( "dtype", computeDataTypeNames() );
-    c.mixture.valid = true;
-    const YamlView w = v.at( "tile_weights" );
     const std::vector<double> weights = w.asDoubleList( Range::fraction() );
     if ( weights.size() != static_cast<std::size_t>( kGemmNumTiles ) )
         w.fail( fmt::format( "a list of {} tile weights", kGemmNumTiles ) );
     double sum = 0.0;
     for ( int t = 0; t < kGemmNumTiles; ++t )
-        sum += c.mixture.tile_weight[t] = weights[t];
+        sum += weight[t] = weights[t];
     if ( std::fabs( sum - 1.0 ) > 1e-9 )
         w.fail( "tile weights that sum to 1", fmt::format( "a sum of {}", sum ) );
+}
+
+GemmCalibration readGemm( const YamlView& v )
+{
+    v.checkKeys( { "dtype", "tile_weights", "offset", "linear_offset", "max_matmul_TFLOPs", "stats",
+                   "points" },
+                 { "linear_tile_weights" } );
+    GemmCalibration c;
+    c.dtype = v.getEnum( "dtype", computeDataTypeNames() );
+    c.mixture.valid = true;
+    readTileWeights( v.at( "tile_weights" ), c.mixture.tile_weight );
+    c.mixture.linear_tiles = v.has( "linear_tile_weights" );
+    if ( c.mixture.linear_tiles )
+        readTileWeights( v.at( "linear_tile_weights" ), c.mixture.linear_tile_weight );
     c.mixture.offset = v.getDouble( "offset" );
     c.mixture.linear_offset = v.getDouble( "linear_offset" );
     c.mixture.max_matmul_TFLOPs = v.getDouble( "max_matmul_TFLOPs", Range::nonNegative() );
@@ -104,6 +112,14 @@ std::string statsYaml( const CalibrationFitStats& s )
                         s.fit_mape, s.cv_mape, s.uncalibrated_mape );
 }
 
+std::string tileWeightsYaml( const char* key, const double* weight )
+{
+    std::string out = fmt::format( "    {}: [", key );
+    for ( int t = 0; t < kGemmNumTiles; ++t )
+        out += fmt::format( "{}{}", t ? ", " : "", weight[t] );
+    return out + "]   # tiles 128x128 128x64 64x128 128x32 32x128 64x64 64x32 32x32\n";
+}
+
 } // namespace
 
 GpuCalibration readGpuCalibration( const std::string& path )
@@ -149,11 +165,10 @@ std::string gpuCalibrationYaml( const GpuCalibration& calibration,
         out += "gemm:\n";
     for ( const GemmCalibration& c : calibration.gemm )
     {
-        out += fmt::format( "  - dtype: {}\n    tile_weights: [", nameOf( c.dtype ) );
-        for ( int t = 0; t < kGemmNumTiles; ++t )
-            out += fmt::format( "{}{}", t ? ", " : "", c.mixture.tile_weight[t] );
-        out += fmt::format( "]   # tiles {}\n", "128x128 128x64 64x128 128x32 32x128 64x64 64x32 "
-                                                "32x32" );
+        out += fmt::format( "  - dtype: {}\n", nameOf( c.dtype ) );
+        out += tileWeightsYaml( "tile_weights", c.mixture.tile_weight );
+        if ( c.mixture.linear_tiles )
+            out += tileWeightsYaml( "linear_tile_weights", c.mixture.linear_tile_weight );
         out +=
             fmt::format( "    offset: {}\n    linear_offset: {}\n    max_matmul_TFLOPs: {}\n",
                          c.mixture.offset, c.mixture.linear_offset, c.mixture.max_matmul_TFLOPs );

@@ -124,6 +124,60 @@ TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
     EXPECT_DOUBLE_EQ( c.mixture.max_matmul_TFLOPs, best );
 }
 
+// A GPU that runs plain matmuls with the 128x128 tile at 1.25x the model's time and linear layers
+// with the 32x128 tile at 1.5x: the fit gives each op its own mixture (one shared mixture cannot
+// hold both, and the held-out folds say so), recovers both, prices unseen shapes to 1e-3, and the
+// file keeps the linear weights. With 9 linear rows, fewer than kMinCalibrationRows, they share
+// the plain matmuls' weights.
+TEST( TEST_CATEGORY, calibration_fits_linear_gemms_their_own_tiles )
+{
+    const GpuSpec gpu = a100Spec();
+    GemmCalibration truth;
+    truth.mixture.tile_weight[0] = 1.0;
+    truth.mixture.linear_tiles = true;
+    truth.mixture.linear_tile_weight[4] = 1.0;
+    truth.mixture.offset = std::log( 1.25 );
+    truth.mixture.linear_offset = std::log( 1.5 / 1.25 );
+    const auto priced = [&]( std::vector<GemmSample> rows )
+    {
+        for ( GemmSample& s : rows )
+            s.latency_ms = std::exp( gemmTileMixtureLog( truth, gpu, s.B, s.M, s.N, s.K, s.op ) );
+        return rows;
+    };
+    const std::vector<GemmSample> measured = priced( shapes( 120, 7 ) );
+    const GemmCalibration c = fitGemmCalibration( gpu, DataType::fp32, measured );
+    ASSERT_TRUE( c.mixture.linear_tiles );
+    EXPECT_GT( c.mixture.tile_weight[0], 0.995 );
+    EXPECT_GT( c.mixture.linear_tile_weight[4], 0.995 );
+    EXPECT_NEAR( c.mixture.offset, std::log( 1.25 ), 0.01 );
+    EXPECT_NEAR( c.mixture.linear_offset, std::log( 1.5 / 1.25 ), 0.01 );
+    GpuCalibration file;
+    file.gpu = "A100-PCIe-40GB";
+    file.gemm.push_back( c );
+    const std::string path = tempPath( "linear_tiles.yaml" );
+    writeTextFileAtomically( path, gpuCalibrationYaml( file, {} ) );
+    const GemmCalibration back = *readGpuCalibration( path ).gemmFor( DataType::fp32 );
+    std::remove( path.c_str() );
+    for ( const GemmSample& s : priced( shapes( 40, 99 ) ) )
+    {
+        // Nothing runs faster than the fastest rate measured (one unseen shape would).
+        const double ceiling_ms =
+            2.0 * s.B * s.M * s.N * s.K / ( c.mixture.max_matmul_TFLOPs * 1e9 );
+        const double ms = calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op );
+        EXPECT_NEAR( ms / std::max( s.latency_ms, ceiling_ms ), 1.0, 1e-3 )
+            << s.B << "x" << s.M << "x" << s.N << "x" << s.K;
+        EXPECT_EQ( calibratedGemmMs( back, gpu, s.B, s.M, s.N, s.K, s.op ), ms );
+    }
+
+    std::vector<GemmSample> few_linear;
+    int linear = 0;
+    for ( const GemmSample& s : measured )
+        if ( s.op == GemmOp::bmm || ++linear <= 9 )
+            few_linear.push_back( s );
+    ASSERT_EQ( few_linear.size(), 69u ); // shapes() alternates bmm and linear
+    EXPECT_FALSE( fitGemmCalibration( gpu, DataType::fp32, few_linear ).mixture.linear_tiles );
+}
+
 // The measured ceiling bounds the mixture's time; the offsets do not scale it. A GPU measured at
 // 1.2x tile 0's time with its ceiling at 1.1 t0 (below tile 0's raw rate): a large GEMM costs 1.2
 // t0 (the old order, offsets over ceiling-floored tile times, gave 1.2 · 1.1 t0 and held the P100's

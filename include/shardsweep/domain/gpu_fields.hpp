@@ -94,7 +94,8 @@ constexpr std::size_t kGpuSpecWords = std::size( kGpuFields ) + 1;
 //! every number in it, as an exact integer (never NaN, so keys compare with ==).
 inline double gemmCalibrationKeyWord( const GpuSpec& g )
 {
-    constexpr int kWords = 4 + kGemmCalibrationTiles; // valid, offsets, ceiling, weights
+    // valid, offsets, ceiling, weights, whether linear GEMMs have their own, theirs
+    constexpr int kWords = 5 + 2 * kGemmCalibrationTiles;
     double words[kCalibratedDataTypes * kWords] = {};
     bool any = false;
     for ( int d = 0; d < kCalibratedDataTypes; ++d )
@@ -109,6 +110,9 @@ inline double gemmCalibrationKeyWord( const GpuSpec& g )
         w[2] = c.linear_offset;
         w[3] = c.max_matmul_TFLOPs;
         std::copy( c.tile_weight, c.tile_weight + kGemmCalibrationTiles, w + 4 );
+        w[4 + kGemmCalibrationTiles] = c.linear_tiles ? 1.0 : 0.0;
+        std::copy( c.linear_tile_weight, c.linear_tile_weight + kGemmCalibrationTiles,
+                   w + 5 + kGemmCalibrationTiles );
     }
     const std::uint64_t h = hashWords( words, std::size( words ) );
     return any ? static_cast<double>( ( h >> 12 ) | 1u ) : 0.0;

@@ -47,6 +47,10 @@ struct GemmTileCalibration
 {
     bool valid = false; //!< false: this dtype was not calibrated (the model prices it)
     double tile_weight[kGemmCalibrationTiles] = {};
+    //! true: linear GEMMs (x·Wᵀ, which cuBLAS runs with other kernels than a plain matmul) have
+    //! their own weights; false: they use tile_weight.
+    bool linear_tiles = false;
+    double linear_tile_weight[kGemmCalibrationTiles] = {};
     double offset = 0.0;
     double linear_offset = 0.0;
     double max_matmul_TFLOPs = 0.0; //!< highest rate measured; 0 = none (the model's ceiling)

@@ -8,6 +8,7 @@
 //!   gemm:                                # one entry per calibrated dtype
 //!     - dtype: fp32
 //!       tile_weights: [8 numbers ≥ 0, sum 1]     # model/gemm.hpp's tile order
+//!       linear_tile_weights: [8 numbers]  # optional: linear GEMMs' own (else tile_weights)
 //!       offset: -0.01                    # natural log
 //!       linear_offset: 0.2
 //!       max_matmul_TFLOPs: 18.1          # highest rate measured (the ceiling)

@@ -321,13 +321,15 @@ KOKKOS_INLINE_FUNCTION double gemmTileMixtureLogWith( const GemmTileCalibration&
                                                       double B, double M, double N, double K,
                                                       DataType dtype, GemmOp op )
 {
-    double log_ms = m.offset + ( op == GemmOp::linear ? m.linear_offset : 0.0 );
+    const bool linear = op == GemmOp::linear;
+    const double* weight = linear && m.linear_tiles ? m.linear_tile_weight : m.tile_weight;
+    double log_ms = m.offset + ( linear ? m.linear_offset : 0.0 );
     for ( int t = 0; t < kGemmNumTiles; ++t )
     {
-        if ( m.tile_weight[t] == 0.0 )
+        if ( weight[t] == 0.0 )
             continue;
         const double ms = gemmBestSplit( c, gpu, B, M, N, K, dtype, t, op ).latency_ms;
-        log_ms += m.tile_weight[t] * math::log( ms );
+        log_ms += weight[t] * math::log( ms );
     }
     return log_ms;
 }
