@@ -4,7 +4,7 @@
 calibrated with 150 random shapes of its own (numpy default_rng(seed) permutations, seeds 0-2)
 and tested on all its other shapes; MAPE % averaged over the seeds. Also prints the two facts the
 document quotes: how much neighbouring shapes differ in measured latency, and which cuBLAS
-kernels the A100 ran.
+kernels each GPU ran (all rows, and its linear layers).
 
     /usr/bin/python3 scripts/calibration_alternatives.py        # about 2 minutes on 2 cores
 
@@ -155,6 +155,13 @@ def methods(stem, spec):
         mape(mixture, "tile mixture on the simplex")
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - mixture)[cal])
         mape(mixture + knn.predict(neighbours), "tile mixture + 7 nearest residuals (shipped)")
+        per_op = mixture.copy()
+        for op in (False, True):
+            rows, fit_rows = linear == op, cal[linear[cal] == op]
+            q = fit_convex(log_tiles_floored[fit_rows], np.zeros(len(fit_rows)), y[fit_rows])
+            per_op[rows] = log_tiles_floored[rows] @ q[:8] + q[8]
+        knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - per_op)[cal])
+        mape(per_op + knn.predict(neighbours), "a tile mixture per op + 7 nearest residuals")
         knn = KNeighborsRegressor(5, weights="distance").fit(scaled[cal], residual[cal])
         mape(np.log(shipped) + knn.predict(scaled), "k-NN residual on the uncalibrated model")
         kernel = (ConstantKernel(0.1) * RBF(np.ones(features.shape[1])) + WhiteKernel(0.01))
@@ -174,19 +181,22 @@ def methods(stem, spec):
     dist, index = NearestNeighbors(n_neighbors=2).fit(nn).kneighbors(nn)
     close = dist[:, 1] < 0.05
     pairs = np.abs(np.log(measured[close] / measured[index[close, 1]]))
-    kernels = d.kernel.str.replace(r"_(nn|tn|nt)$", "", regex=True).value_counts()
+    tiles_run = d.kernel.str.replace(r"_(nn|tn|nt)$", "", regex=True)
+    kernels = tiles_run.value_counts()
+    linear_kernels = tiles_run[linear].value_counts()
     return ({k: np.mean(v) for k, v in results.items()}, largest,
-            (int(close.sum()), float(pairs.mean())), kernels)
+            (int(close.sum()), float(pairs.mean())), kernels, linear_kernels)
 
 
 def main():
     table, facts = {}, []
     for stem, spec in SPECS.items():
-        res, largest, pairs, kernels = methods(stem, spec)
+        res, largest, pairs, kernels, linear_kernels = methods(stem, spec)
         for name, v in res.items():
             table.setdefault(name, []).append(v)
+        top_linear = ", ".join("%s: %d" % kv for kv in linear_kernels.head(2).items())
         facts.append((stem, largest, pairs, kernels.index[0], int(kernels.iloc[0]),
-                      int(kernels.sum())))
+                      int(kernels.sum()), top_linear, int(linear_kernels.sum())))
         print("done", stem, file=sys.stderr, flush=True)
     print("| method | " + " | ".join(SPECS) + " |")
     print("|---|" + "---|" * len(SPECS))
@@ -194,11 +204,12 @@ def main():
         print("| %s | %s |" % (name, " | ".join("%.1f" % v for v in values)))
     print()
     print("| GPU | free regression on the largest fifth | uncalibrated there | close pairs | "
-          "their mean abs log ratio | most frequent kernel | of rows |")
-    print("|---|---|---|---|---|---|---|")
-    for stem, (free, shipped), (n, ratio), kernel, count, total in facts:
-        print("| %s | %.1f | %.1f | %d | %.3f | %s: %d | %d |"
-              % (stem, free, shipped, n, ratio, kernel, count, total))
+          "their mean abs log ratio | most frequent kernel | of rows | linear layers' two most "
+          "frequent | of linear rows |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for stem, (free, shipped), (n, ratio), kernel, count, total, linear, n_linear in facts:
+        print("| %s | %.1f | %.1f | %d | %.3f | %s: %d | %d | %s | %d |"
+              % (stem, free, shipped, n, ratio, kernel, count, total, linear, n_linear))
 
 
 if __name__ == "__main__":

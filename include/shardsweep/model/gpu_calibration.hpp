@@ -5,15 +5,17 @@
 //!
 //! GEMM, per dtype (fitted by calibration/gpu_calibration_fit.hpp):
 //!
-//!   log t = Σ_i w_i·log t_i(shape) + offset + linear_offset·[op = linear] + r(shape)
+//!   log t = Σ_i w_op,i·log t_i(shape) + offset + linear_offset·[op = linear] + r(shape)
 //!   t     = max(t, 2·B·M·N·K / max_matmul)
 //!
 //! t_i is the analytic model's time with tile i (model/gemm.hpp, shipped constants). The
 //! uncalibrated model takes the geometric mean over the tiles (w_i = 1/8) because which tile
 //! cuBLAS picks cannot be read from a spec sheet; a GPU's measurements show it (an A100 runs most
-//! FP32 GEMMs with 128x128 tiles, and the fit puts ~0.8 of the weight there). The weights stay on
-//! the simplex (w_i ≥ 0, Σ w_i = 1), so every calibrated time still scales with the shape as the
-//! tile/wave model does. r is the distance-weighted mean log residual of the
+//! FP32 GEMMs with 128x128 tiles, and the fit puts ~0.9 of its matmuls' weight there). The weights
+//! stay on the simplex (w_i ≥ 0, Σ w_i = 1), so every calibrated time still scales with the shape
+//! as the tile/wave model does. Linear layers (x·Wᵀ) may have weights of their own, where the
+//! calibration rows say that generalises (cuBLAS runs them with other kernels than a plain
+//! matmul). r is the distance-weighted mean log residual of the
 //! kCalibrationNeighbours nearest measured shapes (natural logs of B, M, N, K; the op as a
 //! coordinate of weight kOpCoordinate): what the tile model misses locally (cuBLAS' kernel choice,
 //! wave tails). max_matmul is the highest FLOP rate measured in the calibration data, so no shape
