@@ -11,6 +11,14 @@ bound of the step: it also runs the LM head, softmax, layer norms and element-wi
 this lower bound exceeds the measured step, the GEMM and the step measurements disagree, and no
 GEMM model fitted to the former can price the latter within that margin.
 
+The last two columns price the same GEMMs as `shardsweep bench transformer --table errors` does
+for `calibrated_mape_pct`: by the tile mixture alone (the batched model has no per-shape residual),
+one per op, fitted to the GPU-bound rows (ten times the fastest or more) of every ceil(n/150)-th
+measured row of the GPU, never faster than the fastest rate among those rows. The tile model is
+calibration_alternatives.py's numpy port with the shipped constants (bench transformer refits the
+constants without the GPU first, so its figures differ a little). The ratio shows how far the
+mixture is from the GPU's own measurements at the shapes a step runs.
+
     /usr/bin/python3 scripts/neusight_step_consistency.py      # a few seconds
 
 NeuSight's GEMM convention (inputs/measured/README.md): N is the reduction dimension; bmm is
@@ -21,6 +29,8 @@ import os
 import numpy as np
 import pandas as pd
 from sklearn.neighbors import KNeighborsRegressor
+
+import calibration_alternatives as tile_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GEMM = os.path.join(ROOT, "inputs", "measured", "gemm", "train")
@@ -38,11 +48,46 @@ def rate_model(gpu, op):
     return KNeighborsRegressor(n_neighbors=7, weights="distance").fit(x, y)
 
 
+def mixture_model(gpu):
+    """ms(op, B, M, N, K) in NeuSight's convention, priced by a per-op tile mixture fitted as
+    calibrate gpu fits it (see the module's text)."""
+    spec = tile_model.SPECS[gpu]
+    d, shape = tile_model.load(gpu)
+    measured = d.latency_ms.to_numpy()
+    rows = np.arange(0, len(d), -(-len(d) // 150))
+    bound = rows[measured[rows] >= 10 * measured[rows].min()]
+    B, M, N, K, linear = shape
+    ceiling = np.max(2 * B[rows] * M[rows] * N[rows] * K[rows] / measured[rows])
+    log_tiles = np.log(tile_model.tile_times(tile_model.SHIPPED, spec, *shape)[0])
+    fitted = {}
+    for op, is_linear in (("bmm", False), ("linear", True)):
+        own = bound[linear[bound] == is_linear]
+        p = tile_model.fit_convex(log_tiles[own], np.zeros(len(own)), np.log(measured[own]))
+        fitted[op] = (p[:8], p[8])
+
+    def ms(op, B, M, N, K):
+        # NeuSight's N is the reduction dimension: the tile model's K.
+        shape = tuple(np.array([float(v)]) for v in (B, M, K, N)) + (np.array([op == "linear"]),)
+        weights, offset = fitted[op]
+        log_t = np.log(tile_model.tile_times(tile_model.SHIPPED, spec, *shape)[0]) @ weights
+        return max(np.exp(log_t[0] + offset), 2.0 * B * M * N * K / ceiling)
+    return ms
+
+
+def layer_gemms_ms(ms, model, s, b):
+    """The GEMMs of one step's transformer layers, ms(op, B, M, N, K) each."""
+    layers, h, heads, ffn = MODELS[model]
+    t, d = b * s, h // heads
+    return layers * (ms("linear", 1, t, h, 3 * h) + ms("linear", 1, t, h, h) +
+                     ms("linear", 1, t, h, ffn) + ms("linear", 1, t, ffn, h) +
+                     ms("bmm", b * heads, s, d, s) + ms("bmm", b * heads, s, s, d))
+
+
 def main():
     steps = pd.read_csv(STEPS)
     steps = steps[(steps["mode"] == "inf") & steps.model.isin(MODELS)]
     print(f"{'gpu':22} {'model':11} {'seq':>5} {'batch':>5} {'measured_ms':>12} "
-          f"{'layer_gemms_ms':>15} {'gemms/step':>10}")
+          f"{'layer_gemms_ms':>15} {'gemms/step':>10} {'mixture_ms':>11} {'mixture/gemms':>13}")
     exceed = {}
     for gpu, rows in steps.groupby("gpu", sort=True):
         rate = {op: rate_model(gpu, op) for op in ("bmm", "linear")}
@@ -50,19 +95,16 @@ def main():
         def ms(op, B, M, N, K):
             log_rate = rate[op].predict(np.log([[B, M, N, K]]))[0]
             return 2.0 * B * M * N * K / np.exp(log_rate)
+        mixture = mixture_model(gpu)
 
         for _, r in rows.iterrows():
-            layers, h, heads, ffn = MODELS[r.model]
             s, b = int(r.seq_len), int(r.batch)
-            t, d = b * s, h // heads
-            layer = (ms("linear", 1, t, h, 3 * h) + ms("linear", 1, t, h, h) +
-                     ms("linear", 1, t, h, ffn) + ms("linear", 1, t, ffn, h) +
-                     ms("bmm", b * heads, s, d, s) + ms("bmm", b * heads, s, s, d))
-            gemms = layers * layer
+            gemms = layer_gemms_ms(ms, r.model, s, b)
+            mixed = layer_gemms_ms(mixture, r.model, s, b)
             ratio = gemms / r.e2e_ms
             exceed.setdefault(gpu, []).append(ratio)
             print(f"{gpu:22} {r.model:11} {s:5d} {b:5d} {r.e2e_ms:12.1f} {gemms:15.1f} "
-                  f"{ratio:10.2f}")
+                  f"{ratio:10.2f} {mixed:11.1f} {mixed / gemms:13.2f}")
     print("\nper GPU: steps whose layers' GEMMs alone take longer than the measured step")
     for gpu, ratios in exceed.items():
         over = [x for x in ratios if x > 1.0]
