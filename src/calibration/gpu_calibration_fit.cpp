@@ -166,11 +166,6 @@ CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
     return st;
 }
 
-} // namespace
-
-namespace
-{
-
 //! The rows a tile mixture is fitted to: the GPU-bound ones (kGpuBoundFactor times the fastest
 //! call or more) when there are enough. A short call's time is the host's launch and varies
 //! between runs (13-40 % on an H100, docs/model/calibration.md), and the batched models, which
@@ -201,8 +196,6 @@ GemmCalibration fitGemmVariant( const GpuSpec& gpu, DataType dtype,
     // Every fit starts from uniform logits, the uncalibrated geometric mean (a start where one
     // tile has nearly all the weight leaves the simplex too little gradient to move it).
     const std::vector<double> uniform( kGemmNumTiles, 0.0 );
-    fitTileWeights( tileTable( gpu, dtype, mixtureRows( samples, fastest ), constants ), uniform,
-                    c.mixture.tile_weight, c.mixture.offset, c.mixture.linear_offset );
     std::vector<GemmSample> by_op[2];
     for ( const GemmSample& s : samples )
         by_op[s.op == GemmOp::linear].push_back( s );
@@ -217,6 +210,9 @@ GemmCalibration fitGemmVariant( const GpuSpec& gpu, DataType dtype,
         c.mixture.linear_tiles = true;
         c.mixture.linear_offset = linear_offset - c.mixture.offset;
     }
+    else
+        fitTileWeights( tileTable( gpu, dtype, mixtureRows( samples, fastest ), constants ),
+                        uniform, c.mixture.tile_weight, c.mixture.offset, c.mixture.linear_offset );
 
     c.residuals.dims = kGemmCalibrationFeatures;
     for ( const GemmSample& s : samples )
@@ -262,8 +258,8 @@ GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
     // apart from a plain matmul's, so a mixture per op can follow both; but it doubles the
     // weights, and on NeuSight's P4 and T4 it generalises worse than one mixture
     // (docs/model/calibration.md). The rows held out of a 5-fold split decide.
-    GemmCalibration shared = fitGemmVariant( gpu, dtype, samples, constants, false );
-    GemmCalibration own = fitGemmVariant( gpu, dtype, samples, constants, true );
+    const GemmCalibration shared = fitGemmVariant( gpu, dtype, samples, constants, false );
+    const GemmCalibration own = fitGemmVariant( gpu, dtype, samples, constants, true );
     if ( !own.mixture.linear_tiles )
         return shared;
     return foldedApe( gpu, dtype, samples, constants, true ) <
