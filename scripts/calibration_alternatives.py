@@ -102,6 +102,13 @@ def fit_convex(log_tiles, linear, y):
                     constraints=[{"type": "eq", "fun": lambda p: p[:n].sum() - 1}]).x
 
 
+def fit_op_mixture(log_tiles, y):
+    """One op's tile mixture: weights on the simplex and an offset (fit_convex without the linear
+    offset, which one op does not need)."""
+    p = fit_convex(log_tiles, np.zeros(len(y)), y)
+    return p[:8], p[8]
+
+
 def refit_constants(spec, shape, y, rows):
     """The ten constants refitted by Nelder-Mead on their logs (e_max at most 1), 3 restarts."""
     sub = [a[rows] for a in shape]
@@ -154,12 +161,12 @@ def methods(stem, spec):
         mixture = log_tiles_floored @ p[:8] + p[8] + p[9] * lin
         mape(mixture, "tile mixture on the simplex")
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - mixture)[cal])
-        mape(mixture + knn.predict(neighbours), "tile mixture + 7 nearest residuals (shipped)")
+        mape(mixture + knn.predict(neighbours), "tile mixture + 7 nearest residuals (one for both ops)")
         per_op = mixture.copy()
         for op in (False, True):
             rows, fit_rows = linear == op, cal[linear[cal] == op]
-            q = fit_convex(log_tiles_floored[fit_rows], np.zeros(len(fit_rows)), y[fit_rows])
-            per_op[rows] = log_tiles_floored[rows] @ q[:8] + q[8]
+            weights, offset = fit_op_mixture(log_tiles_floored[fit_rows], y[fit_rows])
+            per_op[rows] = log_tiles_floored[rows] @ weights + offset
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - per_op)[cal])
         mape(per_op + knn.predict(neighbours), "a tile mixture per op + 7 nearest residuals")
         knn = KNeighborsRegressor(5, weights="distance").fit(scaled[cal], residual[cal])

@@ -62,8 +62,7 @@ def mixture_model(gpu):
     fitted = {}
     for op, is_linear in (("bmm", False), ("linear", True)):
         own = bound[linear[bound] == is_linear]
-        p = tile_model.fit_convex(log_tiles[own], np.zeros(len(own)), np.log(measured[own]))
-        fitted[op] = (p[:8], p[8])
+        fitted[op] = tile_model.fit_op_mixture(log_tiles[own], np.log(measured[own]))
 
     def ms(op, B, M, N, K):
         # NeuSight's N is the reduction dimension: the tile model's K.

@@ -134,6 +134,28 @@ std::map<DataType, std::vector<Sample>> byDtype( const std::vector<Sample>& s )
     return groups;
 }
 
+//! MAPE of `predict` on each fold's held-out rows, fitted by `fit` on the other folds.
+template <class Sample, class Fit, class Predict>
+double crossValidatedMape( const std::vector<Sample>& rows, const Fit& fit, const Predict& predict )
+{
+    double sum = 0.0;
+    std::size_t held = 0;
+    for ( int f = 0; f < kCrossValidationFolds; ++f )
+    {
+        const std::vector<Sample> train = foldRows( rows, f, false );
+        const std::vector<Sample> test = foldRows( rows, f, true );
+        if ( train.empty() || test.empty() )
+            continue;
+        const auto c = fit( train );
+        for ( const Sample& s : test )
+        {
+            sum += ape( predict( c, s ), s.latency_ms );
+            ++held;
+        }
+    }
+    return held ? sum / held : 0.0;
+}
+
 //! MAPE of `predict` on `rows`, fitted by `fit` on all of them and, per fold, on the others.
 template <class Sample, class Fit, class Predict>
 CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
@@ -148,21 +170,7 @@ CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
     // Every row is its own nearest neighbour: what is left is rounding (~1e-15 %).
     if ( st.fit_mape < 1e-9 )
         st.fit_mape = 0.0;
-    std::size_t held = 0;
-    for ( int f = 0; f < kCrossValidationFolds; ++f )
-    {
-        const std::vector<Sample> train = foldRows( rows, f, false );
-        const std::vector<Sample> test = foldRows( rows, f, true );
-        if ( train.empty() || test.empty() )
-            continue;
-        const auto c = fit( train );
-        for ( const Sample& s : test )
-        {
-            st.cv_mape += ape( predict( c, s ), s.latency_ms );
-            ++held;
-        }
-    }
-    st.cv_mape = held ? st.cv_mape / held : 0.0;
+    st.cv_mape = crossValidatedMape( rows, fit, predict );
     return st;
 }
 
@@ -227,25 +235,16 @@ GemmCalibration fitGemmVariant( const GpuSpec& gpu, DataType dtype,
     return c;
 }
 
-//! Mean APE, %, of a variant on each fold's held-out rows, fitted on the other folds.
-double foldedApe( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples,
-                  const GemmConstants& constants, bool own_linear_tiles )
+//! The cross-validated MAPE of one variant (fitGemmVariant's `own_linear_tiles`).
+double variantCvMape( const GpuSpec& gpu, DataType dtype, const std::vector<GemmSample>& samples,
+                      const GemmConstants& constants, bool own_linear_tiles )
 {
-    double sum = 0.0;
-    std::size_t held = 0;
-    for ( int f = 0; f < kCrossValidationFolds; ++f )
-    {
-        const std::vector<GemmSample> train = foldRows( samples, f, false );
-        if ( train.empty() )
-            continue;
-        const GemmCalibration c = fitGemmVariant( gpu, dtype, train, constants, own_linear_tiles );
-        for ( const GemmSample& s : foldRows( samples, f, true ) )
-        {
-            sum += ape( calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ), s.latency_ms );
-            ++held;
-        }
-    }
-    return held ? sum / held : 0.0;
+    return crossValidatedMape(
+        samples,
+        [&]( const std::vector<GemmSample>& train )
+        { return fitGemmVariant( gpu, dtype, train, constants, own_linear_tiles ); },
+        [&]( const GemmCalibration& c, const GemmSample& s )
+        { return calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ); } );
 }
 
 } // namespace
@@ -256,14 +255,14 @@ GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
 {
     // cuBLAS chooses the kernel of a linear layer (x·Wᵀ: NeuSight's GPUs run "tn" kernels there)
     // apart from a plain matmul's, so a mixture per op can follow both; but it doubles the
-    // weights, and on NeuSight's P4 and T4 it generalises worse than one mixture
-    // (docs/model/calibration.md). The rows held out of a 5-fold split decide.
+    // weights, and on NeuSight's T4 it generalises worse than one mixture (14.0 against 13.8 %
+    // MAPE, scripts/calibration_alternatives.py). The rows held out of a 5-fold split decide.
     const GemmCalibration shared = fitGemmVariant( gpu, dtype, samples, constants, false );
     const GemmCalibration own = fitGemmVariant( gpu, dtype, samples, constants, true );
     if ( !own.mixture.linear_tiles )
         return shared;
-    return foldedApe( gpu, dtype, samples, constants, true ) <
-                   foldedApe( gpu, dtype, samples, constants, false )
+    return variantCvMape( gpu, dtype, samples, constants, true ) <
+                   variantCvMape( gpu, dtype, samples, constants, false )
                ? own
                : shared;
 }

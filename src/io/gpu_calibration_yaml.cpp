@@ -53,9 +53,11 @@ GemmCalibration readGemm( const YamlView& v )
     c.dtype = v.getEnum( "dtype", computeDataTypeNames() );
     c.mixture.valid = true;
     readTileWeights( v.at( "tile_weights" ), c.mixture.tile_weight );
-    c.mixture.linear_tiles = v.has( "linear_tile_weights" );
-    if ( c.mixture.linear_tiles )
-        readTileWeights( v.at( "linear_tile_weights" ), c.mixture.linear_tile_weight );
+    if ( const std::optional<YamlView> linear = v.find( "linear_tile_weights" ) )
+    {
+        c.mixture.linear_tiles = true;
+        readTileWeights( *linear, c.mixture.linear_tile_weight );
+    }
     c.mixture.offset = v.getDouble( "offset" );
     c.mixture.linear_offset = v.getDouble( "linear_offset" );
     c.mixture.max_matmul_TFLOPs = v.getDouble( "max_matmul_TFLOPs", Range::nonNegative() );

@@ -328,6 +328,16 @@ TEST( TEST_CATEGORY, calibration_file_errors )
     expectInputError( [&] { readGpuCalibration( path ); },
                       path + ":5:19: field 'gemm[0].tile_weights': expected tile weights that sum "
                              "to 1, found a sum of 1.5" );
+    writeTextFileAtomically( path, "kind: gpu_calibration\ngpu: T4\ngemm:\n  - dtype: fp32\n"
+                                   "    tile_weights: [1, 0, 0, 0, 0, 0, 0, 0]\n"
+                                   "    linear_tile_weights: [0.5, 0.5, 0, 0, 0, 0, 0, 0.5]\n"
+                                   "    offset: 0\n    linear_offset: 0\n"
+                                   "    max_matmul_TFLOPs: 1\n"
+                                   "    stats: {rows: 1, fit_mape: 0, cv_mape: 0, "
+                                   "uncalibrated_mape: 0}\n    points: []\n" );
+    expectInputError( [&] { readGpuCalibration( path ); },
+                      path + ":6:26: field 'gemm[0].linear_tile_weights': expected tile weights "
+                             "that sum to 1, found a sum of 1.5" );
     writeTextFileAtomically( path, "kind: platform\ngpu: T4\n" );
     expectInputError( [&] { readGpuCalibration( path ); },
                       path + ":1:7: field 'kind': expected kind 'gpu_calibration' (a file written "

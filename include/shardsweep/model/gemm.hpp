@@ -312,7 +312,8 @@ KOKKOS_INLINE_FUNCTION GemmPrediction predictGemm( const GpuSpec& gpu, double B,
 }
 
 //! A calibration's tile mixture (calibrate gpu, docs/model/calibration.md), natural log of ms:
-//! offset (+ linear_offset) + Σ w_i · log t_i, t_i tile i's fastest split with `c` on `gpu`.
+//! offset (+ linear_offset) + Σ w_i · log t_i, t_i tile i's fastest split with `c` on `gpu` and
+//! w the op's weights (linear GEMMs may have their own).
 //! No ceiling inside: the offsets would scale it (a linear offset of +0.34 held the P100's linear
 //! layers at 5.2 TFLOP/s where it measured 7.3); the callers bound the mixture's time by the
 //! measured ceiling itself (calibratedTileGemmMs).
