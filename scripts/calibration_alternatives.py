@@ -161,7 +161,8 @@ def methods(stem, spec):
         mixture = log_tiles_floored @ p[:8] + p[8] + p[9] * lin
         mape(mixture, "tile mixture on the simplex")
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - mixture)[cal])
-        mape(mixture + knn.predict(neighbours), "tile mixture + 7 nearest residuals (one for both ops)")
+        mape(mixture + knn.predict(neighbours),
+             "tile mixture + 7 nearest residuals (one for both ops)")
         per_op = mixture.copy()
         for op in (False, True):
             rows, fit_rows = linear == op, cal[linear[cal] == op]
