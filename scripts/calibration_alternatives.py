@@ -139,6 +139,7 @@ def methods(stem, spec):
     lin = linear.astype(float)
     features = np.column_stack([np.log(B), np.log(M), np.log(N), np.log(K), lin, np.log(shipped)])
     neighbours = np.column_stack([np.log(B), np.log(M), np.log(N), np.log(K), lin * 3])
+    work = np.column_stack([neighbours, np.log(2 * B * M * N * K)])
     results = {}
     for seed in SEEDS:
         order = np.random.default_rng(seed).permutation(len(d))
@@ -170,6 +171,8 @@ def methods(stem, spec):
             per_op[rows] = log_tiles_floored[rows] @ weights + offset
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - per_op)[cal])
         mape(per_op + knn.predict(neighbours), "a tile mixture per op + 7 nearest residuals")
+        knn = KNeighborsRegressor(7, weights="distance").fit(work[cal], (y - per_op)[cal])
+        mape(per_op + knn.predict(work), "the same, ln FLOPs a coordinate of the neighbour search")
         knn = KNeighborsRegressor(5, weights="distance").fit(scaled[cal], residual[cal])
         mape(np.log(shipped) + knn.predict(scaled), "k-NN residual on the uncalibrated model")
         kernel = (ConstantKernel(0.1) * RBF(np.ones(features.shape[1])) + WhiteKernel(0.01))

@@ -156,6 +156,27 @@ double crossValidatedMape( const std::vector<Sample>& rows, const Fit& fit, cons
     return held ? sum / held : 0.0;
 }
 
+//! The shortest latency measured in `rows`.
+template <class Sample>
+double fastestOf( const std::vector<Sample>& rows )
+{
+    double fastest = std::numeric_limits<double>::infinity();
+    for ( const Sample& s : rows )
+        fastest = std::min( fastest, s.latency_ms );
+    return fastest;
+}
+
+//! The rows bound by the GPU rather than by their launch: kGpuBoundFactor times `fastest` or more.
+template <class Sample>
+std::vector<Sample> gpuBoundRows( const std::vector<Sample>& rows, double fastest )
+{
+    std::vector<Sample> gpu_bound;
+    for ( const Sample& s : rows )
+        if ( s.latency_ms >= kGpuBoundFactor * fastest )
+            gpu_bound.push_back( s );
+    return gpu_bound;
+}
+
 //! MAPE of `predict` on `rows`, fitted by `fit` on all of them and, per fold, on the others.
 template <class Sample, class Fit, class Predict>
 CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
@@ -181,10 +202,7 @@ CalibrationFitStats fitStats( const std::vector<Sample>& rows, const Fit& fit,
 //! row, still make the measured shapes exact in predict gemm.
 std::vector<GemmSample> mixtureRows( const std::vector<GemmSample>& rows, double fastest )
 {
-    std::vector<GemmSample> gpu_bound;
-    for ( const GemmSample& s : rows )
-        if ( s.latency_ms >= kGpuBoundFactor * fastest )
-            gpu_bound.push_back( s );
+    std::vector<GemmSample> gpu_bound = gpuBoundRows( rows, fastest );
     return gpu_bound.size() >= kMinCalibrationRows ? gpu_bound : rows;
 }
 
@@ -198,9 +216,7 @@ GemmCalibration fitGemmVariant( const GpuSpec& gpu, DataType dtype,
     c.dtype = dtype;
     c.constants = constants;
     c.mixture.valid = true;
-    double fastest = std::numeric_limits<double>::infinity();
-    for ( const GemmSample& s : samples )
-        fastest = std::min( fastest, s.latency_ms );
+    const double fastest = fastestOf( samples );
     // Every fit starts from uniform logits, the uncalibrated geometric mean (a start where one
     // tile has nearly all the weight leaves the simplex too little gradient to move it).
     const std::vector<double> uniform( kGemmNumTiles, 0.0 );
@@ -277,6 +293,21 @@ OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
         fit_samples.push_back( { operatorDtypeGpu( gpu, dtype ), m.kind, m.B, m.H, m.latency_ms } );
     c.constants =
         fitOperatorConstants( kOperatorFitStart, fit_samples, kOperatorEvaluations ).constants;
+    // The launch comes from every row, the bandwidth and the softmax and layer-norm factors from
+    // the GPU-bound ones where there are any (a factor with fewer than 5 of its op keeps its
+    // start). Fitted to every row, a factor follows the short calls: an H100's layer norms of few
+    // rows, or of short ones, run at a fraction of its bandwidth, which set ln_factor to 82 in a
+    // bf16 calibration from 150 rows, and its long layer norms were priced 17-31 times too slow
+    // (bench calibrate --table measured: its GPU-bound operators went from 92 to 22 % MAPE).
+    const std::vector<OperatorSample> gpu_bound =
+        gpuBoundRows( fit_samples, fastestOf( fit_samples ) );
+    if ( !gpu_bound.empty() )
+    {
+        OperatorConstants start = kOperatorFitStart;
+        start.launch_ms = c.constants.launch_ms;
+        c.constants =
+            fitOperatorConstants( start, gpu_bound, kOperatorEvaluations, false ).constants;
+    }
     c.residuals.dims = kOperatorCalibrationFeatures;
     for ( const OperatorMeasurement& m : samples )
     {

@@ -25,13 +25,24 @@ void addStatsRow( ResultTable& table, const char* family, DataType dtype,
                     s.cv_mape } );
 }
 
+//! "GEMM.csv (N rows) and OPS.csv (M rows)", naming the files given.
+std::string fittedOn( const std::string& gemm_path, std::size_t gemm_rows,
+                      const std::string& ops_path, std::size_t ops_rows )
+{
+    const std::string gemm = fmt::format( "{} ({} rows)", gemm_path, gemm_rows );
+    const std::string ops = fmt::format( "{} ({} rows)", ops_path, ops_rows );
+    if ( gemm_path.empty() )
+        return ops;
+    return ops_path.empty() ? gemm : gemm + " and " + ops;
+}
+
 } // namespace
 
 int calibrateGpu( const CommandContext& ctx, const Arguments& args )
 {
     PredictCli cli(
         "calibrate gpu",
-        "Usage: shardsweep calibrate gpu --gpu NAME --gemm GEMM.csv [--ops OPS.csv] -o "
+        "Usage: shardsweep calibrate gpu --gpu NAME [--gemm GEMM.csv] [--ops OPS.csv] -o "
         "CALIB.yaml\n\n"
         "Fits the GEMM and operator models to measurements of one GPU (scripts/microbench writes\n"
         "them in a few minutes; README, \"Calibrating to your cluster\") and writes a calibration\n"
@@ -56,15 +67,18 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
         PredictCli::kGpu );
     std::string gemm_path, ops_path, output;
     cli.options().add_options()( "gemm", po::value( &gemm_path ),
-                                 "measured GEMMs (CSV, columns above; required)" )(
-        "ops", po::value( &ops_path ), "measured operators (CSV, columns above)" )(
+                                 "measured GEMMs (CSV, columns above; this, --ops or both)" )(
+        "ops", po::value( &ops_path ),
+        "measured operators (CSV, columns above; without --gemm the GEMMs stay uncalibrated)" )(
         "output,o", po::value( &output ), "calibration file to write (YAML; required)" );
     if ( !cli.parse( ctx, args ) )
         return 0;
-    if ( gemm_path.empty() || output.empty() )
-        throw UsageError( "calibrate gpu: --gemm and -o are required (see --help)" );
+    if ( ( gemm_path.empty() && ops_path.empty() ) || output.empty() )
+        throw UsageError( "calibrate gpu: -o and --gemm, --ops or both are required (see --help)" );
 
-    const std::vector<GemmSample> gemms = readGemmMeasurements( gemm_path, cli.gpu() );
+    std::vector<GemmSample> gemms;
+    if ( !gemm_path.empty() )
+        gemms = readGemmMeasurements( gemm_path, cli.gpu() );
     OperatorMeasurements ops;
     if ( !ops_path.empty() )
         ops = readOperatorMeasurements( ops_path );
@@ -76,17 +90,15 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     const GpuCalibration calibration =
         calibrateGpu( cli.gpuName(), cli.gpu(), gemms, ops.rows, notes );
     if ( calibration.gemm.empty() && calibration.ops.empty() )
-        throw InputError( gemm_path, fmt::format( "no dtype has {} or more measured rows: nothing "
-                                                  "to calibrate",
-                                                  kMinCalibrationRows ) );
+        throw InputError( gemm_path.empty() ? ops_path : gemm_path,
+                          fmt::format( "no dtype has {} or more measured rows: nothing to "
+                                       "calibrate",
+                                       kMinCalibrationRows ) );
 
     std::vector<std::string> comments = {
         fmt::format( "GPU calibration of {} written by shardsweep {} (git {})", cli.gpuName(),
                      versionString(), gitHash() ),
-        fmt::format( "fitted on {} ({} rows){}", gemm_path, gemms.size(),
-                     ops_path.empty()
-                         ? std::string()
-                         : fmt::format( " and {} ({} rows)", ops_path, ops.rows.size() ) ),
+        "fitted on " + fittedOn( gemm_path, gemms.size(), ops_path, ops.rows.size() ),
         "stats: MAPE % of the uncalibrated model, of this calibration on its rows and 5-fold "
         "cross-validated" };
     for ( const std::string& n : notes )

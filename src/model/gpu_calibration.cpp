@@ -75,6 +75,7 @@ void gemmCalibrationFeatures( double B, double M, double N, double K, GemmOp op,
     x[2] = std::log( N );
     x[3] = std::log( K );
     x[4] = op == GemmOp::linear ? kOpCoordinate : 0.0;
+    x[5] = kFlopsCoordinate * std::log( 2.0 * B * M * N * K );
 }
 
 void operatorCalibrationFeatures( OperatorKind kind, double B, double H, double* x )

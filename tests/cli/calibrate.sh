@@ -50,6 +50,22 @@ paste -d, <(tail -n +2 "$samples/ops_A100-PCIe-40GB.csv" | cut -d, -f5) <(tail -
     awk -F, '{ d = $6 - $1; if (d < 0) d = -d; if (d > 1e-9 * $1 || $8 != "calibrated") { print; exit 1 } }' ||
     fail "measured operators not reproduced: $ocal"
 
+# Operators alone (--ops without --gemm): the measured operators are reproduced, and GEMMs stay
+# priced by the uncalibrated model, bit for bit.
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --ops "$samples/ops_A100-PCIe-40GB.csv" \
+    -o "$scratch/ops_only.yaml" >/dev/null 2>&1 || fail "calibrate gpu --ops alone"
+grep -q "^gemm:" "$scratch/ops_only.yaml" && fail "ops-only calibration has a gemm section"
+oonly=$("$exe" predict op --gpu A100-PCIe-40GB --calibration "$scratch/ops_only.yaml" --input "$scratch/ops.csv" -f csv) ||
+    fail "predict op with the ops-only calibration"
+[ "$oonly" = "$ocal" ] || fail "ops-only calibration prices operators differently"
+gonly=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/ops_only.yaml" --input "$scratch/mixed.csv" -f csv) ||
+    fail "predict gemm with the ops-only calibration"
+gnone=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$scratch/mixed.csv" -f csv) || fail "predict gemm"
+[ "$gonly" = "$gnone" ] || fail "an ops-only calibration changed GEMM prices"
+err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] || fail "no measurements exit $rc"
+grep -q -- "--gemm, --ops or both are required" <<<"$err" || fail "no measurements: $err"
+
 # Bad measurement files: exit 2 naming the file and line.
 printf 'B,M,N,K,dtype,latency_ms\n1,2,3,4,fp32,-1\n' >"$scratch/neg.csv"
 err=$("$exe" calibrate gpu --gpu T4 --gemm "$scratch/neg.csv" -o "$scratch/x.yaml" 2>&1); rc=$?

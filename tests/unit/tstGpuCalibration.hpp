@@ -95,6 +95,26 @@ TEST( TEST_CATEGORY, calibration_neighbour_residual_uses_the_nearest_seven )
     EXPECT_DOUBLE_EQ( r.correction( x ), 1.0 );
 }
 
+// ln(FLOPs) is a coordinate of the GEMM neighbour search (weight kFlopsCoordinate = 1): from
+// (1, 1024, 1024, 1024), A = (M·4, N/4) does the same work at distance √2·ln 4, B = (M·4, N·4)
+// sixteen times it at √(2·ln²4 + ln²16) = √6·ln 4. With residuals 0 at A and 1 at B the
+// correction is (1/dB) / (1/dA + 1/dB) = 1 / (1 + √3); without the coordinate it would be 1/2.
+TEST( TEST_CATEGORY, calibration_neighbours_weigh_the_work )
+{
+    double x[kGemmCalibrationFeatures];
+    gemmCalibrationFeatures( 3, 5, 7, 11, GemmOp::linear, x );
+    EXPECT_EQ( x[4], kOpCoordinate );
+    EXPECT_DOUBLE_EQ( x[5], std::log( 2.0 * 3 * 5 * 7 * 11 ) );
+    NeighbourResiduals r;
+    r.dims = kGemmCalibrationFeatures;
+    gemmCalibrationFeatures( 1, 4096, 256, 1024, GemmOp::bmm, x );
+    r.add( x, 0.0 );
+    gemmCalibrationFeatures( 1, 4096, 4096, 1024, GemmOp::bmm, x );
+    r.add( x, 1.0 );
+    gemmCalibrationFeatures( 1, 1024, 1024, 1024, GemmOp::bmm, x );
+    EXPECT_NEAR( r.correction( x ), 1.0 / ( 1.0 + std::sqrt( 3.0 ) ), 1e-14 );
+}
+
 // A GPU that runs every GEMM with the 128x128 tile at 1.25x the model's time (e.g. a lower clock):
 // the fit puts the weight on tile 0 and recovers log(1.25), and shapes it never saw are priced
 // to within 1e-3 of the truth.
@@ -209,7 +229,8 @@ TEST( TEST_CATEGORY, calibration_ceiling_bounds_the_mixture_not_its_tiles )
 }
 
 // Operators measured with launch 4 µs, 60 % of the bandwidth, softmax 1.5x and layer norm 2x:
-// the refit finds the four constants and the residuals are ~0.
+// the refit finds the four constants and the residuals are ~0. The last 20 rows are bound by the
+// GPU (10 times the fastest call or more), 5 of each op: the factors are fitted on those.
 TEST( TEST_CATEGORY, calibration_recovers_known_operator_constants )
 {
     const GpuSpec gpu = a100Spec();
@@ -217,12 +238,12 @@ TEST( TEST_CATEGORY, calibration_recovers_known_operator_constants )
     std::vector<OperatorMeasurement> measured;
     const OperatorKind kinds[] = { OperatorKind::softmax, OperatorKind::ln, OperatorKind::add,
                                    OperatorKind::gelu };
-    for ( int i = 0; i < 80; ++i )
+    for ( int i = 0; i < 100; ++i )
     {
         OperatorMeasurement m;
         m.kind = kinds[i % 4];
-        m.B = 1 << ( i % 13 );
-        m.H = 64 << ( i % 7 );
+        m.B = i < 80 ? 1 << ( i % 13 ) : 8192 << ( i % 5 );
+        m.H = i < 80 ? 64 << ( i % 7 ) : 2048;
         m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
         measured.push_back( m );
     }
@@ -273,6 +294,51 @@ TEST( TEST_CATEGORY, calibration_keeps_factors_few_rows_price )
     const OperatorCalibration five = fitOperatorCalibration( gpu, DataType::fp32, measured );
     EXPECT_GT( five.constants.softmax_factor, 10.0 * kOperatorFitStart.softmax_factor );
     EXPECT_EQ( five.constants.ln_factor, kOperatorFitStart.ln_factor );
+}
+
+// The launch comes from every row, the bandwidth and the factors from the GPU-bound rows. Short
+// layer norms of few rows run at a tenth of the bandwidth (as an H100's do); fitted on every row,
+// their 30 against the five long ones set ln_factor to 20 and price a long layer norm 10 times
+// too slow. Fitted on the GPU-bound rows it is the truth, 2.
+TEST( TEST_CATEGORY, calibration_fits_operator_throughput_on_gpu_bound_rows )
+{
+    const GpuSpec gpu = a100Spec();
+    const OperatorConstants truth = { 0.004, 0.6, 1.5, 2.0 };
+    std::vector<OperatorMeasurement> measured;
+    for ( int i = 0; i < 40; ++i )
+    {
+        OperatorMeasurement m;
+        m.kind = i % 2 ? OperatorKind::add : OperatorKind::gelu;
+        m.B = 1 << ( i % 13 );
+        m.H = 64 << ( i % 7 );
+        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        measured.push_back( m );
+    }
+    for ( int i = 0; i < 5; ++i )
+    {
+        OperatorMeasurement m{ OperatorKind::ln, double( 4096 << i ), 4096, DataType::fp32, 0.0 };
+        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        measured.push_back( m );
+    }
+    // Layer norms of 1-10 rows of 16384 and 1-20 of 8192: the kernel's bandwidth share is ten
+    // times lower there (one block per row), and they stay under 10 times the fastest call.
+    for ( int i = 1; i <= 30; ++i )
+    {
+        OperatorMeasurement m{ OperatorKind::ln, double( i <= 10 ? i : i - 10 ),
+                               i <= 10 ? 16384.0 : 8192.0, DataType::fp32, 0.0 };
+        m.latency_ms =
+            truth.launch_ms + 10.0 * ( predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H ) -
+                                       truth.launch_ms );
+        measured.push_back( m );
+    }
+    const OperatorCalibration c = fitOperatorCalibration( gpu, DataType::fp32, measured );
+    EXPECT_NEAR( c.constants.ln_factor, 2.0, 2e-3 );
+    EXPECT_NEAR( c.constants.bandwidth_efficiency, 0.6, 1e-3 );
+    EXPECT_NEAR( c.constants.launch_ms, 0.004, 1e-5 );
+    // A long layer norm it was not given, by the refitted model (before the neighbour residuals,
+    // of which the short rows' take a share): the truth within 0.1 %.
+    const double want = predictOperatorAnalyticWith( truth, gpu, OperatorKind::ln, 12000, 6000 );
+    EXPECT_NEAR( operatorRefitMs( c, gpu, OperatorKind::ln, 12000, 6000 ) / want, 1.0, 1e-3 );
 }
 
 // calibrateGpu groups by dtype, skips a dtype with fewer than 10 rows (a note says so) and reports

@@ -36,9 +36,10 @@ struct OperatorFitResult
 };
 
 //! Nelder–Mead with restarts from `start`; at most `max_evaluations` objective evaluations. The
-//! bandwidth efficiency stays in (0, 1].
+//! bandwidth efficiency stays in (0, 1]. `fit_launch` false keeps start.launch_ms and fits the
+//! other three (rows bound by the GPU say little about the launch).
 OperatorFitResult fitOperatorConstants( const OperatorConstants& start,
                                         const std::vector<OperatorSample>& samples,
-                                        int max_evaluations );
+                                        int max_evaluations, bool fit_launch = true );
 
 } // namespace shardsweep

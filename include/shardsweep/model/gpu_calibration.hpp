@@ -16,13 +16,15 @@
 //! as the tile/wave model does. Linear layers (x·Wᵀ) may have weights of their own, where the
 //! calibration rows say that generalises (cuBLAS runs them with other kernels than a plain
 //! matmul). r is the distance-weighted mean log residual of the
-//! kCalibrationNeighbours nearest measured shapes (natural logs of B, M, N, K; the op as a
-//! coordinate of weight kOpCoordinate): what the tile model misses locally (cuBLAS' kernel choice,
-//! wave tails). max_matmul is the highest FLOP rate measured in the calibration data, so no shape
-//! is predicted faster than anything measured.
+//! kCalibrationNeighbours nearest measured shapes (natural logs of B, M, N, K and of the FLOPs,
+//! the op as a coordinate of weight kOpCoordinate): what the tile model misses locally (cuBLAS'
+//! kernel choice, wave tails). max_matmul is the highest FLOP rate measured in the calibration
+//! data, so no shape is predicted faster than anything measured.
 //!
 //! Operators, per dtype: the analytic operator model (model/learned_operator.hpp) with its four
-//! constants refitted to the GPU, and the same neighbour residual over (log B, log H), per op.
+//! constants refitted to the GPU (the launch on every row, the bandwidth share and the softmax
+//! and layer-norm factors on the GPU-bound rows), and the same neighbour residual over (log B,
+//! log H), per op.
 //!
 //! These are host functions (the residual keeps its points in std::vector). The batched kernels
 //! see a calibration through the GpuSpec it implies (calibratedGpuSpec): its measured matmul
@@ -44,6 +46,11 @@ constexpr int kCalibrationNeighbours = 7;
 //! the dimensions): 3 ≈ a factor 20 in one dimension, so neighbours are taken across ops only when
 //! the same op has nothing close.
 constexpr double kOpCoordinate = 3.0;
+//! Weight of ln(FLOPs) as a coordinate of the GEMM neighbour search: a shape's neighbours are
+//! those of about its work, so a GPU-bound GEMM does not borrow the residual of a short call
+//! whose time was its launch (on the measured H100, GPU-bound GEMMs at 150 shapes: fp32 18.7 to
+//! 16.6 %, bf16 5.2 to 4.3 %; docs/model/calibration.md).
+constexpr double kFlopsCoordinate = 1.0;
 
 //! Measured residuals at points of a feature space: the correction at x is the 1/distance-weighted
 //! mean residual of the kCalibrationNeighbours nearest points (the residual itself at a measured
@@ -117,7 +124,7 @@ struct GpuCalibration
 };
 
 //! Feature vectors of the neighbour search.
-constexpr int kGemmCalibrationFeatures = 5;
+constexpr int kGemmCalibrationFeatures = 6;
 void gemmCalibrationFeatures( double B, double M, double N, double K, GemmOp op, double* x );
 constexpr int kOperatorCalibrationFeatures = 3;
 void operatorCalibrationFeatures( OperatorKind kind, double B, double H, double* x );
