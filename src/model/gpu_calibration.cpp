@@ -13,7 +13,7 @@ void NeighbourResiduals::add( const double* x, double residual )
     residuals.push_back( residual );
 }
 
-double NeighbourResiduals::correction( const double* x ) const
+double NeighbourResiduals::correction( const double* x, double radius ) const
 {
     const std::size_t n = residuals.size();
     if ( n == 0 )
@@ -43,13 +43,13 @@ double NeighbourResiduals::correction( const double* x ) const
     if ( nearest[0].first == 0.0 )
         return residuals[nearest[0].second];
     double sum = 0.0, weights = 0.0;
-    for ( int i = 0; i < found; ++i )
+    for ( int i = 0; i < found && nearest[i].first <= radius * radius; ++i )
     {
         const double w = 1.0 / std::sqrt( nearest[i].first );
         sum += w * residuals[nearest[i].second];
         weights += w;
     }
-    return sum / weights;
+    return weights > 0.0 ? sum / weights : 0.0;
 }
 
 const GemmCalibration* GpuCalibration::gemmFor( DataType dtype ) const
@@ -120,7 +120,8 @@ double calibratedOperatorMs( const OperatorCalibration& c, const GpuSpec& gpu, O
 {
     double x[kOperatorCalibrationFeatures];
     operatorCalibrationFeatures( kind, B, H, x );
-    return operatorRefitMs( c, gpu, kind, B, H ) * std::exp( c.residuals.correction( x ) );
+    return operatorRefitMs( c, gpu, kind, B, H ) *
+           std::exp( c.residuals.correction( x, kOperatorNeighbourRadius ) );
 }
 
 GpuSpec calibratedGpuSpec( const GpuSpec& gpu, const GpuCalibration& calibration )

@@ -30,6 +30,7 @@
 //! see a calibration through the GpuSpec it implies (calibratedGpuSpec): its measured matmul
 //! ceilings and effective memory bandwidth.
 
+#include <limits>
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/domain/names.hpp>
 #include <shardsweep/model/gemm.hpp>
@@ -51,6 +52,10 @@ constexpr double kOpCoordinate = 3.0;
 //! whose time was its launch (on the measured H100, GPU-bound GEMMs at 150 shapes: fp32 18.7 to
 //! 16.6 %, bf16 5.2 to 4.3 %; docs/model/calibration.md).
 constexpr double kFlopsCoordinate = 1.0;
+//! Operators borrow residuals only from measured shapes within this distance in (ln B, ln H):
+//! an operator's 7 nearest rows of its op are often short calls far away (a 150-row calibration
+//! has about 11 rows per op), whose launch noise would otherwise price a long call.
+constexpr double kOperatorNeighbourRadius = 2.0;
 
 //! Measured residuals at points of a feature space: the correction at x is the 1/distance-weighted
 //! mean residual of the kCalibrationNeighbours nearest points (the residual itself at a measured
@@ -63,7 +68,9 @@ struct NeighbourResiduals
 
     void add( const double* x, double residual );
     std::size_t size() const { return residuals.size(); }
-    double correction( const double* x ) const;
+    //! Neighbours farther than `radius` are left out (none left: 0).
+    double correction( const double* x,
+                       double radius = std::numeric_limits<double>::infinity() ) const;
 };
 
 //! One measured GEMM (C[B,M,N] = A[B,M,K]·W[B,K,N]) of the calibration data.
