@@ -55,6 +55,23 @@ GpuSpec oneTileBf16Calibration( GpuSpec gpu, int tile, double factor )
     return gpu;
 }
 
+//! 40 adds and gelus of B 1..4096 and H 64..4096, priced by `truth` on `gpu`.
+std::vector<OperatorMeasurement> elementwiseRows( const GpuSpec& gpu,
+                                                  const OperatorConstants& truth )
+{
+    std::vector<OperatorMeasurement> rows;
+    for ( int i = 0; i < 40; ++i )
+    {
+        OperatorMeasurement m;
+        m.kind = i % 2 ? OperatorKind::add : OperatorKind::gelu;
+        m.B = 1 << ( i % 13 );
+        m.H = 64 << ( i % 7 );
+        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
+        rows.push_back( m );
+    }
+    return rows;
+}
+
 std::string tempPath( const std::string& name )
 {
     return ::testing::TempDir() + "/shardsweep_" + std::to_string( getpid() ) + "_" + name;
@@ -271,16 +288,7 @@ TEST( TEST_CATEGORY, calibration_keeps_factors_few_rows_price )
 {
     const GpuSpec gpu = a100Spec();
     const OperatorConstants truth = { 0.004, 0.6, 1.5, 2.0 };
-    std::vector<OperatorMeasurement> measured;
-    for ( int i = 0; i < 40; ++i )
-    {
-        OperatorMeasurement m;
-        m.kind = i % 2 ? OperatorKind::add : OperatorKind::gelu;
-        m.B = 1 << ( i % 13 );
-        m.H = 64 << ( i % 7 );
-        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
-        measured.push_back( m );
-    }
+    std::vector<OperatorMeasurement> measured = elementwiseRows( gpu, truth );
     OperatorMeasurement slow{ OperatorKind::softmax, 4096, 4096, DataType::fp32, 0.0 };
     slow.latency_ms = 30.0 * predictOperatorAnalyticWith( truth, gpu, slow.kind, slow.B, slow.H );
     measured.push_back( slow );
@@ -308,16 +316,7 @@ TEST( TEST_CATEGORY, calibration_fits_operator_throughput_on_gpu_bound_rows )
 {
     const GpuSpec gpu = a100Spec();
     const OperatorConstants truth = { 0.004, 0.6, 1.5, 2.0 };
-    std::vector<OperatorMeasurement> measured;
-    for ( int i = 0; i < 40; ++i )
-    {
-        OperatorMeasurement m;
-        m.kind = i % 2 ? OperatorKind::add : OperatorKind::gelu;
-        m.B = 1 << ( i % 13 );
-        m.H = 64 << ( i % 7 );
-        m.latency_ms = predictOperatorAnalyticWith( truth, gpu, m.kind, m.B, m.H );
-        measured.push_back( m );
-    }
+    std::vector<OperatorMeasurement> measured = elementwiseRows( gpu, truth );
     for ( int i = 0; i < 5; ++i )
     {
         OperatorMeasurement m{ OperatorKind::ln, double( 4096 << i ), 4096, DataType::fp32, 0.0 };
