@@ -296,9 +296,10 @@ OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
     // The launch comes from every row, the bandwidth and the softmax and layer-norm factors from
     // the GPU-bound ones where there are any (a factor with fewer than 5 of its op keeps its
     // start). Fitted to every row, a factor follows the short calls: an H100's layer norms of few
-    // rows, or of short ones, run at a fraction of its bandwidth, which set ln_factor to 82 in a
-    // bf16 calibration from 150 rows, and its long layer norms were priced 17-31 times too slow
-    // (bench calibrate --table measured: its GPU-bound operators went from 92 to 22 % MAPE).
+    // rows, or of short ones, run at a fraction of its bandwidth, which pushed ln_factor up and
+    // priced its long layer norms far too slow (bench calibrate --table measured: GPU-bound bf16
+    // operators at 150 shapes went from 92 to 22 % MAPE; calibration_fits_operator_throughput_on_
+    // gpu_bound_rows shows the mechanism).
     const std::vector<OperatorSample> gpu_bound =
         gpuBoundRows( fit_samples, fastestOf( fit_samples ) );
     if ( !gpu_bound.empty() )
