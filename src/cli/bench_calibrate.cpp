@@ -345,9 +345,9 @@ ResultTable measuredTable( const BenchCalibrateOptions& o )
     ResultTable t( { "family", "dtype", "calibration_shapes", "tested_on", "rows",
                      "uncalibrated_mape", "calibrated_mape", "calibrated_median_ape",
                      "repeat_mape" } );
-    const std::vector<GemmSample> gemms = readGemmMeasurements( o.gemm_file, gpu );
+    const std::vector<GemmSample> gemms = readGemmMeasurements( o.gemm_file, gpu ).rows;
     const std::vector<double> gemms_again =
-        repeatedLatencies( gemms, readGemmMeasurements( o.gemm_repeat, gpu ), o.gemm_repeat,
+        repeatedLatencies( gemms, readGemmMeasurements( o.gemm_repeat, gpu ).rows, o.gemm_repeat,
                            []( const GemmSample& a, const GemmSample& b )
                            {
                                return a.B == b.B && a.M == b.M && a.N == b.N && a.K == b.K &&

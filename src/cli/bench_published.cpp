@@ -33,7 +33,7 @@ std::vector<GemmSample> publishedShapeMeasurements( const std::string& measured,
               double( t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 ) ),
               double( gemmOpCell( t, r ) ) } );
     std::vector<GemmSample> out;
-    for ( const GemmSample& s : readGemmMeasurements( measured, gpu ) )
+    for ( const GemmSample& s : readGemmMeasurements( measured, gpu ).rows )
         if ( wanted.count( { s.B, s.M, s.N, s.K, double( s.dtype ), double( s.op ) } ) )
             out.push_back( s );
     return out;

@@ -57,10 +57,13 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
         "  Operators (per dtype): the analytic operator model's constants refitted, plus the\n"
         "    residual of the nearest measured shapes of the same op.\n"
         "Input columns: GEMM B,M,N,K,dtype,latency_ms[,op] (C[B,M,N] = A[B,M,K]·W[B,K,N], op\n"
-        "bmm|mm|linear); operators op,B,H,dtype,latency_ms (op: softmax, ln, add, mul, ...). "
+        "bmm|mm|matmul|linear|addmm); operators op,B,H,dtype,latency_ms (op: softmax, ln, add, "
+        "mul, ...). "
         "dtype\n"
         "fp32|tf32|fp16|bf16|fp8 (fp8: GEMMs on a GPU with FP8 tensor cores; operator rows in fp8\n"
-        "are skipped: FP8 training keeps them in 16 bits). A dtype with fewer than 10\n"
+        "are skipped: FP8 training keeps them in 16 bits), or PyTorch's name of one (float32,\n"
+        "torch.bfloat16, half, float8_e4m3fn, ...). Columns of other tools (kernel, device) are\n"
+        "named as unused; a column a typo away from a known one fails. A dtype with fewer than 10\n"
         "rows is not calibrated. Prints per family and dtype the rows and the MAPE (%) of the\n"
         "uncalibrated model, of the calibration on its own rows and 5-fold cross-validated (rows\n"
         "i mod 5 held out): the last one is what to expect on shapes that were not measured.\n",
@@ -76,13 +79,19 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     if ( ( gemm_path.empty() && ops_path.empty() ) || output.empty() )
         throw UsageError( "calibrate gpu: -o and --gemm, --ops or both are required (see --help)" );
 
-    std::vector<GemmSample> gemms;
+    GemmMeasurements gemm_file;
     if ( !gemm_path.empty() )
-        gemms = readGemmMeasurements( gemm_path, cli.gpu() );
+        gemm_file = readGemmMeasurements( gemm_path, cli.gpu() );
+    const std::vector<GemmSample>& gemms = gemm_file.rows;
     OperatorMeasurements ops;
     if ( !ops_path.empty() )
         ops = readOperatorMeasurements( ops_path );
     std::vector<std::string> notes;
+    for ( const auto& [path, unused] : { std::pair{ gemm_path, gemm_file.unused_columns },
+                                         std::pair{ ops_path, ops.unused_columns } } )
+        if ( !unused.empty() )
+            notes.push_back( path + ": not used: the column" + ( unused.size() > 1 ? "s " : " " ) +
+                             joinChoices( unused, ", ", " and " ) );
     if ( ops.skipped_fp8 > 0 )
         notes.push_back( fmt::format( "{} operator rows in fp8 skipped: FP8 training keeps "
                                       "softmax, norms and element-wise ops in 16 bits",

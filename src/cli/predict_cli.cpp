@@ -1,9 +1,15 @@
 // The shared --gpu/--input/--output/--format plumbing of the predict subcommands (predict_cli.hpp).
 #include "command_line.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+#include <numeric>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
@@ -77,6 +83,20 @@ CsvTable PredictCli::readInput( const std::vector<std::string>& required,
     return table;
 }
 
+CsvTable PredictCli::readKernelInput( const CommandContext& ctx,
+                                      const std::vector<std::string>& required,
+                                      std::vector<std::string> optional ) const
+{
+    CsvTable table = CsvTable::read( _input );
+    optional.emplace_back( "latency_ms" );
+    const std::vector<std::string> unused = table.checkColumnsIgnoringOthers( required, optional );
+    if ( !unused.empty() && ctx.isRoot() )
+        std::cerr << "note: " << _input << ": not used: the column"
+                  << ( unused.size() > 1 ? "s " : " " ) << joinChoices( unused, ", ", " and " )
+                  << '\n';
+    return table;
+}
+
 void PredictCli::write( const CommandContext& ctx, const ResultTable& result ) const
 {
     writeResultTable( ctx, result, _format, _output );
@@ -107,10 +127,47 @@ double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* colu
 
 DataType computeDtypeCell( const CsvTable& t, std::size_t row, const GpuSpec& gpu )
 {
-    const DataType dtype = t.getEnumOr( row, "dtype", computeDataTypeNames(), DataType::fp32 );
+    const DataType dtype = dtypeCell( t, row );
     if ( const std::string error = gpuDataTypeError( gpu, dtype ); !error.empty() )
         t.fail( row, "dtype", "a type the GPU computes in (" + error + ")" );
     return dtype;
+}
+
+MeasuredLatencies::MeasuredLatencies( const CsvTable& input )
+{
+    if ( input.hasColumn( "latency_ms" ) )
+        for ( std::size_t r = 0; r < input.numRows(); ++r )
+            _measured_ms.push_back( measuredLatencyCell( input, r ) );
+}
+
+std::vector<std::string> MeasuredLatencies::columns( std::vector<std::string> columns ) const
+{
+    if ( present() )
+        columns.insert( columns.end(), { "measured_ms", "error_pct" } );
+    return columns;
+}
+
+void MeasuredLatencies::append( std::vector<ResultTable::Cell>& row, std::size_t r,
+                                double predicted_ms )
+{
+    if ( !present() )
+        return;
+    const double error_pct = 100.0 * ( predicted_ms / _measured_ms[r] - 1.0 );
+    _ape_pct.push_back( std::fabs( error_pct ) );
+    row.insert( row.end(), { _measured_ms[r], error_pct } );
+}
+
+void MeasuredLatencies::report( const CommandContext& ctx, const std::string& command ) const
+{
+    if ( !present() || _ape_pct.empty() || !ctx.isRoot() )
+        return;
+    std::vector<double> sorted = _ape_pct;
+    std::sort( sorted.begin(), sorted.end() );
+    const std::size_t n = sorted.size();
+    const double median = n % 2 == 1 ? sorted[n / 2] : 0.5 * ( sorted[n / 2 - 1] + sorted[n / 2] );
+    const double mape = std::accumulate( sorted.begin(), sorted.end(), 0.0 ) / double( n );
+    std::cerr << fmt::format( "{}: MAPE {:.2f} % over {} rows with latency_ms (median {:.2f} %)\n",
+                              command, mape, n, median );
 }
 
 LearnedModelOptions::LearnedModelOptions( PredictCli& cli, const char* file_help )

@@ -20,37 +20,26 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "Usage: shardsweep predict gemm --gpu NAME --input shapes.csv [--output pred.csv]\n"
         "                               [--model auto|learned|analytic] [--model-file F] "
         "[--force-learned]\n\n"
-        "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every row "
-        "of\n"
-        "a CSV file with the columns B,M,N,K and optionally dtype (fp32 default, tf32, fp16, "
-        "bf16,\n"
-        "fp8 on a GPU that lists fp8_TFLOPs)\n"
-        "and op (bmm default: a plain (batched) matmul, also 'mm'; linear: addmm with a bias, "
-        "whose\n"
-        "call costs more host time).\n"
-        "Models: 'analytic' is the tile/wave model of model/gemm.hpp (docs/model/gemm.md); "
-        "'learned'\n"
-        "multiplies it by an MLP correction and keeps it above the roofline with the wave count\n"
-        "(model/learned_operator.hpp, docs/model/learned_operators.md); its inputs are clamped "
-        "into\n"
-        "the range of its training shapes. 'auto' (default) uses the learned model only on the "
-        "GPUs\n"
-        "its file lists in default_for: those where, trained without their largest shapes, it "
-        "beat\n"
-        "the analytic model on them (bench gemm --table learned, docs/MODEL.md). 'learned' uses "
-        "it on\n"
-        "every GPU it was trained on; on other GPUs it is less accurate than the analytic model\n"
-        "(leave-one-GPU-out), so they get the analytic model unless --force-learned. The output\n"
-        "repeats the input columns and adds latency_ms, tile (rows x columns of C per thread "
-        "block),\n"
-        "waves and bound (compute | memory) of the analytic model, and model (the one that "
-        "priced\n"
-        "the row). --input: CSV with columns "
-        "B,M,N,K[,dtype][,op].\n"
-        "--calibration CALIB.yaml (from `shardsweep calibrate gpu` on this GPU) prices the rows "
-        "of\n"
-        "every dtype it calibrated with it (model 'calibrated'; tile, waves and bound stay the\n"
-        "analytic model's).\n",
+        "Predicts the latency of C[B,M,N] = A[B,M,K]·W[B,K,N] (K is the reduction) for every\n"
+        "row of --input, a CSV file with the columns B,M,N,K[,dtype][,op]:\n"
+        "  dtype  fp32 (default), tf32, fp16, bf16, or fp8 on a GPU that lists fp8_TFLOPs;\n"
+        "  op     bmm (default): a plain (batched) matmul, also 'mm' and 'matmul'; linear: addmm\n"
+        "         with a bias, also 'addmm', whose call costs more host time.\n\n"
+        "Models: 'analytic' is the tile/wave model of model/gemm.hpp (docs/model/gemm.md);\n"
+        "'learned' multiplies it by an MLP correction and keeps it above the roofline with the\n"
+        "wave count (model/learned_operator.hpp, docs/model/learned_operators.md); its inputs are\n"
+        "clamped into the range of its training shapes. 'auto' (default) uses the learned model\n"
+        "only on the GPUs its file lists in default_for: those where, trained without their\n"
+        "largest shapes, it beat the analytic model on them (bench gemm --table learned,\n"
+        "docs/MODEL.md). 'learned' uses it on every GPU it was trained on; on other GPUs it is\n"
+        "less accurate than the analytic model (leave-one-GPU-out), so they get the analytic "
+        "model\n"
+        "unless --force-learned. --calibration CALIB.yaml (from `shardsweep calibrate gpu` on\n"
+        "this GPU) prices the rows of every dtype it calibrated with it (model 'calibrated').\n\n"
+        "The output repeats the input columns and adds latency_ms, tile (rows x columns of C per\n"
+        "thread block), waves and bound (compute | memory) of the analytic model, and model (the\n"
+        "one that priced the row).\n" +
+            std::string( MeasuredLatencies::kHelp ),
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
     const LearnedModelOptions model_options(
         cli, "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
@@ -63,7 +52,8 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         model_options.load( cli, defaultGemmModelPath(), loadLearnedGemmModel );
     const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
 
-    const CsvTable t = cli.readInput( { "B", "M", "N", "K" }, { "dtype", "op" } );
+    const CsvTable t = cli.readKernelInput( ctx, { "B", "M", "N", "K" }, { "dtype", "op" } );
+    MeasuredLatencies measured( t );
     std::vector<GemmShape> shapes( t.numRows() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
@@ -76,24 +66,33 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         s.op = gemmOpCell( t, r );
     }
     const std::vector<GemmPrediction> pred = predictGemmsHost( learned.get(), gpu, shapes );
-    ResultTable result(
-        { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound", "model" } );
+    ResultTable result( measured.columns(
+        { "B", "M", "N", "K", "dtype", "op", "latency_ms", "tile", "waves", "bound", "model" } ) );
     for ( std::size_t r = 0; r < shapes.size(); ++r )
     {
         const GemmShape& s = shapes[r];
         const GemmPrediction& p = pred[r];
         const GemmCalibration* c = calibration ? calibration->gemmFor( s.dtype ) : nullptr;
-        result.addRow( { static_cast<long long>( s.B ), static_cast<long long>( s.M ),
-                         static_cast<long long>( s.N ), static_cast<long long>( s.K ),
-                         std::string( nameOf( s.dtype ) ), std::string( nameOf( s.op ) ),
-                         c ? calibratedGemmMs( *c, gpu, s.B, s.M, s.N, s.K, s.op ) : p.latency_ms,
-                         std::to_string( p.tile_m ) + "x" + std::to_string( p.tile_n ), p.waves,
-                         std::string( p.memory_bound ? "memory" : "compute" ),
-                         std::string( c         ? "calibrated"
-                                      : learned ? "learned"
-                                                : "analytic" ) } );
+        const double ms = c ? calibratedGemmMs( *c, gpu, s.B, s.M, s.N, s.K, s.op ) : p.latency_ms;
+        std::vector<ResultTable::Cell> row = { static_cast<long long>( s.B ),
+                                               static_cast<long long>( s.M ),
+                                               static_cast<long long>( s.N ),
+                                               static_cast<long long>( s.K ),
+                                               std::string( nameOf( s.dtype ) ),
+                                               std::string( nameOf( s.op ) ),
+                                               ms,
+                                               std::to_string( p.tile_m ) + "x" +
+                                                   std::to_string( p.tile_n ),
+                                               p.waves,
+                                               std::string( p.memory_bound ? "memory" : "compute" ),
+                                               std::string( c         ? "calibrated"
+                                                            : learned ? "learned"
+                                                                      : "analytic" ) };
+        measured.append( row, r, ms );
+        result.addRow( row );
     }
     cli.write( ctx, result );
+    measured.report( ctx, cli.command() );
     return 0;
 }
 

@@ -23,10 +23,10 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "Predicts the latency of non-GEMM operators on a [B,H] fp32 tensor for every row of a "
         "CSV\n"
         "file with the columns op,B,H. op is one of NeuSight's names: softmax (over H), ln (layer\n"
-        "norm over H), add, mul, div, pow (two tensors), addu, mulu, divu, powu (tensor and "
-        "scalar),\n"
-        "gelu, relu, tanh. Models: 'learned' is the roofline (bytes / bandwidth, FLOPs /\n"
-        "peak) times exp of an MLP's non-negative output, trained on NeuSight's measured kernels\n"
+        "norm over H; also layer_norm, layernorm), add, mul, div, pow (two tensors), addu, mulu,\n"
+        "divu, powu (tensor and scalar), "
+        "gelu, relu, tanh.\nModels: 'learned' is the roofline (bytes / bandwidth, FLOPs / peak)\n"
+        "times exp of an MLP's non-negative output, trained on NeuSight's measured kernels\n"
         "(model/learned_operator.hpp, docs/model/learned_operators.md), with its inputs clamped "
         "into\n"
         "the range of its training shapes; 'analytic' is a fixed kernel time plus the roofline at\n"
@@ -44,7 +44,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "moved scale with the element size).\n"
         "--calibration CALIB.yaml (from `shardsweep calibrate gpu --ops` on this GPU) prices the "
         "rows\n"
-        "of every dtype it calibrated with it (model 'calibrated').\n",
+        "of every dtype it calibrated with it (model 'calibrated').\n" +
+            std::string( MeasuredLatencies::kHelp ),
         PredictCli::kGpu | PredictCli::kInput | PredictCli::kOutput );
     const LearnedModelOptions model_options(
         cli, "learned operator model (shardsweep-mlp file; default <models>/ops.mlp, models = "
@@ -57,7 +58,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         model_options.load( cli, defaultOperatorModelPath(), loadLearnedOperatorModel );
     const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
 
-    const CsvTable t = cli.readInput( { "op", "B", "H" }, { "dtype" } );
+    const CsvTable t = cli.readKernelInput( ctx, { "op", "B", "H" }, { "dtype" } );
+    MeasuredLatencies measured( t );
     std::vector<OperatorShape> shapes( t.numRows() );
     std::vector<DataType> dtypes( t.numRows() );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
@@ -71,10 +73,10 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
     const std::vector<double> latency = predictOperatorsHost( learned.get(), gpu, shapes );
     // The dtype column is echoed when the input has one (older inputs keep their output).
     const bool echo_dtype = t.hasColumn( "dtype" );
-    ResultTable result(
+    ResultTable result( measured.columns(
         echo_dtype
             ? std::vector<std::string>{ "op", "B", "H", "dtype", "latency_ms", "bound_ms", "model" }
-            : std::vector<std::string>{ "op", "B", "H", "latency_ms", "bound_ms", "model" } );
+            : std::vector<std::string>{ "op", "B", "H", "latency_ms", "bound_ms", "model" } ) );
     for ( std::size_t r = 0; r < shapes.size(); ++r )
     {
         const OperatorShape& s = shapes[r];
@@ -94,9 +96,11 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         if ( echo_dtype )
             row.push_back( std::string( nameOf( dtype ) ) );
         row.insert( row.end(), { ms, operatorBoundMs( dtype_gpu, s.kind, s.B, s.H ), model } );
+        measured.append( row, r, ms );
         result.addRow( row );
     }
     cli.write( ctx, result );
+    measured.report( ctx, cli.command() );
     return 0;
 }
 

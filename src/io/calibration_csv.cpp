@@ -1,6 +1,7 @@
 // The measurement files of `calibrate gpu` (calibration_csv.hpp).
 #include <optional>
 #include <shardsweep/io/calibration_csv.hpp>
+#include <shardsweep/io/input_text.hpp>
 #include <shardsweep/model/transformer/parallel_rules.hpp>
 
 namespace shardsweep
@@ -17,18 +18,12 @@ double positiveWhole( const CsvTable& t, std::size_t row, const char* column )
     return x;
 }
 
-double latencyCell( const CsvTable& t, std::size_t row )
+std::optional<DataType> matchName( const NamePairs<DataType>& names, const std::string& s )
 {
-    const double x = t.getDouble( row, "latency_ms" );
-    if ( !( x > 0.0 ) )
-        t.fail( row, "latency_ms", "a latency > 0 (ms)" );
-    return x;
-}
-
-bool isFp8( const CsvTable& t, std::size_t row )
-{
-    return t.hasColumn( "dtype" ) && !t.isEmpty( row, "dtype" ) &&
-           t.text( row, "dtype" ).rfind( "fp8", 0 ) == 0;
+    for ( const auto& [name, value] : names )
+        if ( s == name )
+            return value;
+    return std::nullopt;
 }
 
 } // namespace
@@ -38,28 +33,64 @@ GemmOp gemmOpCell( const CsvTable& t, std::size_t row )
     if ( !t.hasColumn( "op" ) || t.isEmpty( row, "op" ) )
         return GemmOp::bmm;
     const std::string& s = t.text( row, "op" );
-    if ( s == "mm" )
+    if ( s == "mm" || s == "matmul" )
         return GemmOp::bmm;
+    if ( s == "addmm" )
+        return GemmOp::linear;
     if ( const std::optional<GemmOp> op = enumFromName<GemmOp>( s ) )
         return *op;
     std::vector<std::string> names = enumNameList<GemmOp>();
-    names.insert( names.begin() + 1, "mm" );
+    names.insert( names.end(), { "mm", "matmul", "addmm" } );
     t.fail( row, "op", "one of " + joinChoices( names, ", ", ", " ) );
 }
 
 OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::string& column )
 {
-    const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( t.text( row, column ) );
+    const std::string& s = t.text( row, column );
+    if ( s == "layer_norm" || s == "layernorm" )
+        return OperatorKind::ln;
+    const std::optional<OperatorKind> kind = enumFromName<OperatorKind>( s );
     if ( !kind )
-        t.fail( row, column, "one of " + enumChoices<OperatorKind>( ", " ) );
+        t.fail( row, column,
+                "one of " + enumChoices<OperatorKind>( ", " ) +
+                    " (layer_norm and layernorm for ln)" );
     return *kind;
 }
 
-std::vector<GemmSample> readGemmMeasurements( const std::string& path, const GpuSpec& gpu )
+DataType dtypeCell( const CsvTable& t, std::size_t row )
+{
+    if ( t.isEmpty( row, "dtype" ) )
+        return DataType::fp32;
+    std::string s = lowerCase( t.text( row, "dtype" ) );
+    if ( s.rfind( "torch.", 0 ) == 0 )
+        s.erase( 0, 6 );
+    if ( const std::optional<DataType> d = matchName( computeDataTypeNames(), s ) )
+        return *d;
+    if ( const std::optional<DataType> d = matchName( pytorchDataTypeNames(), s ) )
+        return *d;
+    std::vector<std::string> names;
+    for ( const auto& n : computeDataTypeNames() )
+        names.push_back( n.first );
+    t.fail(
+        row, "dtype",
+        "one of " + joinChoices( names, ", ", ", " ) +
+            " or PyTorch's name of one (float32, float16, half, bfloat16, float8_e4m3fn, ...)" );
+}
+
+double measuredLatencyCell( const CsvTable& t, std::size_t row )
+{
+    const double x = t.getDouble( row, "latency_ms" );
+    if ( !( x > 0.0 ) )
+        t.fail( row, "latency_ms", "a latency > 0 (ms)" );
+    return x;
+}
+
+GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& gpu )
 {
     const CsvTable t = CsvTable::read( path );
-    t.checkColumns( { "B", "M", "N", "K", "dtype", "latency_ms" }, { "op" } );
-    std::vector<GemmSample> m;
+    GemmMeasurements m;
+    m.unused_columns =
+        t.checkColumnsIgnoringOthers( { "B", "M", "N", "K", "dtype", "latency_ms" }, { "op" } );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         GemmSample s;
@@ -67,12 +98,12 @@ std::vector<GemmSample> readGemmMeasurements( const std::string& path, const Gpu
         s.M = positiveWhole( t, r, "M" );
         s.N = positiveWhole( t, r, "N" );
         s.K = positiveWhole( t, r, "K" );
-        s.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );
+        s.dtype = dtypeCell( t, r );
         if ( const std::string error = gpuDataTypeError( gpu, s.dtype ); !error.empty() )
             t.fail( r, "dtype", "a type the GPU computes in (" + error + ")" );
         s.op = gemmOpCell( t, r );
-        s.latency_ms = latencyCell( t, r );
-        m.push_back( s );
+        s.latency_ms = measuredLatencyCell( t, r );
+        m.rows.push_back( s );
     }
     return m;
 }
@@ -80,21 +111,22 @@ std::vector<GemmSample> readGemmMeasurements( const std::string& path, const Gpu
 OperatorMeasurements readOperatorMeasurements( const std::string& path )
 {
     const CsvTable t = CsvTable::read( path );
-    t.checkColumns( { "op", "B", "H", "dtype", "latency_ms" }, {} );
     OperatorMeasurements m;
+    m.unused_columns =
+        t.checkColumnsIgnoringOthers( { "op", "B", "H", "dtype", "latency_ms" }, {} );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
-        if ( isFp8( t, r ) )
+        OperatorMeasurement s;
+        s.dtype = dtypeCell( t, r );
+        if ( s.dtype == DataType::fp8 )
         {
             ++m.skipped_fp8;
             continue;
         }
-        OperatorMeasurement s;
         s.kind = operatorKindCell( t, r, "op" );
         s.B = positiveWhole( t, r, "B" );
         s.H = positiveWhole( t, r, "H" );
-        s.dtype = t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 );
-        s.latency_ms = latencyCell( t, r );
+        s.latency_ms = measuredLatencyCell( t, r );
         m.rows.push_back( s );
     }
     return m;

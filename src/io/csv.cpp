@@ -186,27 +186,47 @@ std::optional<double> CsvTable::getOptionalDouble( std::size_t row,
 void CsvTable::checkColumns( const std::vector<std::string>& required,
                              const std::vector<std::string>& optional ) const
 {
+    checkColumns( required, optional, false );
+}
+
+std::vector<std::string>
+CsvTable::checkColumnsIgnoringOthers( const std::vector<std::string>& required,
+                                      const std::vector<std::string>& optional ) const
+{
+    return checkColumns( required, optional, true );
+}
+
+std::vector<std::string> CsvTable::checkColumns( const std::vector<std::string>& required,
+                                                 const std::vector<std::string>& optional,
+                                                 bool ignore_unrelated ) const
+{
     std::vector<std::string> known = required;
     known.insert( known.end(), optional.begin(), optional.end() );
+    std::vector<std::string> ignored;
     // Unknown columns first: a misspelt required column is reported where it is, with the name
     // it resembles, rather than as a missing one.
     for ( std::size_t c = 0; c < _header.size(); ++c )
     {
         const auto& h = _header[c];
-        if ( std::find( known.begin(), known.end(), h ) == known.end() )
+        if ( std::find( known.begin(), known.end(), h ) != known.end() )
+            continue;
+        const std::string resembles = didYouMean( h, known );
+        if ( ignore_unrelated && resembles.empty() )
         {
-            std::string all;
-            for ( const auto& n : known )
-                all += ( all.empty() ? "" : ", " ) + n;
-            throw InputError( _name, 1, static_cast<int>( c ) + 1, h,
-                              "one of the known columns (" + all + ")",
-                              "'" + h + "'" + didYouMean( h, known ) );
+            ignored.push_back( h );
+            continue;
         }
+        std::string all;
+        for ( const auto& n : known )
+            all += ( all.empty() ? "" : ", " ) + n;
+        throw InputError( _name, 1, static_cast<int>( c ) + 1, h,
+                          "one of the known columns (" + all + ")", "'" + h + "'" + resembles );
     }
     for ( const auto& r : required )
         if ( columnIndex( r ) < 0 )
             throw InputError( _name, 1, 1, r, "a required column '" + r + "' in the header",
                               "no such column" );
+    return ignored;
 }
 
 } // namespace shardsweep

@@ -50,6 +50,42 @@ paste -d, <(tail -n +2 "$samples/ops_A100-PCIe-40GB.csv" | cut -d, -f5) <(tail -
     awk -F, '{ d = $6 - $1; if (d < 0) d = -d; if (d > 1e-9 * $1 || $8 != "calibrated") { print; exit 1 } }' ||
     fail "measured operators not reproduced: $ocal"
 
+# A measurement file as another tool writes it (columns in another order, PyTorch's dtype names, a
+# column of its own) calibrates as the canonical file does; its own column is named as unused. A
+# column a typo away from a known one still fails.
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print "kernel,latency_ms,K,N,M,B,dtype,op"; next }
+    { print "sgemm_" NR, $7, $4, $3, $2, $1, "torch.float32", $6 }' \
+    "$samples/gemm_A100-PCIe-40GB.csv" >"$scratch/foreign.csv"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/foreign.csv" -o "$scratch/foreign.yaml" \
+    >/dev/null 2>"$scratch/err" || fail "calibrate gpu on a foreign file: $(cat "$scratch/err")"
+grep -q "foreign.csv: not used: the column kernel$" "$scratch/err" || fail "unused column: $(cat "$scratch/err")"
+fcal=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/foreign.yaml" \
+    --input "$scratch/shapes.csv" -f csv) || fail "predict gemm with the foreign calibration"
+a100_plain=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$samples/gemm_A100-PCIe-40GB.csv" \
+    -o "$scratch/a100_gemm.yaml" 2>/dev/null) || fail "calibrate gpu --gemm"
+[ "$fcal" = "$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/a100_gemm.yaml" \
+    --input "$scratch/shapes.csv" -f csv)" ] || fail "the foreign file calibrates differently"
+sed '1s/latency_ms/latncy_ms/' "$scratch/foreign.csv" >"$scratch/typo.csv"
+err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/typo.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "typo.csv:1:2: field 'latncy_ms'.*(did you mean 'latency_ms'?)" <<<"$err" ||
+    fail "typo column: $rc $err"
+
+# predict gemm|op on a measurement file: latency_ms is taken as measured; each row ends in
+# measured_ms and error_pct, and the MAPE over the rows goes to standard error. Checked against
+# awk on the uncalibrated model's prices, and 0 where the calibration reproduces its rows.
+out=$("$exe" predict gemm --gpu A100-PCIe-40GB --input "$samples/gemm_A100-PCIe-40GB.csv" -f csv \
+    2>"$scratch/err") || fail "predict gemm on measurements: $(cat "$scratch/err")"
+[ "$(head -1 <<<"$out")" = "B,M,N,K,dtype,op,latency_ms,tile,waves,bound,model,measured_ms,error_pct" ] ||
+    fail "measured header: $(head -1 <<<"$out")"
+expect=$(paste -d, <(tail -n +2 "$samples/gemm_A100-PCIe-40GB.csv" | cut -d, -f7) <(tail -n +2 <<<"$out") |
+    awk -F, '{ e = 100 * ($8 / $1 - 1); d = e - $14; if (d < 0) d = -d; if ($13 != $1 || d > 1e-9) bad = 1
+               s += (e < 0 ? -e : e) } END { if (bad) print "bad"; else printf "%.2f", s / NR }')
+grep -q "^predict gemm: MAPE $expect % over 150 rows with latency_ms" "$scratch/err" ||
+    fail "MAPE line: $expect vs $(cat "$scratch/err")"
+"$exe" predict op --gpu A100-PCIe-40GB --calibration "$scratch/a100.yaml" \
+    --input "$samples/ops_A100-PCIe-40GB.csv" -f csv 2>&1 >/dev/null |
+    grep -q "^predict op: MAPE 0.00 % over 150 rows" || fail "predict op on its calibration rows"
+
 # Operators alone (--ops without --gemm): the measured operators are reproduced, and GEMMs stay
 # priced by the uncalibrated model, bit for bit.
 "$exe" calibrate gpu --gpu A100-PCIe-40GB --ops "$samples/ops_A100-PCIe-40GB.csv" \

@@ -59,7 +59,13 @@ awk -F, -v launch="$launch" -v ratio="$ratio" 'NR > 1 { lat[NR] = $7; op[NR] = $
     for (i = 2; i <= 4; i += 2) { d = lat[i + 1] - lat[i]
         if (d < want * (1 - 1e-9) || d > 1.5 * want) { print "linear - bmm = " d ", c = " want; exit 1 } }
 }' <<<"$ops" || fail "op column: $ops"
-printf 'B,M,N,K,op\n1,64,64,64,addmm\n' >"$scratch/badop.csv"
+# PyTorch's names of the same calls: matmul is a bmm, addmm a linear layer.
+printf 'B,M,N,K,op\n1,64,64,64,matmul\n1,64,64,64,addmm\n' >"$scratch/torch_ops.csv"
+torch_ops=$("$exe" predict gemm --gpu T4 --input "$scratch/torch_ops.csv" --format csv --model analytic) ||
+    fail "torch op names"
+[ "$(tail -n +2 <<<"$torch_ops" | cut -d, -f6-)" = "$(sed -n 2,3p <<<"$ops" | cut -d, -f6-)" ] ||
+    fail "matmul/addmm priced differently from bmm/linear: $torch_ops"
+printf 'B,M,N,K,op\n1,64,64,64,conv2d\n' >"$scratch/badop.csv"
 err=$("$exe" predict gemm --gpu T4 --input "$scratch/badop.csv" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "bad op exit $rc"
 grep -q "badop.csv:2:.*op" <<<"$err" || fail "bad op message: $err"

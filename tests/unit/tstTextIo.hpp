@@ -1,6 +1,7 @@
 // ResultTable output formats and the CSV reader's error positions.
 #include <gtest/gtest.h>
 #include <shardsweep/core/errors.hpp>
+#include <shardsweep/io/calibration_csv.hpp>
 #include <shardsweep/io/csv.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <sstream>
@@ -78,7 +79,42 @@ TEST( TEST_CATEGORY, csv_reader_values_and_errors )
                    std::string::npos )
             << e.what();
     }
+    // A measurement file's own columns are returned, unused; a near-miss still fails, and so
+    // does a missing required column.
+    auto measured = shardsweep::CsvTable::parse( "kernel,rows,device,dim\nk,1,d,2\n", "m.csv" );
+    EXPECT_EQ( measured.checkColumnsIgnoringOthers( { "rows", "dim" }, { "flag" } ),
+               ( std::vector<std::string>{ "kernel", "device" } ) );
+    EXPECT_THROW( typo.checkColumnsIgnoringOthers( { "rows", "dim" }, { "flag" } ),
+                  shardsweep::InputError );
+    EXPECT_THROW( measured.checkColumnsIgnoringOthers( { "rows", "size" }, {} ),
+                  shardsweep::InputError );
     EXPECT_THROW( shardsweep::CsvTable::parse( "a,b\n1\n", "x.csv" ), shardsweep::InputError );
+}
+
+// Measurement files name dtypes our way or PyTorch's, in any case; int8 (no compute type) and
+// unknown names fail naming the cell.
+TEST( TEST_CATEGORY, measurement_dtype_names )
+{
+    using shardsweep::DataType;
+    const auto csv =
+        shardsweep::CsvTable::parse( "dtype\nbf16\nFP16\ntorch.bfloat16\nhalf\nfloat\nfloat8_"
+                                     "e4m3fn\ntf32\n\"\"\nint8\nfloat64\n",
+                                     "d.csv" );
+    const DataType expected[] = { DataType::bf16, DataType::fp16, DataType::bf16, DataType::fp16,
+                                  DataType::fp32, DataType::fp8,  DataType::tf32, DataType::fp32 };
+    for ( std::size_t r = 0; r < std::size( expected ); ++r )
+        EXPECT_EQ( shardsweep::dtypeCell( csv, r ), expected[r] ) << "row " << r;
+    try
+    {
+        shardsweep::dtypeCell( csv, 8 );
+        ADD_FAILURE() << "int8 accepted";
+    }
+    catch ( const shardsweep::InputError& e )
+    {
+        EXPECT_NE( std::string( e.what() ).find( "d.csv:10:1: field 'dtype'" ), std::string::npos )
+            << e.what();
+    }
+    EXPECT_THROW( shardsweep::dtypeCell( csv, 9 ), shardsweep::InputError );
 }
 
 } // namespace Test

@@ -85,6 +85,12 @@ class PredictCli
     //! Reads --input and checks its header (CsvTable::checkColumns).
     CsvTable readInput( const std::vector<std::string>& required,
                         const std::vector<std::string>& optional ) const;
+    //! Reads --input of a kernel command (gemm, op), which may be a measurement file as
+    //! `calibrate gpu` reads it: `latency_ms` is taken as well (MeasuredLatencies), and columns of
+    //! other tools are named on standard error and ignored
+    //! (CsvTable::checkColumnsIgnoringOthers).
+    CsvTable readKernelInput( const CommandContext& ctx, const std::vector<std::string>& required,
+                              std::vector<std::string> optional ) const;
 
     //! Prints `result` in --format on rank 0: to --output if given, else to standard output.
     //! Throws InputError if the output file cannot be written.
@@ -109,9 +115,40 @@ void writeResultTable( const CommandContext& ctx, const ResultTable& result, Out
 //! A CSV cell that must be a whole number >= 1 (shape dimensions); fails naming the row otherwise.
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
 
-//! The `dtype` cell: a type a model computes in (not int8) that `gpu` has (fp8 needs FP8 tensor
-//! cores); fp32 when empty. Fails naming the row and field otherwise.
+//! The `dtype` cell (io/calibration_csv.hpp's dtypeCell: our names or PyTorch's): a type a model
+//! computes in (not int8) that `gpu` has (fp8 needs FP8 tensor cores); fp32 when empty. Fails
+//! naming the row and field otherwise.
 DataType computeDtypeCell( const CsvTable& t, std::size_t row, const GpuSpec& gpu );
+
+//! The measured times of a kernel command's input, when it has a `latency_ms` column (a
+//! measurement file given to predict as it is, e.g. the rows a calibration did not see). Each
+//! output row then ends in `measured_ms` and `error_pct` (prediction over measurement − 1, %),
+//! and report() prints the MAPE over the rows on standard error: checking a calibration on
+//! held-out shapes is one command.
+class MeasuredLatencies
+{
+  public:
+    //! The --help paragraph of the commands that take one.
+    static constexpr const char* kHelp =
+        "A latency_ms column (a measurement file as `calibrate gpu` reads it, e.g. the rows a\n"
+        "calibration did not see) is taken as measured: each row then ends in measured_ms and\n"
+        "error_pct (prediction over measurement - 1, %), and the MAPE over the rows is printed on\n"
+        "standard error. dtype may also be PyTorch's name (float32, bfloat16, half, ...); columns\n"
+        "of other tools (kernel, device) are named on standard error and ignored.\n";
+
+    explicit MeasuredLatencies( const CsvTable& input );
+    bool present() const { return !_measured_ms.empty(); }
+    //! `columns`, followed by measured_ms and error_pct when present.
+    std::vector<std::string> columns( std::vector<std::string> columns ) const;
+    //! Appends row r's measured_ms and error_pct to `row` when present.
+    void append( std::vector<ResultTable::Cell>& row, std::size_t r, double predicted_ms );
+    //! On rank 0, when present: "<command>: MAPE x % over n rows with latency_ms (median y %)".
+    void report( const CommandContext& ctx, const std::string& command ) const;
+
+  private:
+    std::vector<double> _measured_ms;
+    std::vector<double> _ape_pct; //!< of the rows appended so far
+};
 
 //! The learned-model options of the predict commands that have one (gemm, op): --model
 //! auto|learned|analytic, --model-file F, --force-learned.

@@ -296,6 +296,22 @@ inline const NamePairs<DataType>& computeDataTypeNames()
     return pairs;
 }
 
+//! PyTorch's names of the compute types (torch.float32, half, float8_e4m3fn, ...) and Transformer
+//! Engine's FP8 formats, which measurement files written by other tools use; readers match them
+//! after computeDataTypeNames() and without the "torch." prefix. TF32 has no dtype of its own in
+//! PyTorch.
+inline const NamePairs<DataType>& pytorchDataTypeNames()
+{
+    static const NamePairs<DataType> pairs = {
+        { "float32", DataType::fp32 },        { "float", DataType::fp32 },
+        { "float16", DataType::fp16 },        { "half", DataType::fp16 },
+        { "bfloat16", DataType::bf16 },       { "float8_e4m3fn", DataType::fp8 },
+        { "float8_e5m2", DataType::fp8 },     { "float8_e4m3fnuz", DataType::fp8 },
+        { "float8_e5m2fnuz", DataType::fp8 }, { "fp8_e4m3", DataType::fp8 },
+        { "fp8_e5m2", DataType::fp8 } };
+    return pairs;
+}
+
 //! ASTRA-sim's system-JSON key of a collective's per-dimension algorithms:
 //! "all-reduce-implementation", ...
 inline std::string astraImplementationKey( Collective c )

@@ -7,9 +7,11 @@
 //!   operators: op,B,H,dtype,latency_ms         op: NeuSight's names (softmax, ln, add, ...)
 //!
 //! dtype is fp32, tf32, fp16, bf16 or, for GEMMs on a GPU with FP8 tensor cores, fp8 (empty:
-//! fp32). Operator rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps
-//! softmax, norms and element-wise ops in 16 bits, and the model prices them so. A bad cell exits
-//! 2 naming the file, line and column.
+//! fp32), or PyTorch's name of one (float32, torch.bfloat16, half, float8_e4m3fn, ...). Operator
+//! rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps softmax, norms and
+//! element-wise ops in 16 bits, and the model prices them so. Columns of other tools (NeuSight's
+//! kernel, a device) are listed as unused; a bad cell, or a column a typo away from a known one,
+//! exits 2 naming the file, line and column.
 
 #include <cstddef>
 #include <shardsweep/io/csv.hpp>
@@ -20,20 +22,34 @@
 namespace shardsweep
 {
 
-//! A GemmOp name, or "mm" (torch.mm: a bmm); an empty or absent cell is bmm.
+//! A GemmOp name, or PyTorch's call: mm, matmul (bmm), addmm (linear); an empty or absent cell
+//! is bmm.
 GemmOp gemmOpCell( const CsvTable& t, std::size_t row );
 
-//! An OperatorKind name (NeuSight's: softmax, ln, add, ...) in column `column`; fails naming the
-//! cell otherwise.
+//! An OperatorKind name (NeuSight's: softmax, ln, add, ...; also layer_norm, layernorm) in column
+//! `column`; fails naming the cell otherwise.
 OperatorKind operatorKindCell( const CsvTable& t, std::size_t row, const std::string& column );
 
+//! The `dtype` cell: a name of computeDataTypeNames() or PyTorch's name of one, in any case, with
+//! or without "torch."; an empty or absent cell is fp32.
+DataType dtypeCell( const CsvTable& t, std::size_t row );
+
+//! The `latency_ms` cell: a measured time > 0.
+double measuredLatencyCell( const CsvTable& t, std::size_t row );
+
+struct GemmMeasurements
+{
+    std::vector<GemmSample> rows;
+    std::vector<std::string> unused_columns; //!< columns of other tools, ignored
+};
 //! The GEMM rows of `path`; a dtype `gpu` does not compute in (fp8 without fp8_TFLOPs) fails.
-std::vector<GemmSample> readGemmMeasurements( const std::string& path, const GpuSpec& gpu );
+GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& gpu );
 
 struct OperatorMeasurements
 {
     std::vector<OperatorMeasurement> rows;
     std::size_t skipped_fp8 = 0;
+    std::vector<std::string> unused_columns; //!< columns of other tools, ignored
 };
 OperatorMeasurements readOperatorMeasurements( const std::string& path );
 

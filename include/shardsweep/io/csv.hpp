@@ -68,9 +68,19 @@ class CsvTable
     //! `required` + `optional` (typos must not be ignored).
     void checkColumns( const std::vector<std::string>& required,
                        const std::vector<std::string>& optional ) const;
+    //! For measurement files, which other tools write with columns of their own (NeuSight's
+    //! `kernel`, a `device`): as checkColumns, but a column that resembles no known one is
+    //! returned, for the caller to say it is not used. One a typo away from a known column still
+    //! throws, naming the column it resembles.
+    std::vector<std::string>
+    checkColumnsIgnoringOthers( const std::vector<std::string>& required,
+                                const std::vector<std::string>& optional ) const;
 
   private:
     int columnIndex( const std::string& column ) const;
+    std::vector<std::string> checkColumns( const std::vector<std::string>& required,
+                                           const std::vector<std::string>& optional,
+                                           bool ignore_unrelated ) const;
 
     std::string _name;
     std::vector<std::string> _header;
