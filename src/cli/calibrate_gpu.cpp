@@ -58,15 +58,16 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
         "    residual of the nearest measured shapes of the same op.\n"
         "Input columns: GEMM B,M,N,K,dtype,latency_ms[,op] (C[B,M,N] = A[B,M,K]·W[B,K,N], op\n"
         "bmm|mm|matmul|linear|addmm); operators op,B,H,dtype,latency_ms (op: softmax, ln, add, "
-        "mul, ...). "
-        "dtype\n"
-        "fp32|tf32|fp16|bf16|fp8 (fp8: GEMMs on a GPU with FP8 tensor cores; operator rows in fp8\n"
-        "are skipped: FP8 training keeps them in 16 bits), or PyTorch's name of one (float32,\n"
-        "torch.bfloat16, half, float8_e4m3fn, ...). Columns of other tools (kernel, device) are\n"
-        "named as unused; a column a typo away from a known one fails. A dtype with fewer than 10\n"
-        "rows is not calibrated. Prints per family and dtype the rows and the MAPE (%) of the\n"
-        "uncalibrated model, of the calibration on its own rows and 5-fold cross-validated (rows\n"
-        "i mod 5 held out): the last one is what to expect on shapes that were not measured.\n",
+        "mul, ...).\n"
+        "dtype (no column: fp32) fp32|tf32|fp16|bf16|fp8 (fp8: GEMMs on a GPU with FP8 tensor\n"
+        "cores; operator rows in fp8 are skipped: FP8 training keeps them in 16 bits), or\n"
+        "PyTorch's name of one (float32, torch.bfloat16, half, float8_e4m3fn, ...). Columns of\n"
+        "other tools (kernel, device) are named as unused; a column a typo away from a known one\n"
+        "fails. A dtype with fewer than 10 rows is not calibrated. Prints per family and dtype "
+        "the\n"
+        "rows and the MAPE (%) of the uncalibrated model, of the calibration on its own rows and\n"
+        "5-fold cross-validated (rows i mod 5 held out): the last one is what to expect on shapes\n"
+        "that were not measured.\n",
         PredictCli::kGpu );
     std::string gemm_path, ops_path, output;
     cli.options().add_options()( "gemm", po::value( &gemm_path ),

@@ -90,7 +90,7 @@ GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& g
     const CsvTable t = CsvTable::read( path );
     GemmMeasurements m;
     m.unused_columns =
-        t.checkColumnsIgnoringOthers( { "B", "M", "N", "K", "dtype", "latency_ms" }, { "op" } );
+        t.checkColumnsIgnoringOthers( { "B", "M", "N", "K", "latency_ms" }, { "dtype", "op" } );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         GemmSample s;
@@ -113,7 +113,7 @@ OperatorMeasurements readOperatorMeasurements( const std::string& path )
     const CsvTable t = CsvTable::read( path );
     OperatorMeasurements m;
     m.unused_columns =
-        t.checkColumnsIgnoringOthers( { "op", "B", "H", "dtype", "latency_ms" }, {} );
+        t.checkColumnsIgnoringOthers( { "op", "B", "H", "latency_ms" }, { "dtype" } );
     for ( std::size_t r = 0; r < t.numRows(); ++r )
     {
         OperatorMeasurement s;

@@ -65,6 +65,12 @@ a100_plain=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$samples/gemm_A10
     -o "$scratch/a100_gemm.yaml" 2>/dev/null) || fail "calibrate gpu --gemm"
 [ "$fcal" = "$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/a100_gemm.yaml" \
     --input "$scratch/shapes.csv" -f csv)" ] || fail "the foreign file calibrates differently"
+# Without a dtype column every row is fp32: the same calibration again.
+cut -d, -f1-6,8 "$scratch/foreign.csv" >"$scratch/no_dtype.csv"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/no_dtype.csv" -o "$scratch/no_dtype.yaml" \
+    >/dev/null 2>&1 || fail "calibrate gpu without a dtype column"
+[ "$fcal" = "$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/no_dtype.yaml" \
+    --input "$scratch/shapes.csv" -f csv)" ] || fail "no dtype column calibrates differently"
 sed '1s/latency_ms/latncy_ms/' "$scratch/foreign.csv" >"$scratch/typo.csv"
 err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/typo.csv" -o "$scratch/x.yaml" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "typo.csv:1:2: field 'latncy_ms'.*(did you mean 'latency_ms'?)" <<<"$err" ||

@@ -6,12 +6,12 @@
 //!   GEMM:      B,M,N,K,dtype,latency_ms[,op]   C[B,M,N] = A[B,M,K]·W[B,K,N]; op bmm|mm|linear
 //!   operators: op,B,H,dtype,latency_ms         op: NeuSight's names (softmax, ln, add, ...)
 //!
-//! dtype is fp32, tf32, fp16, bf16 or, for GEMMs on a GPU with FP8 tensor cores, fp8 (empty:
-//! fp32), or PyTorch's name of one (float32, torch.bfloat16, half, float8_e4m3fn, ...). Operator
-//! rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps softmax, norms and
-//! element-wise ops in 16 bits, and the model prices them so. Columns of other tools (NeuSight's
-//! kernel, a device) are listed as unused; a bad cell, or a column a typo away from a known one,
-//! exits 2 naming the file, line and column.
+//! dtype is fp32, tf32, fp16, bf16 or, for GEMMs on a GPU with FP8 tensor cores, fp8 (empty or
+//! no such column: fp32), or PyTorch's name of one (float32, torch.bfloat16, half, float8_e4m3fn,
+//! ...). Operator rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps
+//! softmax, norms and element-wise ops in 16 bits, and the model prices them so. Columns of other
+//! tools (NeuSight's kernel, a device) are listed as unused; a bad cell, or a column a typo away
+//! from a known one, exits 2 naming the file, line and column.
 
 #include <cstddef>
 #include <shardsweep/io/csv.hpp>
