@@ -8,6 +8,7 @@
 #include <fstream>
 #include <ostream>
 #include <shardsweep/cli/commands.hpp>
+#include <shardsweep/cli/cost_model_option.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/chakra_export.hpp>
 #include <shardsweep/io/platform_yaml.hpp>
@@ -61,6 +62,7 @@ struct ExportEtOptions
     long long batch = 0; //!< 0: the scenario file's
     OutputFormat format = OutputFormat::table;
     double progress_interval = 10.0;
+    std::vector<std::string> calibrations; //!< --calibration files (calibrate gpu)
 };
 
 //! Parses and checks export-et's arguments; returns false after printing --help.
@@ -76,7 +78,8 @@ bool parseExportEtArguments( const CommandContext& ctx, const Arguments& args, E
         "output: table, csv (one header line, one row) or json" )(
         "batch", po::value( &batch ), "global batch size: overrides the scenario file's" )(
         "global-batch", po::value( &global_batch ), "the same as --batch (plan's name for it)" )(
-        "progress-interval", po::value( &o.progress_interval ), kProgressHelp );
+        "progress-interval", po::value( &o.progress_interval ), kProgressHelp )(
+        "calibration", po::value( &o.calibrations )->multitoken(), kCalibrationOptionHelp );
     std::string scenario_path;
     if ( !parseArguments(
              ctx, "export-et", args, options, "scenario", scenario_path,
@@ -217,7 +220,8 @@ int exportEt( const CommandContext& ctx, const Arguments& args )
     if ( !parseExportEtArguments( ctx, args, o ) )
         return 0;
 
-    const ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    ScenarioFile scenario = readScenarioFile( o.scenario_path );
+    calibratePlatform( scenario.platform, readCalibrationFiles( o.calibrations ), "export-et" );
     const Platform& platform = scenario.platform.platform;
     StepGraph graph = buildExportStepGraph( scenario, o.scenario_path, o.batch );
     const fs::path dir( o.out_dir );

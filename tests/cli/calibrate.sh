@@ -203,6 +203,12 @@ grep -q "plan: --calibration .*a100.yaml calibrates GPU 'A100-PCIe-40GB', not th
 p1=$("$exe" evaluate "$scratch/plan.yaml" -f csv | tail -1)
 p2=$("$exe" evaluate "$scratch/plan.yaml" -f csv --calibration "$scratch/sxm.yaml" | tail -1)
 [ -n "$p1" ] && [ "$p1" != "$p2" ] || fail "evaluate --calibration: $p1 / $p2"
+# export-et writes the step evaluate prices: with --calibration, the calibrated one.
+e1=$("$exe" export-et "$scratch/plan.yaml" -o "$scratch/et_plain" -f csv --progress-interval 0 | tail -1 | cut -d, -f3)
+e2=$("$exe" export-et "$scratch/plan.yaml" -o "$scratch/et_cal" -f csv --progress-interval 0 \
+    --calibration "$scratch/sxm.yaml" | tail -1 | cut -d, -f3)
+[ -n "$e1" ] && [ "$e1" != "$e2" ] && [ "$e2" = "$(grep '^critical_path,' <<<"$p2" | cut -d, -f11)" ] ||
+    fail "export-et --calibration: $e1 / $e2 / $p2"
 err=$("$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/grid.h5" \
     --calibration "$scratch/a100.yaml" 2>&1); rc=$?
 [ $rc -eq 2 ] || fail "run with an unused calibration: exit $rc"

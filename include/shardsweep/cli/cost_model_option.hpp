@@ -31,7 +31,8 @@ CostModelChoice chooseCostModel( const CommandContext& ctx, const std::string& m
 std::unique_ptr<LearnedGemmModel>
 chooseGemmModel( const CommandContext& ctx, const std::string& name, const std::string& gpu_name );
 
-//! Help text of `--calibration CALIB.yaml...` (plan, evaluate, run, predict transformer).
+//! Help text of `--calibration CALIB.yaml...` (plan, evaluate, run, export-et, predict
+//! transformer).
 extern const char* const kCalibrationOptionHelp;
 
 //! Reads the files of --calibration (InputError naming a bad one).
