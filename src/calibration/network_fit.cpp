@@ -86,10 +86,18 @@ LogNetwork refreshed( const LogNetwork& shape, const Platform& platform )
     return n;
 }
 
-//! The bytes a row's call terms are charged on (the comm_size callOverheadNs sees).
-double callBytes( NcclTest test, int ranks, double size_bytes )
+//! ASTRA-sim's comm_size of an nccl-tests row of `size_bytes` (collectives.md, "What S means").
+double commSizeOf( NcclTest test, int ranks, double size_bytes )
 {
     return test == NcclTest::all_gather ? size_bytes / ranks : size_bytes;
+}
+
+//! The bytes a row's call pass goes over (callPassBytes; a message's own bytes for sendrecv).
+double callPassBytesOf( NcclTest test, int ranks, double size_bytes )
+{
+    if ( test == NcclTest::sendrecv )
+        return size_bytes;
+    return callPassBytes( collectiveOf( test ), commSizeOf( test, ranks, size_bytes ), ranks );
 }
 
 //! One row of a log in the fit: the model's time without the call terms, the bytes the call
@@ -181,7 +189,7 @@ double ncclTestPredictedUs( const LogNetwork& net, NcclTest test, int ranks, dou
     if ( test == NcclTest::sendrecv )
         return pointToPointNs( net.network, net.system, size_bytes ) * 1.0e-3;
     return collectiveTimeNs( net.network, net.system, collectiveOf( test ),
-                             callBytes( test, ranks, size_bytes ) ) *
+                             commSizeOf( test, ranks, size_bytes ) ) *
            1.0e-3;
 }
 
@@ -261,7 +269,7 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
                 {
                     fit_rows.push_back(
                         { ncclTestPredictedUs( net, logs[i].test, logs[i].ranks, r.bytes ),
-                          callBytes( logs[i].test, logs[i].ranks, r.bytes ), r.time_us } );
+                          callPassBytesOf( logs[i].test, logs[i].ranks, r.bytes ), r.time_us } );
                 } );
         }
         double c_us = 0.0, k_us = 0.0;

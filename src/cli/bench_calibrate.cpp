@@ -252,16 +252,26 @@ ResultTable ncclTable( const BenchCalibrateOptions& o )
     const NetworkFitResult fit = fitNetwork( base, fit_logs, 1048576.0, 1073741824.0 );
     // The baseline: the same fit of the links alone, without the call terms.
     const NetworkFitResult links = fitNetwork( base, fit_logs, 1048576.0, 1073741824.0, false );
-    ResultTable t( { "gpus", "role", "rows", "base_mape", "links_only_mape", "calibrated_mape" } );
+    ResultTable t( { "gpus", "role", "rows", "base_mape", "links_only_mape", "calibrated_mape",
+                     "rs_over_ar_busbw", "ag_over_ar_busbw" } );
     for ( const NcclTestsLog& log : all_logs )
     {
         std::size_t rows = 0;
         const double cal = ncclTestsMape( fit.platform, log, 1048576.0, 1073741824.0, &rows );
         const bool fitted = log.ranks == 2 || log.ranks == 4 || log.ranks == 8;
-        t.addRow( { static_cast<long long>( log.ranks ),
-                    std::string( fitted ? "fitted" : "held out" ), static_cast<long long>( rows ),
-                    ncclTestsMape( base, log, 1048576.0, 1073741824.0 ),
-                    ncclTestsMape( links.platform, log, 1048576.0, 1073741824.0 ), cal } );
+        // nccl-tests' bus bandwidth of a 1 GiB reduce-scatter and all-gather over the all-reduce's
+        // (busbw = size / time times 2(p-1)/p for the all-reduce, (p-1)/p for the others): NCCL
+        // runs the three at one bus bandwidth, so 1 is what a consistent model predicts.
+        const LogNetwork net = logNetwork( fit.platform, log );
+        const double GiB = 1073741824.0;
+        const double ar_us = ncclTestPredictedUs( net, NcclTest::all_reduce, log.ranks, GiB );
+        const auto overAllReduce = [&]( NcclTest test )
+        { return ar_us / ( 2.0 * ncclTestPredictedUs( net, test, log.ranks, GiB ) ); };
+        t.addRow(
+            { static_cast<long long>( log.ranks ), std::string( fitted ? "fitted" : "held out" ),
+              static_cast<long long>( rows ), ncclTestsMape( base, log, 1048576.0, 1073741824.0 ),
+              ncclTestsMape( links.platform, log, 1048576.0, 1073741824.0 ), cal,
+              overAllReduce( NcclTest::reduce_scatter ), overAllReduce( NcclTest::all_gather ) } );
     }
     return t;
 }

@@ -195,7 +195,7 @@ TEST( TEST_CATEGORY, network_fit_recovers_known_links )
     EXPECT_NEAR( fit.platform.network.dims[0].bandwidth_GBps / 300.0, 1.0, 0.01 );
     EXPECT_NEAR( fit.platform.network.dims[1].bandwidth_GBps / 40.0, 1.0, 0.01 );
     EXPECT_NEAR( fit.platform.network.dims[1].latency_ns / 3000.0, 1.0, 0.01 );
-    // Every kind of call pays them, the all-gather on its shard (comm_size = size / ranks).
+    // Every kind of call pays them, the all-gather half a pass over its output (callPassBytes).
     EXPECT_TRUE( fit.fits_call_terms );
     EXPECT_NEAR( fit.platform.system.call_latency_ns / 25000.0, 1.0, 0.01 );
     EXPECT_NEAR( fit.platform.system.call_bw_GBps / 800.0, 1.0, 0.01 );
@@ -229,9 +229,11 @@ TEST( TEST_CATEGORY, network_fit_keeps_a_base_algorithm_it_does_not_try )
         EXPECT_LT( e.mape, 0.5 ) << e.path;
 }
 
-// The call terms add a fixed time and one pass over the comm_size to every kind of call, on top
-// of ASTRA-sim's steps: hand values on Ring_8npus (50 GB/s, 500 ns, one chunk; the ASTRA-sim
-// times are collectives_worked_examples'). 40 µs + 1 MiB at 500 GB/s = 40000 + 2097.152 ns.
+// The call terms add a fixed time and a pass over the bytes to every kind of call, on top of
+// ASTRA-sim's steps: hand values on Ring_8npus (50 GB/s, 500 ns, one chunk; the ASTRA-sim times
+// are collectives_worked_examples'). 40 µs + 1 MiB at 500 GB/s = 40000 + 2097.152 ns; a
+// reduce-scatter and an all-gather, the two halves of a ring all-reduce, pass over half of their
+// input (1/2 MiB) and output (8 · 1/2 MiB).
 TEST( TEST_CATEGORY, call_terms_add_a_fixed_time_and_a_pass_over_the_bytes )
 {
     Network ring8;
@@ -249,6 +251,14 @@ TEST( TEST_CATEGORY, call_terms_add_a_fixed_time_and_a_pass_over_the_bytes )
     // Equal volumes v = 7/8 MiB: the all-to-all-v is the all-to-all of comm_size v · 8/7.
     const double v[8] = { 917504, 917504, 917504, 917504, 917504, 917504, 917504, 917504 };
     EXPECT_DOUBLE_EQ( allToAllvTimeNs( ring8, sys, v, v, 8 ), 124735.152 );
+    const auto callNs = [&]( Collective c )
+    {
+        return collectiveTimeNs( ring8, sys, c, MiB ) -
+               collectiveTimeNs( ring8, astraSystem( sys ), c, MiB );
+    };
+    EXPECT_DOUBLE_EQ( callNs( Collective::all_reduce ), 40000.0 + 2097.152 );
+    EXPECT_DOUBLE_EQ( callNs( Collective::reduce_scatter ), 40000.0 + 1048.576 );
+    EXPECT_DOUBLE_EQ( callNs( Collective::all_gather ), 40000.0 + 8388.608 );
     // ASTRA-sim's view has none of them.
     EXPECT_EQ( collectiveTimeNs( ring8, astraSystem( sys ), Collective::all_reduce, MiB ),
                42143.0 );

@@ -215,6 +215,22 @@ KOKKOS_INLINE_FUNCTION double callOverheadNs( const SystemConfig& sys, double by
     return sys.call_latency_ns + ( sys.call_bw_GBps > 0.0 ? bytes / sys.call_bw_GBps : 0.0 );
 }
 
+//! The bytes the call terms' pass goes over, for collective `c` of comm_size `bytes` in a group of
+//! `group_npus`: an all-reduce's buffer and an all-to-all's send buffer; half of a
+//! reduce-scatter's input and half of an all-gather's output (P·S). NCCL's ring all-reduce is a
+//! reduce-scatter followed by an all-gather of the same buffer, and the three run at the same bus
+//! bandwidth (nccl-tests' busbw, github.com/NVIDIA/nccl-tests doc/PERFORMANCE.md, is defined so
+//! that they compare), so the per-byte cost fitted on all-reduces splits between its two halves.
+//! Not measured: the development data has all-reduces only (docs/model/calibration.md).
+KOKKOS_INLINE_FUNCTION double callPassBytes( Collective c, double bytes, double group_npus )
+{
+    if ( c == Collective::reduce_scatter )
+        return 0.5 * bytes;
+    if ( c == Collective::all_gather )
+        return 0.5 * group_npus * bytes;
+    return bytes;
+}
+
 //! `sys` as ASTRA-sim sees it: without the call terms, which it has no key for. The Chakra
 //! export sizes each collective so that ASTRA-sim's time is the model's, call terms included,
 //! and the replay prices those sizes as ASTRA-sim does.
@@ -242,6 +258,9 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
             dims[n++] = d;
     if ( n == 0 )
         return 0.0;
+    double group_npus = 1.0;
+    for ( int i = 0; i < n; ++i )
+        group_npus *= net.dims[dims[i]].npus_count;
 
     // ASTRA-sim's determine_chunk_size: a non-all-gather chunk has at least one byte per NPU of
     // the whole system (Sys::total_nodes, all dimensions, also for a group on fewer dims).
@@ -295,7 +314,8 @@ KOKKOS_INLINE_FUNCTION double collectiveTimeNsOnDims( const Network& net, const 
         }
     }
 
-    return cd::pipelineNs( sys, phase, queue, num_phases ) + callOverheadNs( sys, bytes );
+    return cd::pipelineNs( sys, phase, queue, num_phases ) +
+           callOverheadNs( sys, callPassBytes( c, bytes, group_npus ) );
 }
 
 //! One point-to-point message of `bytes` between neighbours in every dimension of `net` (a pair
