@@ -246,6 +246,14 @@ grep -q "all-reduce-implementation: \[ring\]" "$scratch/net.yaml" || fail "algor
 grep -q "^  call-latency-ns: [0-9]" "$scratch/net.yaml" && grep -q "^  call-bw: [0-9]" "$scratch/net.yaml" &&
     grep -q "^# fitted dimension 0: .*; per call: .* ns and its bytes at .* GB/s$" "$scratch/net.yaml" ||
     fail "call terms: $(cat "$scratch/net.yaml")"
+# bench calibrate --table nccl (docs/model/calibration.md): held-out GPU counts within 5 %, and
+# the fitted platform's reduce-scatter and all-gather within 10 % of the all-reduce's bus
+# bandwidth (a full pass over the comm_size each made them 0.76 and 1.34).
+out=$("$exe" bench calibrate --table nccl -f csv) || fail "bench calibrate --table nccl"
+[ "$(head -1 <<<"$out")" = "gpus,role,rows,base_mape,links_only_mape,calibrated_mape,rs_over_ar_busbw,ag_over_ar_busbw" ] ||
+    fail "nccl table header: $out"
+awk -F, 'NR > 1 && !($6 < 5 && $7 > 0.9 && $7 < 1 && $8 > 1 && $8 < 1.1) { exit 1 } END { if (NR != 8) exit 1 }' \
+    <<<"$out" || fail "nccl table: $out"
 # A log across two hosts on a one-dimension platform, and a log cut short.
 { sed -n 1,5p "$samples/all_reduce_perf_8gpu.log"
   for r in $(seq 0 15); do echo "#  Rank $r Group 0 Pid 1 on node$((r / 8)) device $((r % 8)) [0x0] A100"; done
