@@ -27,11 +27,9 @@ std::vector<GemmSample> publishedShapeMeasurements( const std::string& measured,
     t.checkColumns( { "B", "M", "N", "K", "dtype", "op" }, {} );
     std::set<std::array<double, 6>> wanted;
     for ( std::size_t r = 0; r < t.numRows(); ++r )
-        wanted.insert(
-            { t.getDouble( r, "B" ), t.getDouble( r, "M" ), t.getDouble( r, "N" ),
-              t.getDouble( r, "K" ),
-              double( t.getEnumOr( r, "dtype", computeDataTypeNames(), DataType::fp32 ) ),
-              double( gemmOpCell( t, r ) ) } );
+        wanted.insert( { t.getDouble( r, "B" ), t.getDouble( r, "M" ), t.getDouble( r, "N" ),
+                         t.getDouble( r, "K" ), double( dtypeCell( t, r ) ),
+                         double( gemmOpCell( t, r ) ) } );
     std::vector<GemmSample> out;
     for ( const GemmSample& s : readGemmMeasurements( measured, gpu ).rows )
         if ( wanted.count( { s.B, s.M, s.N, s.K, double( s.dtype ), double( s.op ) } ) )

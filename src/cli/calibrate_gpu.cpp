@@ -91,8 +91,7 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     for ( const auto& [path, unused] : { std::pair{ gemm_path, gemm_file.unused_columns },
                                          std::pair{ ops_path, ops.unused_columns } } )
         if ( !unused.empty() )
-            notes.push_back( path + ": not used: the column" + ( unused.size() > 1 ? "s " : " " ) +
-                             joinChoices( unused, ", ", " and " ) );
+            notes.push_back( unusedColumnsNote( path, unused ) );
     if ( ops.skipped_fp8 > 0 )
         notes.push_back( fmt::format( "{} operator rows in fp8 skipped: FP8 training keeps "
                                       "softmax, norms and element-wise ops in 16 bits",

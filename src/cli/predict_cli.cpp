@@ -91,9 +91,7 @@ CsvTable PredictCli::readKernelInput( const CommandContext& ctx,
     optional.emplace_back( "latency_ms" );
     const std::vector<std::string> unused = table.checkColumnsIgnoringOthers( required, optional );
     if ( !unused.empty() && ctx.isRoot() )
-        std::cerr << "note: " << _input << ": not used: the column"
-                  << ( unused.size() > 1 ? "s " : " " ) << joinChoices( unused, ", ", " and " )
-                  << '\n';
+        std::cerr << "note: " << unusedColumnsNote( _input, unused ) << '\n';
     return table;
 }
 

@@ -85,6 +85,14 @@ double measuredLatencyCell( const CsvTable& t, std::size_t row )
     return x;
 }
 
+std::string unusedColumnsNote( const std::string& path, const std::vector<std::string>& unused )
+{
+    if ( unused.empty() )
+        return {};
+    return path + ": not used: the column" + ( unused.size() > 1 ? "s " : " " ) +
+           joinChoices( unused, ", ", " and " );
+}
+
 GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& gpu )
 {
     const CsvTable t = CsvTable::read( path );

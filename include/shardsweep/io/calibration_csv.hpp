@@ -37,6 +37,10 @@ DataType dtypeCell( const CsvTable& t, std::size_t row );
 //! The `latency_ms` cell: a measured time > 0.
 double measuredLatencyCell( const CsvTable& t, std::size_t row );
 
+//! "PATH: not used: the column(s) a, b and c": what a reader says of the columns of other tools
+//! it ignored (CsvTable::checkColumnsIgnoringOthers); "" for none.
+std::string unusedColumnsNote( const std::string& path, const std::vector<std::string>& unused );
+
 struct GemmMeasurements
 {
     std::vector<GemmSample> rows;
