@@ -163,7 +163,7 @@ const char* const kPredictCollectiveUsage =
     "  preferred-dataset-splits 1, active-chunks-per-dimension 1, endpoint-delay 10 ns,\n"
     "  local-mem-bw 50 GB/s (upstream's regression config). A --system file that leaves a key\n"
     "  out gets the same default for it. shardsweep's own keys call-latency-ns and call-bw\n"
-    "  (a fixed time and one pass over the bytes per call, which `calibrate network` fits;\n"
+    "  (a fixed time and a pass over the bytes per call, which `calibrate network` fits;\n"
     "  ASTRA-sim has neither) are added when the file or platform sets them.\n\n"
     "Output: one row per (collective, bytes), collective-major; csv/json columns\n"
     "collective,bytes,time_ns; the table adds time_us. --volumes adds a row all_to_allv\n"

@@ -9,7 +9,7 @@
 //! sizes map to ASTRA-sim's comm_size as docs/model/collectives.md defines it (all-gather: the
 //! shard, size/ranks; the others: size); sendrecv is one message on the slowest dimension plus
 //! the endpoint delay at both ends. Every call also costs the platform's call terms
-//! (callOverheadNs: a fixed time and one pass over its bytes), fitted where the logs span two or
+//! (callOverheadNs: a fixed time and a pass over its bytes), fitted where the logs span two or
 //! more tests or rank counts. The fit minimises the mean squared log error of the predicted
 //! times over every row in [min_bytes, max_bytes] by Nelder–Mead on the logarithms of the
 //! bandwidths and latencies, once per combination of all-reduce algorithms (ring, direct,

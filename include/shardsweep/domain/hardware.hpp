@@ -145,7 +145,7 @@ struct SystemConfig
     // Not ASTRA-sim's: what a collective library's call costs besides the network steps (zero
     // unless a platform sets them; `calibrate network` fits them to nccl-tests logs).
     double call_latency_ns = 0.0; //!< "call-latency-ns": fixed time per collective call
-    double call_bw_GBps = 0.0;    //!< "call-bw": one pass over the call's comm_size; 0 = none
+    double call_bw_GBps = 0.0;    //!< "call-bw": a pass over its bytes (callPassBytes); 0 = none
 };
 
 //! A machine: GPUs, their hosts and the network between them.
