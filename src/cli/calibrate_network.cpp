@@ -22,7 +22,8 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
     PredictCli cli(
         "calibrate network",
         "Usage: shardsweep calibrate network --platform BASE.yaml --nccl-tests LOG... -o "
-        "PLATFORM.yaml\n\n"
+        "PLATFORM.yaml\n"
+        "                                  [--check LOG...]\n\n"
         "Fits the network of a platform to nccl-tests measurements of your cluster and writes a\n"
         "platform file with the fitted network and system inline (the other fields as in BASE).\n"
         "LOG: the standard output of nccl-tests' all_reduce_perf, all_gather_perf,\n"
@@ -42,18 +43,23 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
         "the\n"
         "rows with --min-bytes <= size <= --max-bytes (docs/model/calibration.md). Prints per "
         "log\n"
-        "the rows and the MAPE (%) of BASE and of the fitted network. A log the base platform\n"
+        "the rows and the MAPE (%) of BASE and of the fitted network, role 'fitted'; --check\n"
+        "LOG... adds logs that are scored but not fitted, role 'held out' (other collectives or\n"
+        "GPU counts: how the fitted network predicts what it was not given). A log the base "
+        "platform\n"
         "cannot hold (e.g. 16 ranks on 8-GPU nodes without a second dimension) exits 2 naming "
         "the\n"
         "file and line.\n",
         0 );
     std::string platform_path, output;
-    std::vector<std::string> logs_given;
+    std::vector<std::string> logs_given, logs_checked;
     double min_bytes = 1048576.0, max_bytes = 1.0e300;
     cli.options().add_options()( "platform", po::value( &platform_path ),
                                  "base platform file (required)" )(
         "nccl-tests", po::value( &logs_given )->multitoken(),
         "nccl-tests logs, LOG or KIND=LOG (one or more; required)" )(
+        "check", po::value( &logs_checked )->multitoken(),
+        "nccl-tests logs to score the fitted network on without fitting them" )(
         "output,o", po::value( &output ), "platform file to write (required)" )(
         "min-bytes", po::value( &min_bytes ),
         "smallest size fitted and scored, bytes (default 1048576: below 1 MiB NCCL's low-latency "
@@ -72,25 +78,43 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
     for ( const std::string& spec : logs_given )
         logs.push_back( readNcclTestsLog( spec ) );
     const NetworkFitResult fit = fitNetwork( base.platform, logs, min_bytes, max_bytes );
+    // Held-out logs, scored as the fitted ones are (ncclTestsMape).
+    std::vector<NetworkFitLogError> checked;
+    for ( const std::string& spec : logs_checked )
+    {
+        const NcclTestsLog log = readNcclTestsLog( spec );
+        NetworkFitLogError e;
+        e.path = log.path;
+        e.test = log.test;
+        e.ranks = log.ranks;
+        e.hosts = log.hosts;
+        e.mape = ncclTestsMape( fit.platform, log, min_bytes, max_bytes, &e.rows );
+        e.uncalibrated_mape = ncclTestsMape( base.platform, log, min_bytes, max_bytes );
+        checked.push_back( e );
+    }
 
     ResultTable table(
-        { "log", "test", "ranks", "hosts", "rows", "base_mape", "calibrated_mape" } );
+        { "log", "test", "ranks", "hosts", "rows", "base_mape", "calibrated_mape", "role" } );
     std::vector<std::string> comments = {
         fmt::format( "{} calibrated by shardsweep {} (git {}) calibrate network", base.name,
                      versionString(), gitHash() ),
         fmt::format( "base platform: {}; fitted on sizes {} to {} bytes of:", platform_path,
                      min_bytes, max_bytes ) };
-    for ( const NetworkFitLogError& e : fit.logs )
+    const auto addLog = [&]( const NetworkFitLogError& e, const char* role )
     {
         table.addRow( { std::filesystem::path( e.path ).filename().string(),
                         std::string( ncclTestName( e.test ) ), static_cast<long long>( e.ranks ),
                         static_cast<long long>( e.hosts ), static_cast<long long>( e.rows ),
-                        e.uncalibrated_mape, e.mape } );
-        comments.push_back( fmt::format( "  {} ({}, {} ranks on {} host(s), {} rows): MAPE {:.2f} "
-                                         "% (base {:.2f} %)",
+                        e.uncalibrated_mape, e.mape, std::string( role ) } );
+        comments.push_back( fmt::format( "  {} ({}, {} ranks on {} host(s), {} rows, {}): MAPE "
+                                         "{:.2f} % (base {:.2f} %)",
                                          e.path, ncclTestName( e.test ), e.ranks, e.hosts, e.rows,
-                                         e.mape, e.uncalibrated_mape ) );
-    }
+                                         role, e.mape, e.uncalibrated_mape ) );
+    };
+    for ( const NetworkFitLogError& e : fit.logs )
+        addLog( e, "fitted" );
+    for ( const NetworkFitLogError& e : checked )
+        addLog( e, "held out" );
     std::string dims;
     for ( int d : fit.fitted_dims )
     {

@@ -236,7 +236,7 @@ err=$("$exe" run "$src/inputs/sweeps/transformer_grid.yaml" -o "$scratch/cal.h5"
 out=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
     --nccl-tests "$samples"/all_reduce_perf_{2,4,8}gpu.log -o "$scratch/net.yaml" -f csv 2>"$scratch/err") ||
     fail "calibrate network exit $?: $(cat "$scratch/err")"
-[ "$(head -1 <<<"$out")" = "log,test,ranks,hosts,rows,base_mape,calibrated_mape" ] || fail "net header: $out"
+[ "$(head -1 <<<"$out")" = "log,test,ranks,hosts,rows,base_mape,calibrated_mape,role" ] || fail "net header: $out"
 [ "$(grep -c ',all_reduce,[248],1,11,' <<<"$out")" -eq 3 ] || fail "net rows: $out"
 awk -F, 'NR > 1 && !($7 < $6 && $7 < 30) { exit 1 }' <<<"$out" || fail "net not better: $out"
 "$exe" validate "$scratch/net.yaml" >/dev/null || fail "calibrated platform does not validate"
@@ -246,6 +246,21 @@ grep -q "all-reduce-implementation: \[ring\]" "$scratch/net.yaml" || fail "algor
 grep -q "^  call-latency-ns: [0-9]" "$scratch/net.yaml" && grep -q "^  call-bw: [0-9]" "$scratch/net.yaml" &&
     grep -q "^# fitted dimension 0: .*; per call: .* ns and its bytes at .* GB/s$" "$scratch/net.yaml" ||
     fail "call terms: $(cat "$scratch/net.yaml")"
+# --check scores a log without fitting it: the 8-GPU log held out of a fit on 2 and 4 GPUs, the
+# fitted platform the same as without --check, and the held-out error the one the fitted platform
+# has when that log is scored as a fitted one's base (a refit starting from it).
+out=$("$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
+    --nccl-tests "$samples"/all_reduce_perf_{2,4}gpu.log --check "$samples/all_reduce_perf_8gpu.log" \
+    -o "$scratch/net24c.yaml" -f csv 2>/dev/null) || fail "calibrate network --check"
+"$exe" calibrate network --platform "$src/inputs/platforms/dgx-a100.yaml" \
+    --nccl-tests "$samples"/all_reduce_perf_{2,4}gpu.log -o "$scratch/net24.yaml" >/dev/null 2>&1 ||
+    fail "calibrate network 2 and 4"
+[ "$(grep -v '^#' "$scratch/net24c.yaml")" = "$(grep -v '^#' "$scratch/net24.yaml")" ] || fail "--check changed the fit"
+held=$(grep ',held out$' <<<"$out" | cut -d, -f7)
+again=$("$exe" calibrate network --platform "$scratch/net24.yaml" --nccl-tests "$samples/all_reduce_perf_8gpu.log" \
+    -o "$scratch/x.yaml" -f csv 2>/dev/null | tail -1 | cut -d, -f6)
+[ -n "$held" ] && [ "$held" = "$again" ] || fail "--check error: $held vs $again: $out"
+rm -f "$scratch/x.yaml"
 # bench calibrate --table nccl (docs/model/calibration.md): held-out GPU counts within 5 %, and
 # the fitted platform's reduce-scatter and all-gather within 10 % of the all-reduce's bus
 # bandwidth (a full pass over the comm_size each made them 0.76 and 1.34).
