@@ -39,7 +39,7 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
         "unless\n"
         "another is clearly better) and, with logs of two or more tests or rank counts, the call\n"
         "terms every collective pays besides its network steps (system keys call-latency-ns and\n"
-        "call-bw: a fixed time and one pass over its bytes). Least squares on log time over "
+        "call-bw: a fixed time and a pass over its bytes). Least squares on log time over "
         "the\n"
         "rows with --min-bytes <= size <= --max-bytes (docs/model/calibration.md). Prints per "
         "log\n"
