@@ -98,8 +98,8 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
     std::vector<std::string> comments = {
         fmt::format( "{} calibrated by shardsweep {} (git {}) calibrate network", base.name,
                      versionString(), gitHash() ),
-        fmt::format( "base platform: {}; fitted on sizes {} to {} bytes of:", platform_path,
-                     min_bytes, max_bytes ) };
+        fmt::format( "base platform: {}; fitted on sizes {} to {} bytes of the logs marked fitted:",
+                     platform_path, min_bytes, max_bytes ) };
     const auto addLog = [&]( const NetworkFitLogError& e, const char* role )
     {
         table.addRow( { std::filesystem::path( e.path ).filename().string(),
