@@ -377,17 +377,22 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
         }
     }
     for ( const NcclTestsLog& log : logs )
-    {
-        NetworkFitLogError e;
-        e.path = log.path;
-        e.test = log.test;
-        e.ranks = log.ranks;
-        e.hosts = log.hosts;
-        e.mape = ncclTestsMape( result.platform, log, min_bytes, max_bytes, &e.rows );
-        e.uncalibrated_mape = ncclTestsMape( base, log, min_bytes, max_bytes );
-        result.logs.push_back( e );
-    }
+        result.logs.push_back(
+            scoreNcclTestsLog( result.platform, base, log, min_bytes, max_bytes ) );
     return result;
+}
+
+NetworkFitLogError scoreNcclTestsLog( const Platform& fitted, const Platform& base,
+                                      const NcclTestsLog& log, double min_bytes, double max_bytes )
+{
+    NetworkFitLogError e;
+    e.path = log.path;
+    e.test = log.test;
+    e.ranks = log.ranks;
+    e.hosts = log.hosts;
+    e.mape = ncclTestsMape( fitted, log, min_bytes, max_bytes, &e.rows );
+    e.uncalibrated_mape = ncclTestsMape( base, log, min_bytes, max_bytes );
+    return e;
 }
 
 } // namespace shardsweep

@@ -88,10 +88,10 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     if ( !ops_path.empty() )
         ops = readOperatorMeasurements( ops_path );
     std::vector<std::string> notes;
-    for ( const auto& [path, unused] : { std::pair{ gemm_path, gemm_file.unused_columns },
-                                         std::pair{ ops_path, ops.unused_columns } } )
-        if ( !unused.empty() )
-            notes.push_back( unusedColumnsNote( path, unused ) );
+    for ( const std::string& note : { unusedColumnsNote( gemm_path, gemm_file.unused_columns ),
+                                      unusedColumnsNote( ops_path, ops.unused_columns ) } )
+        if ( !note.empty() )
+            notes.push_back( note );
     if ( ops.skipped_fp8 > 0 )
         notes.push_back( fmt::format( "{} operator rows in fp8 skipped: FP8 training keeps "
                                       "softmax, norms and element-wise ops in 16 bits",

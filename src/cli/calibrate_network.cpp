@@ -78,20 +78,10 @@ int calibrateNetwork( const CommandContext& ctx, const Arguments& args )
     for ( const std::string& spec : logs_given )
         logs.push_back( readNcclTestsLog( spec ) );
     const NetworkFitResult fit = fitNetwork( base.platform, logs, min_bytes, max_bytes );
-    // Held-out logs, scored as the fitted ones are (ncclTestsMape).
     std::vector<NetworkFitLogError> checked;
     for ( const std::string& spec : logs_checked )
-    {
-        const NcclTestsLog log = readNcclTestsLog( spec );
-        NetworkFitLogError e;
-        e.path = log.path;
-        e.test = log.test;
-        e.ranks = log.ranks;
-        e.hosts = log.hosts;
-        e.mape = ncclTestsMape( fit.platform, log, min_bytes, max_bytes, &e.rows );
-        e.uncalibrated_mape = ncclTestsMape( base.platform, log, min_bytes, max_bytes );
-        checked.push_back( e );
-    }
+        checked.push_back( scoreNcclTestsLog( fit.platform, base.platform, readNcclTestsLog( spec ),
+                                              min_bytes, max_bytes ) );
 
     ResultTable table(
         { "log", "test", "ranks", "hosts", "rows", "base_mape", "calibrated_mape", "role" } );

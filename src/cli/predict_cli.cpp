@@ -89,9 +89,10 @@ CsvTable PredictCli::readKernelInput( const CommandContext& ctx,
 {
     CsvTable table = CsvTable::read( _input );
     optional.emplace_back( "latency_ms" );
-    const std::vector<std::string> unused = table.checkColumnsIgnoringOthers( required, optional );
-    if ( !unused.empty() && ctx.isRoot() )
-        std::cerr << "note: " << unusedColumnsNote( _input, unused ) << '\n';
+    const std::string note =
+        unusedColumnsNote( _input, table.checkColumnsIgnoringOthers( required, optional ) );
+    if ( !note.empty() && ctx.isRoot() )
+        std::cerr << "note: " << note << '\n';
     return table;
 }
 

@@ -70,4 +70,9 @@ NetworkFitResult fitNetwork( const Platform& base, const std::vector<NcclTestsLo
 double ncclTestsMape( const Platform& platform, const NcclTestsLog& log, double min_bytes,
                       double max_bytes, std::size_t* rows = nullptr );
 
+//! `log` scored on the `fitted` platform and on its `base` (the rows of a fit's table; `calibrate
+//! network --check` scores logs it did not fit the same way).
+NetworkFitLogError scoreNcclTestsLog( const Platform& fitted, const Platform& base,
+                                      const NcclTestsLog& log, double min_bytes, double max_bytes );
+
 } // namespace shardsweep
