@@ -263,7 +263,60 @@ double variantCvMape( const GpuSpec& gpu, DataType dtype, const std::vector<Gemm
         { return calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ); } );
 }
 
+//! Sum over the rows of every dtype with kMinCalibrationRows rows of the absolute percentage error
+//! of one tile mixture for both ops, fitted to all rows of the other folds; and how many rows.
+//! All rows, not only the GPU-bound ones the calibration's mixture is fitted to: the launch-bound
+//! rows follow the tile count too, and with them the wrong reading errs by 1.33 times the right
+//! one at least on NeuSight's GPUs, with the GPU-bound rows alone by 1.1 (bench calibrate --table
+//! reduction).
+void tileMixtureCvErrors( const GpuSpec& gpu, const std::vector<GemmSample>& samples,
+                          const GemmConstants& constants, double& ape_sum, std::size_t& rows )
+{
+    for ( const auto& [dtype, group] : byDtype( samples ) )
+    {
+        if ( group.size() < kMinCalibrationRows )
+            continue;
+        const DataType d = dtype;
+        const double mape = crossValidatedMape(
+            group,
+            [&]( const std::vector<GemmSample>& train )
+            {
+                GemmCalibration c;
+                c.dtype = d;
+                c.constants = constants;
+                c.mixture.valid = true;
+                fitTileWeights( tileTable( gpu, d, train, constants ),
+                                std::vector<double>( kGemmNumTiles, 0.0 ), c.mixture.tile_weight,
+                                c.mixture.offset, c.mixture.linear_offset );
+                return c;
+            },
+            [&]( const GemmCalibration& c, const GemmSample& s )
+            { return std::exp( gemmTileMixtureLog( c, gpu, s.B, s.M, s.N, s.K, s.op ) ); } );
+        ape_sum += mape * group.size();
+        rows += group.size();
+    }
+}
+
 } // namespace
+
+GemmReductionDetection detectGemmReductionDim( const GpuSpec& gpu,
+                                               const std::vector<GemmSample>& samples,
+                                               const GemmConstants& constants )
+{
+    std::vector<GemmSample> swapped = samples;
+    for ( GemmSample& s : swapped )
+        toReductionK( GemmReductionDim::N, s.N, s.K );
+    double sum_k = 0.0, sum_n = 0.0;
+    std::size_t rows_k = 0, rows_n = 0;
+    tileMixtureCvErrors( gpu, samples, constants, sum_k, rows_k );
+    tileMixtureCvErrors( gpu, swapped, constants, sum_n, rows_n );
+    GemmReductionDetection d;
+    d.mape_as_k = rows_k ? sum_k / rows_k : 0.0;
+    d.mape_as_n = rows_n ? sum_n / rows_n : 0.0;
+    if ( rows_k > 0 && rows_n > 0 && d.mape_as_n <= kReductionDimMargin * d.mape_as_k )
+        d.dim = GemmReductionDim::N;
+    return d;
+}
 
 GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
                                     const std::vector<GemmSample>& samples,

@@ -1,6 +1,8 @@
 // shardsweep bench calibrate: how well `calibrate gpu|network` predicts what it was not given,
 // on the development data (GPUs left out of the shipped constants, shapes and GPU counts left out
 // of the calibration).
+#include "bench_calibrate.hpp"
+
 #include "bench_neusight_calibration.hpp"
 #include "command_line.hpp"
 
@@ -55,11 +57,8 @@ struct BenchCalibrateOptions
 //! (docs/MODEL.md, "H100 calibration").
 constexpr double kGpuBoundMs = 0.2;
 
-//! Mean and median absolute percentage error.
-struct Ape
-{
-    double mape = 0.0, median = 0.0;
-};
+} // namespace
+
 Ape apeOf( std::vector<double> ape )
 {
     Ape a;
@@ -71,7 +70,6 @@ Ape apeOf( std::vector<double> ape )
     return a;
 }
 
-//! `rows` in a random order (Fisher–Yates on a counter-based stream: the same for every run).
 std::vector<std::size_t> shuffled( std::vector<std::size_t> rows, std::uint64_t seed,
                                    std::uint64_t id )
 {
@@ -80,6 +78,9 @@ std::vector<std::size_t> shuffled( std::vector<std::size_t> rows, std::uint64_t 
         std::swap( rows[i - 1], rows[static_cast<std::size_t>( rng.uniform() * i ) % i] );
     return rows;
 }
+
+namespace
+{
 
 //! An unseen GPU has no measured matmul ceiling in its spec.
 GpuSpec unmeasured( GpuSpec g )
@@ -415,7 +416,8 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
 {
     BenchCalibrateOptions o;
     po::options_description opts(
-        "Usage: shardsweep bench calibrate [--table gemm|ops|nccl|measured] [options]\n\n"
+        "Usage: shardsweep bench calibrate [--table gemm|ops|nccl|measured|reduction] "
+        "[options]\n\n"
         "How well `calibrate gpu` and `calibrate network` predict what they were not given, on "
         "the\n"
         "development data (docs/MODEL.md, \"Calibrating to your cluster\"):\n"
@@ -441,10 +443,18 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "    the others (all, and those measured at >= 0.2 ms, bound by the GPU rather than by "
         "the\n"
         "    host's launches); repeat_mape is the files' own repeatability on the same rows: the\n"
-        "    second file (the same shapes timed again) against the first.\n\nOptions" );
+        "    second file (the same shapes timed again) against the first.\n"
+        "  reduction: whether calibrate gpu reads a GEMM file whose reduction dimension is N\n"
+        "    (NeuSight's convention) as such and one whose reduction is K as K: NeuSight's GPUs\n"
+        "    (constants fitted without the GPU) and --gemm-file, each presented both ways, 150\n"
+        "    random rows per draw (--seeds draws, 10 unless given); worst_error_ratio is the\n"
+        "    smallest ratio of the wrong reading's cross-validated error to the right one's;\n"
+        "    mape_read_as_K and mape_detected score the calibration on the other "
+        "rows.\n\nOptions" );
     opts.add_options()( "help,h", "this text" )( "table", po::value( &o.table ),
-                                                 "gemm (default) | ops | nccl | measured" )(
-        "format,f", po::value( &o.format ), "table | csv | json" )(
+                                                 "gemm (default) | ops | nccl | measured | "
+                                                 "reduction" )( "format,f", po::value( &o.format ),
+                                                                "table | csv | json" )(
         "gemm-dir", po::value( &o.gemm_dir ), "NeuSight GEMM data (default inputs/measured/gemm)" )(
         "ops-dir", po::value( &o.ops_dir ),
         "NeuSight operator data (default inputs/measured/ops)" )(
@@ -453,7 +463,8 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "inputs/measured/transformer/nccl_tests_a100)" )(
         "platform", po::value( &o.platform ),
         "base platform of --table nccl (default inputs/platforms/dgx-a100.yaml)" )(
-        "seeds", po::value( &o.seeds ), "random draws of calibration shapes (default 3)" )(
+        "seeds", po::value( &o.seeds ),
+        "random draws of calibration shapes (default 3; --table reduction 10)" )(
         "fit-stride", po::value( &o.stride ),
         "leave-one-GPU-out fit on every n-th row (default 8)" )(
         "max-evaluations", po::value( &o.max_evals ),
@@ -474,13 +485,18 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         throw UsageError( "bench calibrate: --seeds, --fit-stride and --max-evaluations must be "
                           ">= 1" );
     const OutputFormat format = parseOutputFormat( o.format );
-    if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" && o.table != "measured" )
-        throw UsageError( "bench calibrate: --table must be gemm, ops, nccl or measured, found '" +
+    if ( o.table != "gemm" && o.table != "ops" && o.table != "nccl" && o.table != "measured" &&
+         o.table != "reduction" )
+        throw UsageError( "bench calibrate: --table must be gemm, ops, nccl, measured or "
+                          "reduction, found '" +
                           o.table + "'" );
     const ResultTable t = o.table == "gemm"       ? gemmTable( o )
                           : o.table == "ops"      ? opsTable( o )
                           : o.table == "measured" ? measuredTable( o )
-                                                  : ncclTable( o );
+                          : o.table == "reduction"
+                              ? reductionDimTable( o.gemm_dir, o.gpu, o.gemm_file,
+                                                   vm.count( "seeds" ) ? o.seeds : 10 )
+                              : ncclTable( o );
     if ( ctx.isRoot() )
         t.print( ctx.print(), format );
     return 0;

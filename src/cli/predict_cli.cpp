@@ -132,6 +132,17 @@ DataType computeDtypeCell( const CsvTable& t, std::size_t row, const GpuSpec& gp
     return dtype;
 }
 
+std::optional<GemmReductionDim> parseReductionDim( const std::string& command,
+                                                   const std::string& text )
+{
+    if ( text.empty() || text == "auto" )
+        return std::nullopt;
+    if ( const std::optional<GemmReductionDim> dim = enumFromName<GemmReductionDim>( text ) )
+        return dim;
+    throw UsageError( command + ": --reduction-dim: expected " +
+                      enumChoices<GemmReductionDim>( ", " ) + " or auto, found '" + text + "'" );
+}
+
 MeasuredLatencies::MeasuredLatencies( const CsvTable& input )
 {
     if ( input.hasColumn( "latency_ms" ) )

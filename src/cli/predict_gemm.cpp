@@ -1,5 +1,6 @@
 // shardsweep predict gemm: the GEMM model (model/gemm.hpp) for the shapes of a CSV file.
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <shardsweep/cli/predict_cli.hpp>
@@ -12,6 +13,8 @@
 
 namespace shardsweep
 {
+
+namespace po = boost::program_options;
 
 int predictGemm( const CommandContext& ctx, const Arguments& args )
 {
@@ -36,6 +39,10 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         "model\n"
         "unless --force-learned. --calibration CALIB.yaml (from `shardsweep calibrate gpu` on\n"
         "this GPU) prices the rows of every dtype it calibrated with it (model 'calibrated').\n\n"
+        "--reduction-dim N reads the input as NeuSight's GEMM files have it ([B,M,N]x[B,N,K], N\n"
+        "the reduction); by default the input is read as the calibration's GEMM file was (its\n"
+        "gemm_reduction_dim), else with K the reduction. The output repeats the columns as "
+        "given.\n\n"
         "The output repeats the input columns and adds latency_ms, tile (rows x columns of C per\n"
         "thread block), waves and bound (compute | memory) of the analytic model, and model (the\n"
         "one that priced the row).\n" +
@@ -45,12 +52,25 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         cli, "learned GEMM model (shardsweep-mlp file; default <models>/gemm.mlp, models = "
              "$SHARDSWEEP_MODEL_DIR or inputs/models)" );
     const CalibrationOption calibration_option( cli );
+    std::string reduction_text;
+    cli.options().add_options()(
+        "reduction-dim", po::value( &reduction_text ),
+        "which column of --input is the reduction: K (default), N (NeuSight's files), or auto: "
+        "as the --calibration file's GEMM measurements (the default)" );
     if ( !cli.parse( ctx, args ) )
         return 0;
+    const std::optional<GemmReductionDim> reduction_given =
+        parseReductionDim( cli.command(), reduction_text );
     const GpuSpec& gpu = cli.gpu();
     const std::unique_ptr<LearnedOperatorModel> learned =
         model_options.load( cli, defaultGemmModelPath(), loadLearnedGemmModel );
     const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
+    const GemmReductionDim reduction = reduction_given.value_or(
+        calibration ? calibration->gemm_reduction_dim : GemmReductionDim::K );
+    if ( !reduction_given && reduction == GemmReductionDim::N && ctx.isRoot() )
+        std::cerr << "note: " << cli.command() << ": --input read with N as the reduction "
+                  << "dimension, as the GEMM file of " << calibration_option.path()
+                  << " (gemm_reduction_dim; --reduction-dim K reads K)\n";
 
     const CsvTable t = cli.readKernelInput( ctx, { "B", "M", "N", "K" }, { "dtype", "op" } );
     MeasuredLatencies measured( t );
@@ -62,6 +82,7 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         s.M = positiveIntegerCell( t, r, "M" );
         s.N = positiveIntegerCell( t, r, "N" );
         s.K = positiveIntegerCell( t, r, "K" );
+        toReductionK( reduction, s.N, s.K );
         s.dtype = computeDtypeCell( t, r, gpu );
         s.op = gemmOpCell( t, r );
     }
@@ -74,10 +95,12 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
         const GemmPrediction& p = pred[r];
         const GemmCalibration* c = calibration ? calibration->gemmFor( s.dtype ) : nullptr;
         const double ms = c ? calibratedGemmMs( *c, gpu, s.B, s.M, s.N, s.K, s.op ) : p.latency_ms;
+        double given_n = s.N, given_k = s.K;
+        toReductionK( reduction, given_n, given_k ); // back to the input's columns
         std::vector<ResultTable::Cell> row = { static_cast<long long>( s.B ),
                                                static_cast<long long>( s.M ),
-                                               static_cast<long long>( s.N ),
-                                               static_cast<long long>( s.K ),
+                                               static_cast<long long>( given_n ),
+                                               static_cast<long long>( given_k ),
                                                std::string( nameOf( s.dtype ) ),
                                                std::string( nameOf( s.op ) ),
                                                ms,

@@ -130,9 +130,11 @@ GpuCalibration readGpuCalibration( const std::string& path )
     if ( fileKind( root ) != "gpu_calibration" )
         root.at( "kind" ).fail( "kind 'gpu_calibration' (a file written by shardsweep calibrate "
                                 "gpu)" );
-    root.checkKeys( { "kind", "gpu" }, { "gemm", "ops" } );
+    root.checkKeys( { "kind", "gpu" }, { "gemm_reduction_dim", "gemm", "ops" } );
     GpuCalibration c;
     c.gpu = root.at( "gpu" ).asName();
+    c.gemm_reduction_dim =
+        root.getEnumOr( "gemm_reduction_dim", GemmReductionDim::K, enumPairs<GemmReductionDim>() );
     for ( const char* section : { "gemm", "ops" } )
     {
         const std::optional<YamlView> list = root.find( section );
@@ -164,7 +166,9 @@ std::string gpuCalibrationYaml( const GpuCalibration& calibration,
         out += "# " + c + "\n";
     out += fmt::format( "kind: gpu_calibration\ngpu: {}\n", calibration.gpu );
     if ( !calibration.gemm.empty() )
-        out += "gemm:\n";
+        out += fmt::format( "gemm_reduction_dim: {}   # of the measured GEMM file; the points "
+                            "below have K as the reduction\ngemm:\n",
+                            nameOf( calibration.gemm_reduction_dim ) );
     for ( const GemmCalibration& c : calibration.gemm )
     {
         out += fmt::format( "  - dtype: {}\n", nameOf( c.dtype ) );

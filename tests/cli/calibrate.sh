@@ -76,6 +76,40 @@ err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/typo.csv" -o "$
 [ $rc -eq 2 ] && grep -q "typo.csv:1:2: field 'latncy_ms'.*(did you mean 'latency_ms'?)" <<<"$err" ||
     fail "typo column: $rc $err"
 
+# NeuSight's convention (N the reduction): the same measurements with the N and K columns swapped
+# are read as such (a note says so; the file records gemm_reduction_dim: N) and calibrate exactly
+# as the original; predict gemm reads its input as the calibration's file was, so the swapped
+# shapes get the original's prices row for row, their columns as given. --reduction-dim K reads
+# the file as it stands; without a calibration, --reduction-dim N swaps the columns back.
+awk -F, 'BEGIN { OFS = "," } NR > 1 { t = $3; $3 = $4; $4 = t } { print }' \
+    "$samples/gemm_A100-PCIe-40GB.csv" >"$scratch/neusight.csv"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/neusight.csv" -o "$scratch/neusight.yaml" \
+    >/dev/null 2>"$scratch/err" || fail "calibrate gpu on N-reduction file: $(cat "$scratch/err")"
+grep -q "neusight.csv: read with N as the reduction dimension" "$scratch/err" || fail "N note: $(cat "$scratch/err")"
+grep -q "^gemm_reduction_dim: N " "$scratch/neusight.yaml" || fail "N not recorded"
+grep -q "^gemm_reduction_dim: K " "$scratch/a100_gemm.yaml" || fail "K not recorded"
+cut -d, -f1-6 "$scratch/neusight.csv" >"$scratch/neusight_shapes.csv"
+kcal=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/a100_gemm.yaml" \
+    --input "$scratch/shapes.csv" -f csv)
+ncal=$("$exe" predict gemm --gpu A100-PCIe-40GB --calibration "$scratch/neusight.yaml" \
+    --input "$scratch/neusight_shapes.csv" -f csv 2>"$scratch/err") || fail "predict on N file"
+grep -q "input read with N as the reduction dimension, as the GEMM file of .*neusight.yaml" "$scratch/err" ||
+    fail "predict N note: $(cat "$scratch/err")"
+[ "$(cut -d, -f1,2,5- <<<"$ncal")" = "$(cut -d, -f1,2,5- <<<"$kcal")" ] || fail "N file priced differently"
+[ "$(tail -n +2 <<<"$ncal" | cut -d, -f3)" = "$(tail -n +2 <<<"$kcal" | cut -d, -f4)" ] ||
+    fail "N file's columns not as given"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/neusight.csv" --reduction-dim K \
+    -o "$scratch/as_is.yaml" >/dev/null 2>"$scratch/err" || fail "--reduction-dim K"
+! grep -q "read with N" "$scratch/err" && grep -q "^gemm_reduction_dim: K " "$scratch/as_is.yaml" ||
+    fail "--reduction-dim K not as it stands"
+[ "$(cut -d, -f5- <<<"$("$exe" predict gemm --gpu A100-PCIe-40GB --reduction-dim N \
+    --input "$scratch/neusight_shapes.csv" -f csv)")" = "$(cut -d, -f5- <<<"$plain")" ] ||
+    fail "predict --reduction-dim N without a calibration"
+err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/neusight.csv" --reduction-dim X \
+    -o "$scratch/x.yaml" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "reduction-dim: expected K, N or auto, found 'X'" <<<"$err" ||
+    fail "bad --reduction-dim: $rc $err"
+
 # predict gemm|op on a measurement file: latency_ms is taken as measured; each row ends in
 # measured_ms and error_pct, and the MAPE over the rows goes to standard error. Checked against
 # awk on the uncalibrated model's prices, and 0 where the calibration reproduces its rows.

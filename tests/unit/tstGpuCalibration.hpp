@@ -1,6 +1,7 @@
 // calibrate gpu: the neighbour residual, the fits (recovering known constants from synthetic
 // measurements), the calibration file's round trip and the GpuSpec it implies.
 #include <cmath>
+#include <gpu_calibration_test_support.hpp>
 #include <gtest/gtest.h>
 #include <input_test_support.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
@@ -18,32 +19,6 @@ using namespace shardsweep;
 
 namespace
 {
-GpuSpec a100Spec()
-{
-    return catalog().get( "A100-PCIe-40GB" ).spec;
-}
-
-//! Shapes spread log-uniformly over B 1..64, M/N/K 16..4096 (a fixed generator: the same set every
-//! run), half of them linear.
-std::vector<GemmSample> shapes( int n, std::uint64_t seed )
-{
-    std::vector<GemmSample> out;
-    CounterRng rng( seed, 0, kStreamUser );
-    const auto logUniform = [&]( double lo, double hi )
-    { return std::round( std::exp( std::log( lo ) + rng.uniform() * std::log( hi / lo ) ) ); };
-    for ( int i = 0; i < n; ++i )
-    {
-        GemmSample s;
-        s.B = logUniform( 1, 64 );
-        s.M = logUniform( 16, 4096 );
-        s.N = logUniform( 16, 4096 );
-        s.K = logUniform( 16, 4096 );
-        s.op = i % 2 ? GemmOp::linear : GemmOp::bmm;
-        out.push_back( s );
-    }
-    return out;
-}
-
 //! `gpu` carrying a bf16 GEMM calibration that prices every GEMM at `factor` times tile `tile`'s
 //! time (one-hot weights, offset ln factor).
 GpuSpec oneTileBf16Calibration( GpuSpec gpu, int tile, double factor )
@@ -72,10 +47,6 @@ std::vector<OperatorMeasurement> elementwiseRows( const GpuSpec& gpu,
     return rows;
 }
 
-std::string tempPath( const std::string& name )
-{
-    return ::testing::TempDir() + "/shardsweep_" + std::to_string( getpid() ) + "_" + name;
-}
 } // namespace
 
 // Hand-computed: points (0,0) → 1 and (3,4) → 2. At (0,4) the distances are 4 and 3, so the

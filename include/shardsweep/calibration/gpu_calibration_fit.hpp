@@ -34,6 +34,29 @@ GemmCalibration fitGemmCalibration( const GpuSpec& gpu, DataType dtype,
 OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
                                             const std::vector<OperatorMeasurement>& samples );
 
+//! What detectGemmReductionDim found: the reduction dimension of the file, and the tile mixture's
+//! 5-fold cross-validated MAPE (%) with each reading of it.
+struct GemmReductionDetection
+{
+    GemmReductionDim dim = GemmReductionDim::K;
+    double mape_as_k = 0.0, mape_as_n = 0.0;
+};
+
+//! A file is read with N as the reduction only where that prices held-out rows with this share of
+//! K's error or less: on NeuSight's five GPUs (150 random shapes, 10 draws) the wrong reading errs
+//! by 1.33 times the right one's at least (bench calibrate --table reduction). A file whose shapes
+//! cannot tell stays K: N = K on every row, or the H100 microbenchmark's grid (ratio 1.02, where
+//! the reading moves the calibrated MAPE by one point).
+constexpr double kReductionDimMargin = 0.9;
+
+//! Which column of `samples` (B,M,N,K as the file has them) is the reduction: the tile mixture
+//! alone (no residuals, which would fit either reading), fitted to the GPU-bound rows of each dtype
+//! with kMinCalibrationRows rows, cross-validated with each reading of the file, on the tile model
+//! with `constants`.
+GemmReductionDetection
+detectGemmReductionDim( const GpuSpec& gpu, const std::vector<GemmSample>& samples,
+                        const GemmConstants& constants = shippedGemmConstants() );
+
 //! Calibrates every dtype with at least kMinCalibrationRows rows, with fit statistics (in-sample,
 //! 5-fold cross-validated by row index modulo 5, and the shipped model's MAPE on the same rows).
 //! `notes` receives one line per dtype skipped.

@@ -112,6 +112,12 @@ class PredictCli
 void writeResultTable( const CommandContext& ctx, const ResultTable& result, OutputFormat format,
                        const std::string& output );
 
+//! --reduction-dim of `calibrate gpu` and `predict gemm`: K or N (GemmReductionDim), or auto
+//! (and empty): nullopt, the command decides (calibrate: from the data; predict: as the
+//! calibration's file). Throws UsageError naming `command` for anything else.
+std::optional<GemmReductionDim> parseReductionDim( const std::string& command,
+                                                   const std::string& text );
+
 //! A CSV cell that must be a whole number >= 1 (shape dimensions); fails naming the row otherwise.
 double positiveIntegerCell( const CsvTable& t, std::size_t row, const char* column );
 
@@ -181,6 +187,7 @@ class CalibrationOption
     //! After cli.parse(): the calibration, or nullopt without --calibration. A file made for
     //! another GPU than --gpu is a usage error (exit 2).
     std::optional<GpuCalibration> load( const PredictCli& cli ) const;
+    const std::string& path() const { return _file; } //!< empty without --calibration
 
   private:
     std::string _file;

@@ -36,6 +36,7 @@
 #include <shardsweep/model/gemm.hpp>
 #include <shardsweep/model/learned_operator.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardsweep
@@ -82,6 +83,31 @@ struct GemmSample
     double latency_ms = 0.0;
 };
 
+//! Which column of a GEMM file (B,M,N,K) is the reduction dimension. shardsweep, PyTorch's
+//! torch.bmm(A[B,M,K], W[B,K,N]) and `shapes` write K; NeuSight's measurements (and files copied
+//! from them) write N: its bmm is [B,M,N]×[B,N,K] and its linear x[B,M,N]·W(N→K). The two cannot
+//! be told apart by the header, and read the wrong way NeuSight's files calibrate 1.15 to 2.4
+//! times less accurately (bench calibrate --table reduction), so `calibrate gpu` tells them apart
+//! by the data (detectGemmReductionDim).
+enum class GemmReductionDim : unsigned char
+{
+    K = 0,
+    N = 1,
+};
+
+SHARDSWEEP_ENUM_NAMES( GemmReductionDim, "GEMM reduction dimension",
+                       { GemmReductionDim::K, "K",
+                         "C[B,M,N] = A[B,M,K]·W[B,K,N] (shardsweep, torch.bmm)" },
+                       { GemmReductionDim::N, "N",
+                         "[B,M,N]×[B,N,K] (NeuSight's measurement files)" } );
+
+//! `dim`'s B,M,N,K as shardsweep's (K the reduction): N and K swap places for NeuSight's.
+inline void toReductionK( GemmReductionDim dim, double& N, double& K )
+{
+    if ( dim == GemmReductionDim::N )
+        std::swap( N, K );
+}
+
 //! One measured operator on a [B,H] tensor.
 struct OperatorMeasurement
 {
@@ -123,6 +149,9 @@ struct OperatorCalibration
 struct GpuCalibration
 {
     std::string gpu; //!< catalog name
+    //! The reduction column of the GEMM file it was fitted on (its points are stored with K the
+    //! reduction); `predict gemm --calibration` reads its --input the same way by default.
+    GemmReductionDim gemm_reduction_dim = GemmReductionDim::K;
     std::vector<GemmCalibration> gemm;
     std::vector<OperatorCalibration> ops;
 
