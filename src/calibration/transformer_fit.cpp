@@ -113,6 +113,9 @@ std::vector<TransformerMeasurement> readNeusightMeasurements( const std::string&
         m.config.global_batch = m.config.micro_batch;
         m.config.fused = csv.text( r, "variant" ) == "fusion";
         m.without_optimizer = true;
+        m.without_loss_forward = m.config.mode == RunMode::train;
+        m.without_lm_head =
+            m.config.mode == RunMode::infer && m.model.arch == TransformerArch::bert;
         m.measured_ms = csv.getDouble( r, "e2e_ms" );
         m.label = csv.text( r, "model" ) + " " + mode + " s" + csv.text( r, "seq_len" ) + " b" +
                   csv.text( r, "batch" );
@@ -131,6 +134,11 @@ double predictMeasurement( const TransformerConstants& c, const TransformerMeasu
     double ms = s.iteration_ms;
     if ( m.without_optimizer )
         ms -= s.phase_ms[int( TransformerPhase::optimizer )];
+    // One stage, one micro-batch: the step runs the head and the loss once each.
+    if ( m.without_loss_forward )
+        ms -= ops.loss_fwd_ms;
+    if ( m.without_lm_head )
+        ms -= ops.head_fwd_ms;
     return ms;
 }
 

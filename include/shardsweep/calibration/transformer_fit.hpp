@@ -27,6 +27,15 @@ struct TransformerMeasurement
     double measured_ms = 0.0;
     //! NeuSight's step has no optimizer: the prediction leaves it out.
     bool without_optimizer = false;
+    //! What NeuSight's timing leaves out (measure_e2e in sitar-lab/NeuSight's
+    //! neusight/Tracing/trace.py), left out of the prediction too; exact for its one-GPU,
+    //! one-micro-batch steps. It times the model's forward and `loss.backward()`, and computes
+    //! the cross-entropy between them: the loss's forward is untimed.
+    bool without_loss_forward = false;
+    //! Its BERT inference runs AutoModelForSequenceClassification: a pooler and a two-class
+    //! classifier on the [CLS] rows (under 0.1 % of the step, left out too) instead of the LM
+    //! head of its training runs (AutoModelForPreTraining).
+    bool without_lm_head = false;
 };
 
 //! vTrain's ground-truth rows (inputs/measured/transformer/vtrain_*_dev.csv): GPT, fp16, full
