@@ -7,7 +7,8 @@ transformer layers (QKV, attention projection, both FFN layers; QK^T and attenti
 by the GPU's own measurements: the FLOP rate of the 7 nearest measured shapes of the same op
 (1/distance-weighted, in log B, M, N, K) over all of that GPU's rows in inputs/measured/gemm/train.
 That is as close to the measurements as a calibration can get. The layers' GEMMs are a lower
-bound of the step: it also runs the LM head, softmax, layer norms and element-wise kernels. Where
+bound of the step: it also runs softmax, layer norms and element-wise kernels, and GPT's and OPT's
+the LM head (NeuSight runs BERT inference as sequence classification, without one). Where
 this lower bound exceeds the measured step, the GEMM and the step measurements disagree, and no
 GEMM model fitted to the former can price the latter within that margin.
 
