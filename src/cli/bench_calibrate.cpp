@@ -451,10 +451,9 @@ int benchCalibrate( const CommandContext& ctx, const Arguments& args )
         "    smallest ratio of the wrong reading's cross-validated error to the right one's;\n"
         "    mape_read_as_K and mape_detected score the calibration on the other "
         "rows.\n\nOptions" );
-    opts.add_options()( "help,h", "this text" )( "table", po::value( &o.table ),
-                                                 "gemm (default) | ops | nccl | measured | "
-                                                 "reduction" )( "format,f", po::value( &o.format ),
-                                                                "table | csv | json" )(
+    const char* tables = "gemm (default) | ops | nccl | measured | reduction";
+    opts.add_options()( "help,h", "this text" )( "table", po::value( &o.table ), tables )(
+        "format,f", po::value( &o.format ), "table | csv | json" )(
         "gemm-dir", po::value( &o.gemm_dir ), "NeuSight GEMM data (default inputs/measured/gemm)" )(
         "ops-dir", po::value( &o.ops_dir ),
         "NeuSight operator data (default inputs/measured/ops)" )(

@@ -55,8 +55,8 @@ int predictGemm( const CommandContext& ctx, const Arguments& args )
     std::string reduction_text;
     cli.options().add_options()(
         "reduction-dim", po::value( &reduction_text ),
-        "which column of --input is the reduction: K (default), N (NeuSight's files), or auto: "
-        "as the --calibration file's GEMM measurements (the default)" );
+        "which column of --input is the reduction: K, N (NeuSight's files), or auto (default): "
+        "as the --calibration file's GEMM measurements were read, else K" );
     if ( !cli.parse( ctx, args ) )
         return 0;
     const std::optional<GemmReductionDim> reduction_given =

@@ -49,10 +49,10 @@ struct GemmReductionDetection
 //! the reading moves the calibrated MAPE by one point).
 constexpr double kReductionDimMargin = 0.9;
 
-//! Which column of `samples` (B,M,N,K as the file has them) is the reduction: the tile mixture
-//! alone (no residuals, which would fit either reading), fitted to the GPU-bound rows of each dtype
-//! with kMinCalibrationRows rows, cross-validated with each reading of the file, on the tile model
-//! with `constants`.
+//! Which column of `samples` (B,M,N,K as the file has them) is the reduction: one tile mixture
+//! alone (no residuals, which would fit either reading) per dtype with kMinCalibrationRows rows,
+//! fitted to all its rows and 5-fold cross-validated with each reading of the file, on the tile
+//! model with `constants`.
 GemmReductionDetection
 detectGemmReductionDim( const GpuSpec& gpu, const std::vector<GemmSample>& samples,
                         const GemmConstants& constants = shippedGemmConstants() );
