@@ -83,11 +83,13 @@ CsvTable PredictCli::readInput( const std::vector<std::string>& required,
     return table;
 }
 
-CsvTable PredictCli::readKernelInput( const CommandContext& ctx,
-                                      const std::vector<std::string>& required,
-                                      std::vector<std::string> optional ) const
+CsvTable
+PredictCli::readKernelInput( const CommandContext& ctx, const std::vector<std::string>& required,
+                             std::vector<std::string> optional,
+                             const std::vector<std::pair<std::string, std::string>>& aliases ) const
 {
     CsvTable table = CsvTable::read( _input );
+    table.readColumnsAs( aliases );
     optional.emplace_back( "latency_ms" );
     const std::string note =
         unusedColumnsNote( _input, table.checkColumnsIgnoringOthers( required, optional ) );

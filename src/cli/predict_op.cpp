@@ -41,7 +41,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         "the\n"
         "row. --input: CSV with columns op,B,H[,dtype] (dtype fp32 default, or fp16/bf16/fp8: "
         "the bytes\n"
-        "moved scale with the element size).\n"
+        "moved scale with the element size); NeuSight's operator files read as they are (their\n"
+        "OPName and Latency columns as op and latency_ms).\n"
         "--calibration CALIB.yaml (from `shardsweep calibrate gpu --ops` on this GPU) prices the "
         "rows\n"
         "of every dtype it calibrated with it (model 'calibrated').\n" +
@@ -58,7 +59,8 @@ int predictOp( const CommandContext& ctx, const Arguments& args )
         model_options.load( cli, defaultOperatorModelPath(), loadLearnedOperatorModel );
     const std::optional<GpuCalibration> calibration = calibration_option.load( cli );
 
-    const CsvTable t = cli.readKernelInput( ctx, { "op", "B", "H" }, { "dtype" } );
+    const CsvTable t =
+        cli.readKernelInput( ctx, { "op", "B", "H" }, { "dtype" }, neusightOperatorColumns() );
     MeasuredLatencies measured( t );
     std::vector<OperatorShape> shapes( t.numRows() );
     std::vector<DataType> dtypes( t.numRows() );

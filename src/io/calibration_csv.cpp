@@ -116,9 +116,17 @@ GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& g
     return m;
 }
 
+const std::vector<std::pair<std::string, std::string>>& neusightOperatorColumns()
+{
+    static const std::vector<std::pair<std::string, std::string>> names = {
+        { "OPName", "op" }, { "Latency", "latency_ms" } };
+    return names;
+}
+
 OperatorMeasurements readOperatorMeasurements( const std::string& path )
 {
-    const CsvTable t = CsvTable::read( path );
+    CsvTable t = CsvTable::read( path );
+    t.readColumnsAs( neusightOperatorColumns() );
     OperatorMeasurements m;
     m.unused_columns =
         t.checkColumnsIgnoringOthers( { "op", "B", "H", "latency_ms" }, { "dtype" } );

@@ -100,6 +100,14 @@ bool CsvTable::hasColumn( const std::string& column ) const
     return columnIndex( column ) >= 0;
 }
 
+void CsvTable::readColumnsAs( const std::vector<std::pair<std::string, std::string>>& aliases )
+{
+    for ( const auto& [theirs, ours] : aliases )
+        if ( !hasColumn( ours ) )
+            if ( const int c = columnIndex( theirs ); c >= 0 )
+                _header[c] = ours;
+}
+
 int CsvTable::columnIndex( const std::string& column ) const
 {
     auto it = std::find( _header.begin(), _header.end(), column );

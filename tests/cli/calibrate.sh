@@ -76,6 +76,25 @@ err=$("$exe" calibrate gpu --gpu A100-PCIe-40GB --gemm "$scratch/typo.csv" -o "$
 [ $rc -eq 2 ] && grep -q "typo.csv:1:2: field 'latncy_ms'.*(did you mean 'latency_ms'?)" <<<"$err" ||
     fail "typo column: $rc $err"
 
+# NeuSight's operator files as they are (OPName and Latency for op and latency_ms, a device, a
+# quoted kernel name with commas, no dtype) calibrate as the canonical file does, and predict op
+# reads them too, pricing each row as the canonical shapes.
+awk -F, 'BEGIN { OFS = "," } NR == 1 { print "OPName,Latency,Device,Kernel Name,B,H"; next }
+    { print $1, $5, "NVIDIA A100-PCIE-40GB", "\"void k<4, f>(int, a)\"", $2, $3 }' \
+    "$samples/ops_A100-PCIe-40GB.csv" >"$scratch/neusight_ops.csv"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --ops "$scratch/neusight_ops.csv" -o "$scratch/ns_ops.yaml" \
+    >/dev/null 2>"$scratch/err" || fail "calibrate gpu on NeuSight's ops file: $(cat "$scratch/err")"
+grep -q "neusight_ops.csv: not used: the columns Device and Kernel Name$" "$scratch/err" ||
+    fail "NeuSight ops unused columns: $(cat "$scratch/err")"
+"$exe" calibrate gpu --gpu A100-PCIe-40GB --ops "$samples/ops_A100-PCIe-40GB.csv" -o "$scratch/ops_only.yaml" \
+    >/dev/null 2>&1 || fail "calibrate gpu --ops"
+nsop=$("$exe" predict op --gpu A100-PCIe-40GB --calibration "$scratch/ns_ops.yaml" \
+    --input "$scratch/neusight_ops.csv" -f csv 2>/dev/null) || fail "predict op on NeuSight's file"
+# (Without a dtype column the output has none: op,B,H,latency_ms,bound_ms,model.)
+[ "$(cut -d, -f1-6 <<<"$nsop")" = "$(cut -d, -f1-3,5-7 <<<"$("$exe" predict op --gpu A100-PCIe-40GB \
+    --calibration "$scratch/ops_only.yaml" --input "$samples/ops_A100-PCIe-40GB.csv" -f csv)")" ] ||
+    fail "NeuSight's ops file calibrates or prices differently: $nsop"
+
 # NeuSight's convention (N the reduction): the same measurements with the N and K columns swapped
 # are read as such (a note says so; the file records gemm_reduction_dim: N) and calibrate exactly
 # as the original; predict gemm reads its input as the calibration's file was, so the swapped

@@ -89,6 +89,16 @@ TEST( TEST_CATEGORY, csv_reader_values_and_errors )
     EXPECT_THROW( measured.checkColumnsIgnoringOthers( { "rows", "size" }, {} ),
                   shardsweep::InputError );
     EXPECT_THROW( shardsweep::CsvTable::parse( "a,b\n1\n", "x.csv" ), shardsweep::InputError );
+
+    // Another tool's names of known columns read as ours, unless the file has ours already.
+    auto neusight = shardsweep::CsvTable::parse( "OPName,Latency,B,H\nadd,0.5,2,3\n", "n.csv" );
+    neusight.readColumnsAs( { { "OPName", "op" }, { "Latency", "latency_ms" } } );
+    EXPECT_EQ( neusight.header(), ( std::vector<std::string>{ "op", "latency_ms", "B", "H" } ) );
+    EXPECT_EQ( neusight.text( 0, "op" ), "add" );
+    EXPECT_EQ( neusight.getDouble( 0, "latency_ms" ), 0.5 );
+    auto both = shardsweep::CsvTable::parse( "op,OPName\nadd,mul\n", "b.csv" );
+    both.readColumnsAs( { { "OPName", "op" } } );
+    EXPECT_EQ( both.header(), ( std::vector<std::string>{ "op", "OPName" } ) );
 }
 
 // Measurement files name dtypes our way or PyTorch's, in any case; int8 (no compute type) and

@@ -89,8 +89,11 @@ class PredictCli
     //! `calibrate gpu` reads it: `latency_ms` is taken as well (MeasuredLatencies), and columns of
     //! other tools are named on standard error and ignored
     //! (CsvTable::checkColumnsIgnoringOthers).
-    CsvTable readKernelInput( const CommandContext& ctx, const std::vector<std::string>& required,
-                              std::vector<std::string> optional ) const;
+    //! `aliases`: other tools' names of these columns (CsvTable::readColumnsAs).
+    CsvTable
+    readKernelInput( const CommandContext& ctx, const std::vector<std::string>& required,
+                     std::vector<std::string> optional,
+                     const std::vector<std::pair<std::string, std::string>>& aliases = {} ) const;
 
     //! Prints `result` in --format on rank 0: to --output if given, else to standard output.
     //! Throws InputError if the output file cannot be written.

@@ -6,6 +6,8 @@
 //!   GEMM:      B,M,N,K,dtype,latency_ms[,op]   C[B,M,N] = A[B,M,K]·W[B,K,N]; op bmm|mm|linear
 //!   operators: op,B,H,dtype,latency_ms         op: NeuSight's names (softmax, ln, add, ...)
 //!
+//! NeuSight's own files read as they are: its GEMM files have the columns above (N the
+//! reduction: GemmReductionDim), its operator files name op and latency_ms OPName and Latency.
 //! dtype is fp32, tf32, fp16, bf16 or, for GEMMs on a GPU with FP8 tensor cores, fp8 (empty or
 //! no such column: fp32), or PyTorch's name of one (float32, torch.bfloat16, half, float8_e4m3fn,
 //! ...). Operator rows in fp8 are counted and skipped: FP8 training (Transformer Engine) keeps
@@ -48,6 +50,10 @@ struct GemmMeasurements
 };
 //! The GEMM rows of `path`; a dtype `gpu` does not compute in (fp8 without fp8_TFLOPs) fails.
 GemmMeasurements readGemmMeasurements( const std::string& path, const GpuSpec& gpu );
+
+//! NeuSight's names of the operator files' columns: {OPName, op}, {Latency, latency_ms}
+//! (CsvTable::readColumnsAs).
+const std::vector<std::pair<std::string, std::string>>& neusightOperatorColumns();
 
 struct OperatorMeasurements
 {

@@ -27,6 +27,9 @@ class CsvTable
     const std::vector<std::string>& header() const { return _header; }
     std::size_t numRows() const { return _rows.size(); }
     bool hasColumn( const std::string& column ) const;
+    //! Other tools' names of known columns: each {theirs, ours} whose `theirs` the header has and
+    //! `ours` it does not is read as `ours` from here on (NeuSight's OPName for op).
+    void readColumnsAs( const std::vector<std::pair<std::string, std::string>>& aliases );
     //! Line number (1-based, in the file) of data row `row`.
     int lineOf( std::size_t row ) const { return _lines[row]; }
 
