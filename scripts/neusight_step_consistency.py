@@ -18,7 +18,9 @@ one per op, fitted to the GPU-bound rows (ten times the fastest or more) of ever
 measured row of the GPU, never faster than the fastest rate among those rows. The tile model is
 calibration_alternatives.py's numpy port with the shipped constants (bench transformer refits the
 constants without the GPU first, so its figures differ a little). The ratio shows how far the
-mixture is from the GPU's own measurements at the shapes a step runs.
+mixture is from the GPU's own measurements at the shapes a step runs. The last column adds what
+`predict gemm` adds and the batched model lacks: the 1/distance-weighted mean log residual of the 7
+nearest of those rows (log B, M, N, K, 3·[linear], log FLOPs, as in model/gpu_calibration.hpp).
 
     /usr/bin/python3 scripts/neusight_step_consistency.py      # a few seconds
 
@@ -50,8 +52,8 @@ def rate_model(gpu, op):
 
 
 def mixture_model(gpu):
-    """ms(op, B, M, N, K) in NeuSight's convention, priced by a per-op tile mixture fitted as
-    calibrate gpu fits it (see the module's text)."""
+    """ms(op, B, M, N, K, residual) in NeuSight's convention, priced by a per-op tile mixture
+    fitted as calibrate gpu fits it, with its neighbour residual if `residual` (module's text)."""
     spec = tile_model.SPECS[gpu]
     d, shape = tile_model.load(gpu)
     measured = d.latency_ms.to_numpy()
@@ -64,12 +66,24 @@ def mixture_model(gpu):
     for op, is_linear in (("bmm", False), ("linear", True)):
         own = bound[linear[bound] == is_linear]
         fitted[op] = tile_model.fit_op_mixture(log_tiles[own], np.log(measured[own]))
+    mixture = np.zeros(len(d))
+    for op, is_linear in (("bmm", False), ("linear", True)):
+        weights, offset = fitted[op]
+        mixture[linear == is_linear] = log_tiles[linear == is_linear] @ weights + offset
 
-    def ms(op, B, M, N, K):
+    def coordinates(B, M, N, K, is_linear):
+        return np.column_stack([np.log(B), np.log(M), np.log(N), np.log(K), 3.0 * is_linear,
+                                np.log(2 * B * M * N * K)])
+    neighbours = KNeighborsRegressor(n_neighbors=7, weights="distance").fit(
+        coordinates(*(a[rows] for a in shape)), (np.log(measured) - mixture)[rows])
+
+    def ms(op, B, M, N, K, residual=False):
         # NeuSight's N is the reduction dimension: the tile model's K.
         shape = tuple(np.array([float(v)]) for v in (B, M, K, N)) + (np.array([op == "linear"]),)
         weights, offset = fitted[op]
         log_t = np.log(tile_model.tile_times(tile_model.SHIPPED, spec, *shape)[0]) @ weights
+        if residual:
+            log_t = log_t + neighbours.predict(coordinates(*shape))
         return max(np.exp(log_t[0] + offset), 2.0 * B * M * N * K / ceiling)
     return ms
 
@@ -87,7 +101,8 @@ def main():
     steps = pd.read_csv(STEPS)
     steps = steps[(steps["mode"] == "inf") & steps.model.isin(MODELS)]
     print(f"{'gpu':22} {'model':11} {'seq':>5} {'batch':>5} {'measured_ms':>12} "
-          f"{'layer_gemms_ms':>15} {'gemms/step':>10} {'mixture_ms':>11} {'mixture/gemms':>13}")
+          f"{'layer_gemms_ms':>15} {'gemms/step':>10} {'mixture_ms':>11} {'mixture/gemms':>13} "
+          f"{'+residuals/gemms':>16}")
     exceed = {}
     for gpu, rows in steps.groupby("gpu", sort=True):
         rate = {op: rate_model(gpu, op) for op in ("bmm", "linear")}
@@ -101,10 +116,11 @@ def main():
             s, b = int(r.seq_len), int(r.batch)
             gemms = layer_gemms_ms(ms, r.model, s, b)
             mixed = layer_gemms_ms(mixture, r.model, s, b)
+            corrected = layer_gemms_ms(lambda *g: mixture(*g, residual=True), r.model, s, b)
             ratio = gemms / r.e2e_ms
             exceed.setdefault(gpu, []).append(ratio)
             print(f"{gpu:22} {r.model:11} {s:5d} {b:5d} {r.e2e_ms:12.1f} {gemms:15.1f} "
-                  f"{ratio:10.2f} {mixed:11.1f} {mixed / gemms:13.2f}")
+                  f"{ratio:10.2f} {mixed:11.1f} {mixed / gemms:13.2f} {corrected / gemms:16.2f}")
     print("\nper GPU: steps whose layers' GEMMs alone take longer than the measured step")
     for gpu, ratios in exceed.items():
         over = [x for x in ratios if x > 1.0]

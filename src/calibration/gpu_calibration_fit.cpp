@@ -303,9 +303,7 @@ GemmReductionDetection detectGemmReductionDim( const GpuSpec& gpu,
                                                const std::vector<GemmSample>& samples,
                                                const GemmConstants& constants )
 {
-    std::vector<GemmSample> swapped = samples;
-    for ( GemmSample& s : swapped )
-        toReductionK( GemmReductionDim::N, s.N, s.K );
+    const std::vector<GemmSample> swapped = withReductionK( samples, GemmReductionDim::N );
     double sum_k = 0.0, sum_n = 0.0;
     std::size_t rows_k = 0, rows_n = 0;
     tileMixtureCvErrors( gpu, samples, constants, sum_k, rows_k );
@@ -376,10 +374,11 @@ OperatorCalibration fitOperatorCalibration( const GpuSpec& gpu, DataType dtype,
 GpuCalibration calibrateGpu( const std::string& gpu_name, const GpuSpec& gpu,
                              const std::vector<GemmSample>& gemms,
                              const std::vector<OperatorMeasurement>& ops,
-                             std::vector<std::string>& notes )
+                             std::vector<std::string>& notes, GemmReductionDim gemm_reduction )
 {
     GpuCalibration cal;
     cal.gpu = gpu_name;
+    cal.gemm_reduction_dim = gemm_reduction;
     const auto skipped = [&]( const char* what, DataType d, std::size_t n )
     {
         notes.push_back( std::string( what ) + " " + std::string( nameOf( d ) ) + ": " +
@@ -387,7 +386,7 @@ GpuCalibration calibrateGpu( const std::string& gpu_name, const GpuSpec& gpu,
                          std::to_string( kMinCalibrationRows ) +
                          ": not calibrated (the shipped model prices it)" );
     };
-    for ( const auto& [dtype, rows] : byDtype( gemms ) )
+    for ( const auto& [dtype, rows] : byDtype( withReductionK( gemms, gemm_reduction ) ) )
     {
         if ( rows.size() < kMinCalibrationRows )
         {

@@ -20,14 +20,6 @@ namespace
 
 constexpr std::size_t kDrawShapes = 150;
 
-//! `rows` as a file with `dim` as its reduction column would hold them.
-std::vector<GemmSample> asFile( std::vector<GemmSample> rows, GemmReductionDim dim )
-{
-    for ( GemmSample& s : rows )
-        toReductionK( dim, s.N, s.K ); // the swap is its own inverse
-    return rows;
-}
-
 //! MAPE on `test` (held in shardsweep's convention) of the calibration fitted on `file_rows` read
 //! with `read_as` as the reduction, `test` read the same way (a file and its test shapes come in
 //! one convention).
@@ -35,7 +27,7 @@ double calibratedMape( const GpuSpec& gpu, const GemmConstants& constants,
                        const std::vector<GemmSample>& file_rows, GemmReductionDim file_dim,
                        GemmReductionDim read_as, const std::vector<GemmSample>& test )
 {
-    const std::vector<GemmSample> read = asFile( file_rows, read_as );
+    const std::vector<GemmSample> read = withReductionK( file_rows, read_as );
     double sum = 0.0;
     std::size_t n = 0;
     for ( const DataType dtype :
@@ -52,8 +44,8 @@ double calibratedMape( const GpuSpec& gpu, const GemmConstants& constants,
         {
             if ( s.dtype != dtype )
                 continue;
-            toReductionK( file_dim, s.N, s.K ); // as the file has it
-            toReductionK( read_as, s.N, s.K );  // as it is read
+            if ( file_dim != read_as ) // as the file has it, then as it is read
+                std::swap( s.N, s.K );
             sum += 100.0 *
                    std::fabs( calibratedGemmMs( c, gpu, s.B, s.M, s.N, s.K, s.op ) / s.latency_ms -
                               1.0 );
@@ -81,7 +73,8 @@ void addGpuRows( ResultTable& t, const std::string& name, const GpuSpec& gpu,
             std::vector<GemmSample> calib, test;
             for ( std::size_t k = 0; k < order.size(); ++k )
                 ( k < kDrawShapes ? calib : test ).push_back( rows[order[k]] );
-            const std::vector<GemmSample> file = asFile( calib, file_dim );
+            // As a file with file_dim as its reduction holds them (the swap is its own inverse).
+            const std::vector<GemmSample> file = withReductionK( calib, file_dim );
             const GemmReductionDetection d = detectGemmReductionDim( gpu, file, constants );
             right += d.dim == file_dim;
             worst_ratio = std::min( worst_ratio, file_dim == GemmReductionDim::K

@@ -93,7 +93,7 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
     GemmMeasurements gemm_file;
     if ( !gemm_path.empty() )
         gemm_file = readGemmMeasurements( gemm_path, cli.gpu() );
-    std::vector<GemmSample>& gemms = gemm_file.rows;
+    const std::vector<GemmSample>& gemms = gemm_file.rows;
     OperatorMeasurements ops;
     if ( !ops_path.empty() )
         ops = readOperatorMeasurements( ops_path );
@@ -110,8 +110,6 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
                 "(--reduction-dim K reads it as K)",
                 gemm_path, d.mape_as_n, d.mape_as_k ) );
     }
-    for ( GemmSample& s : gemms )
-        toReductionK( reduction, s.N, s.K );
     for ( const std::string& note : { unusedColumnsNote( gemm_path, gemm_file.unused_columns ),
                                       unusedColumnsNote( ops_path, ops.unused_columns ) } )
         if ( !note.empty() )
@@ -120,8 +118,8 @@ int calibrateGpu( const CommandContext& ctx, const Arguments& args )
         notes.push_back( fmt::format( "{} operator rows in fp8 skipped: FP8 training keeps "
                                       "softmax, norms and element-wise ops in 16 bits",
                                       ops.skipped_fp8 ) );
-    GpuCalibration calibration = calibrateGpu( cli.gpuName(), cli.gpu(), gemms, ops.rows, notes );
-    calibration.gemm_reduction_dim = reduction;
+    const GpuCalibration calibration =
+        calibrateGpu( cli.gpuName(), cli.gpu(), gemms, ops.rows, notes, reduction );
     if ( calibration.gemm.empty() && calibration.ops.empty() )
         throw InputError( gemm_path.empty() ? ops_path : gemm_path,
                           fmt::format( "no dtype has {} or more measured rows: nothing to "

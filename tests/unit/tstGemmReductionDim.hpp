@@ -66,15 +66,23 @@ TEST( TEST_CATEGORY, reduction_dim_stays_k_when_the_data_cannot_tell )
     EXPECT_EQ( none.mape_as_k, 0.0 );
 }
 
-// The file records the reading (gemm_reduction_dim), a file without the key reads K, and a value
-// other than K or N names the file, line and field.
+// calibrateGpu reads a file with N as its reduction as shardsweep's: the NeuSight-style copy gives
+// the original's calibration, residual for residual, and records N. The file keeps the reading
+// (gemm_reduction_dim), a file without the key reads K, and a value other than K or N names the
+// file, line and field.
 TEST( TEST_CATEGORY, reduction_dim_in_the_calibration_file )
 {
     const GpuSpec gpu = a100Spec();
     std::vector<std::string> notes;
-    GpuCalibration c =
-        calibrateGpu( "A100-PCIe-40GB", gpu, tileZeroMeasurements( gpu ), {}, notes );
-    c.gemm_reduction_dim = GemmReductionDim::N;
+    const std::vector<GemmSample> rows = tileZeroMeasurements( gpu );
+    const GpuCalibration k = calibrateGpu( "A100-PCIe-40GB", gpu, rows, {}, notes );
+    const GpuCalibration c =
+        calibrateGpu( "A100-PCIe-40GB", gpu, swappedNK( rows ), {}, notes, GemmReductionDim::N );
+    EXPECT_EQ( k.gemm_reduction_dim, GemmReductionDim::K );
+    EXPECT_EQ( c.gemm_reduction_dim, GemmReductionDim::N );
+    ASSERT_EQ( c.gemm.size(), 1u );
+    EXPECT_EQ( c.gemm[0].residuals.points, k.gemm[0].residuals.points );
+    EXPECT_EQ( c.gemm[0].residuals.residuals, k.gemm[0].residuals.residuals );
     const std::string path = tempPath( "reduction_dim.yaml" );
     const std::string text = gpuCalibrationYaml( c, {} );
     writeTextFileAtomically( path, text );

@@ -60,9 +60,12 @@ detectGemmReductionDim( const GpuSpec& gpu, const std::vector<GemmSample>& sampl
 //! Calibrates every dtype with at least kMinCalibrationRows rows, with fit statistics (in-sample,
 //! 5-fold cross-validated by row index modulo 5, and the shipped model's MAPE on the same rows).
 //! `notes` receives one line per dtype skipped.
+//! `gemms` are as their file has them, with `gemm_reduction` its reduction column: read as
+//! shardsweep's, and the calibration records it.
 GpuCalibration calibrateGpu( const std::string& gpu_name, const GpuSpec& gpu,
                              const std::vector<GemmSample>& gemms,
                              const std::vector<OperatorMeasurement>& ops,
-                             std::vector<std::string>& notes );
+                             std::vector<std::string>& notes,
+                             GemmReductionDim gemm_reduction = GemmReductionDim::K );
 
 } // namespace shardsweep

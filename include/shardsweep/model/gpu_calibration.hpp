@@ -101,11 +101,20 @@ SHARDSWEEP_ENUM_NAMES( GemmReductionDim, "GEMM reduction dimension",
                        { GemmReductionDim::N, "N",
                          "[B,M,N]×[B,N,K] (NeuSight's measurement files)" } );
 
-//! `dim`'s B,M,N,K as shardsweep's (K the reduction): N and K swap places for NeuSight's.
+//! `dim`'s B,M,N,K as shardsweep's (K the reduction): N and K swap places for NeuSight's. The
+//! swap is its own inverse, so it also turns shardsweep's shapes back into `dim`'s.
 inline void toReductionK( GemmReductionDim dim, double& N, double& K )
 {
     if ( dim == GemmReductionDim::N )
         std::swap( N, K );
+}
+
+//! `rows` of a file with `dim` as its reduction column, as shardsweep's (toReductionK per row).
+inline std::vector<GemmSample> withReductionK( std::vector<GemmSample> rows, GemmReductionDim dim )
+{
+    for ( GemmSample& s : rows )
+        toReductionK( dim, s.N, s.K );
+    return rows;
 }
 
 //! One measured operator on a [B,H] tensor.
