@@ -267,8 +267,7 @@ double variantCvMape( const GpuSpec& gpu, DataType dtype, const std::vector<Gemm
 //! of one tile mixture for both ops, fitted to all rows of the other folds; and how many rows.
 //! All rows, not only the GPU-bound ones the calibration's mixture is fitted to: the launch-bound
 //! rows follow the tile count too, and with them the wrong reading errs by 1.33 times the right
-//! one at least on NeuSight's GPUs, with the GPU-bound rows alone by 1.1 (bench calibrate --table
-//! reduction).
+//! one at least on NeuSight's GPUs (bench calibrate --table reduction).
 void tileMixtureCvErrors( const GpuSpec& gpu, const std::vector<GemmSample>& samples,
                           const GemmConstants& constants, double& ape_sum, std::size_t& rows )
 {
