@@ -79,7 +79,7 @@ CsvTable CsvTable::parse( const std::string& text, const std::string& name )
         auto fields = splitLine( line );
         if ( !have_header )
         {
-            table._header = fields;
+            table._header = table._written_header = fields;
             have_header = true;
             continue;
         }
@@ -135,7 +135,8 @@ void CsvTable::fail( std::size_t row, const std::string& column, const std::stri
     std::string found = c < 0 ? std::string( "no such column" )
                               : ( _rows[row][c].empty() ? std::string( "an empty cell" )
                                                         : "'" + _rows[row][c] + "'" );
-    throw InputError( _name, _lines[row], c < 0 ? 1 : c + 1, column, expected, found );
+    throw InputError( _name, _lines[row], c < 0 ? 1 : c + 1, c < 0 ? column : _written_header[c],
+                      expected, found );
 }
 
 double CsvTable::getDouble( std::size_t row, const std::string& column ) const

@@ -1,5 +1,6 @@
 // ResultTable output formats and the CSV reader's error positions.
 #include <gtest/gtest.h>
+#include <input_test_support.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/calibration_csv.hpp>
 #include <shardsweep/io/csv.hpp>
@@ -96,6 +97,8 @@ TEST( TEST_CATEGORY, csv_reader_values_and_errors )
     EXPECT_EQ( neusight.header(), ( std::vector<std::string>{ "op", "latency_ms", "B", "H" } ) );
     EXPECT_EQ( neusight.text( 0, "op" ), "add" );
     EXPECT_EQ( neusight.getDouble( 0, "latency_ms" ), 0.5 );
+    expectInputError( [&] { neusight.fail( 0, "op", "a known op" ); },
+                      "n.csv:2:1: field 'OPName': expected a known op, found 'add'" );
     auto both = shardsweep::CsvTable::parse( "op,OPName\nadd,mul\n", "b.csv" );
     both.readColumnsAs( { { "OPName", "op" } } );
     EXPECT_EQ( both.header(), ( std::vector<std::string>{ "op", "OPName" } ) );

@@ -28,7 +28,8 @@ class CsvTable
     std::size_t numRows() const { return _rows.size(); }
     bool hasColumn( const std::string& column ) const;
     //! Other tools' names of known columns: each {theirs, ours} whose `theirs` the header has and
-    //! `ours` it does not is read as `ours` from here on (NeuSight's OPName for op).
+    //! `ours` it does not is read as `ours` from here on (NeuSight's OPName for op); a bad cell
+    //! is still named by the file's own column name.
     void readColumnsAs( const std::vector<std::pair<std::string, std::string>>& aliases );
     //! Line number (1-based, in the file) of data row `row`.
     int lineOf( std::size_t row ) const { return _lines[row]; }
@@ -87,6 +88,7 @@ class CsvTable
 
     std::string _name;
     std::vector<std::string> _header;
+    std::vector<std::string> _written_header; //!< as the file names the columns (readColumnsAs)
     std::vector<std::vector<std::string>> _rows;
     std::vector<int> _lines;
 };
