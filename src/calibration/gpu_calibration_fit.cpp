@@ -61,38 +61,73 @@ TileTable tileTable( const GpuSpec& gpu, DataType dtype, const std::vector<GemmS
     return t;
 }
 
-//! For weights w, the least-squares offsets and the mean squared log error.
+//! Log errors up to this size weigh quadratically in the tile mixture's fit, larger ones linearly
+//! (Huber's loss): a few shapes that cuBLAS runs far slower than their tile counts say (on
+//! NeuSight's P100, linear layers with a reduction of 30,000-65,000 run at a third of the rate of
+//! the others) no longer pull the mixture away from every other shape. With squared errors its
+//! 150-shape mixture priced the P100's transformer-layer GEMMs 1-11 % too slow
+//! (scripts/neusight_step_consistency.py); docs/model/calibration.md has the figures.
+constexpr double kMixtureHuberDelta = 0.05;
+
+double huberLoss( double e )
+{
+    const double a = std::fabs( e );
+    return a <= kMixtureHuberDelta ? 0.5 * e * e
+                                   : kMixtureHuberDelta * ( a - 0.5 * kMixtureHuberDelta );
+}
+
+//! The offset m minimising Σ huberLoss(r_i − m): iteratively reweighted means from the median.
+double huberLocation( std::vector<double> r )
+{
+    if ( r.empty() )
+        return 0.0;
+    std::nth_element( r.begin(), r.begin() + r.size() / 2, r.end() );
+    double m = r[r.size() / 2];
+    for ( int iteration = 0; iteration < 100; ++iteration )
+    {
+        double sum = 0.0, weights = 0.0;
+        for ( double x : r )
+        {
+            const double a = std::fabs( x - m );
+            const double w = a <= kMixtureHuberDelta ? 1.0 : kMixtureHuberDelta / a;
+            sum += w * x;
+            weights += w;
+        }
+        const double next = sum / weights;
+        const bool converged = std::fabs( next - m ) <= 1e-12;
+        m = next;
+        if ( converged )
+            break;
+    }
+    return m;
+}
+
+//! For weights w, the offsets of each op and the mean Huber loss of the log errors.
 double tileMixtureError( const TileTable& t, const double* w, double& offset,
                          double& linear_offset )
 {
     const std::size_t n = t.log_measured.size();
-    double sum[2] = { 0.0, 0.0 };
-    std::size_t count[2] = { 0, 0 };
-    std::vector<double> r( n );
+    std::vector<double> r( n ), by_op[2];
     for ( std::size_t s = 0; s < n; ++s )
     {
         double mix = 0.0;
         for ( int i = 0; i < kGemmNumTiles; ++i )
             mix += w[i] * t.log_tile[s * kGemmNumTiles + i];
         r[s] = t.log_measured[s] - mix;
-        sum[t.linear[s]] += r[s];
-        ++count[t.linear[s]];
+        by_op[t.linear[s]].push_back( r[s] );
     }
-    const double mean_bmm = count[0] ? sum[0] / count[0] : 0.0;
-    const double mean_linear = count[1] ? sum[1] / count[1] : 0.0;
-    offset = count[0] ? mean_bmm : mean_linear;
-    linear_offset = count[0] && count[1] ? mean_linear - mean_bmm : 0.0;
-    double sq = 0.0;
+    const double bmm = huberLocation( by_op[0] );
+    const double linear = huberLocation( by_op[1] );
+    offset = by_op[0].empty() ? linear : bmm;
+    linear_offset = !by_op[0].empty() && !by_op[1].empty() ? linear - bmm : 0.0;
+    double loss = 0.0;
     for ( std::size_t s = 0; s < n; ++s )
-    {
-        const double e = r[s] - offset - ( t.linear[s] ? linear_offset : 0.0 );
-        sq += e * e;
-    }
-    return sq / n;
+        loss += huberLoss( r[s] - offset - ( t.linear[s] ? linear_offset : 0.0 ) );
+    return loss / n;
 }
 
-//! The tile weights (and their least-squares offsets) that minimise the mean squared log error
-//! on `table`, by Nelder–Mead on their logits from `start`.
+//! The tile weights (and their offsets) that minimise the mean Huber loss of the log errors on
+//! `table`, by Nelder–Mead on their logits from `start`.
 void fitTileWeights( const TileTable& table, std::vector<double> start, double* weight,
                      double& offset, double& linear_offset )
 {
