@@ -37,6 +37,8 @@ SPECS = {"NVIDIA_A100-PCIE-40GB": (108, 19.5, 1555, 250, 7, 18.13),
 TILE_M = [128, 128, 64, 128, 32, 64, 64, 32]
 TILE_N = [128, 64, 128, 32, 128, 64, 32, 32]
 SEEDS = (0, 1, 2)
+# The tile mixture's loss in `calibrate gpu` (kMixtureHuberDelta, calibration/gpu_calibration_fit.cpp).
+HUBER = 0.05
 CALIBRATION_SHAPES = 150
 
 
@@ -91,22 +93,26 @@ def load(stem):
     return d, shape
 
 
-def fit_convex(log_tiles, linear, y):
-    """Weights on the simplex and bmm/linear offsets, least squares in log time (SLSQP)."""
+def fit_convex(log_tiles, linear, y, huber=None):
+    """Weights on the simplex and bmm/linear offsets, least squares in log time (SLSQP); with
+    `huber` (a log error), Huber's loss instead: quadratic up to it, linear beyond."""
     n = log_tiles.shape[1]
 
     def loss(p):
         r = log_tiles @ p[:n] + p[n] + p[n + 1] * linear - y
-        return np.mean(r * r)
+        if huber is None:
+            return np.mean(r * r)
+        a = np.abs(r)
+        return np.mean(np.where(a <= huber, 0.5 * r * r, huber * (a - 0.5 * huber)))
     start = np.r_[np.ones(n) / n, 0, 0]
     return minimize(loss, start, method="SLSQP", bounds=[(0, 1)] * n + [(None, None)] * 2,
                     constraints=[{"type": "eq", "fun": lambda p: p[:n].sum() - 1}]).x
 
 
-def fit_op_mixture(log_tiles, y):
+def fit_op_mixture(log_tiles, y, huber=HUBER):
     """One op's tile mixture: weights on the simplex and an offset (fit_convex without the linear
-    offset, which one op does not need)."""
-    p = fit_convex(log_tiles, np.zeros(len(y)), y)
+    offset, which one op does not need), with the shipped Huber loss unless `huber` is None."""
+    p = fit_convex(log_tiles, np.zeros(len(y)), y, huber)
     return p[:8], p[8]
 
 
@@ -168,12 +174,18 @@ def methods(stem, spec):
         per_op = mixture.copy()
         for op in (False, True):
             rows, fit_rows = linear == op, cal[linear[cal] == op]
-            weights, offset = fit_op_mixture(log_tiles_floored[fit_rows], y[fit_rows])
+            weights, offset = fit_op_mixture(log_tiles_floored[fit_rows], y[fit_rows], None)
             per_op[rows] = log_tiles_floored[rows] @ weights + offset
         knn = KNeighborsRegressor(7, weights="distance").fit(neighbours[cal], (y - per_op)[cal])
         mape(per_op + knn.predict(neighbours), "a tile mixture per op + 7 nearest residuals")
         knn = KNeighborsRegressor(7, weights="distance").fit(work[cal], (y - per_op)[cal])
         mape(per_op + knn.predict(work), "the same, ln FLOPs a coordinate of the neighbour search")
+        for op in (False, True):
+            rows, fit_rows = linear == op, cal[linear[cal] == op]
+            weights, offset = fit_op_mixture(log_tiles_floored[fit_rows], y[fit_rows])
+            per_op[rows] = log_tiles_floored[rows] @ weights + offset
+        knn = KNeighborsRegressor(7, weights="distance").fit(work[cal], (y - per_op)[cal])
+        mape(per_op + knn.predict(work), "the same, each mixture fitted with Huber's loss")
         knn = KNeighborsRegressor(5, weights="distance").fit(scaled[cal], residual[cal])
         mape(np.log(shipped) + knn.predict(scaled), "k-NN residual on the uncalibrated model")
         kernel = (ConstantKernel(0.1) * RBF(np.ones(features.shape[1])) + WhiteKernel(0.01))

@@ -14,13 +14,18 @@ GEMM model fitted to the former can price the latter within that margin.
 
 The last two columns price the same GEMMs as `shardsweep bench transformer --table errors` does
 for `calibrated_mape_pct`: by the tile mixture alone (the batched model has no per-shape residual),
-one per op, fitted to the GPU-bound rows (ten times the fastest or more) of every ceil(n/150)-th
-measured row of the GPU, never faster than the fastest rate among those rows. The tile model is
+one per op, fitted with Huber's loss to the GPU-bound rows (ten times the fastest or more) of every
+ceil(n/150)-th measured row of the GPU, never faster than the fastest rate among those rows. The tile model is
 calibration_alternatives.py's numpy port with the shipped constants (bench transformer refits the
 constants without the GPU first, so its figures differ a little). The ratio shows how far the
 mixture is from the GPU's own measurements at the shapes a step runs. The last column adds what
 `predict gemm` adds and the batched model lacks: the 1/distance-weighted mean log residual of the 7
 nearest of those rows (log B, M, N, K, 3·[linear], log FLOPs, as in model/gpu_calibration.hpp).
+
+The last table is why the mixture is fitted with Huber's loss: per band of the reduction
+dimension, the median FLOP rate of the larger half (by FLOPs) of each GPU's GPU-bound linear rows
+(ten times its fastest or more). The P100 runs a reduction of 32,768 or more at 0.4 of its rate
+below 4,096; a few such rows in a sample pulled a squared-error mixture off every other shape.
 
     /usr/bin/python3 scripts/neusight_step_consistency.py      # a few seconds
 
@@ -126,6 +131,23 @@ def main():
         over = [x for x in ratios if x > 1.0]
         print(f"  {gpu:22} {len(over)} of {len(ratios)}"
               + (f" (by {100 * (max(over) - 1):.0f} % at most)" if over else ""))
+    reduction_bands()
+
+
+def reduction_bands():
+    """The module's last table: linear layers' FLOP rate (TFLOP/s) by band of the reduction."""
+    bands = ((0, 4096), (4096, 16384), (16384, 32768), (32768, np.inf))
+    print("\nlinear layers, median TFLOP/s of the larger half of the GPU-bound rows, by reduction")
+    print(f"{'gpu':22}" + "".join(f"{f'[{lo}, {hi})':>16}" for lo, hi in bands))
+    for gpu in tile_model.SPECS:
+        d = pd.read_csv(os.path.join(GEMM, f"linear_{gpu}.csv"))
+        flops = 2.0 * d.B * d.M * d.N * d.K
+        bound = d[d.latency_ms >= 10 * d.latency_ms.min()]
+        large = bound[flops[bound.index] >= np.median(flops[bound.index])]
+        rate = 2.0 * large.B * large.M * large.N * large.K / large.latency_ms / 1e9
+        # NeuSight's N is the reduction dimension (the module's text).
+        cells = [rate[(large.N >= lo) & (large.N < hi)].median() for lo, hi in bands]
+        print(f"{gpu:22}" + "".join(f"{c:16.1f}" for c in cells))
 
 
 if __name__ == "__main__":

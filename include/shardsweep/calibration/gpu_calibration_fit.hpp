@@ -3,10 +3,11 @@
 //! \brief Fitting a GpuCalibration (model/gpu_calibration.hpp) to one GPU's measured GEMMs and
 //! operators: `shardsweep calibrate gpu`. Deterministic and single-threaded.
 //!
-//! GEMM, per dtype: the tile weights minimise the mean squared log error over the measurements
-//! (Nelder–Mead on w = softmax(z), so they stay on the simplex; for given weights the bmm and
-//! linear offsets are the mean log residuals, the least-squares optimum). The residuals left over
-//! become the neighbour correction. Operators, per dtype: the analytic operator constants refitted
+//! GEMM, per dtype: the tile weights minimise the mean Huber loss of the log error over the
+//! GPU-bound measurements (quadratic up to 0.05, linear beyond, so that a few shapes cuBLAS runs
+//! far off their tile counts do not pull the mixture; Nelder–Mead on w = softmax(z), so they stay
+//! on the simplex; for given weights the bmm and linear offsets are the Huber locations of their
+//! log residuals). The residuals of every row left over become the neighbour correction. Operators, per dtype: the analytic operator constants refitted
 //! (calibration/operator_fit.hpp; the launch on every row, the rest on the GPU-bound rows), then
 //! the same residual correction.
 //! Why this and not a per-GPU refit of the ten GEMM constants or a regression on the shape: on
