@@ -63,9 +63,9 @@ TileTable tileTable( const GpuSpec& gpu, DataType dtype, const std::vector<GemmS
 
 //! Log errors up to this size weigh quadratically in the tile mixture's fit, larger ones linearly
 //! (Huber's loss): a few shapes that cuBLAS runs far slower than their tile counts say (on
-//! NeuSight's P100, linear layers with a reduction of 30,000-65,000 run at a third of the rate of
-//! the others) no longer pull the mixture away from every other shape. With squared errors its
-//! 150-shape mixture priced the P100's transformer-layer GEMMs 1-11 % too slow
+//! NeuSight's P100, linear layers with a reduction of 32,768 or more run at 0.4 of the rate of
+//! those under 4,096) no longer pull the mixture away from every other shape. With squared errors
+//! its 150-shape mixture priced the P100's transformer-layer GEMMs 1-11 % too slow
 //! (scripts/neusight_step_consistency.py); docs/model/calibration.md has the figures.
 constexpr double kMixtureHuberDelta = 0.05;
 

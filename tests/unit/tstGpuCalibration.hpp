@@ -121,12 +121,13 @@ TEST( TEST_CATEGORY, calibration_recovers_a_known_gemm_behaviour )
 }
 
 // The same GPU, but one plain matmul and one linear layer in ten run 3x slower than their tile
-// counts say (as cuBLAS runs the P100's linear layers with a reduction of 30,000 or more). The
-// mixture is fitted to the GPU-bound rows (10x the fastest or more) with Huber's loss (quadratic
-// up to a log error of δ = 0.05, linear beyond). With the true weights the residuals of a plain
-// matmul are 0 on its n_in usual rows and log 3 on its n_out slow ones, and the offset is their
-// Huber location, m with n_in·m = n_out·δ: the slow rows move it by δ·n_out/n_in and no more, where
-// squared errors would move it by their mean, log(3)·n_out/(n_in + n_out).
+// counts say (as cuBLAS runs the P100's linear layers with a reduction of 32,768 or more at 0.4 of
+// its rate). The mixture is fitted to the GPU-bound rows (10x the fastest or more) with Huber's
+// loss (quadratic up to a log error of δ = 0.05, linear beyond). With the true weights the
+// residuals of a plain matmul are 0 on its n_in usual rows and log 3 on its n_out slow ones, and
+// the offset is their Huber location, m with n_in·m = n_out·δ: the slow rows move it by
+// δ·n_out/n_in and no more, where squared errors would move it by their mean, log(3)·n_out/(n_in +
+// n_out).
 TEST( TEST_CATEGORY, calibration_mixture_is_not_pulled_by_a_few_slow_shapes )
 {
     const GpuSpec gpu = a100Spec();

@@ -7,9 +7,9 @@
 //! GPU-bound measurements (quadratic up to 0.05, linear beyond, so that a few shapes cuBLAS runs
 //! far off their tile counts do not pull the mixture; Nelder–Mead on w = softmax(z), so they stay
 //! on the simplex; for given weights the bmm and linear offsets are the Huber locations of their
-//! log residuals). The residuals of every row left over become the neighbour correction. Operators, per dtype: the analytic operator constants refitted
-//! (calibration/operator_fit.hpp; the launch on every row, the rest on the GPU-bound rows), then
-//! the same residual correction.
+//! log residuals). The residuals of every row left over become the neighbour correction.
+//! Operators, per dtype: the analytic operator constants refitted (calibration/operator_fit.hpp;
+//! the launch on every row, the rest on the GPU-bound rows), then the same residual correction.
 //! Why this and not a per-GPU refit of the ten GEMM constants or a regression on the shape: on
 //! NeuSight's five GPUs, calibrated with 150 random shapes, the constant refit left 12–27 % MAPE
 //! on the other shapes, a free linear regression on the tile times 9–21 % and extrapolated badly to
