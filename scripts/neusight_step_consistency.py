@@ -14,8 +14,9 @@ GEMM model fitted to the former can price the latter within that margin.
 
 The last two columns price the same GEMMs as `shardsweep bench transformer --table errors` does
 for `calibrated_mape_pct`: by the tile mixture alone (the batched model has no per-shape residual),
-one per op, fitted with Huber's loss to the GPU-bound rows (ten times the fastest or more) of every
-ceil(n/150)-th measured row of the GPU, never faster than the fastest rate among those rows. The tile model is
+one per op, fitted with Huber's loss to the GPU-bound rows (ten times the fastest or more) of
+150 rows, never faster than the fastest rate among those rows; here one fixed sample, every
+ceil(n/150)-th measured row of the GPU (the bench averages 10 random draws). The tile model is
 calibration_alternatives.py's numpy port with the shipped constants (bench transformer refits the
 constants without the GPU first, so its figures differ a little). The ratio shows how far the
 mixture is from the GPU's own measurements at the shapes a step runs. The last column adds what

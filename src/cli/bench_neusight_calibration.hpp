@@ -4,11 +4,16 @@
 //! measurements (issue 24): the calibration a user of that GPU would run, on the GEMM model that
 //! never saw the GPU.
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <shardsweep/calibration/transformer_fit.hpp>
 #include <shardsweep/domain/hardware.hpp>
 #include <shardsweep/io/gpu_catalog.hpp>
 #include <shardsweep/io/neusight_data.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
 #include <string>
+#include <vector>
 
 namespace shardsweep
 {
@@ -20,12 +25,33 @@ GemmSample gemmSampleOf( const GemmMeasurement& m );
 GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmDataset& gemm_data,
                                        const std::string& gpu );
 
+//! Draws of calibration shapes per GPU in `bench transformer --table errors`: which 150 shapes
+//! a GPU is calibrated with moves its calibrated steps by several points (NeuSight's P100: 2.7
+//! to 12.1 % MAPE over these draws), so the table gives the mean and the range over them.
+constexpr int kNeusightCalibrationDraws = 10;
+
 //! `gpu` with an fp32 GEMM calibration (fitGemmCalibration, calibratedGpuSpec) fitted on
-//! `shapes` of the GPU's NeuSight GEMM rows in `data` (every ⌈n/shapes⌉-th of its n rows: the
-//! same sample every run), on the tile model with `constants`. `gpu` unchanged when the data
-//! holds fewer than kMinCalibrationRows of its rows.
+//! `shapes` random rows of the GPU's NeuSight GEMM rows in `data` (draw `draw`: the first
+//! `shapes` of a shuffle seeded by it, the same every run), on the tile model with `constants`.
+//! `gpu` unchanged when the data holds fewer than kMinCalibrationRows of its rows.
 GpuSpec neusightCalibratedGpu( const GpuSpec& gpu, const std::string& gpu_name,
                                const GpuCatalog& catalog, const GemmDataset& data,
-                               const GemmConstants& constants, std::size_t shapes );
+                               const GemmConstants& constants, std::size_t shapes,
+                               std::uint64_t draw );
+
+//! MAPE of NeuSight steps over the calibration draws (NaN without calibration rows).
+struct CalibratedMape
+{
+    double mean = std::numeric_limits<double>::quiet_NaN();
+    double least = std::numeric_limits<double>::quiet_NaN();
+    double largest = std::numeric_limits<double>::quiet_NaN();
+};
+
+//! The MAPE `score` gives `rows` (one GPU's NeuSight steps) with their GPU calibrated from each of
+//! kNeusightCalibrationDraws draws of 150 of its GEMMs (neusightCalibratedGpu).
+CalibratedMape neusightCalibratedMape(
+    const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
+    const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,
+    const std::function<double( const std::vector<TransformerMeasurement>& )>& score );
 
 } // namespace shardsweep

@@ -1,8 +1,9 @@
-# `shardsweep run` end to end: the quickstart sweep (900 scenarios, every planner) on 1 and 2
-# ranks, 1 and 2 OpenMP threads and two batch sizes gives files whose datasets are identical
-# (h5diff, exact), with a summary printed and every scenario done; a sweep with another seed gives
-# a different file (so the comparison can fail); --help works; bad input exits 2 before any output
-# exists; rerunning a finished sweep does nothing.
+# `shardsweep run` end to end: the quickstart sweep with its generators cut to a fifth (300
+# scenarios: the 150 grid scenarios and 30 tasks, every planner; the whole sweep took 250 of the
+# suite's 800 s on CI's 2 cores) on 1 and 2 ranks, 1 and 2 OpenMP threads and two batch sizes gives
+# files whose datasets are identical (h5diff, exact), with a summary printed and every scenario
+# done; a sweep with another seed gives a different file (so the comparison can fail); --help
+# works; bad input exits 2 before any output exists; rerunning a finished sweep does nothing.
 # Usage: bash run_basic.sh <shardsweep> <source-dir> <scratch-dir>   (env: MPIEXEC)
 set -u
 exe=$1
@@ -13,7 +14,11 @@ command -v h5diff >/dev/null || fail "h5diff (hdf5-tools) is needed"
 mpiexec=${MPIEXEC:-mpirun}
 rm -rf "$scratch"
 mkdir -p "$scratch"
-sweep=$src/inputs/quickstart.yaml
+# The README's default sweep with absolute paths and 20 + 10 generated tasks instead of 100 + 50.
+sweep=$scratch/quickstart_small.yaml
+sed -e "s#workloads/#$src/inputs/workloads/#g" -e "s#platforms/#$src/inputs/platforms/#g" \
+    -e "s/count: 100$/count: 20/" -e "s/count: 50$/count: 10/" "$src/inputs/quickstart.yaml" >"$sweep"
+[ "$(grep -c -e "count: 20$" -e "count: 10$" "$sweep")" = 2 ] || fail "could not shrink the quickstart"
 
 # run NP THREADS OUT [options]: one sweep, output captured in OUT.log; returns the exit status.
 run() {
@@ -33,18 +38,18 @@ run 2 2 "$scratch/np2t2.h5" "$sweep" --batch-size 7 ||
 
 for f in np1t1 np2t1 np1t2 np2t2; do
     log=$scratch/$f.h5.log
-    grep -q "^900 scenarios computed in .* on [12] rank(s)" "$log" || fail "$f: no summary line"
+    grep -q "^300 scenarios computed in .* on [12] rank(s)" "$log" || fail "$f: no summary line"
     grep -q "^busy s per rank: r0" "$log" || fail "$f: no per-rank busy line"
     for phase in materialize plan evaluate journal hdf5 busy; do
         grep -q "^$phase " "$log" || fail "$f: no '$phase' row in the phase table"
     done
     [ ! -e "$scratch/$f.h5.journal" ] || fail "$f: journals left behind after a complete run"
     [ "$(attr "$scratch/$f.h5" complete)" = 1 ] || fail "$f: complete != 1"
-    [ "$(attr "$scratch/$f.h5" num_scenarios)" = 900 ] || fail "$f: num_scenarios"
-    [ "$(attr "$scratch/$f.h5" num_done)" = 900 ] || fail "$f: num_done"
-    # The done-mask: 900 ones.
+    [ "$(attr "$scratch/$f.h5" num_scenarios)" = 300 ] || fail "$f: num_scenarios"
+    [ "$(attr "$scratch/$f.h5" num_done)" = 300 ] || fail "$f: num_done"
+    # The done-mask: 300 ones.
     ones=$(h5dump -y -w 0 -d /scenarios/done "$scratch/$f.h5" | tr ', ' '\n\n' | grep -cx 1)
-    [ "$ones" = 900 ] || fail "$f: $ones scenarios done, expected 900"
+    [ "$ones" = 300 ] || fail "$f: $ones scenarios done, expected 300"
 done
 [ "$(attr "$scratch/np2t1.h5" num_ranks)" = 2 ] || fail "num_ranks of the 2-rank file"
 [ "$(attr "$scratch/np1t1.h5" num_ranks)" = 1 ] || fail "num_ranks of the 1-rank file"
@@ -53,7 +58,7 @@ done
 [ "$(h5ls "$scratch/np1t1.h5/shards" | wc -l)" = 16 ] || fail "/shards has not 16 columns"
 [ "$(h5ls "$scratch/np1t1.h5/tables" | wc -l)" = 24 ] || fail "/tables has not 24 columns"
 gpu_rows=$(h5ls "$scratch/np1t1.h5/gpus/gpu" | sed -n 's/.*{\([0-9]*\)}.*/\1/p')
-[ "${gpu_rows:-0}" -gt 900 ] || fail "/gpus has only ${gpu_rows:-0} rows"
+[ "${gpu_rows:-0}" -gt 300 ] || fail "/gpus has only ${gpu_rows:-0} rows"
 
 # Every dataset of every group identical (root attributes such as num_ranks differ by design).
 for f in np2t1 np1t2 np2t2; do
@@ -64,8 +69,7 @@ for f in np2t1 np1t2 np2t2; do
 done
 
 # ---- the comparison can fail: another seed changes the results ---------------------------------
-sed -e "s#^seed: 2024#seed: 2025#" -e "s#workloads/#$src/inputs/workloads/#g" \
-    -e "s#platforms/#$src/inputs/platforms/#g" "$sweep" >"$scratch/other_seed.yaml"
+sed -e "s#^seed: 2024#seed: 2025#" "$sweep" >"$scratch/other_seed.yaml"
 grep -q "^seed: 2025" "$scratch/other_seed.yaml" || fail "could not make the other-seed sweep"
 run 2 1 "$scratch/seed.h5" "$scratch/other_seed.yaml" || fail "other-seed run exit $?"
 h5diff -q "$scratch/np1t1.h5" "$scratch/seed.h5" /scenarios /scenarios >/dev/null 2>&1
@@ -98,7 +102,7 @@ bad() {
     grep -q -- "$expect" "$out.log" || fail "$name: message lacks '$expect': $(cat "$out.log")"
 }
 sed "s/^seed: 2025/seed: 2025\nfrobnicate: 1/" "$scratch/other_seed.yaml" >"$scratch/unknown_key.yaml"
-sed "s/count: 100/count: -3/" "$scratch/other_seed.yaml" >"$scratch/negative_count.yaml"
+sed "s/count: 20$/count: -3/" "$scratch/other_seed.yaml" >"$scratch/negative_count.yaml"
 sed "s#platforms/dgx-h100.yaml#platforms/nowhere.yaml#" "$scratch/other_seed.yaml" \
     >"$scratch/missing_platform.yaml"
 bad missing_file "nowhere.yaml" "$scratch/nowhere.yaml"
