@@ -4,6 +4,7 @@
 #include "bench_calibrate.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
@@ -42,48 +43,38 @@ GemmSample gemmSampleOf( const GemmMeasurement& m )
     return s;
 }
 
-GpuSpec neusightCalibratedGpu( const GpuSpec& gpu, const std::string& gpu_name,
-                               const GpuCatalog& catalog, const GemmDataset& data,
-                               const GemmConstants& constants, std::size_t shapes,
-                               std::uint64_t draw )
+CalibratedMape neusightCalibratedMape(
+    const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
+    const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,
+    const std::function<double( const std::vector<TransformerMeasurement>& )>& score )
 {
     const GpuEntry* entry = catalog.find( gpu_name );
     std::vector<std::size_t> own;
     for ( std::size_t i = 0; i < data.rows.size(); ++i )
         if ( entry && catalog.find( data.gpus[data.rows[i].gpu] ) == entry )
             own.push_back( i );
-    if ( own.size() < kMinCalibrationRows || shapes == 0 )
-        return gpu;
-    const std::vector<std::size_t> order = shuffled( own, draw, 0 );
-    std::vector<GemmSample> samples;
-    for ( std::size_t i = 0; i < std::min( shapes, order.size() ); ++i )
-        samples.push_back( gemmSampleOf( data.rows[order[i]] ) );
-    GpuCalibration calibration;
-    calibration.gpu = gpu_name;
-    calibration.gemm.push_back( fitGemmCalibration( gpu, DataType::fp32, samples, constants ) );
-    return calibratedGpuSpec( gpu, calibration );
-}
-
-CalibratedMape neusightCalibratedMape(
-    const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
-    const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,
-    const std::function<double( const std::vector<TransformerMeasurement>& )>& score )
-{
     CalibratedMape c;
-    if ( rows.empty() )
+    if ( rows.empty() || own.size() < kMinCalibrationRows )
         return c;
+    std::vector<double> mapes;
     for ( int draw = 0; draw < kNeusightCalibrationDraws; ++draw )
     {
+        const std::vector<std::size_t> order = shuffled( own, draw, 0 );
+        std::vector<GemmSample> samples;
+        for ( std::size_t i = 0; i < std::min( kNeusightCalibrationShapes, order.size() ); ++i )
+            samples.push_back( gemmSampleOf( data.rows[order[i]] ) );
+        GpuCalibration calibration;
+        calibration.gpu = gpu_name;
+        calibration.gemm.push_back(
+            fitGemmCalibration( rows.front().platform.gpu, DataType::fp32, samples, constants ) );
         std::vector<TransformerMeasurement> calibrated = rows;
-        const GpuSpec spec = neusightCalibratedGpu( rows.front().platform.gpu, gpu_name, catalog,
-                                                    data, constants, 150, draw );
         for ( TransformerMeasurement& m : calibrated )
-            m.platform.gpu = spec;
-        const double mape = score( calibrated );
-        c.mean = ( draw ? c.mean : 0.0 ) + mape / kNeusightCalibrationDraws;
-        c.least = draw ? std::min( c.least, mape ) : mape;
-        c.largest = draw ? std::max( c.largest, mape ) : mape;
+            m.platform.gpu = calibratedGpuSpec( m.platform.gpu, calibration );
+        mapes.push_back( score( calibrated ) );
     }
+    c.mean = std::accumulate( mapes.begin(), mapes.end(), 0.0 ) / mapes.size();
+    c.least = *std::min_element( mapes.begin(), mapes.end() );
+    c.largest = *std::max_element( mapes.begin(), mapes.end() );
     return c;
 }
 

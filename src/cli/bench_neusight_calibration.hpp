@@ -4,7 +4,6 @@
 //! measurements (issue 24): the calibration a user of that GPU would run, on the GEMM model that
 //! never saw the GPU.
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <limits>
 #include <shardsweep/calibration/transformer_fit.hpp>
@@ -29,15 +28,8 @@ GemmConstants gemmConstantsWithoutGpu( const GpuCatalog& catalog, const GemmData
 //! a GPU is calibrated with moves its calibrated steps by several points (NeuSight's P100: 2.7
 //! to 12.1 % MAPE over these draws), so the table gives the mean and the range over them.
 constexpr int kNeusightCalibrationDraws = 10;
-
-//! `gpu` with an fp32 GEMM calibration (fitGemmCalibration, calibratedGpuSpec) fitted on
-//! `shapes` random rows of the GPU's NeuSight GEMM rows in `data` (draw `draw`: the first
-//! `shapes` of a shuffle seeded by it, the same every run), on the tile model with `constants`.
-//! `gpu` unchanged when the data holds fewer than kMinCalibrationRows of its rows.
-GpuSpec neusightCalibratedGpu( const GpuSpec& gpu, const std::string& gpu_name,
-                               const GpuCatalog& catalog, const GemmDataset& data,
-                               const GemmConstants& constants, std::size_t shapes,
-                               std::uint64_t draw );
+//! Shapes per draw: issue 24's calibration budget.
+constexpr std::size_t kNeusightCalibrationShapes = 150;
 
 //! MAPE of NeuSight steps over the calibration draws (NaN without calibration rows).
 struct CalibratedMape
@@ -47,8 +39,11 @@ struct CalibratedMape
     double largest = std::numeric_limits<double>::quiet_NaN();
 };
 
-//! The MAPE `score` gives `rows` (one GPU's NeuSight steps) with their GPU calibrated from each of
-//! kNeusightCalibrationDraws draws of 150 of its GEMMs (neusightCalibratedGpu).
+//! The MAPE `score` gives `rows` (one GPU's NeuSight steps) with their GPU calibrated in fp32
+//! (fitGemmCalibration, calibratedGpuSpec) on the tile model with `constants`, from each of
+//! kNeusightCalibrationDraws draws of kNeusightCalibrationShapes of its NeuSight GEMM rows in
+//! `data` (draw d: the first rows of a shuffle seeded by d, the same every run). NaN when `data`
+//! holds fewer than kMinCalibrationRows rows of the GPU.
 CalibratedMape neusightCalibratedMape(
     const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
     const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,
