@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/calibration/nearest_shapes.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
+#include <shardsweep/model/transformer.hpp>
+#include <tuple>
 #include <vector>
 
 namespace shardsweep
@@ -43,6 +47,39 @@ GemmSample gemmSampleOf( const GemmMeasurement& m )
     return s;
 }
 
+namespace
+{
+
+//! The distinct GEMMs the transformer model prices for `rows` (as `shardsweep shapes` lists them).
+std::vector<GemmSample> stepGemms( const std::vector<TransformerMeasurement>& rows,
+                                   const GemmConstants& constants )
+{
+    std::set<std::tuple<double, double, double, double, GemmOp>> seen;
+    std::vector<GemmSample> shapes;
+    for ( const TransformerMeasurement& m : rows )
+    {
+        GemmShapeLog log;
+        transformerOperatorCostWith( shippedTransformerConstants(),
+                                     transformerOperatorCase( m.platform.gpu, m.model, m.config ),
+                                     constants, &log );
+        for ( int i = 0; i < std::min( log.count, GemmShapeLog::kCapacity ); ++i )
+            if ( seen.insert( { log.B[i], log.M[i], log.N[i], log.K[i], log.op[i] } ).second )
+            {
+                GemmSample s;
+                s.B = log.B[i];
+                s.M = log.M[i];
+                s.N = log.N[i];
+                s.K = log.K[i];
+                s.op = log.op[i];
+                s.dtype = log.dtype;
+                shapes.push_back( s );
+            }
+    }
+    return shapes;
+}
+
+} // namespace
+
 CalibratedMape neusightCalibratedMape(
     const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
     const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,
@@ -56,13 +93,8 @@ CalibratedMape neusightCalibratedMape(
     CalibratedMape c;
     if ( rows.empty() || own.size() < kMinCalibrationRows )
         return c;
-    std::vector<double> mapes;
-    for ( int draw = 0; draw < kNeusightCalibrationDraws; ++draw )
+    const auto scoreCalibrated = [&]( const std::vector<GemmSample>& samples )
     {
-        const std::vector<std::size_t> order = shuffled( own, draw, 0 );
-        std::vector<GemmSample> samples;
-        for ( std::size_t i = 0; i < std::min( kNeusightCalibrationShapes, order.size() ); ++i )
-            samples.push_back( gemmSampleOf( data.rows[order[i]] ) );
         GpuCalibration calibration;
         calibration.gpu = gpu_name;
         calibration.gemm.push_back(
@@ -70,11 +102,25 @@ CalibratedMape neusightCalibratedMape(
         std::vector<TransformerMeasurement> calibrated = rows;
         for ( TransformerMeasurement& m : calibrated )
             m.platform.gpu = calibratedGpuSpec( m.platform.gpu, calibration );
-        mapes.push_back( score( calibrated ) );
+        return score( calibrated );
+    };
+    std::vector<double> mapes;
+    for ( int draw = 0; draw < kNeusightCalibrationDraws; ++draw )
+    {
+        const std::vector<std::size_t> order = shuffled( own, draw, 0 );
+        std::vector<GemmSample> samples;
+        for ( std::size_t i = 0; i < std::min( kNeusightCalibrationShapes, order.size() ); ++i )
+            samples.push_back( gemmSampleOf( data.rows[order[i]] ) );
+        mapes.push_back( scoreCalibrated( samples ) );
     }
     c.mean = std::accumulate( mapes.begin(), mapes.end(), 0.0 ) / mapes.size();
     c.least = *std::min_element( mapes.begin(), mapes.end() );
     c.largest = *std::max_element( mapes.begin(), mapes.end() );
+    std::vector<GemmSample> pool;
+    for ( std::size_t i : own )
+        pool.push_back( gemmSampleOf( data.rows[i] ) );
+    c.own_shapes = scoreCalibrated(
+        nearestGemmSamples( pool, stepGemms( rows, constants ), kNeusightCalibrationShapes ) );
     return c;
 }
 

@@ -37,13 +37,19 @@ struct CalibratedMape
     double mean = std::numeric_limits<double>::quiet_NaN();
     double least = std::numeric_limits<double>::quiet_NaN();
     double largest = std::numeric_limits<double>::quiet_NaN();
+    //! Calibrated instead with the measured shapes nearest to the steps' own GEMMs: what a user
+    //! gets who measures the shapes `shardsweep shapes` lists (NeuSight measured a grid, not these
+    //! shapes, so its nearest rows stand in for them).
+    double own_shapes = std::numeric_limits<double>::quiet_NaN();
 };
 
 //! The MAPE `score` gives `rows` (one GPU's NeuSight steps) with their GPU calibrated in fp32
 //! (fitGemmCalibration, calibratedGpuSpec) on the tile model with `constants`, from each of
 //! kNeusightCalibrationDraws draws of kNeusightCalibrationShapes of its NeuSight GEMM rows in
-//! `data` (draw d: the first rows of a shuffle seeded by d, the same every run). NaN when `data`
-//! holds fewer than kMinCalibrationRows rows of the GPU.
+//! `data` (draw d: the first rows of a shuffle seeded by d, the same every run); and
+//! (`own_shapes`) from the kNeusightCalibrationShapes rows nearest to the GEMMs the model prices
+//! for `rows` (nearestGemmSamples). NaN when `data` holds fewer than kMinCalibrationRows rows of
+//! the GPU.
 CalibratedMape neusightCalibratedMape(
     const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
     const GpuCatalog& catalog, const GemmDataset& data, const GemmConstants& constants,

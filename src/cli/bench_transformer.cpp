@@ -382,7 +382,7 @@ void addVtrainErrorRows( ResultTable& t, const MeasuredSets& sets, int folds, in
         const Stats s = stats( ship, set ), h = stats( cv, set );
         t.addRow( { set.front().set, std::string( "A100-SXM4" ), static_cast<long long>( s.rows ),
                     s.mape, s.median, s.max, h.mape, std::to_string( folds ) + "-fold CV", NAN, NAN,
-                    NAN, which ? 10.0 : 8.0 } );
+                    NAN, NAN, which ? 10.0 : 8.0 } );
     }
 }
 
@@ -417,7 +417,8 @@ void addNeusightErrorRows( ResultTable& t, const BenchOptions& o, const GpuCatal
                 [&]( const Rows& r )
                 { return stats( predictAll( shippedTransformerConstants(), r, gemm ), r ).mape; } );
         t.addRow( { std::string( "neusight" ), gpu, static_cast<long long>( s.rows ), s.mape,
-                    s.median, s.max, h.mape, protocol, c.mean, c.least, c.largest, 8.0 } );
+                    s.median, s.max, h.mape, protocol, c.mean, c.least, c.largest, c.own_shapes,
+                    8.0 } );
     }
 }
 
@@ -428,7 +429,7 @@ void printErrorsTable( const CommandContext& ctx, const BenchOptions& o, const G
     ResultTable t( { "set", "gpu", "rows", "shipped_mape_pct", "shipped_median_ape_pct",
                      "shipped_max_ape_pct", "held_out_mape_pct", "held_out_protocol",
                      "calibrated_mape_pct", "calibrated_least_pct", "calibrated_largest_pct",
-                     "goal_pct" } );
+                     "calibrated_own_shapes_pct", "goal_pct" } );
     addVtrainErrorRows( t, sets, o.folds, o.max_evals );
     addNeusightErrorRows( t, o, catalog, sets.neusight );
     const double seconds = bench::secondsSince( start );

@@ -1,11 +1,12 @@
 // calibrate gpu: the neighbour residual, the GEMM fits (recovering known behaviour from synthetic
-// measurements), the calibration file's round trip and the GpuSpec it implies. The operator fits:
-// tstOperatorCalibration.
+// measurements), the calibration file's round trip, the GpuSpec it implies, and the measured shapes
+// that stand in for a workload's own. The operator fits: tstOperatorCalibration.
 #include <cmath>
 #include <gpu_calibration_test_support.hpp>
 #include <gtest/gtest.h>
 #include <input_test_support.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
+#include <shardsweep/calibration/nearest_shapes.hpp>
 #include <shardsweep/calibration/operator_fit.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/model/dense.hpp>
@@ -412,6 +413,46 @@ TEST( TEST_CATEGORY, calibration_reaches_the_dlrm_gemms )
     linearLayerMs( gpu, batch, in, out, DataType::fp32, plain32, plain_bwd32 );
     EXPECT_EQ( fwd32, plain32 );
     EXPECT_EQ( bwd32, plain_bwd32 );
+}
+
+// Hand-computed: a pool of bmm shapes 1x{M}x64x64 with M = 1, 2, 4, ..., 128, and a linear one at
+// M = 3. Along M the squared distance is 2·(ln M/M')² (ln M and ln FLOPs both move); the linear
+// row is 3 away in the op coordinate. Target M = 3 ranks 4, 2, 8, 1 (|ln(M/3)| = 0.29, 0.41, 0.98,
+// 1.10), target M = 100 ranks 128, 64, 32 (0.25, 0.45, 1.14): round by round 4, 128, 2, 64, 8.
+// A second target at M = 3.5 ranks 4, 2, 8 too, so it adds nothing until those are taken.
+TEST( TEST_CATEGORY, calibration_nearest_measured_shapes_by_hand )
+{
+    const auto shape = []( double m, GemmOp op = GemmOp::bmm )
+    {
+        GemmSample s;
+        s.B = 1.0;
+        s.M = m;
+        s.N = s.K = 64.0;
+        s.op = op;
+        s.latency_ms = 1.0;
+        return s;
+    };
+    std::vector<GemmSample> pool;
+    for ( double m = 1.0; m <= 128.0; m *= 2.0 )
+        pool.push_back( shape( m ) );
+    pool.push_back( shape( 3.0, GemmOp::linear ) );
+    const auto ms = []( const std::vector<GemmSample>& samples )
+    {
+        std::vector<double> m;
+        for ( const GemmSample& s : samples )
+            m.push_back( s.op == GemmOp::linear ? -s.M : s.M );
+        return m;
+    };
+    const GemmSample at3 = shape( 3.0 ), at100 = shape( 100.0 ), at3_5 = shape( 3.5 );
+    EXPECT_EQ( ms( nearestGemmSamples( pool, { at3, at100 }, 5 ) ),
+               ( std::vector<double>{ 4, 128, 2, 64, 8 } ) );
+    EXPECT_EQ( ms( nearestGemmSamples( pool, { at3, at3_5 }, 3 ) ),
+               ( std::vector<double>{ 4, 2, 8 } ) );
+    // The linear row (squared distance 9) comes between M = 16 (2·ln(16/3)² = 5.6) and M = 32
+    // (2·ln(32/3)² = 11.2).
+    EXPECT_EQ( ms( nearestGemmSamples( pool, { at3 }, 7 ) ),
+               ( std::vector<double>{ 4, 2, 8, 1, 16, -3, 32 } ) );
+    EXPECT_EQ( nearestGemmSamples( pool, { at3 }, 100 ).size(), pool.size() );
 }
 
 } // namespace Test
