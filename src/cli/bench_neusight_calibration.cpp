@@ -5,13 +5,10 @@
 
 #include <algorithm>
 #include <numeric>
-#include <set>
+#include <shardsweep/calibration/calibration_shapes.hpp>
 #include <shardsweep/calibration/gemm_fit.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
-#include <shardsweep/calibration/nearest_shapes.hpp>
 #include <shardsweep/model/gpu_calibration.hpp>
-#include <shardsweep/model/transformer.hpp>
-#include <tuple>
 #include <vector>
 
 namespace shardsweep
@@ -46,39 +43,6 @@ GemmSample gemmSampleOf( const GemmMeasurement& m )
     s.latency_ms = m.latency_ms;
     return s;
 }
-
-namespace
-{
-
-//! The distinct GEMMs the transformer model prices for `rows` (as `shardsweep shapes` lists them).
-std::vector<GemmSample> stepGemms( const std::vector<TransformerMeasurement>& rows,
-                                   const GemmConstants& constants )
-{
-    std::set<std::tuple<double, double, double, double, GemmOp>> seen;
-    std::vector<GemmSample> shapes;
-    for ( const TransformerMeasurement& m : rows )
-    {
-        GemmShapeLog log;
-        transformerOperatorCostWith( shippedTransformerConstants(),
-                                     transformerOperatorCase( m.platform.gpu, m.model, m.config ),
-                                     constants, &log );
-        for ( int i = 0; i < std::min( log.count, GemmShapeLog::kCapacity ); ++i )
-            if ( seen.insert( { log.B[i], log.M[i], log.N[i], log.K[i], log.op[i] } ).second )
-            {
-                GemmSample s;
-                s.B = log.B[i];
-                s.M = log.M[i];
-                s.N = log.N[i];
-                s.K = log.K[i];
-                s.op = log.op[i];
-                s.dtype = log.dtype;
-                shapes.push_back( s );
-            }
-    }
-    return shapes;
-}
-
-} // namespace
 
 CalibratedMape neusightCalibratedMape(
     const std::vector<TransformerMeasurement>& rows, const std::string& gpu_name,
@@ -119,8 +83,11 @@ CalibratedMape neusightCalibratedMape(
     std::vector<GemmSample> pool;
     for ( std::size_t i : own )
         pool.push_back( gemmSampleOf( data.rows[i] ) );
-    c.own_shapes = scoreCalibrated(
-        nearestGemmSamples( pool, stepGemms( rows, constants ), kNeusightCalibrationShapes ) );
+    std::vector<TransformerOperatorCase> steps;
+    for ( const TransformerMeasurement& m : rows )
+        steps.push_back( transformerOperatorCase( m.platform.gpu, m.model, m.config ) );
+    c.own_shapes = scoreCalibrated( nearestGemmSamples(
+        pool, transformerGemmShapes( steps, constants ), kNeusightCalibrationShapes ) );
     return c;
 }
 

@@ -4,14 +4,13 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
-#include <set>
+#include <shardsweep/calibration/calibration_shapes.hpp>
 #include <shardsweep/cli/commands.hpp>
 #include <shardsweep/cli/predict_cli.hpp>
 #include <shardsweep/core/errors.hpp>
 #include <shardsweep/io/scenario_yaml.hpp>
 #include <shardsweep/io/table_output.hpp>
 #include <shardsweep/model/transformer.hpp>
-#include <tuple>
 
 namespace shardsweep
 {
@@ -57,22 +56,13 @@ int listGemmShapes( const CommandContext& ctx, const Arguments& args )
     if ( !scenario.workload.isTransformer() )
         throw UsageError( "shapes: " + scenario_path +
                           " is a DLRM scenario; shapes lists the GEMMs of transformer workloads" );
-    GemmShapeLog log;
-    transformerOperatorCostWith( shippedTransformerConstants(),
-                                 transformerOperatorCase( scenario.platform.platform.gpu,
-                                                          scenario.workload.transformer,
-                                                          scenario.plan.parallel ),
-                                 shippedGemmConstants(), &log );
-    if ( log.count > GemmShapeLog::kCapacity )
-        throw std::logic_error( "shapes: the model priced more GEMMs than GemmShapeLog keeps" );
     ResultTable table( { "B", "M", "N", "K", "dtype", "op" } );
-    std::set<std::tuple<double, double, double, double, int>> seen;
-    for ( int i = 0; i < log.count; ++i )
-        if ( seen.insert( { log.B[i], log.M[i], log.N[i], log.K[i], int( log.op[i] ) } ).second )
-            table.addRow( { std::llround( log.B[i] ), std::llround( log.M[i] ),
-                            std::llround( log.N[i] ), std::llround( log.K[i] ),
-                            std::string( nameOf( log.dtype ) ),
-                            std::string( nameOf( log.op[i] ) ) } );
+    for ( const GemmSample& g : transformerGemmShapes( { transformerOperatorCase(
+              scenario.platform.platform.gpu, scenario.workload.transformer,
+              scenario.plan.parallel ) } ) )
+        table.addRow( { std::llround( g.B ), std::llround( g.M ), std::llround( g.N ),
+                        std::llround( g.K ), std::string( nameOf( g.dtype ) ),
+                        std::string( nameOf( g.op ) ) } );
     writeResultTable( ctx, table, format, output );
     return 0;
 }

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <input_test_support.hpp>
 #include <shardsweep/calibration/gpu_calibration_fit.hpp>
-#include <shardsweep/calibration/nearest_shapes.hpp>
+#include <shardsweep/calibration/calibration_shapes.hpp>
 #include <shardsweep/calibration/operator_fit.hpp>
 #include <shardsweep/io/gpu_calibration_yaml.hpp>
 #include <shardsweep/model/dense.hpp>

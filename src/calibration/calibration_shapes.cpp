@@ -1,7 +1,10 @@
-// The measured GEMMs nearest to a workload's own (nearest_shapes.hpp).
+// Which GEMMs to calibrate a GPU with (calibration_shapes.hpp).
 #include <algorithm>
 #include <array>
-#include <shardsweep/calibration/nearest_shapes.hpp>
+#include <set>
+#include <shardsweep/calibration/calibration_shapes.hpp>
+#include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace shardsweep
@@ -20,6 +23,35 @@ Features featuresOf( const GemmSample& s )
 }
 
 } // namespace
+
+std::vector<GemmSample> transformerGemmShapes( const std::vector<TransformerOperatorCase>& cases,
+                                               const GemmConstants& constants )
+{
+    std::set<std::tuple<double, double, double, double, GemmOp, DataType>> seen;
+    std::vector<GemmSample> shapes;
+    for ( const TransformerOperatorCase& oc : cases )
+    {
+        GemmShapeLog log;
+        transformerOperatorCostWith( shippedTransformerConstants(), oc, constants, &log );
+        if ( log.count > GemmShapeLog::kCapacity )
+            throw std::logic_error( "the transformer model priced more GEMMs than GemmShapeLog "
+                                    "keeps" );
+        for ( int i = 0; i < log.count; ++i )
+            if ( seen.insert( { log.B[i], log.M[i], log.N[i], log.K[i], log.op[i], log.dtype } )
+                     .second )
+            {
+                GemmSample s;
+                s.B = log.B[i];
+                s.M = log.M[i];
+                s.N = log.N[i];
+                s.K = log.K[i];
+                s.op = log.op[i];
+                s.dtype = log.dtype;
+                shapes.push_back( s );
+            }
+    }
+    return shapes;
+}
 
 std::vector<GemmSample> nearestGemmSamples( const std::vector<GemmSample>& pool,
                                             const std::vector<GemmSample>& targets,
