@@ -214,6 +214,8 @@ def methods(stem, spec):
     nn = np.column_stack([np.log(B), np.log(M), np.log(N), np.log(K), lin * 10])
     dist, index = NearestNeighbors(n_neighbors=2).fit(nn).kneighbors(nn)
     close = dist[:, 1] < 0.05
+    pair = index[close, 1]
+    pairs = np.abs(np.log(measured[close] / measured[pair]))
     # The shipped method with every other measured row as the neighbours (leave-one-out, about
     # 150 times the calibration's shapes; mixture from the first seed's 150): what local
     # interpolation reaches on this data at best.
@@ -223,13 +225,12 @@ def methods(stem, spec):
         rows, fit_rows = linear == op, cal[linear[cal] == op]
         weights, offset = fit_op_mixture(log_tiles_floored[fit_rows], y[fit_rows])
         per_op[rows] = log_tiles_floored[rows] @ weights + offset
-    pairs = np.abs(np.log(measured[close] / measured[index[close, 1]]))
     # The same pairs with the ratio the tile mixture expects between them taken out: what is left
     # is each shape's own deviation e (timing noise, cuBLAS switching kernels), which no smooth
     # correction predicts. The pair's difference is e1 - e2; for independent normal deviations
     # the mean |e| is 1/sqrt(2) of its mean: about the least MAPE a smooth model can have here.
     residual = y - per_op
-    noise = np.abs(residual[close] - residual[index[close, 1]]).mean() / np.sqrt(2)
+    noise = np.abs(residual[close] - residual[pair]).mean() / np.sqrt(2)
     dist, index = NearestNeighbors(n_neighbors=8).fit(work).kneighbors(work)
     inverse = 1.0 / np.maximum(dist[:, 1:], 1e-12)
     dense = np.exp(per_op + (inverse * (y - per_op)[index[:, 1:]]).sum(1) / inverse.sum(1))
@@ -257,9 +258,8 @@ def main():
         print("| %s | %s |" % (name, " | ".join("%.1f" % v for v in values)))
     print()
     print("| GPU | free regression on the largest fifth | uncalibrated there | close pairs | "
-          "their mean abs log ratio | per-shape deviation (%) | every other row as neighbours | most frequent kernel | "
-          "of rows | linear layers' two most "
-          "frequent | of linear rows |")
+          "their mean abs log ratio | per-shape deviation (%) | every other row as neighbours | "
+          "most frequent kernel | of rows | linear layers' two most frequent | of linear rows |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for stem, (free, shipped), (n, ratio, noise, dense), kernel, count, total, linear, n_linear \
             in facts:
